@@ -1,0 +1,2 @@
+/** Public surface of the kernel (the sua runtime). */
+export * from './types';

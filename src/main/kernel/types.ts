@@ -1,0 +1,223 @@
+/**
+ * Wire types of the sua-sdk contract (SPEC §2). Field names and enum values keep the SDK's
+ * snake_case so that a Rust peer could read them. Uplink's own extensions are marked as such.
+ */
+
+/** How a provider drives the software; earlier in this list is preferred by selection. */
+export type InteractionKind = 'typed' | 'semantic_ui' | 'visual_ui';
+export const INTERACTION_KINDS: readonly InteractionKind[] = ['typed', 'semantic_ui', 'visual_ui'];
+
+/** Whether invoking a capability can change the world. */
+export type OperationSafety = 'read_only' | 'mutating';
+
+/** JSON values as they cross the wire. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON Schema (Draft 2020-12) document or boolean schema. */
+export type JsonSchema = { [key: string]: unknown } | boolean;
+
+/** The canonical description of one capability at one version. */
+export interface CapabilitySpec {
+  id: string;
+  version: string;
+  title: string;
+  description: string;
+  input_schema: JsonSchema;
+  output_schema: JsonSchema;
+  safety: OperationSafety;
+}
+
+/** Who a provider is. */
+export interface ProviderDescriptor {
+  id: string;
+  version: string;
+  name: string;
+  description: string;
+}
+
+/** One capability a provider offers, and the interaction kinds it can serve it through. */
+export interface ProviderCapability {
+  spec: CapabilitySpec;
+  interactions: InteractionKind[];
+}
+
+/** A concrete way to run a capability: this provider, this spec, this interaction kind. */
+export interface CapabilityOffer {
+  provider: ProviderDescriptor;
+  capability: CapabilitySpec;
+  interaction: InteractionKind;
+}
+
+/** Filter for discovery; every present field must match. */
+export interface CapabilityQuery {
+  capability_id?: string;
+  version_requirement?: string;
+  provider_id?: string;
+  interaction?: InteractionKind;
+}
+
+/** Hard constraints of a request: never relaxed by selection. */
+export interface InvocationConstraints {
+  provider_id?: string;
+  interaction?: InteractionKind;
+}
+
+/** What an agent asks the runtime to do. */
+export interface InvocationRequest {
+  invocation_id: string;
+  capability_id: string;
+  /** A semver range, e.g. `^1`, `>=1.2.0 <2`, `*`. */
+  version_requirement: string;
+  input: JsonValue;
+  constraints: InvocationConstraints;
+}
+
+/** Returned by `start`: which provider, version and interaction the runtime pinned. */
+export interface InvocationReceipt {
+  invocation_id: string;
+  provider_id: string;
+  capability_version: string;
+  interaction: InteractionKind;
+}
+
+export type InvocationState = 'accepted' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export const TERMINAL_STATES: readonly InvocationState[] = ['succeeded', 'failed', 'cancelled'];
+
+/** Error codes of the contract; `resource_exhausted` is an Uplink extension. */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'capability_unavailable'
+  | 'constraint_unsatisfied'
+  | 'policy_denied'
+  | 'duplicate_invocation'
+  | 'invocation_not_found'
+  | 'input_schema_violation'
+  | 'output_schema_violation'
+  | 'provider_failed'
+  | 'cancelled'
+  | 'internal'
+  /** Uplink extension. */
+  | 'resource_exhausted';
+
+/** The error as it travels on the wire (agent-facing: never provider text or instance values). */
+export interface SoftwareUseErrorWire {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+}
+
+export interface InvocationResult {
+  output: JsonValue;
+}
+
+/** A point-in-time view of one invocation. */
+export interface InvocationSnapshot {
+  receipt: InvocationReceipt;
+  state: InvocationState;
+  result?: InvocationResult;
+  error?: SoftwareUseErrorWire;
+  last_event_sequence: number;
+}
+
+/**
+ * Event kinds. `approval_*` and `progress` are Uplink extensions; they take sequence numbers
+ * like any other event.
+ */
+export type RuntimeEventKind =
+  | 'accepted'
+  | 'started'
+  | 'cancellation_requested'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled'
+  /** Uplink extension. */
+  | 'approval_requested'
+  /** Uplink extension. */
+  | 'approval_granted'
+  /** Uplink extension. */
+  | 'approval_denied'
+  /** Uplink extension. */
+  | 'progress';
+
+/** One entry of an invocation's history; `sequence` is gap-free per invocation, from 1. */
+export interface RuntimeEvent {
+  invocation_id: string;
+  sequence: number;
+  kind: RuntimeEventKind;
+  provider_id?: string;
+  error?: SoftwareUseErrorWire;
+  /** Uplink extension: milliseconds since the epoch when the event was recorded. */
+  at?: number;
+  /** Uplink extension: for `approval_*` events, who decided and how. */
+  approval?: ApprovalDetail;
+  /** Uplink extension: for `progress` events. */
+  progress?: ProgressDetail;
+}
+
+/** Uplink extension: how an approval was decided. */
+export interface ApprovalDetail {
+  by?: string;
+  reason?: string;
+}
+
+/** Uplink extension: progress of a long operation. */
+export interface ProgressDetail {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** A page of events after an exclusive cursor. */
+export interface EventPage {
+  events: RuntimeEvent[];
+  next_cursor: number;
+  terminal: boolean;
+}
+
+/** What a provider returns on success. */
+export interface ProviderOutput {
+  output: JsonValue;
+}
+
+/** What a provider receives. `report` (Uplink extension) emits a `progress` event. */
+export interface ProviderCall {
+  request: InvocationRequest;
+  offer: CapabilityOffer;
+  report?: (progress: ProgressDetail) => void;
+}
+
+/** The provider port: trusted in-process code that does the work. */
+export interface CapabilityProvider {
+  descriptor(): ProviderDescriptor;
+  capabilities(): ProviderCapability[];
+  invoke(call: ProviderCall, signal: AbortSignal): Promise<ProviderOutput>;
+}
+
+/** The outcome of an operator approval. */
+export interface ApprovalOutcome {
+  granted: boolean;
+  by?: string;
+  reason?: string;
+}
+
+/** What a policy decides for one request. */
+export type PolicyDecision =
+  | { kind: 'permit' }
+  | { kind: 'deny'; reason?: string }
+  | { kind: 'ask'; approval: Promise<ApprovalOutcome> };
+
+export interface PolicyContext {
+  request: InvocationRequest;
+  offer: CapabilityOffer;
+}
+
+/** A policy; a throw, a rejection or an invalid decision fails closed as `policy_denied`. */
+export type Policy = (ctx: PolicyContext) => PolicyDecision | Promise<PolicyDecision>;
+
+/** The agent port of the runtime. */
+export interface InvocationPort {
+  discover(query?: CapabilityQuery): Promise<CapabilityOffer[]>;
+  start(request: InvocationRequest): Promise<InvocationReceipt>;
+  get(invocationId: string): Promise<InvocationSnapshot>;
+  events(invocationId: string, after?: number): Promise<EventPage>;
+  cancel(invocationId: string): Promise<InvocationSnapshot>;
+}
