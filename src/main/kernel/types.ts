@@ -221,3 +221,62 @@ export interface InvocationPort {
   events(invocationId: string, after?: number): Promise<EventPage>;
   cancel(invocationId: string): Promise<InvocationSnapshot>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Kernel API types (Uplink's own, not part of the sua wire contract).
+
+/** What kind of operator-only detail a diagnostic carries. */
+export type DiagnosticKind = 'provider_error' | 'policy_error' | 'output_schema' | 'input_schema';
+
+/**
+ * Operator-only detail (provider error text, policy exceptions, schema failures). It goes to the
+ * audit log or a console, never into agent-facing errors.
+ */
+export interface RuntimeDiagnostic {
+  invocation_id?: string;
+  provider_id?: string;
+  kind: DiagnosticKind;
+  detail: string;
+}
+
+/** Options of `new Runtime(options)`. */
+export interface RuntimeOptions {
+  /** Decides each request; defaults to "permit read_only, deny mutating". */
+  policy?: Policy;
+  /** Retention bound (a positive integer); defaults to 10,000. */
+  maxRetained?: number;
+  /** Clock for event timestamps (ms since the epoch); defaults to `Date.now`. */
+  now?: () => number;
+  /** Operator-only channel for detail that must never reach an agent. */
+  onDiagnostic?: (diagnostic: RuntimeDiagnostic) => void;
+}
+
+/** What `explainSelection` needs: the selection part of an `InvocationRequest`. */
+export interface SelectionQuery {
+  capability_id: string;
+  version_requirement: string;
+  constraints?: InvocationConstraints;
+}
+
+/** One offer of the requested capability and why it did or did not match. */
+export interface SelectionCandidate {
+  offer: CapabilityOffer;
+  matched: boolean;
+  reason: string;
+}
+
+/** Which offer `start` would pin for a request, and why (the panel's "why this provider"). */
+export interface SelectionExplanation {
+  selected?: CapabilityOffer;
+  error?: SoftwareUseErrorWire;
+  candidates: SelectionCandidate[];
+}
+
+/** A registered provider and the capabilities it offers (with their canonical specs). */
+export interface ProviderListing {
+  descriptor: ProviderDescriptor;
+  capabilities: ProviderCapability[];
+}
+
+/** Receives every runtime event of every invocation, live and in order. */
+export type RuntimeListener = (event: RuntimeEvent) => void;

@@ -1,0 +1,51 @@
+/**
+ * Judging what a provider hands back: a result must be `{output}` with plain-JSON output that
+ * passes the canonical output_schema; progress reports must be well-formed. Failures get a fixed
+ * agent-facing error plus operator-only detail.
+ */
+import { PROVIDER_BAD_RESULT, clip } from './errors';
+import { isJsonValue } from './json';
+import { firstSchemaError, outputSchemaError } from './messages';
+import type { SpecEntry } from './registry';
+import type { DiagnosticKind, JsonValue, ProgressDetail, SoftwareUseErrorWire } from './types';
+
+/** The outcome of a provider's resolved value. */
+export type Verdict =
+  | { ok: true; output: JsonValue }
+  | { ok: false; error: SoftwareUseErrorWire; kind: DiagnosticKind; detail: string };
+
+/** Checks a provider's resolved value against the port contract and the spec's output_schema. */
+export function judgeResult(result: unknown, spec: SpecEntry): Verdict {
+  let output: unknown;
+  let shaped = false;
+  try {
+    shaped = result !== null && typeof result === 'object' && 'output' in result;
+    output = shaped ? (result as { output: unknown }).output : undefined;
+  } catch {
+    shaped = false; // a hostile getter or proxy
+  }
+  if (!shaped || !isJsonValue(output)) {
+    return { ok: false, error: PROVIDER_BAD_RESULT, kind: 'provider_error', detail: 'provider resolved without a plain-JSON {output}' };
+  }
+  const validate = spec.validateOutput;
+  if (!validate(output)) {
+    const e = firstSchemaError(validate.errors);
+    return { ok: false, error: outputSchemaError(spec, e.pointer, e.keyword), kind: 'output_schema', detail: `${e.pointer || '/'} ${e.keyword}: ${e.message}` };
+  }
+  return { ok: true, output };
+}
+
+/** A well-formed copy of a progress report, or undefined to ignore it. */
+export function readProgress(value: unknown): ProgressDetail | undefined {
+  try {
+    if (value === null || typeof value !== 'object') return undefined;
+    const { progress, total, message } = value as Record<string, unknown>;
+    if (typeof progress !== 'number' || !Number.isFinite(progress)) return undefined;
+    const detail: ProgressDetail = { progress };
+    if (typeof total === 'number' && Number.isFinite(total)) detail.total = total;
+    if (typeof message === 'string') detail.message = clip(message);
+    return detail;
+  } catch {
+    return undefined;
+  }
+}

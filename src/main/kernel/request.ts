@@ -1,0 +1,170 @@
+/**
+ * Strict, hand-written shape checks for what agents send (requests, queries, cursors). They run
+ * on every `start`, so they avoid allocation and fail with `invalid_request` messages that name
+ * the field but never echo its value.
+ */
+import semver from 'semver';
+import { SoftwareUseError } from './errors';
+import { isValidIdentifier } from './identifier';
+import { isJsonValue } from './json';
+import type { CapabilityQuery, InteractionKind, InvocationConstraints, InvocationRequest } from './types';
+
+const HINT_SHAPE = 'hint: send {invocation_id, capability_id, version_requirement, input, constraints?} as in the sua-sdk contract';
+
+
+function invalid(what: string, hint = HINT_SHAPE): SoftwareUseError {
+  return new SoftwareUseError('invalid_request', `${what} — ${hint}`);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** Whether `value` is one of the three interaction kinds. */
+export function isInteractionKind(value: unknown): value is InteractionKind {
+  return value === 'typed' || value === 'semantic_ui' || value === 'visual_ui';
+}
+
+// Parsing a range is the most expensive step of a start; agents reuse a handful of requirements.
+const rangeCache = new Map<string, semver.Range | null>();
+const RANGE_CACHE_LIMIT = 512;
+
+/** The parsed semver range, or undefined when `text` is not a valid range. */
+export function parseRange(text: string): semver.Range | undefined {
+  let range = rangeCache.get(text);
+  if (range === undefined) {
+    try {
+      range = new semver.Range(text);
+    } catch {
+      range = null;
+    }
+    if (rangeCache.size >= RANGE_CACHE_LIMIT) rangeCache.clear();
+    rangeCache.set(text, range);
+  }
+  return range ?? undefined;
+}
+
+function checkRange(value: unknown, field: string): semver.Range {
+  if (typeof value !== 'string' || value.length > 256) throw invalid(`${field} must be a semver range string`);
+  const range = parseRange(value);
+  if (range === undefined) throw invalid(`${field} is not a valid semver range`, 'hint: use a range such as "^1", ">=1.2.0 <2" or "*"');
+  return range;
+}
+
+function checkId(value: unknown, field: string): void {
+  if (!isValidIdentifier(value)) {
+    throw invalid(`${field} is not a valid identifier`, 'hint: use 1–128 lowercase letters, digits, ".", "/" or "-", starting with a letter and ending with a letter or digit');
+  }
+}
+
+function checkConstraints(value: unknown): InvocationConstraints {
+  if (value === undefined) return {};
+  if (!isPlainObject(value)) throw invalid('constraints must be an object');
+  for (const key in value) {
+    if (key !== 'provider_id' && key !== 'interaction') throw invalid(`constraints has an unknown field "${key.slice(0, 64)}"`);
+  }
+  const { provider_id: providerId, interaction } = value;
+  if (providerId !== undefined) checkId(providerId, 'constraints.provider_id');
+  if (interaction !== undefined && !isInteractionKind(interaction)) {
+    throw invalid('constraints.interaction must be one of typed, semantic_ui, visual_ui');
+  }
+  return value as InvocationConstraints;
+}
+
+/** Checks an `InvocationRequest` strictly (unknown fields are refused, like the SDK's serde). */
+export function checkRequest(value: unknown): CheckedRequest {
+  if (!isPlainObject(value)) throw invalid('the request must be an object');
+  for (const key in value) {
+    switch (key) {
+      case 'invocation_id':
+      case 'capability_id':
+      case 'version_requirement':
+      case 'input':
+      case 'constraints':
+        break;
+      default:
+        throw invalid(`the request has an unknown field "${key.slice(0, 64)}"`);
+    }
+  }
+  checkId(value.invocation_id, 'invocation_id');
+  checkId(value.capability_id, 'capability_id');
+  const range = checkRange(value.version_requirement, 'version_requirement');
+  if (!('input' in value) || !isJsonValue(value.input)) throw invalid('input must be present and plain JSON');
+  const constraints = checkConstraints(value.constraints);
+  return {
+    request: value as unknown as InvocationRequest,
+    capabilityId: value.capability_id as string,
+    range,
+    providerId: constraints.provider_id,
+    interaction: constraints.interaction,
+  };
+}
+
+/** What selection needs from a request or an explain query. */
+export interface CheckedSelection {
+  capabilityId: string;
+  range: semver.Range;
+  providerId: string | undefined;
+  interaction: InteractionKind | undefined;
+}
+
+/** A request whose fields have been checked; `range` is the parsed version requirement. */
+export interface CheckedRequest extends CheckedSelection {
+  request: InvocationRequest;
+}
+
+/** Checks the selection part only (`explainSelection`). */
+export function checkSelection(value: unknown): CheckedSelection {
+  if (!isPlainObject(value)) throw invalid('the selection query must be an object', 'hint: send {capability_id, version_requirement, constraints?}');
+  checkId(value.capability_id, 'capability_id');
+  const range = checkRange(value.version_requirement, 'version_requirement');
+  const constraints = checkConstraints(value.constraints);
+  return { capabilityId: value.capability_id as string, range, providerId: constraints.provider_id, interaction: constraints.interaction };
+}
+
+/** A discovery query after checking; absent fields match everything. */
+export interface CheckedQuery {
+  capabilityId: string | undefined;
+  range: semver.Range | undefined;
+  providerId: string | undefined;
+  interaction: InteractionKind | undefined;
+}
+
+/** Checks a `CapabilityQuery` strictly. */
+export function checkQuery(value: CapabilityQuery | undefined): CheckedQuery {
+  if (value === undefined) return { capabilityId: undefined, range: undefined, providerId: undefined, interaction: undefined };
+  const hint = 'hint: send {capability_id?, version_requirement?, provider_id?, interaction?}';
+  if (!isPlainObject(value)) throw invalid('the discovery query must be an object', hint);
+  for (const key in value) {
+    if (key !== 'capability_id' && key !== 'version_requirement' && key !== 'provider_id' && key !== 'interaction') {
+      throw invalid(`the discovery query has an unknown field "${key.slice(0, 64)}"`, hint);
+    }
+  }
+  const q = value as Record<string, unknown>;
+  if (q.capability_id !== undefined) checkId(q.capability_id, 'capability_id');
+  if (q.provider_id !== undefined) checkId(q.provider_id, 'provider_id');
+  if (q.interaction !== undefined && !isInteractionKind(q.interaction)) throw invalid('interaction must be one of typed, semantic_ui, visual_ui', hint);
+  return {
+    capabilityId: q.capability_id as string | undefined,
+    range: q.version_requirement === undefined ? undefined : checkRange(q.version_requirement, 'version_requirement'),
+    providerId: q.provider_id as string | undefined,
+    interaction: q.interaction as InteractionKind | undefined,
+  };
+}
+
+/** Checks an invocation id argument of `get`/`events`/`cancel`. */
+export function checkInvocationId(value: unknown): string {
+  checkId(value, 'invocation_id');
+  return value as string;
+}
+
+/** Checks the exclusive event cursor (a non-negative safe integer). */
+export function checkCursor(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw invalid('after must be a non-negative integer event sequence', 'hint: pass the next_cursor of the previous page, or omit it to read from the start');
+  }
+  return value;
+}
