@@ -9,7 +9,7 @@ PACKAGES=(
   xvfb xauth x11-utils x11-apps xdotool imagemagick
   dbus dbus-x11 at-spi2-core
   python3 python3-gi python3-xlib gir1.2-gtk-3.0 gir1.2-atspi-2.0
-  zenity fonts-dejavu-core
+  zenity fonts-dejavu-core weston
   chromium
 )
 

@@ -1,0 +1,59 @@
+/**
+ * The desktop helper protocol: JSON lines over the helper's stdio. Requests carry a driver op
+ * (or a helper-only op), the channel's binding as `target`, the op's args and the selected
+ * interaction kind; replies carry the op's result or a DriverError payload. Nothing here is
+ * X11-specific: window ids are opaque strings, so HWND or AX helpers can answer the same lines.
+ */
+import type { JsonValue } from '../../kernel/types';
+import type { DriverErrorWire } from '../contract';
+
+/** The protocol version the helper announces in `hello`. */
+export const HELPER_PROTOCOL = 1;
+
+/** What a channel is bound to: the window, its process and that process's start time. */
+export interface HelperTarget {
+  window: string;
+  pid: number;
+  /** Clock ticks since boot (`/proc/<pid>/stat` field 22 on Linux); `null` when unknown. */
+  start_time: number | null;
+}
+
+/** Ops only the driver sends (not agent-facing). */
+export type HelperOnlyOp = 'hello' | 'doctor' | 'windows' | 'interactions' | 'element' | 'debug-sleep';
+
+/** One request line. */
+export interface HelperRequest {
+  id: number;
+  op: string;
+  target?: HelperTarget;
+  args?: JsonValue;
+  interaction?: 'semantic_ui' | 'visual_ui';
+}
+
+/** One reply line. */
+export type HelperReply =
+  | { id: number; ok: true; result: JsonValue }
+  | { id: number | null; ok: false; error: DriverErrorWire };
+
+/** A window as the helper's `windows` op reports it. */
+export interface HelperWindow {
+  window: string;
+  title: string;
+  class: string[];
+  geometry: { x: number; y: number; width: number; height: number };
+  /** The client-set `_NET_WM_PID` (or the platform's equivalent). */
+  net_wm_pid: number | null;
+  /** The display server's view of the owning process (X-Resource), when it has one. */
+  xres_pid: number | null;
+  pid: number | null;
+  start_time: number | null;
+  process_name: string;
+  focused: boolean;
+  interactions: Array<'semantic_ui' | 'visual_ui'>;
+}
+
+/** The helper's `doctor` result. */
+export interface HelperDoctor {
+  ok: boolean;
+  lines: string[];
+}
