@@ -1,0 +1,218 @@
+/**
+ * One long-lived tmux control-mode client (`tmux -C attach -f ignore-size -t <session>`): runs
+ * commands (replies matched FIFO) and reports `%output` of the panes in its session. It observes
+ * only: it never resizes windows (`ignore-size`) and never types on its own. Reconnection is the
+ * transport's job; a dead client just says so.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { DriverError } from '../contract';
+import { commandLine, ControlFramer } from './control-protocol';
+
+/** Pane output as control mode reports it. */
+export type OutputListener = (pane: string, data: Buffer) => void;
+
+interface Waiter {
+  resolve(lines: string[]): void;
+  reject(error: Error): void;
+  settled: boolean;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+/** How to start a control client. */
+export interface ControlClientOptions {
+  tmux: string;
+  socketArgs: string[];
+  session: string;
+  env: NodeJS.ProcessEnv;
+  /** Per-command reply timeout. */
+  commandTimeoutMs?: number;
+  /** tmux error text → DriverError (shared with the one-shot path). */
+  failure: (text: string) => DriverError;
+}
+
+/** A connected control-mode client. */
+export class ControlClient {
+  readonly session: string;
+  #child: ChildProcessWithoutNullStreams;
+  #framer = new ControlFramer();
+  #waiters: Waiter[] = [];
+  #outputListeners = new Set<OutputListener>();
+  #exitListeners = new Set<() => void>();
+  #alive = true;
+  #partial: Buffer[] = [];
+  #options: ControlClientOptions;
+
+  private constructor(child: ChildProcessWithoutNullStreams, options: ControlClientOptions) {
+    this.#child = child;
+    this.#options = options;
+    this.session = options.session;
+  }
+
+  /** Attaches and waits for the greeting; rejects `Unavailable` when control mode cannot start. */
+  static attach(options: ControlClientOptions): Promise<ControlClient> {
+    const args = [...options.socketArgs, '-C', 'attach-session', '-f', 'ignore-size', '-t', options.session];
+    const child = spawn(options.tmux, args, { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const client = new ControlClient(child, options);
+    return client.#start();
+  }
+
+  #start(): Promise<ControlClient> {
+    return new Promise((resolve, reject) => {
+      let stderr = '';
+      let greeted = false;
+      const fail = (why: string): void => {
+        if (greeted) return;
+        greeted = true;
+        clearTimeout(timer);
+        void this.close();
+        reject(new DriverError('Unavailable', `tmux control mode did not start: ${why}`));
+      };
+      const timer = setTimeout(() => fail('no greeting within 5 s'), 5000);
+      // The greeting is the attach command's own block (flags 0): the first `%end` means ready.
+      const onGreeting = (chunk: Buffer): void => {
+        if (!greeted && chunk.includes('%end ')) {
+          greeted = true;
+          clearTimeout(timer);
+          resolve(this);
+        }
+      };
+      this.#child.stdout.on('data', (chunk: Buffer) => {
+        onGreeting(chunk);
+        this.#onData(chunk);
+      });
+      this.#child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
+      this.#child.stdin.on('error', () => this.#onExit());
+      this.#child.on('error', (error) => {
+        this.#onExit();
+        fail(error.message);
+      });
+      this.#child.on('close', () => {
+        this.#onExit();
+        fail(stderr.trim() || 'tmux exited');
+      });
+    });
+  }
+
+  get alive(): boolean {
+    return this.#alive;
+  }
+
+  /** Runs one command (an argv vector, quoted for tmux's parser); resolves with its output lines. */
+  run(args: readonly string[]): Promise<string[]> {
+    if (!this.#alive) return Promise.reject(new DriverError('Unavailable', 'tmux control connection is closed'));
+    const line = commandLine(args);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        settled: false,
+        // A timed-out waiter stays queued so later replies stay aligned; the client is then
+        // considered wedged and closed, and the transport reconnects or falls back.
+        timer: setTimeout(() => {
+          if (waiter.settled) return;
+          waiter.settled = true;
+          reject(new DriverError('Timeout', `tmux did not answer "${args[0] ?? ''}" within ${this.#options.commandTimeoutMs ?? 10000} ms`, { hint: 'the tmux server may be overloaded; try again' }));
+          void this.close();
+        }, this.#options.commandTimeoutMs ?? 10000),
+      };
+      this.#waiters.push(waiter);
+      this.#child.stdin.write(line);
+    });
+  }
+
+  /** Subscribes to `%output` of every pane in this client's session. */
+  onOutput(listener: OutputListener): () => void {
+    this.#outputListeners.add(listener);
+    return () => this.#outputListeners.delete(listener);
+  }
+
+  /** Called once when the connection ends (server gone, session killed, closed). */
+  onExit(listener: () => void): () => void {
+    if (!this.#alive) {
+      queueMicrotask(listener);
+      return () => undefined;
+    }
+    this.#exitListeners.add(listener);
+    return () => this.#exitListeners.delete(listener);
+  }
+
+  /**
+   * Detaches (closing stdin makes tmux send `%exit`) and resolves once the process is gone,
+   * killing it if it lingers. Callers that stop the server next must await this: a tmux 3.3
+   * server killed while a control client is still detaching can hang with that client forever.
+   */
+  close(): Promise<void> {
+    const child = this.#child;
+    const exited = child.exitCode !== null || child.signalCode !== null;
+    const gone = exited
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const kill = setTimeout(() => child.kill('SIGKILL'), 1000);
+          child.once('close', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          child.stdin.end();
+        });
+    this.#onExit();
+    return gone;
+  }
+
+  #onData(chunk: Buffer): void {
+    let start = 0;
+    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, start)) {
+      this.#partial.push(chunk.subarray(start, i));
+      const line = Buffer.concat(this.#partial).toString('latin1');
+      this.#partial = [];
+      start = i + 1;
+      this.#onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
+    }
+    if (start < chunk.length) this.#partial.push(chunk.subarray(start));
+  }
+
+  #onLine(line: string): void {
+    for (const event of this.#framer.feed(line)) {
+      switch (event.type) {
+        case 'reply': {
+          const waiter = this.#waiters.shift();
+          if (!waiter || waiter.settled) break;
+          waiter.settled = true;
+          clearTimeout(waiter.timer);
+          if (event.ok) waiter.resolve(event.lines);
+          else waiter.reject(this.#options.failure(event.lines.join('\n')));
+          break;
+        }
+        case 'output':
+          for (const listener of this.#outputListeners) listener(event.pane, event.data);
+          break;
+        case 'pause':
+          // Only happens with pause-after; resume so a paused pane never looks idle.
+          if (this.#alive) this.#child.stdin.write(commandLine(['refresh-client', '-A', `${event.pane}:continue`]));
+          break;
+        case 'exit':
+          this.#onExit();
+          break;
+        default: {
+          const never: never = event;
+          throw new Error(`unhandled control event ${String(never)}`);
+        }
+      }
+    }
+  }
+
+  #onExit(): void {
+    if (!this.#alive) return;
+    this.#alive = false;
+    for (const waiter of this.#waiters.splice(0)) {
+      if (waiter.settled) continue;
+      waiter.settled = true;
+      clearTimeout(waiter.timer);
+      waiter.reject(new DriverError('Unavailable', 'tmux control connection closed (server restarted or session ended)', { hint: 'try again: the driver reconnects on demand' }));
+    }
+    for (const listener of this.#exitListeners) listener();
+    this.#exitListeners.clear();
+    this.#outputListeners.clear();
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * The tmux driver's shared state and building blocks: server and own-pane discovery, pane
+ * resolution (`%N` or a unique `@name` label), policy decisions with the driver's memory of
+ * labels, the read guard, and verified delivery of one typed line.
+ */
+import { DriverError, type SendReceipt } from '../contract';
+import type { TmuxConfig } from './config';
+import { decide, paneName, requireReadable, requireTier, type PaneDecision, type Tier } from './policy';
+import { PANE_FORMAT, parsePaneLine, parsePaneList, type PaneInfo } from './panes';
+import { TmuxTransport } from './transport';
+import { waitForToken, type PaneProbe } from './watch';
+
+/** Options of `createTmuxDriver`. */
+export interface TmuxDriverOptions {
+  /** Socket path of the server; default: config `socket`, else `$TMUX`'s first field, else tmux's default. */
+  socket?: string;
+  /** Where `TMUX`/`TMUX_PANE` are looked up (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * The live `tmux` config section (a `TmuxConfig`), read on every decision so edits apply
+   * without restart. Typed loosely so the hub's section getter fits; junk is read defensively.
+   */
+  config?: () => TmuxConfig | unknown;
+  /** Clock for the read guard and timestamps (ms since the epoch). */
+  now?: () => number;
+  /** The tmux binary (default `tmux` on PATH). */
+  tmux?: string;
+  /** false: one-shot tmux commands and polling only, never control mode (default true). */
+  controlMode?: boolean;
+}
+
+/** How long a `read` keeps `type`/`keys` unlocked. */
+export const READ_GUARD_MS = 60_000;
+const VERIFY_TIMEOUT_MS = 5000;
+const MEMORY_LIMIT = 10_000;
+
+/** Adds to a Set, evicting the oldest entries beyond the limit. */
+export function remember<T>(set: Set<T>, value: T): void {
+  set.add(value);
+  if (set.size > MEMORY_LIMIT) set.delete(set.values().next().value as T);
+}
+
+/** State and helpers shared by the driver's methods. */
+export class TmuxCore {
+  readonly transport: TmuxTransport;
+  readonly now: () => number;
+  readonly #options: TmuxDriverOptions;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #lastRead = new Map<string, number>();
+  readonly #seenLabels = new Map<string, Set<string>>();
+  readonly #locks = new Map<string, Promise<void>>();
+  #serverPid: string | undefined;
+  /** Ids of envelopes we sent: an echo of them in some pane is not inbound. */
+  readonly sentIds = new Set<string>();
+
+  constructor(options: TmuxDriverOptions) {
+    this.#options = options;
+    this.#env = options.env ?? process.env;
+    this.now = options.now ?? Date.now;
+    this.transport = new TmuxTransport({ socket: () => this.socket(), env: this.#env, tmux: options.tmux, controlMode: options.controlMode });
+  }
+
+  config(): TmuxConfig {
+    try {
+      const section = this.#options.config?.();
+      return section && typeof section === 'object' && !Array.isArray(section) ? (section as TmuxConfig) : {};
+    } catch {
+      return {};
+    }
+  }
+
+  /** The socket path in effect (undefined: tmux's default socket). */
+  socket(): string | undefined {
+    const configured = this.config().socket;
+    return this.#options.socket ?? (typeof configured === 'string' && configured ? configured : undefined) ?? this.#envSocket();
+  }
+
+  #envSocket(): string | undefined {
+    const field = this.#env.TMUX?.split(',')[0];
+    return field ? field : undefined;
+  }
+
+  /**
+   * Our own pane: `$TMUX_PANE`, but only when `$TMUX` (if set) names the server we talk to — a
+   * pane id of another server would point at a stranger's pane.
+   */
+  ownPane(): string | undefined {
+    const pane = this.#env.TMUX_PANE;
+    if (!pane || !/^%\d+$/.test(pane)) return undefined;
+    const envSocket = this.#envSocket();
+    if (envSocket && envSocket !== this.socket()) return undefined;
+    return pane;
+  }
+
+  run(args: readonly string[]): Promise<string[]> {
+    return this.transport.run(args);
+  }
+
+  /** Every pane of the server, remembering the labels seen. */
+  async listPanes(): Promise<PaneInfo[]> {
+    const panes = parsePaneList(await this.run(['list-panes', '-a', '-F', PANE_FORMAT]));
+    for (const pane of panes) this.#observe(pane);
+    return panes;
+  }
+
+  /** Resolves `%N` or a label to a fresh view of the pane. */
+  async pane(addr: string): Promise<PaneInfo> {
+    if (typeof addr !== 'string' || addr === '') throw new DriverError('Invalid', 'empty tmux address', { hint: 'address a pane as tmux:%N or tmux:<label>' });
+    if (/^%\d+$/.test(addr)) {
+      const lines = await this.run(['display-message', '-p', '-t', addr, PANE_FORMAT]).catch((error: unknown) => {
+        if (error instanceof DriverError && error.kind === 'NotFound') throw this.#noPane(addr);
+        throw error;
+      });
+      const pane = parsePaneLine(lines[0] ?? '');
+      if (!pane || pane.id !== addr) throw this.#noPane(addr);
+      this.#observe(pane);
+      return pane;
+    }
+    const matches = (await this.listPanes()).filter((p) => p.label === addr);
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length === 0) throw new DriverError('NotFound', `no pane is labelled "${addr}"`, { hint: 'list channels to see panes and labels, or address the pane as tmux:%N' });
+    throw new DriverError('Invalid', `label "${addr}" is ambiguous: ${matches.map((p) => `${p.id} (${p.target})`).join(', ')}`, {
+      hint: `address one pane by id, e.g. tmux:${matches[0]!.id}`,
+    });
+  }
+
+  #noPane(addr: string): DriverError {
+    return new DriverError('NotFound', `no pane ${addr} on the tmux server`, { hint: 'list channels to see the panes that exist' });
+  }
+
+  #observe(pane: PaneInfo): void {
+    // A new server (restart, another socket) reuses pane ids: what we remember is about panes
+    // that no longer exist.
+    if (pane.serverPid !== this.#serverPid) {
+      this.#serverPid = pane.serverPid;
+      this.#seenLabels.clear();
+      this.#lastRead.clear();
+    }
+    let labels = this.#seenLabels.get(pane.id);
+    if (!labels) this.#seenLabels.set(pane.id, (labels = new Set()));
+    for (const l of [pane.label, pane.firstLabel, pane.agentLabel]) if (l) labels.add(l);
+  }
+
+  /** Records a label the driver itself just gave a pane. */
+  noteLabel(paneId: string, label: string): void {
+    const labels = this.#seenLabels.get(paneId) ?? new Set<string>();
+    labels.add(label);
+    this.#seenLabels.set(paneId, labels);
+  }
+
+  decide(pane: PaneInfo): PaneDecision {
+    return decide(pane, this.config(), this.#seenLabels.get(pane.id) ?? []);
+  }
+
+  /** The common gate of a writing op: not our pane, readable, tier, usable. */
+  gate(pane: PaneInfo, what: string, needed: Tier): PaneDecision {
+    if (pane.id === this.ownPane()) {
+      throw new DriverError('Rejected', `${what} to our own pane ${pane.id} is refused (it would loop back to us)`, { hint: 'address another pane; list channels to see them' });
+    }
+    const decision = this.decide(pane);
+    requireReadable(decision, what, pane);
+    requireTier(decision, needed, what, pane);
+    if (pane.dead) throw new DriverError('Unavailable', `pane ${paneName(pane)} is dead (its program exited)`, { hint: 'respawn it or address another pane' });
+    if (pane.inMode) {
+      throw new DriverError('Rejected', `pane ${paneName(pane)} is in copy mode, where typed keys would drive the mode instead of the program`, {
+        hint: 'a human can leave copy mode (press q in the pane); then try again',
+      });
+    }
+    return decision;
+  }
+
+  /**
+   * Records a read, in memory and in the pane option `@uplink_last_read`, so the read-first
+   * guard also holds across processes (each CLI command is a fresh driver).
+   */
+  async markRead(paneId: string): Promise<void> {
+    const at = this.now();
+    this.#lastRead.set(paneId, at);
+    await this.run(['set-option', '-p', '-t', paneId, '@uplink_last_read', String(at)]).catch(() => undefined);
+  }
+
+  /** `Rejected` unless the pane was read within the last 60 s. */
+  requireRecentRead(pane: PaneInfo, what: string): void {
+    const at = Math.max(this.#lastRead.get(pane.id) ?? -Infinity, pane.lastRead ?? -Infinity);
+    const age = this.now() - at;
+    if (age >= 0 && age <= READ_GUARD_MS) return;
+    throw new DriverError('Rejected', `${what} needs a read of ${paneName(pane)} within the last 60 s (look before you type)`, {
+      hint: `read first: invoke the read op on tmux:${pane.id}, then retry`,
+    });
+  }
+
+  /**
+   * Runs `fn` alone for this pane: injections into one pane never interleave, so a verified
+   * send cannot press Enter on a line another call is half-way through typing.
+   */
+  async exclusive<T>(paneId: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(paneId) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
+    this.#locks.set(paneId, mine);
+    await previous;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.#locks.get(paneId) === mine) this.#locks.delete(paneId);
+    }
+  }
+
+  /** Capture, state and `%output` subscription for one pane. */
+  probe(pane: PaneInfo): PaneProbe {
+    return {
+      capture: (lines) => this.run(['capture-pane', '-p', '-J', '-t', pane.id, ...(lines > 0 ? ['-S', `-${lines}`] : [])]),
+      state: async () => (await this.run(['display-message', '-p', '-t', pane.id, '#{history_size}:#{cursor_x},#{cursor_y}:#{pane_in_mode}'])).join(''),
+      watch: (listener) => this.transport.watch(pane.sessionId, pane.id, () => listener()),
+    };
+  }
+
+  /**
+   * Types one line literally, waits until its `id:` token is on the pane's screen, and only then
+   * presses Enter. No retry: on failure the text stays in the input line, and the error carries
+   * what the screen showed.
+   */
+  deliver(pane: PaneInfo, line: string, id: string): Promise<SendReceipt> {
+    return this.exclusive(pane.id, () => this.#deliver(pane, line, id));
+  }
+
+  async #deliver(pane: PaneInfo, line: string, id: string): Promise<SendReceipt> {
+    await this.run(['send-keys', '-t', pane.id, '-l', '--', line]);
+    const injectedAt = new Date(this.now()).toISOString();
+    remember(this.sentIds, id);
+    const result = await waitForToken(this.probe(pane), `id:${id}`, VERIFY_TIMEOUT_MS, this.transport.mode === 'control' ? 10 : 50);
+    if (!result.found) {
+      throw new DriverError('Timeout', `could not verify delivery to ${paneName(pane)}: id:${id} never appeared on its screen, so Enter was not pressed`, {
+        hint: 'the text may still sit unsubmitted in the input line — read the pane to see why (a TUI hiding input, a raw console: use type); nothing was retried',
+        evidence: result.tail,
+      });
+    }
+    await this.run(['send-keys', '-t', pane.id, 'Enter']);
+    return { delivered: true, correlation_id: id, verify_excerpt: result.line.length > 300 ? `${result.line.slice(0, 297)}...` : result.line, injected_at: injectedAt };
+  }
+
+  /** The last `n` lines of a pane (wrapped lines joined, trailing blank lines dropped). */
+  async capture(pane: PaneInfo, n: number): Promise<string[]> {
+    const lines = (await this.probe(pane).capture(n)).map((l) => l.trimEnd());
+    while (lines.length && lines[lines.length - 1] === '') lines.pop();
+    return lines.slice(-n);
+  }
+}

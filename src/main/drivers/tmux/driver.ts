@@ -1,0 +1,81 @@
+/**
+ * The tmux `Driver`: channels are panes (`tmux:%N`, or `tmux:<label>` from the pane option
+ * `@name`), `send` types a verified envelope, `recv` finds inbound envelopes, and the ops read,
+ * wait for, type into, press keys in, label and ask panes — every write gated in the driver
+ * itself by per-pane tiers, read blocks and the read-first guard.
+ */
+import { DriverError, type ChannelEntry, type Driver, type InvokeContext, type SendReceipt, type SendRequest } from '../contract';
+import type { JsonValue } from '../../kernel/types';
+import { TmuxCore, type TmuxDriverOptions } from './core';
+import { doctor, preview } from './doctor';
+import { Inbox } from './inbox';
+import { TMUX_OPS } from './ops';
+import { envelopeFor, requireOneLine, runOp } from './pane-ops';
+import { parseTier } from './policy';
+
+const REPLY_HINTS = ['full', 'short', 'none'] as const;
+
+/** Builds the driver; nothing connects until the first call. */
+export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
+  const core = new TmuxCore(options);
+  const inbox = new Inbox(core);
+
+  return {
+    info: () => ({ id: 'tmux', kind: 'both', summary: 'Cross-pane messaging and pane ops on a tmux server (tmux:%N or tmux:<label>)' }),
+
+    async channels(): Promise<ChannelEntry[]> {
+      const own = core.ownPane();
+      return (await core.listPanes()).map((pane) => {
+        const decision = core.decide(pane);
+        const detail: { [key: string]: JsonValue } = {
+          target: pane.target,
+          command: pane.command,
+          tier: decision.tier,
+          tier_source: decision.source,
+          readable: !decision.readBlock,
+          // A title can carry what the pane shows (a host, a path): hidden when reading is blocked.
+          title: decision.readBlock ? '' : pane.title,
+        };
+        if (pane.pid !== undefined) detail.pid = pane.pid;
+        if (pane.id === own) detail.own = true;
+        return { channel: `tmux:${pane.id}`, labels: pane.label ? [pane.label] : [], detail };
+      });
+    },
+
+    ops: () => TMUX_OPS.map((op) => structuredClone(op)),
+
+    async send(addr: string, request: SendRequest, ctx?: InvokeContext): Promise<SendReceipt> {
+      const message = request?.message;
+      if (typeof message !== 'string' || message.trim() === '') throw new DriverError('Invalid', 'send: message is required (a non-empty string)');
+      requireOneLine(message, 'a message');
+      const hint = request.reply_hint ?? 'full';
+      if (!REPLY_HINTS.includes(hint)) throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
+      const pane = await core.pane(addr);
+      core.gate(pane, 'send', 'operator');
+      const { id, line } = envelopeFor(core, message, hint, ctx);
+      return core.deliver(pane, line, id);
+    },
+
+    invoke: (addr: string, op: string, args: JsonValue, ctx?: InvokeContext, signal?: AbortSignal) => runOp(core, addr, op, args, ctx, signal),
+
+    recv: (cursor?: number) => inbox.recv(cursor),
+
+    doctor: () => doctor(core),
+
+    preview: (addr: string, op: string, args: JsonValue) => preview(core, addr, op, args),
+
+    /**
+     * Human-only (panel/CLI): stores the tier in the pane option `@uplink_profile`, so it is
+     * visible in tmux and survives Uplink restarts. `default` removes it (config decides again).
+     */
+    async setTier(addr: string, tier: string): Promise<void> {
+      if (tier !== 'default' && !parseTier(tier)) {
+        throw new DriverError('Invalid', `unknown tier "${tier}"`, { hint: 'use observer, operator, godmode, or default (remove the pane grant)' });
+      }
+      const pane = await core.pane(addr);
+      await core.run(tier === 'default' ? ['set-option', '-p', '-u', '-t', pane.id, '@uplink_profile'] : ['set-option', '-p', '-t', pane.id, '@uplink_profile', tier]);
+    },
+
+    dispose: () => core.transport.dispose(),
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The tmux ops (`read`, `await-idle`, `type`, `keys`, `label`, `ask`): argument checks first
+ * (`Invalid`), then the pane, then the guards (own pane, read block, tier, read-first), then tmux.
+ */
+import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
+import type { JsonValue } from '../../kernel/types';
+import { remember, type TmuxCore } from './core';
+import { formatEnvelope, newCorrelationId, senderName } from './envelope';
+import { argsObject, boolArg, intArg, stringArg } from './ops';
+import { classifyKey, configTier, grantLabel, hasControlChars, paneName, requireReadable, tierRank, type Tier } from './policy';
+import { awaitIdle, lastLines } from './watch';
+
+/** Runs one op on a pane address. */
+export async function runOp(core: TmuxCore, addr: string, op: string, rawArgs: JsonValue | undefined, ctx: InvokeContext | undefined, signal: AbortSignal | undefined): Promise<JsonValue> {
+  switch (op) {
+    case 'read':
+      return read(core, addr, argsObject(rawArgs, op));
+    case 'await-idle':
+      return idle(core, addr, argsObject(rawArgs, op), signal);
+    case 'type':
+      return type(core, addr, argsObject(rawArgs, op));
+    case 'keys':
+      return keys(core, addr, argsObject(rawArgs, op));
+    case 'label':
+      return label(core, addr, argsObject(rawArgs, op));
+    case 'ask':
+      return ask(core, addr, argsObject(rawArgs, op), ctx, signal);
+    default:
+      throw new DriverError('NotFound', `tmux has no op "${op}"`, { hint: 'ops: read, await-idle, type, keys, label, ask (and send)' });
+  }
+}
+
+/** Rejects text that would become several lines or keystrokes. */
+export function requireOneLine(text: string, what: string): void {
+  if (hasControlChars(text)) {
+    throw new DriverError('Invalid', `${what} must be one line of text (no newline, tab or other control characters)`, {
+      hint: 'send one line per message; press special keys with the keys op',
+    });
+  }
+}
+
+async function read(core: TmuxCore, addr: string, args: Record<string, JsonValue>): Promise<JsonValue> {
+  const lines = intArg(args, 'lines', 50, 1, 100_000, 'read');
+  const pane = await core.pane(addr);
+  requireReadable(core.decide(pane), 'read', pane);
+  const text = (await core.capture(pane, lines)).join('\n');
+  await core.markRead(pane.id);
+  return { text };
+}
+
+/** Allowed on read-blocked panes: it reveals whether a pane is busy, never what it shows. */
+async function idle(core: TmuxCore, addr: string, args: Record<string, JsonValue>, signal?: AbortSignal): Promise<JsonValue> {
+  const quietMs = intArg(args, 'quiet_ms', 1500, 0, 600_000, 'await-idle');
+  const timeoutMs = intArg(args, 'timeout_ms', 60_000, 0, 3_600_000, 'await-idle');
+  const pane = await core.pane(addr);
+  return { idle: await awaitIdle(core.probe(pane), quietMs, timeoutMs, signal) };
+}
+
+async function type(core: TmuxCore, addr: string, args: Record<string, JsonValue>): Promise<JsonValue> {
+  const text = stringArg(args, 'text', 'type');
+  const enter = boolArg(args, 'enter', false, 'type');
+  boolArg(args, 'sensitive', false, 'type');
+  requireOneLine(text, 'typed text');
+  const pane = await core.pane(addr);
+  core.gate(pane, 'type', 'operator');
+  core.requireRecentRead(pane, 'type');
+  // Fire-and-forget on purpose: raw consoles (password prompts, serial lines) do not echo.
+  await core.exclusive(pane.id, async () => {
+    await core.run(['send-keys', '-t', pane.id, '-l', '--', text]);
+    if (enter) await core.run(['send-keys', '-t', pane.id, 'Enter']);
+  });
+  return { typed: [...text].length, enter };
+}
+
+async function keys(core: TmuxCore, addr: string, args: Record<string, JsonValue>): Promise<JsonValue> {
+  const list = args.keys;
+  if (!Array.isArray(list) || list.length === 0 || list.some((k) => typeof k !== 'string')) {
+    throw new DriverError('Invalid', 'keys: keys must be a non-empty list of key names', { hint: 'e.g. {"keys": ["Enter"]}' });
+  }
+  const names = list as string[];
+  const needed: Tier = names.map(classifyKey).includes('dangerous') ? 'godmode' : 'operator';
+  const pane = await core.pane(addr);
+  core.gate(pane, needed === 'godmode' ? `keys ${names.filter((k) => classifyKey(k) === 'dangerous').join(' ')} (dangerous chord)` : 'keys', needed);
+  core.requireRecentRead(pane, 'keys');
+  await core.exclusive(pane.id, () => core.run(['send-keys', '-t', pane.id, '--', ...names]));
+  return { sent: names.length };
+}
+
+/**
+ * Renames a pane. Gated at operator (except our own pane: naming oneself is identity). A rename
+ * never raises a tier: it is refused when the new name would match a stronger `write_allow`
+ * glob, and labels set here are marked `@uplink_agent_label` so they never grant anyway.
+ */
+async function label(core: TmuxCore, addr: string, args: Record<string, JsonValue>): Promise<JsonValue> {
+  const name = stringArg(args, 'name', 'label');
+  requireOneLine(name, 'a label');
+  if (name.startsWith('%') || [...name].length > 64) throw new DriverError('Invalid', 'a label must not start with % and has at most 64 characters', { hint: 'e.g. "codex" or "build-shell"' });
+  const pane = await core.pane(addr);
+  const own = pane.id === core.ownPane();
+  const decision = own ? core.decide(pane) : core.gate(pane, 'label', 'operator');
+  const wouldGrant = configTier([pane.id, name], core.config());
+  if (tierRank(wouldGrant) > tierRank(decision.tier)) {
+    throw new DriverError('Rejected', `renaming ${paneName(pane)} to "${name}" would match a tmux.write_allow glob granting ${wouldGrant}; a rename can never raise a tier`, {
+      hint: `pick another name, or ask a human to label it (\`tmux set -p -t ${pane.id} @name ${name}\`)`,
+    });
+  }
+  const holder = (await core.listPanes()).find((p) => p.label === name && p.id !== pane.id);
+  if (holder) throw new DriverError('Rejected', `label "${name}" is already used by ${holder.id} (${holder.target})`, { hint: 'labels must be unique to be addressable; pick another name' });
+  await core.run(['set-option', '-p', '-t', pane.id, '@uplink_first_label', grantLabel(pane) ?? '']);
+  await core.run(['set-option', '-p', '-t', pane.id, '@uplink_agent_label', name]);
+  await core.run(['set-option', '-p', '-t', pane.id, '@name', name]);
+  core.noteLabel(pane.id, name);
+  return { label: name };
+}
+
+/** The envelope line and a fresh id for a message. */
+export function envelopeFor(core: TmuxCore, message: string, hint: 'full' | 'short' | 'none', ctx?: InvokeContext): { id: string; line: string } {
+  const id = newCorrelationId();
+  return { id, line: formatEnvelope(senderName(ctx?.agent), core.ownPane(), id, message, hint) };
+}
+
+/** send without reply block → await-idle → everything the peer printed after the question. */
+async function ask(core: TmuxCore, addr: string, args: Record<string, JsonValue>, ctx?: InvokeContext, signal?: AbortSignal): Promise<JsonValue> {
+  const message = stringArg(args, 'message', 'ask');
+  const quietMs = intArg(args, 'quiet_ms', 1500, 0, 600_000, 'ask');
+  const timeoutMs = intArg(args, 'timeout_ms', 120_000, 0, 3_600_000, 'ask');
+  requireOneLine(message, 'an ask message');
+  const started = Date.now();
+  const pane = await core.pane(addr);
+  core.gate(pane, 'ask', 'operator');
+  const { id, line } = envelopeFor(core, message, 'none', ctx);
+  const receipt: SendReceipt = await core.deliver(pane, line, id);
+  const idle = await awaitIdle(core.probe(pane), quietMs, Math.max(0, timeoutMs - (Date.now() - started)), signal);
+  const after = await core.pane(pane.id);
+  const back = Math.max(0, after.historySize - pane.historySize) + after.height + 5;
+  const captured = (await core.probe(pane).capture(back)).map((l) => l.trimEnd());
+  const at = captured.findIndex((l) => l.includes(`id:${id}`));
+  const rest = at >= 0 ? captured.slice(at + 1) : captured;
+  while (rest.length && rest[rest.length - 1] === '') rest.pop();
+  await core.markRead(pane.id);
+  remember(core.sentIds, id);
+  const transcript = rest.join('\n');
+  if (!idle) {
+    throw new DriverError('Timeout', `${paneName(pane)} did not go quiet within ${timeoutMs} ms after the question (id:${id})`, {
+      hint: 'the peer is still working or waits for its own operator — read the pane, or ask again with a larger timeout_ms',
+      evidence: lastLines(rest, 20),
+    });
+  }
+  return { transcript, receipt: { ...receipt } };
+}

@@ -1,0 +1,98 @@
+/**
+ * Pane facts as the driver reads them from tmux in one format string per pane: identity, where
+ * it is, what runs in it, and the human-set grant options. Fields are separated by US (0x1f);
+ * a line with the wrong shape (a label containing the separator) fails closed.
+ */
+import type { PaneMarks } from './policy';
+
+const SEP = '\u001f';
+
+const FIELDS = [
+  'pane_id',
+  'pid',
+  'session_id',
+  'session_name',
+  'window_index',
+  'pane_index',
+  'pane_current_command',
+  'pane_pid',
+  'pane_in_mode',
+  'pane_dead',
+  'history_size',
+  'pane_height',
+  '@uplink_profile',
+  '@uplink_read',
+  '@uplink_agent_label',
+  '@uplink_first_label',
+  '@uplink_last_read',
+  '@name',
+  'pane_title',
+] as const;
+
+/** The tmux format that prints one pane per line. */
+export const PANE_FORMAT = FIELDS.map((f) => `#{${f}}`).join(SEP);
+
+/** One pane as the driver sees it. */
+export interface PaneInfo extends PaneMarks {
+  /** The tmux server's pid: pane ids restart when the server does. */
+  serverPid: string;
+  sessionId: string;
+  /** `session:window.pane`. */
+  target: string;
+  command: string;
+  pid?: number;
+  title: string;
+  inMode: boolean;
+  dead: boolean;
+  historySize: number;
+  height: number;
+  /** `@uplink_last_read`: when a driver last read the pane (ms since the epoch), if ever. */
+  lastRead?: number;
+}
+
+const PANE_ID = /^%\d+$/;
+
+/** Parses one line of `PANE_FORMAT` output; undefined when it is not a pane line at all. */
+export function parsePaneLine(line: string): PaneInfo | undefined {
+  const f = line.split(SEP);
+  const id = f[0] ?? '';
+  if (!PANE_ID.test(id)) return undefined;
+  if (f.length !== FIELDS.length) {
+    return { id, readOff: true, malformed: true, serverPid: f[1] ?? '', sessionId: f[2] ?? '', target: '', command: '', title: '', inMode: false, dead: false, historySize: 0, height: 0 };
+  }
+  const [, serverPid, sessionId, sessionName, windowIndex, paneIndex, command, pid, inMode, dead, history, height, profile, read, agentLabel, firstLabel, lastRead, label, title] = f as string[];
+  const info: PaneInfo = {
+    id,
+    serverPid: serverPid!,
+    sessionId: sessionId!,
+    target: `${sessionName}:${windowIndex}.${paneIndex}`,
+    command: command!,
+    title: title!,
+    inMode: inMode === '1',
+    dead: dead === '1',
+    historySize: Number(history) || 0,
+    height: Number(height) || 0,
+    readOff: read === 'off',
+  };
+  const pidNumber = Number(pid);
+  if (pid && Number.isInteger(pidNumber) && pidNumber > 0) info.pid = pidNumber;
+  if (label) info.label = label;
+  if (profile) info.profile = profile;
+  if (agentLabel) info.agentLabel = agentLabel;
+  if (firstLabel) info.firstLabel = firstLabel;
+  if (lastRead && Number.isFinite(Number(lastRead))) info.lastRead = Number(lastRead);
+  return info;
+}
+
+/** Parses `list-panes -a -F PANE_FORMAT` output, one entry per pane id (linked windows repeat). */
+export function parsePaneList(lines: readonly string[]): PaneInfo[] {
+  const seen = new Set<string>();
+  const panes: PaneInfo[] = [];
+  for (const line of lines) {
+    const pane = parsePaneLine(line);
+    if (!pane || seen.has(pane.id)) continue;
+    seen.add(pane.id);
+    panes.push(pane);
+  }
+  return panes;
+}

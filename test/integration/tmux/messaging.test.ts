@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../../fixtures/tmux-server';
+import { failure, rig, useRigs } from './helpers';
+
+useRigs();
+
+describe('tmux driver: channels, send, recv, ask', () => {
+  it('lists every pane as a channel, resolves labels and reads a pane', async () => {
+    const { server, driver, own } = rig();
+    const peer = server.split('cat');
+    server.setOption(peer, '@name', 'peer');
+    const channels = await driver.channels();
+    expect(channels.map((c) => c.channel).sort()).toEqual([`tmux:${own}`, `tmux:${peer}`].sort());
+    const entry = channels.find((c) => c.channel === `tmux:${peer}`)!;
+    expect(entry.labels).toEqual(['peer']);
+    expect(entry.detail).toMatchObject({ target: 'it:0.1', command: 'cat', tier: 'observer', readable: true });
+    expect(typeof (entry.detail as { pid: number }).pid).toBe('number');
+
+    await driver.invoke(own, 'label', { name: 'self' });
+    expect((await driver.channels()).find((c) => c.channel === `tmux:${own}`)!.labels).toEqual(['self']);
+
+    server.typeLine(peer, 'read-marker-123');
+    const text = await eventually(async () => {
+      const out = (await driver.invoke('peer', 'read', { lines: 20 })) as { text: string };
+      return out.text.includes('read-marker-123') && out.text;
+    });
+    expect(text).toContain('read-marker-123');
+    // `lines` bounds the result.
+    const one = (await driver.invoke('peer', 'read', { lines: 1 })) as { text: string };
+    expect(one.text.split('\n')).toHaveLength(1);
+  });
+
+  it('an ambiguous label is refused with the candidates, never guessed', async () => {
+    const { server, driver } = rig();
+    const a = server.split('cat');
+    const b = server.split('cat');
+    server.setOption(a, '@name', 'twin');
+    server.setOption(b, '@name', 'twin');
+    const error = await failure(driver.invoke('twin', 'read', {}));
+    expect(error.kind).toBe('Invalid');
+    expect(error.message).toContain(a);
+    expect(error.message).toContain(b);
+    expect((await failure(driver.invoke('nobody', 'read', {}))).kind).toBe('NotFound');
+    expect((await failure(driver.invoke('%999', 'read', {}))).kind).toBe('NotFound');
+  });
+
+  it('send delivers, verifies before Enter, and carries the envelope and reply hint', async () => {
+    const { server, driver, own } = rig();
+    const peer = server.split('cat');
+    server.setOption(peer, '@uplink_profile', 'operator');
+    const receipt = await driver.send(peer, { message: 'ping from claude', reply_hint: 'full' }, { agent: 'claude' });
+    expect(receipt.delivered).toBe(true);
+    expect(receipt.correlation_id).toMatch(/^[0-9a-f]{8}$/);
+    expect(receipt.verify_excerpt).toContain(`id:${receipt.correlation_id}`);
+    expect(Number.isNaN(Date.parse(receipt.injected_at))).toBe(false);
+    const envelope = `[uplink from:claude pane:${own} id:${receipt.correlation_id}] ping from claude (reply: run \`tmux send-keys -t ${own} '[reply id:${receipt.correlation_id}] <answer>' Enter\`)`;
+    // cat echoes the typed line, then prints it again after Enter: two copies prove Enter was pressed.
+    await eventually(() => server.capture(peer).split(envelope).length - 1 === 2, 10_000, 'the line echoed and submitted');
+
+    const short = await driver.send(peer, { message: 'hi', reply_hint: 'short' });
+    await eventually(() => server.capture(peer).includes(`[uplink from:uplink pane:${own} id:${short.correlation_id}] hi (reply-to:${own} id:${short.correlation_id})`));
+    const none = await driver.send(peer, { message: 'bare', reply_hint: 'none' });
+    await eventually(() => server.capture(peer).split('\n').some((l) => l.trimEnd() === `[uplink from:uplink pane:${own} id:${none.correlation_id}] bare`));
+  });
+
+  it('send types shell metacharacters, quotes and unicode literally', async () => {
+    const { server, driver } = rig();
+    const peer = server.split('cat');
+    server.setOption(peer, '@uplink_profile', 'operator');
+    const tricky = "it's $HOME `date` \\ ; #x {y} ~ %if ❯ naïve";
+    const receipt = await driver.send(peer, { message: tricky, reply_hint: 'none' });
+    await eventually(() => server.capture(peer).split('\n').filter((l) => l.includes(`id:${receipt.correlation_id}] ${tricky}`)).length === 2);
+  });
+
+  it('send to our own pane is rejected, a multi-line message is invalid', async () => {
+    const { server, driver, own } = rig();
+    const peer = server.split('cat');
+    server.setOption(peer, '@uplink_profile', 'operator');
+    server.setOption(own, '@uplink_profile', 'godmode');
+    expect((await failure(driver.send(own, { message: 'loop', reply_hint: 'none' }))).kind).toBe('Rejected');
+    expect((await failure(driver.send(peer, { message: 'a\nb', reply_hint: 'none' }))).kind).toBe('Invalid');
+    expect(server.capture(peer)).not.toContain('[uplink');
+  });
+
+  it('send fails with the captured excerpt when the text never shows, and does not retry', async () => {
+    const { server, driver } = rig();
+    // A silent console: echo off, so typed text never reaches the screen.
+    const peer = server.split("sh -c 'stty -echo; echo silent-console-ready; cat > /dev/null'");
+    server.setOption(peer, '@uplink_profile', 'operator');
+    await eventually(() => server.capture(peer).includes('silent-console-ready'));
+    const error = await failure(driver.send(peer, { message: 'hello?', reply_hint: 'none' }));
+    expect(error.kind).toBe('Timeout');
+    expect(error.evidence).toContain('silent-console-ready');
+    expect(error.message).toMatch(/Enter was not pressed/);
+  });
+
+  it('recv sees an inbound reply envelope typed into our own pane, once, and ignores our recipe echo', async () => {
+    const { server, driver, own } = rig();
+    // One line at a time, so typed-ahead echo never splits an output line.
+    const say = async (command: string, output: string): Promise<void> => {
+      server.typeLine(own, command);
+      await eventually(() => server.capture(own).split('\n').some((l) => l.trimEnd().endsWith(output) && !l.includes('echo')), 10_000, output);
+    };
+    await say("echo '[reply id:cafe0001] done'", '[reply id:cafe0001] done');
+    await say("echo \"tmux send-keys -t %0 '[reply id:deadbeef] <answer>' Enter\"", "<answer>' Enter");
+    await say("echo '  │ ❯ [uplink from:codex pane:%7 id:0badf00d] hello there'", 'hello there');
+    const batch = await eventually(async () => {
+      const b = await driver.recv();
+      return b.items.some((i) => i.id === '0badf00d') && b;
+    });
+    const replies = batch.items.filter((i) => i.id === 'cafe0001');
+    // The typed command line (`$ echo '[reply…` is not anchored) is ignored; the echoed output counts.
+    expect(replies).toHaveLength(1);
+    expect(replies[0]!.raw).toBe('[reply id:cafe0001] done');
+    expect(batch.items.some((i) => i.id === 'deadbeef')).toBe(false);
+    expect(batch.items.find((i) => i.id === '0badf00d')).toMatchObject({ from: 'codex' });
+    // Dedupe and cursors: a second recv from next_cursor returns nothing new.
+    const again = await driver.recv(batch.next_cursor);
+    expect(again.items).toEqual([]);
+    expect(again.next_cursor).toBe(batch.next_cursor);
+    await say("echo '[reply id:cafe0002] second'", '[reply id:cafe0002] second');
+    const next = await eventually(async () => {
+      const b = await driver.recv(batch.next_cursor);
+      return b.items.length > 0 && b;
+    });
+    expect(next.items.map((i) => i.id)).toEqual(['cafe0002']);
+  });
+
+  it('ask returns what the peer printed after the question, and its envelope has no reply block', async () => {
+    const { server, driver, own } = rig();
+    const peer = server.split(`sh -c 'while IFS= read -r line; do echo "peer read \${#line} chars"; echo answer-42; done'`);
+    server.setOption(peer, '@uplink_profile', 'operator');
+    const out = (await driver.invoke(peer, 'ask', { message: 'what is six times seven?', quiet_ms: 1500, timeout_ms: 30_000 }, { agent: 'claude' })) as {
+      transcript: string;
+      receipt: { delivered: boolean; correlation_id: string };
+    };
+    expect(out.receipt.delivered).toBe(true);
+    expect(out.transcript).toContain('answer-42');
+    expect(out.transcript).toMatch(/peer read \d+ chars/);
+    expect(out.transcript).not.toContain('[uplink');
+    const envelope = `[uplink from:claude pane:${own} id:${out.receipt.correlation_id}] what is six times seven?`;
+    const shown = server.capture(peer).split('\n').find((l) => l.includes(`id:${out.receipt.correlation_id}`))!;
+    expect(shown.trimEnd()).toBe(envelope);
+  });
+});

@@ -1,0 +1,97 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ControlClient } from '../../../src/main/drivers/tmux/control-client';
+import { TmuxTransport, tmuxFailure } from '../../../src/main/drivers/tmux/transport';
+import { DriverError } from '../../../src/main/drivers/contract';
+import { TmuxTestServer, eventually } from '../../fixtures/tmux-server';
+
+let server: TmuxTestServer | undefined;
+const disposers: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const d of disposers.splice(0).reverse()) await d();
+  server?.stop();
+  server = undefined;
+});
+
+describe('tmux transport', () => {
+  it('runs a one-shot command against a private server', async () => {
+    server = TmuxTestServer.start();
+    const t = new TmuxTransport({ socket: () => server!.socket, env: TmuxTestServer.cleanEnv() });
+    disposers.push(() => t.dispose());
+    expect(await t.oneShot(['display-message', '-p', '-t', 'it', 'ok-#{session_name}'])).toEqual(['ok-it']);
+  });
+
+  it('attaches in control mode, runs commands and reports %output events', async () => {
+    server = TmuxTestServer.start('cat');
+    const client = await ControlClient.attach({
+      tmux: 'tmux',
+      socketArgs: ['-S', server.socket],
+      session: 'it',
+      env: TmuxTestServer.cleanEnv(),
+      failure: (text) => tmuxFailure(text, server!.socket),
+    });
+    disposers.push(() => client.close());
+    expect(await client.run(['display-message', '-p', '-t', 'it', "cm-#{session_name} it's"])).toEqual(["cm-it it's"]);
+    const seen: string[] = [];
+    client.onOutput((pane, data) => {
+      if (pane === server!.firstPane) seen.push(data.toString('utf8'));
+    });
+    server.tmux('send-keys', '-t', server.firstPane, '-l', 'uplink-evt-marker ❯');
+    await eventually(() => seen.join('').includes('uplink-evt-marker ❯'), 10_000, '%output with the marker');
+    // tmux's own errors come back as DriverErrors through the control connection too.
+    await expect(client.run(['capture-pane', '-p', '-t', '%999'])).rejects.toMatchObject({ kind: 'NotFound' });
+  });
+
+  it('uses control mode when available and reconnects after the server restarts', async () => {
+    server = TmuxTestServer.start('cat');
+    const t = new TmuxTransport({ socket: () => server!.socket, env: TmuxTestServer.cleanEnv() });
+    disposers.push(() => t.dispose());
+    expect(await t.run(['display-message', '-p', '-t', 'it', '#{session_name}'])).toEqual(['it']);
+    expect(t.mode).toBe('control');
+    server.tmux('kill-server');
+    await expect(t.run(['list-sessions'])).rejects.toMatchObject({ kind: 'Unavailable' });
+    server.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'again', 'cat');
+    await eventually(async () => (await t.run(['display-message', '-p', '-t', 'again', '#{session_name}']))[0] === 'again', 15_000, 'a working connection after restart');
+    await eventually(async () => {
+      await t.run(['list-sessions']);
+      return t.mode === 'control';
+    }, 15_000, 'control mode re-attached');
+  });
+
+  it('watches panes of another session through its own client, which detaches when unused', async () => {
+    server = TmuxTestServer.start('cat');
+    const other = server.session('other', 'cat');
+    const t = new TmuxTransport({ socket: () => server!.socket, env: TmuxTestServer.cleanEnv(), idleDetachMs: 200 });
+    disposers.push(() => t.dispose());
+    await t.run(['list-sessions']);
+    const sessionId = server.tmux('display-message', '-p', '-t', other, '#{session_id}').trim();
+    const seen: string[] = [];
+    const unwatch = await t.watch(sessionId, other, (data) => seen.push(data.toString()));
+    expect(unwatch).toBeTypeOf('function');
+    const clients = () => server!.tmux('list-clients', '-F', '#{client_control_mode} #{session_name}').trim().split('\n').filter(Boolean);
+    expect(clients()).toHaveLength(2);
+    server.tmux('send-keys', '-t', other, '-l', 'other-session-output');
+    await eventually(() => seen.join('').includes('other-session-output'));
+    unwatch!();
+    await eventually(() => clients().length === 1, 10_000, 'the watch client to detach');
+  });
+
+  it('dispose resolves only once every control client has detached', async () => {
+    server = TmuxTestServer.start('cat');
+    const other = server.session('other', 'cat');
+    const t = new TmuxTransport({ socket: () => server!.socket, env: TmuxTestServer.cleanEnv() });
+    await t.run(['list-sessions']);
+    const sessionId = server.tmux('display-message', '-p', '-t', other, '#{session_id}').trim();
+    await t.watch(sessionId, other, () => undefined);
+    expect(server.tmux('list-clients').trim().split('\n')).toHaveLength(2);
+    await t.dispose();
+    expect(server.tmux('list-clients').trim()).toBe('');
+  });
+
+  it('explains an unreachable server with a hint', async () => {
+    const t = new TmuxTransport({ socket: () => '/tmp/uplink-no-such-dir/sock', env: TmuxTestServer.cleanEnv() });
+    const error = await t.run(['list-sessions']).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DriverError);
+    expect(error).toMatchObject({ kind: 'Unavailable', message: 'tmux server not reachable at /tmp/uplink-no-such-dir/sock' });
+    expect((error as DriverError).hint).toMatch(/start tmux/);
+  });
+});
