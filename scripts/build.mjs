@@ -3,7 +3,7 @@
 // preload bundles, and the renderer (Vite). Entries that do not exist yet are skipped, so the
 // build stays green while the project grows.
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,14 @@ for (const t of targets) {
     sourcemap: 'linked',
     logLevel: 'warning',
     banner: t.banner ? { js: t.banner } : undefined,
+  });
+}
+
+// The desktop driver's native helper (Python) travels beside the bundles, so `dist/` alone runs.
+if (want('cli') || want('electron')) {
+  cpSync(join(root, 'src/main/drivers/desktop/helper'), join(dist, 'desktop-helper'), {
+    recursive: true,
+    filter: (src) => !src.includes('__pycache__'),
   });
 }
 

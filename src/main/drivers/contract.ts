@@ -104,6 +104,12 @@ export interface Driver {
    * for visual targets, a fresh PNG of the target with the point or element marked.
    */
   preview?(addr: string, op: string, args: JsonValue): Promise<ApprovalPreview | undefined>;
+  /**
+   * Uplink extension: the interaction kinds that can serve this channel now (desktop: semantic_ui
+   * only when the window's application exposes an accessibility tree). The hub constrains the
+   * kernel's selection to these; a driver without it serves every kind its ops list.
+   */
+  interactionsFor?(addr: string): Promise<Array<'typed' | 'semantic_ui' | 'visual_ui'>>;
 }
 
 /** Uplink extension: shown to the operator with an approval prompt. */

@@ -16,11 +16,20 @@ export function locateHelperScript(env: NodeJS.ProcessEnv = process.env): string
   if (here) {
     candidates.push(join(here, 'helper', HELPER_FILE));
     candidates.push(join(here, 'desktop-helper', HELPER_FILE));
+    // The Electron main bundle sits one level deeper (dist/electron/main.cjs).
+    candidates.push(resolve(here, '..', 'desktop-helper', HELPER_FILE));
     candidates.push(resolve(here, '..', 'src', 'main', 'drivers', 'desktop', 'helper', HELPER_FILE));
     candidates.push(resolve(here, '..', '..', 'src', 'main', 'drivers', 'desktop', 'helper', HELPER_FILE));
   }
   candidates.push(resolve(process.cwd(), 'src', 'main', 'drivers', 'desktop', 'helper', HELPER_FILE));
-  return candidates.find((c) => existsSync(c)) ?? candidates[0]!;
+  // Python cannot read inside an asar archive: a packaged app runs the unpacked copy.
+  const unpacked = candidates.map(asarUnpacked);
+  return unpacked.find((c) => existsSync(c)) ?? unpacked[0]!;
+}
+
+/** `…/app.asar/…` → `…/app.asar.unpacked/…` (electron-builder's asarUnpack location). */
+export function asarUnpacked(path: string): string {
+  return path.replace(/([\\/])app\.asar([\\/])/, '$1app.asar.unpacked$2');
 }
 
 /** Debian's python3 carries python3-gi and python3-xlib; a pyenv/venv python3 on PATH may not. */

@@ -1,0 +1,199 @@
+/**
+ * Hub benchmarks: `channel_observe` round trips over stdio and Streamable HTTP, each beside a bare
+ * MCP SDK server with one echo tool measured in the same run; audit-store write throughput (WAL);
+ * the approval broker's added latency (auto-approving operator, standing rule) over a plain permit.
+ * Needs `npm run build` (dist/cli.mjs); bundles the fixture driver itself. Pairs are measured
+ * alternately so load drift on a shared machine hits both sides alike.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AuditStore } from '../src/main/hub/audit-store';
+import { createHub } from '../src/main/hub';
+import type { AgentIdentity } from '../src/main/hub';
+import { createTestDriver } from '../test/fixtures/test-driver';
+import { median } from './types';
+import type { BenchReport, BenchRow } from './types';
+
+const ROOT = process.cwd();
+const OUT = join(ROOT, 'dist', 'bench');
+const WARMUP = 50;
+const ROUNDS = 1000;
+
+const BARE_STDIO = `
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
+const s = new McpServer({ name: 'bare', version: '1.0.0' });
+s.tool('echo', { text: z.string() }, async ({ text }) => ({ content: [{ type: 'text', text: JSON.stringify({ text }) }] }));
+await s.connect(new StdioServerTransport());
+`;
+
+const BARE_HTTP = `
+import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+const sessions = new Map();
+const http = createServer(async (req, res) => {
+  const chunks = []; for await (const c of req) chunks.push(c);
+  const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+  const sid = req.headers['mcp-session-id'];
+  let t = sid && sessions.get(sid);
+  if (!t) {
+    const s = new McpServer({ name: 'bare', version: '1.0.0' });
+    s.tool('echo', { text: z.string() }, async ({ text }) => ({ content: [{ type: 'text', text: JSON.stringify({ text }) }] }));
+    t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => sessions.set(id, t) });
+    await s.connect(t);
+  }
+  await t.handleRequest(req, res, body);
+});
+http.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ url: 'http://127.0.0.1:' + http.address().port + '/mcp' }) + '\\n'));
+`;
+
+/** Medians (µs) of two calls measured alternately, so load drift on a shared machine hits both alike. */
+async function timePair(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
+  for (let i = 0; i < WARMUP; i++) {
+    await a();
+    await b();
+  }
+  const sa: number[] = [];
+  const sb: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    let t0 = performance.now();
+    await a();
+    sa.push(performance.now() - t0);
+    t0 = performance.now();
+    await b();
+    sb.push(performance.now() - t0);
+  }
+  return [median(sa) * 1000, median(sb) * 1000];
+}
+
+async function timeCalls(call: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < WARMUP; i++) await call();
+  const samples: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const t0 = performance.now();
+    await call();
+    samples.push(performance.now() - t0);
+  }
+  return median(samples) * 1000;
+}
+
+function firstLine(child: ChildProcess): Promise<Record<string, string>> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as Record<string, string>);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}`)));
+  });
+}
+
+async function roundTrips(driversModule: string): Promise<BenchRow[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'uplink-bench-'));
+  const env = { ...process.env, UPLINK_DATA_DIR: dataDir, UPLINK_TEST_DRIVERS: driversModule } as Record<string, string>;
+  const observe = { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } };
+  const echo = { name: 'echo', arguments: { text: 'x' } };
+  writeFileSync(join(OUT, 'bare-stdio.mjs'), BARE_STDIO);
+  writeFileSync(join(OUT, 'bare-http.mjs'), BARE_HTTP);
+
+  const stdio = new Client({ name: 'bench', version: '1' });
+  await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin/uplink'), 'mcp'], env, cwd: ROOT }));
+  const bareStdio = new Client({ name: 'bench', version: '1' });
+  await bareStdio.connect(new StdioClientTransport({ command: process.execPath, args: [join(OUT, 'bare-stdio.mjs')], cwd: ROOT }));
+  const [uplinkStdio, baseStdio] = await timePair(() => stdio.callTool(observe), () => bareStdio.callTool(echo));
+  await stdio.close();
+  await bareStdio.close();
+
+  const serve = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'serve', '--port', '0', '--json'], { env, cwd: ROOT });
+  const bare = spawn(process.execPath, [join(OUT, 'bare-http.mjs')], { cwd: ROOT });
+  try {
+    const served = await firstLine(serve);
+    const bareUrl = (await firstLine(bare)).url!;
+    const token = readFileSync(join(dataDir, 'token'), 'utf8').trim();
+    const http = new Client({ name: 'bench', version: '1' });
+    await http.connect(new StreamableHTTPClientTransport(new URL(served.mcp_url!), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    const bareHttp = new Client({ name: 'bench', version: '1' });
+    await bareHttp.connect(new StreamableHTTPClientTransport(new URL(bareUrl)));
+    const [uplinkHttp, baseHttp] = await timePair(() => http.callTool(observe), () => bareHttp.callTool(echo));
+    await http.close();
+    await bareHttp.close();
+    return [
+      { name: 'stdio channel_observe (noop) median', value: uplinkStdio, unit: 'µs' },
+      { name: 'stdio bare SDK echo median', value: baseStdio, unit: 'µs' },
+      { name: 'stdio ratio', value: uplinkStdio / baseStdio, unit: '×', note: 'target ≤ 1.5' },
+      { name: 'HTTP channel_observe (noop) median', value: uplinkHttp, unit: 'µs' },
+      { name: 'HTTP bare SDK echo median', value: baseHttp, unit: 'µs' },
+      { name: 'HTTP ratio', value: uplinkHttp / baseHttp, unit: '×', note: 'target ≤ 1.5' },
+    ];
+  } finally {
+    serve.kill('SIGTERM');
+    bare.kill('SIGTERM');
+  }
+}
+
+function auditThroughput(): BenchRow[] {
+  const dir = mkdtempSync(join(tmpdir(), 'uplink-bench-audit-'));
+  const store = new AuditStore(join(dir, 'audit.sqlite'));
+  const agent: AgentIdentity = { kind: 'mcp', name: 'bench', version: '1' };
+  const entry = (i: number) => ({ at: Date.now(), type: 'event' as const, kind: 'succeeded' as const, invocation_id: `inv-${i}`, sequence: 3, channel: 'tmux:%1', op: 'read', capability_id: 'tmux.read', agent, provider_id: 'uplink/tmux', interaction: 'typed' as const, state: 'succeeded' as const, duration_ms: 2 });
+  const n = 20_000;
+  let t0 = performance.now();
+  for (let i = 0; i < n; i++) store.append(entry(i));
+  const single = n / ((performance.now() - t0) / 1000);
+  const batch = Array.from({ length: 100 }, (_, i) => entry(i));
+  t0 = performance.now();
+  for (let i = 0; i < n / 100; i++) store.appendMany(batch);
+  const batched = n / ((performance.now() - t0) / 1000);
+  const m = 200;
+  t0 = performance.now();
+  for (let i = 0; i < m; i++) store.appendDurable({ ...entry(i), type: 'decision', kind: 'decision', authorized: 'operator', granted: true });
+  const durable = m / ((performance.now() - t0) / 1000);
+  store.close();
+  return [
+    { name: 'audit append, one commit per event (WAL)', value: Math.round(single), unit: 'events/s', note: 'worst case' },
+    { name: 'audit append, batched ×100 (WAL)', value: Math.round(batched), unit: 'events/s', note: 'the hub commits events in batches within 20 ms' },
+    { name: 'audit durable decision (synchronous=FULL)', value: Math.round(durable), unit: 'decisions/s', note: 'fsync per decision' },
+  ];
+}
+
+async function brokerLatency(): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'uplink-bench-broker-'));
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [{ id: 'bench', channel: 'test:beta', op: 'write' }] } }));
+  const hub = createHub({ dataDir: dir, drivers: [createTestDriver()], watchConfig: false });
+  const agent: AgentIdentity = { kind: 'mcp', name: 'bench', version: '1' };
+  hub.attachPanel();
+  hub.subscribeApprovals((e) => {
+    if (e.type === 'added') void hub.decide(e.approval.approval_id, { kind: 'once', by: 'bench' });
+  });
+  const permit = await timeCalls(() => hub.invoke('test:alpha', 'echo', { text: 'x' }, { agent }));
+  const asked = await timeCalls(() => hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }));
+  const ruled = await timeCalls(() => hub.invoke('test:beta', 'write', { text: 'x' }, { agent }));
+  await hub.close();
+  return [
+    { name: 'hub invoke, read-only permit (median)', value: permit, unit: 'µs' },
+    { name: 'hub invoke, operator approval (auto-decider)', value: asked, unit: 'µs' },
+    { name: 'broker added latency: operator ask', value: asked - permit, unit: 'µs', note: 'prompt + preview + fsynced decision' },
+    { name: 'hub invoke, standing rule', value: ruled, unit: 'µs' },
+    { name: 'broker added latency: standing rule', value: ruled - permit, unit: 'µs', note: 'rule match + fsynced decision' },
+  ];
+}
+
+export async function run(): Promise<BenchReport> {
+  mkdirSync(OUT, { recursive: true });
+  const driversModule = join(OUT, 'hub-drivers.mjs');
+  await build({ entryPoints: [join(ROOT, 'test/fixtures/hub-drivers.ts')], outfile: driversModule, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  const rows = [...(await roundTrips(driversModule)), ...auditThroughput(), ...(await brokerLatency())];
+  return { title: 'Hub: MCP round trips, audit store, approval broker', rows };
+}

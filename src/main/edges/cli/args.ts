@@ -1,0 +1,71 @@
+/**
+ * A small argv parser for `uplink`: positionals plus known `--flags` (boolean or valued). Unknown
+ * flags are usage errors, never silently ignored.
+ */
+import { HubError } from '../../hub';
+
+/** Parsed command line. */
+export interface ParsedArgs {
+  positionals: string[];
+  flags: Map<string, string | true>;
+}
+
+/** Flags that take a value. */
+const VALUED = new Set(['reply-hint', 'interaction', 'provider', 'port', 'host', 'limit', 'channel', 'op', 'agent', 'state', 'text', 'tier']);
+/** Flags that are switches. */
+const SWITCHES = new Set(['json', 'follow', 'help']);
+
+/** Parses argv (without the command itself is fine too). */
+export function parseArgs(argv: string[]): ParsedArgs {
+  const positionals: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (a === '-h') {
+      flags.set('help', true);
+      continue;
+    }
+    if (!a.startsWith('--') || a === '--') {
+      positionals.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = a.slice(2, eq > 0 ? eq : undefined);
+    if (SWITCHES.has(name) && eq < 0) {
+      flags.set(name, true);
+    } else if (VALUED.has(name)) {
+      const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
+      if (value === undefined) throw usage(`--${name} needs a value`);
+      flags.set(name, value);
+    } else {
+      throw usage(`unknown option --${name}`);
+    }
+  }
+  return { positionals, flags };
+}
+
+/** The hint every usage error carries (and how main tells them apart: exit code 2). */
+export const USAGE_HINT = 'see `uplink --help`';
+
+/** A usage error (exit code 2). */
+export function usage(message: string): HubError {
+  return new HubError('core', 'Invalid', message, { hint: USAGE_HINT });
+}
+
+/** A string flag, if given. */
+export function flag(args: ParsedArgs, name: string): string | undefined {
+  const v = args.flags.get(name);
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A non-negative integer flag, if given. */
+export function intFlag(args: ParsedArgs, name: string): number | undefined {
+  const v = flag(args, name);
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw usage(`--${name} must be a non-negative integer, not "${v}"`);
+  return Number(v);
+}

@@ -1,0 +1,49 @@
+/** Human-readable output of the CLI (the `--json` forms are the contract payloads as they are). */
+import type { ChannelEntry } from '../../drivers/contract';
+import type { AuditEntry, HubDoctor, OpDescription } from '../../hub';
+
+/** Writes a line (or block) to stdout. */
+export function print(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+export function formatDoctor(r: HubDoctor): string {
+  const lines: string[] = [];
+  for (const d of r.drivers) {
+    lines.push(`${d.ok ? 'ok  ' : 'FAIL'} ${d.driver}`);
+    for (const l of d.lines) lines.push(`       ${l}`);
+  }
+  if (r.drivers.length === 0) lines.push('     no drivers are enabled');
+  lines.push(`${r.config.ok ? 'ok  ' : 'FAIL'} config ${r.config.path}${r.config.error ? `\n       ${r.config.error}` : ''}`);
+  lines.push(`${r.audit.ok ? 'ok  ' : 'FAIL'} audit ${r.audit.path}${r.audit.error ? `\n       ${r.audit.error}` : ''}`);
+  lines.push(r.ok ? 'healthy' : 'NOT healthy');
+  return lines.join('\n');
+}
+
+export function formatChannels(channels: ChannelEntry[]): string {
+  if (channels.length === 0) return 'no channels';
+  const width = Math.max(...channels.map((c) => c.channel.length));
+  return channels.map((c) => `${c.channel.padEnd(width)}  ${c.labels.length ? `[${c.labels.join(', ')}]` : '-'}  ${JSON.stringify(c.detail)}`).join('\n');
+}
+
+export function formatOps(ops: OpDescription[]): string {
+  const width = Math.max(...ops.map((o) => o.op.length));
+  return ops.map((o) => `${o.op.padEnd(width)}  ${o.mutating ? 'mutating ' : 'read-only'}  ${o.tool.padEnd(15)}  ${o.summary}`).join('\n');
+}
+
+/** One audit entry as a log line. */
+export function formatEntry(e: AuditEntry): string {
+  const parts = [new Date(e.at).toISOString(), `#${e.id}`, e.type === 'event' ? e.kind : e.type];
+  if (e.channel) parts.push(e.channel);
+  if (e.op) parts.push(e.op);
+  if (e.agent) parts.push(`agent=${e.agent.kind}:${e.agent.name}${e.agent.version ? `@${e.agent.version}` : ''}${e.agent.user ? `(${e.agent.user})` : ''}`);
+  if (e.invocation_id) parts.push(e.invocation_id);
+  if (e.provider_id) parts.push(`provider=${e.provider_id}`);
+  if (e.authorized) parts.push(`${e.granted === false ? 'denied' : 'authorized'}=${e.authorized}`);
+  if (e.by) parts.push(`by=${e.by}`);
+  if (e.reason) parts.push(`reason=${JSON.stringify(e.reason)}`);
+  if (e.duration_ms !== undefined) parts.push(`${e.duration_ms}ms`);
+  if (e.error_kind) parts.push(`error=${e.error_kind}: ${e.message ?? ''}`);
+  if (e.detail) parts.push(`detail=${JSON.stringify(e.detail)}`);
+  return parts.join('  ');
+}

@@ -1,0 +1,64 @@
+/**
+ * `<data dir>/hub.json`: a running hub announces `{url, pid, started_at}` so `uplink mcp` can
+ * forward to it. A stale file (dead pid, or nobody answering) is ignored.
+ */
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dataPaths } from '../../hub';
+
+/** What a running hub announces. */
+export interface HubAnnouncement {
+  url: string;
+  pid: number;
+  started_at: string;
+}
+
+/** Writes hub.json atomically (0600). */
+export function announceHub(dataDir: string, url: string): HubAnnouncement {
+  const a: HubAnnouncement = { url, pid: process.pid, started_at: new Date().toISOString() };
+  const path = dataPaths(dataDir).hubJson;
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(a)}\n`, { mode: 0o600 });
+  renameSync(tmp, path);
+  return a;
+}
+
+/** Removes hub.json if it is still ours. */
+export function retractHub(dataDir: string): void {
+  const a = readAnnouncement(dataDir);
+  if (a && a.pid === process.pid) rmSync(dataPaths(dataDir).hubJson, { force: true });
+}
+
+/** Reads hub.json (undefined when missing or unreadable). */
+export function readAnnouncement(dataDir: string): HubAnnouncement | undefined {
+  const path = dataPaths(dataDir).hubJson;
+  if (!existsSync(path)) return undefined;
+  try {
+    const a = JSON.parse(readFileSync(path, 'utf8')) as HubAnnouncement;
+    return typeof a.url === 'string' && typeof a.pid === 'number' ? a : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A running hub of this data dir: hub.json present, pid alive, `/health` answering. */
+export async function findRunningHub(dataDir: string, timeoutMs = 1500): Promise<HubAnnouncement | undefined> {
+  const a = readAnnouncement(dataDir);
+  if (!a || !pidAlive(a.pid)) return undefined;
+  try {
+    const res = await fetch(new URL('/health', a.url), { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { app?: string };
+    return body.app === 'uplink' ? a : undefined;
+  } catch {
+    return undefined;
+  }
+}

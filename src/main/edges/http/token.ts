@@ -1,0 +1,33 @@
+/**
+ * The HTTP bearer token: a random value in `<data dir>/token`, mode 0600, created on first start.
+ * Compared in constant time; never logged.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dataPaths, ensureDataDir } from '../../hub';
+
+/** Reads the token, creating it (0600) when missing or empty. */
+export function ensureToken(dataDir: string): string {
+  ensureDataDir(dataDir);
+  const path = dataPaths(dataDir).token;
+  if (existsSync(path)) {
+    const token = readFileSync(path, 'utf8').trim();
+    if (token.length >= 32) {
+      // Tighten permissions if someone loosened them.
+      if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+      return token;
+    }
+  }
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(path, `${token}\n`, { mode: 0o600 });
+  if (process.platform !== 'win32') chmodSync(path, 0o600);
+  return token;
+}
+
+/** Constant-time comparison of a candidate with the token. */
+export function tokenMatches(token: string, candidate: string | undefined): boolean {
+  if (!candidate) return false;
+  const a = Buffer.from(token);
+  const b = Buffer.from(candidate);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,29 @@
+/**
+ * The mount contract of the hub's HTTP server: the panel (and anything later) plugs in here. The
+ * server owns `/mcp` and `/health`; every other request and upgrade is offered to the mounts in
+ * order until one takes it.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Hub } from '../../hub';
+
+/** Something served on the hub's port besides `/mcp`. */
+export interface HttpMount {
+  /** Returns true when it handled the request. */
+  handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean | Promise<boolean>;
+  /** Returns true when it took the WebSocket upgrade. */
+  upgrade?(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): boolean;
+  dispose?(): Promise<void>;
+}
+
+/** What a mount factory gets: the hub, the bearer token and the server's own origin checks. */
+export interface HttpContext {
+  hub: Hub;
+  token: string;
+  /** The hub's own origin, e.g. `http://127.0.0.1:7420` (known once listening). */
+  origin(): string;
+  /** True when an Origin header is absent or names the hub itself. */
+  originAllowed(origin: string | undefined): boolean;
+  /** True when a bearer/secret matches the token (constant time). */
+  tokenMatches(candidate: string | undefined): boolean;
+}

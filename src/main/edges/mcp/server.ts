@@ -1,0 +1,107 @@
+/**
+ * The MCP server over a hub (official SDK, low-level `Server` so the hub controls validation and
+ * error text). One server per MCP session; the client's name/version from `initialize` travel with
+ * every call as the agent. Long calls send `notifications/progress` when the request carried a
+ * progressToken.
+ */
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { InteractionKind, JsonValue } from '../../kernel/types';
+import { HubError, toHubError } from '../../hub';
+import { driverOfChannel } from '../../drivers/contract';
+import type { AgentIdentity, CallOptions, Hub, HubProgress } from '../../hub';
+import { checkToolArgs, parseArgs, TOOLS } from './tools';
+import type { ToolName } from './tools';
+
+/** The server's name and version in `initialize`. */
+export const SERVER_INFO = { name: 'uplink', version: '0.1.0' };
+
+const INSTRUCTIONS =
+  'Uplink reaches tmux panes, desktop windows and other targets as channels (<driver>:<addr>). ' +
+  'channel_list, then channel_describe a channel to see its ops. Read-only ops go through channel_observe, ' +
+  'mutating ones through channel_act or channel_send; mutating calls wait for the operator to approve them in the Uplink panel.';
+
+function ok(payload: unknown): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(payload) }] };
+}
+
+/** Creates an MCP server bound to the hub. `session` scopes "approve for the session" grants. */
+export function createMcpServer(hub: Hub, session: string = randomUUID()): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const agent = (): AgentIdentity => {
+    const client = server.getClientVersion();
+    return { kind: 'mcp', name: client?.name || 'unknown-mcp-client', ...(client?.version ? { version: client.version } : {}), session };
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const name = request.params.name;
+    const rawArgs = request.params.arguments;
+    const token = request.params._meta?.progressToken;
+    const onProgress =
+      token === undefined
+        ? undefined
+        : (p: HubProgress): void => {
+            void extra
+              .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), message: p.message } })
+              .catch(() => undefined);
+          };
+    let reachedHub = false;
+    try {
+      const input = checkToolArgs(name, rawArgs);
+      const call: CallOptions = { agent: agent(), signal: extra.signal, ...(onProgress ? { onProgress } : {}) };
+      const withConstraints = (): CallOptions => ({
+        ...call,
+        ...(typeof input.interaction === 'string' ? { interaction: input.interaction as InteractionKind } : {}),
+        ...(typeof input.provider === 'string' ? { provider: input.provider } : {}),
+      });
+      const tool = name as ToolName;
+      switch (tool) {
+        case 'channel_list':
+          return ok(await hub.listChannels());
+        case 'channel_describe':
+          return ok(await hub.describe(input.channel as string, input.op as string | undefined));
+        case 'channel_send':
+          reachedHub = true;
+          return ok(await hub.send(input.channel as string, { message: input.message as string, reply_hint: input.reply_hint as 'full' | 'short' | 'none' | undefined }, call));
+        case 'channel_observe':
+        case 'channel_act': {
+          const chan = input.channel as string;
+          const op = input.op as string;
+          const args = parseArgs(driverOfChannel(chan), op, input.args) as JsonValue;
+          if (op === 'send' || op === 'recv') {
+            throw new HubError(driverOfChannel(chan), 'Invalid', `${op} is not taken by ${tool}`, { hint: `use the channel_${op} tool` });
+          }
+          reachedHub = true;
+          return ok(await hub.invoke(chan, op, args, { ...withConstraints(), expect: tool === 'channel_act' ? 'mutating' : 'read_only' }));
+        }
+        case 'channel_recv':
+          reachedHub = true;
+          return ok(await hub.recv(input.cursor as number | undefined, { ...call, ...(typeof input.driver === 'string' ? { driver: input.driver } : {}) }));
+        case 'channel_doctor':
+          return ok(await hub.doctor());
+        default: {
+          const never: never = tool;
+          throw new Error(`unhandled tool ${String(never)}`);
+        }
+      }
+    } catch (e) {
+      const chan = rawArgs && typeof rawArgs.channel === 'string' ? rawArgs.channel : undefined;
+      const err = toHubError(chan, e);
+      // The hub audits what reaches it; refusals made here are recorded explicitly.
+      if (!reachedHub && !['channel_list', 'channel_describe', 'channel_doctor'].includes(name)) {
+        const op = rawArgs && typeof rawArgs.op === 'string' ? rawArgs.op : name === 'channel_send' ? 'send' : undefined;
+        hub.recordRejected({ ...(chan ? { channel: chan } : {}), ...(op ? { op } : {}), agent: agent() }, err);
+      }
+      return errorResult(err.rendered);
+    }
+  });
+  return server;
+}
+
+function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}

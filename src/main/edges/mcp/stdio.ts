@@ -1,0 +1,69 @@
+/**
+ * `uplink mcp`: MCP over stdio. When a hub of this data dir is running (hub.json + liveness), the
+ * JSON-RPC messages are relayed to its `/mcp` endpoint so approvals reach its panel and the
+ * client's initialize (name/version) reaches it unchanged. Otherwise an embedded headless hub
+ * serves the session: read-only ops run, mutating ones are denied with the hint.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { renderDriverError } from '../../drivers/contract';
+import { createHub, loadDrivers } from '../../hub';
+import { findRunningHub } from '../http/hub-json';
+import { ensureToken } from '../http/token';
+import { createMcpServer } from './server';
+
+/** Serves MCP on stdin/stdout until stdin closes; resolves with the exit code. */
+export async function runStdioMcp(dataDir: string): Promise<number> {
+  const running = await findRunningHub(dataDir);
+  if (running) return relay(dataDir, new URL('/mcp', running.url));
+  const hub = createHub({ dataDir, drivers: await loadDrivers(dataDir) });
+  const server = createMcpServer(hub);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+    process.stdin.once('end', () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  await server.close().catch(() => undefined);
+  await hub.close();
+  return 0;
+}
+
+/** Relays stdio ↔ Streamable HTTP without interpreting the messages (beyond the protocol version). */
+async function relay(dataDir: string, url: URL): Promise<number> {
+  const token = ensureToken(dataDir);
+  const stdio = new StdioServerTransport();
+  const http = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const initIds = new Set<string | number>();
+  let done: () => void = () => undefined;
+  const closed = new Promise<void>((resolve) => (done = resolve));
+
+  stdio.onmessage = (message: JSONRPCMessage) => {
+    if (isJSONRPCRequest(message) && message.method === 'initialize') initIds.add(message.id);
+    http.send(message).catch((e: unknown) => {
+      if (!isJSONRPCRequest(message)) return;
+      const text = renderDriverError('core', { kind: 'Unavailable', message: `the running hub at ${url.origin} did not answer (${(e as Error).message})`, hint: 'restart `uplink serve` or the desktop app, then reconnect' });
+      void stdio.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: text } });
+    });
+  };
+  http.onmessage = (message: JSONRPCMessage) => {
+    const m = message as { id?: string | number; result?: { protocolVersion?: string } };
+    if (m.id !== undefined && initIds.has(m.id) && m.result?.protocolVersion) {
+      initIds.delete(m.id);
+      http.setProtocolVersion(m.result.protocolVersion);
+    }
+    void stdio.send(message).catch(() => undefined);
+  };
+  stdio.onclose = () => done();
+  http.onerror = () => undefined;
+  process.stdin.once('end', () => done());
+  await http.start();
+  await stdio.start();
+  await closed;
+  await http.terminateSession().catch(() => undefined);
+  await http.close().catch(() => undefined);
+  return 0;
+}

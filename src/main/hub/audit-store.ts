@@ -1,0 +1,266 @@
+/**
+ * The audit store: an append-only SQLite table (better-sqlite3, WAL) of every kernel event,
+ * approval decision and rejected request. Ordinary entries commit with `synchronous=NORMAL`
+ * (durable against a process crash: WAL frames are in the OS before the call returns); decisions
+ * commit with `synchronous=FULL` (fsynced) before they take effect. Nothing secret is stored: the
+ * hub redacts sensitive args before they get here.
+ */
+import Database from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
+import type { JsonValue } from '../kernel/types';
+import type { AuditEntry, AuditPage, AuditQuery } from './types';
+
+/** Bumped when the table layout changes; migrations run from the stored `user_version`. */
+export const AUDIT_SCHEMA_VERSION = 2;
+
+/** How often the WAL is checkpointed into the database file. */
+const CHECKPOINT_EVERY_MS = 2000;
+
+/** Longest args/output JSON kept per entry; longer is cut (the audit is a log, not a payload store). */
+const MAX_ARGS_CHARS = 16 * 1024;
+/** Longest single string kept inside a stored output (screenshots are summarized, not stored). */
+const MAX_OUTPUT_STRING = 2048;
+
+const COLUMNS = [
+  'at', 'type', 'kind', 'invocation_id', 'sequence', 'channel', 'op', 'capability_id',
+  'agent_kind', 'agent_name', 'agent_version', 'agent_user', 'provider_id', 'interaction', 'state',
+  'error_code', 'error_kind', 'message', 'hint', 'detail', 'authorized', 'granted', 'by_who', 'reason',
+  'args', 'duration_ms', 'output',
+] as const;
+
+type Row = Record<(typeof COLUMNS)[number], string | number | null> & { id: number };
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE entries (
+     id INTEGER PRIMARY KEY,
+     at INTEGER NOT NULL, type TEXT NOT NULL, kind TEXT NOT NULL,
+     invocation_id TEXT, sequence INTEGER, channel TEXT, op TEXT, capability_id TEXT,
+     agent_kind TEXT, agent_name TEXT, agent_version TEXT, agent_user TEXT,
+     provider_id TEXT, interaction TEXT, state TEXT,
+     error_code TEXT, error_kind TEXT, message TEXT, hint TEXT, detail TEXT,
+     authorized TEXT, granted INTEGER, by_who TEXT, reason TEXT, args TEXT, duration_ms INTEGER);
+   CREATE INDEX entries_channel ON entries(channel, id);
+   CREATE INDEX entries_op ON entries(op, id);
+   CREATE INDEX entries_agent ON entries(agent_name, id);
+   CREATE INDEX entries_state ON entries(state, id);
+   CREATE INDEX entries_invocation ON entries(invocation_id, id);
+   CREATE TABLE rule_usage (rule_id TEXT PRIMARY KEY, last_used_at INTEGER NOT NULL, uses INTEGER NOT NULL);`,
+  // v2: the result of a succeeded invocation, so the timeline's detail can show it after restart.
+  `ALTER TABLE entries ADD COLUMN output TEXT;`,
+];
+
+/** JSON text of a value, cut to `MAX_ARGS_CHARS` (still valid JSON: a string saying what was cut). */
+function boundedJson(value: JsonValue): string {
+  const text = JSON.stringify(value);
+  return text.length > MAX_ARGS_CHARS ? JSON.stringify(`${text.slice(0, MAX_ARGS_CHARS)}… (cut, ${text.length} chars)`) : text;
+}
+
+/** An output with long strings (base64 screenshots, big captures) replaced by what they were. */
+function summarizeOutput(value: JsonValue): JsonValue {
+  if (typeof value === 'string') return value.length > MAX_OUTPUT_STRING ? `${value.slice(0, 200)}… (${value.length} chars, not stored)` : value;
+  if (Array.isArray(value)) return value.map(summarizeOutput);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, summarizeOutput(v)]));
+  return value;
+}
+
+function toRow(entry: Omit<AuditEntry, 'id'>): Record<string, string | number | null> {
+  const args = entry.args === undefined ? null : boundedJson(entry.args);
+  const output = entry.output === undefined ? null : boundedJson(summarizeOutput(entry.output));
+  return {
+    at: entry.at, type: entry.type, kind: entry.kind, invocation_id: entry.invocation_id ?? null,
+    sequence: entry.sequence ?? null, channel: entry.channel ?? null, op: entry.op ?? null,
+    capability_id: entry.capability_id ?? null, agent_kind: entry.agent?.kind ?? null,
+    agent_name: entry.agent?.name ?? null, agent_version: entry.agent?.version ?? null,
+    agent_user: entry.agent?.user ?? null, provider_id: entry.provider_id ?? null,
+    interaction: entry.interaction ?? null, state: entry.state ?? null, error_code: entry.error_code ?? null,
+    error_kind: entry.error_kind ?? null, message: entry.message ?? null, hint: entry.hint ?? null,
+    detail: entry.detail ?? null, authorized: entry.authorized ?? null,
+    granted: entry.granted === undefined ? null : entry.granted ? 1 : 0, by_who: entry.by ?? null,
+    reason: entry.reason ?? null, args, duration_ms: entry.duration_ms ?? null, output,
+  };
+}
+
+function fromRow(row: Row): AuditEntry {
+  const e: AuditEntry = { id: row.id, at: Number(row.at), type: row.type as AuditEntry['type'], kind: row.kind as AuditEntry['kind'] };
+  const str = (k: keyof Row): string | undefined => (row[k] === null ? undefined : String(row[k]));
+  const set = <K extends keyof AuditEntry>(k: K, v: AuditEntry[K] | undefined): void => {
+    if (v !== undefined) e[k] = v;
+  };
+  set('invocation_id', str('invocation_id'));
+  set('sequence', row.sequence === null ? undefined : Number(row.sequence));
+  set('channel', str('channel'));
+  set('op', str('op'));
+  set('capability_id', str('capability_id'));
+  if (row.agent_name !== null) {
+    e.agent = { kind: String(row.agent_kind) as 'mcp' | 'cli' | 'panel', name: String(row.agent_name) };
+    if (row.agent_version !== null) e.agent.version = String(row.agent_version);
+    if (row.agent_user !== null) e.agent.user = String(row.agent_user);
+  }
+  set('provider_id', str('provider_id'));
+  set('interaction', str('interaction') as AuditEntry['interaction']);
+  set('state', str('state') as AuditEntry['state']);
+  set('error_code', str('error_code'));
+  set('error_kind', str('error_kind'));
+  set('message', str('message'));
+  set('hint', str('hint'));
+  set('detail', str('detail'));
+  set('authorized', str('authorized'));
+  set('granted', row.granted === null ? undefined : row.granted === 1);
+  set('by', str('by_who'));
+  set('reason', str('reason'));
+  const json = (k: 'args' | 'output'): JsonValue | undefined => {
+    if (row[k] === null) return undefined;
+    try {
+      return JSON.parse(String(row[k])) as JsonValue;
+    } catch {
+      return String(row[k]);
+    }
+  };
+  set('args', json('args'));
+  set('output', json('output'));
+  set('duration_ms', row.duration_ms === null ? undefined : Number(row.duration_ms));
+  return e;
+}
+
+/** The SQLite-backed audit store. */
+export class AuditStore {
+  readonly path: string;
+  #db: Db;
+  #insert: Statement;
+  #insertMany: (entries: Array<Omit<AuditEntry, 'id'>>) => AuditEntry[];
+  #timer: ReturnType<typeof setInterval>;
+  #closed = false;
+
+  constructor(path: string) {
+    this.path = path;
+    this.#db = new Database(path);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = NORMAL');
+    // Another process (CLI beside a running hub) may hold the write lock briefly.
+    this.#db.pragma('busy_timeout = 5000');
+    // Checkpoints (which fsync) run on a timer instead of inside a call's commit; see #checkpoint.
+    this.#db.pragma('wal_autocheckpoint = 0');
+    this.#migrate();
+    this.#insertMany = this.#db.transaction((entries: Array<Omit<AuditEntry, 'id'>>) => entries.map((e) => this.append(e)));
+    this.#timer = setInterval(() => this.checkpoint(), CHECKPOINT_EVERY_MS);
+    this.#timer.unref?.();
+    this.#insert = this.#db.prepare(`INSERT INTO entries (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`);
+  }
+
+  #migrate(): void {
+    // IMMEDIATE takes the write lock first, so two processes opening a fresh file (a CLI beside a
+    // starting hub) cannot both create the tables; the version is re-read under the lock.
+    this.#db
+      .transaction(() => {
+        const version = Number(this.#db.pragma('user_version', { simple: true }));
+        if (version > AUDIT_SCHEMA_VERSION) {
+          throw new Error(`${this.path} was written by a newer Uplink (schema ${version}) — hint: upgrade Uplink or move the file away`);
+        }
+        for (let v = version; v < AUDIT_SCHEMA_VERSION; v++) {
+          this.#db.exec(MIGRATIONS[v]!);
+          this.#db.pragma(`user_version = ${v + 1}`);
+        }
+      })
+      .immediate();
+  }
+
+  /** Appends one entry (synchronous=NORMAL) and returns it with its id. */
+  append(entry: Omit<AuditEntry, 'id'>): AuditEntry {
+    const info = this.#insert.run(toRow(entry));
+    return { ...entry, id: Number(info.lastInsertRowid) };
+  }
+
+  /**
+   * Appends many entries in one transaction (one WAL commit). With `durable`, the commit is
+   * fsynced (synchronous=FULL): used when a decision is in the batch, before it takes effect.
+   */
+  appendMany(entries: Array<Omit<AuditEntry, 'id'>>, durable = false): AuditEntry[] {
+    if (durable) this.#db.pragma('synchronous = FULL');
+    try {
+      return this.#insertMany(entries);
+    } finally {
+      if (durable) this.#db.pragma('synchronous = NORMAL');
+    }
+  }
+
+  /** Appends one entry fsynced to disk (synchronous=FULL). */
+  appendDurable(entry: Omit<AuditEntry, 'id'>): AuditEntry {
+    return this.appendMany([entry], true)[0]!;
+  }
+
+  /** Records that a standing rule approved a request. */
+  touchRule(ruleId: string, at: number): void {
+    this.#db
+      .prepare('INSERT INTO rule_usage (rule_id, last_used_at, uses) VALUES (?, ?, 1) ON CONFLICT(rule_id) DO UPDATE SET last_used_at = excluded.last_used_at, uses = uses + 1')
+      .run(ruleId, at);
+  }
+
+  /** Usage of every rule that was ever used. */
+  ruleUsage(): Map<string, { last_used_at: number; uses: number }> {
+    const rows = this.#db.prepare('SELECT rule_id, last_used_at, uses FROM rule_usage').all() as Array<{ rule_id: string; last_used_at: number; uses: number }>;
+    return new Map(rows.map((r) => [r.rule_id, { last_used_at: r.last_used_at, uses: r.uses }]));
+  }
+
+  /** Reads entries with filters; `after` pages forwards (oldest first), otherwise backwards from `before`. */
+  query(q: AuditQuery = {}): AuditPage {
+    const where: string[] = [];
+    const params: Record<string, string | number> = {};
+    const eq = (col: string, key: string, value: string | undefined): void => {
+      if (value === undefined) return;
+      where.push(`${col} = @${key}`);
+      params[key] = value;
+    };
+    eq('channel', 'channel', q.channel);
+    eq('op', 'op', q.op);
+    eq('agent_name', 'agent', q.agent);
+    eq('state', 'state', q.state);
+    eq('type', 'type', q.type);
+    eq('invocation_id', 'invocation_id', q.invocation_id);
+    if (q.text) {
+      where.push(`(channel LIKE @text ESCAPE '\\' OR op LIKE @text ESCAPE '\\' OR agent_name LIKE @text ESCAPE '\\' OR message LIKE @text ESCAPE '\\' OR reason LIKE @text ESCAPE '\\' OR args LIKE @text ESCAPE '\\' OR invocation_id LIKE @text ESCAPE '\\')`);
+      params.text = `%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    }
+    const forward = q.after !== undefined;
+    if (forward) {
+      where.push('id > @after');
+      params.after = q.after!;
+    } else if (q.before !== undefined) {
+      where.push('id < @before');
+      params.before = q.before;
+    }
+    const limit = Math.max(1, Math.min(1000, Math.floor(q.limit ?? 200)));
+    const sql = `SELECT * FROM entries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id ${forward ? 'ASC' : 'DESC'} LIMIT ${limit + 1}`;
+    const rows = this.#db.prepare(sql).all(params) as Row[];
+    const more = rows.length > limit;
+    const entries = rows.slice(0, limit).map(fromRow);
+    const page: AuditPage = { entries };
+    const last = entries[entries.length - 1];
+    if (forward) page.next_cursor = last ? last.id : q.after;
+    else if (more && last) page.next_cursor = last.id;
+    return page;
+  }
+
+  /** The id of the newest entry (0 when empty). */
+  lastId(): number {
+    const row = this.#db.prepare('SELECT MAX(id) AS id FROM entries').get() as { id: number | null };
+    return row.id ?? 0;
+  }
+
+  /** Moves WAL frames into the database without waiting for readers (other processes). */
+  checkpoint(): void {
+    if (this.#closed) return;
+    try {
+      this.#db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // Busy (another process checkpointing): the next tick tries again.
+    }
+  }
+
+  /** Closes the database (checkpointing the WAL). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#db.close();
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * What the hub checks before a call becomes a kernel invocation: the op exists, the caller used
+ * the right class, args are an object within the size limit, the channel exists — and, for
+ * drivers that know which interaction kinds can serve a channel right now (desktop:
+ * `interactionsFor`), which kind the kernel may select.
+ */
+import { INTERACTION_KINDS } from '../kernel/types';
+import type { InteractionKind, JsonValue } from '../kernel/types';
+import { driverOfChannel } from '../drivers/contract';
+import { MAX_MESSAGE_BYTES } from './driver-provider';
+import { HubError } from './errors';
+import type { ChannelRegistry } from './registry';
+import { withDeadline } from './registry';
+import type { CallOptions, OpDescription } from './types';
+
+/** A call that passed the checks. */
+export interface CheckedCall {
+  spec: OpDescription;
+  labels: string[];
+  /** The interaction constraint to pass to the kernel (the caller's, or the one the driver allows). */
+  interaction?: InteractionKind;
+}
+
+/** Runs the checks; throws the HubError the caller gets (the hub records it as rejected). */
+export async function checkCall(registry: ChannelRegistry, channel: string, op: string, args: JsonValue, options: CallOptions, timeoutMs: number): Promise<CheckedCall> {
+  const driverName = driverOfChannel(channel);
+  const spec = registry.op(channel, op);
+  if (options.expect && (options.expect === 'mutating') !== spec.mutating) {
+    const wrong = options.expect === 'mutating' ? 'channel_act' : 'channel_observe';
+    throw new HubError(driverName, 'Invalid', `${op} is ${spec.mutating ? 'mutating' : 'read-only'}; call it with ${spec.tool}, not ${wrong}`, { hint: `use the ${spec.tool} tool` });
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    throw new HubError(driverName, 'Invalid', `args for ${op} must be a JSON object`, { hint: `see channel_describe {channel: "${channel}", op: "${op}"}` });
+  }
+  const size = Buffer.byteLength(JSON.stringify(args));
+  const message = (args as { message?: unknown }).message;
+  if ((typeof message === 'string' && Buffer.byteLength(message) > MAX_MESSAGE_BYTES) || size > MAX_MESSAGE_BYTES + 1024) {
+    throw new HubError(driverName, 'Invalid', `the ${op} payload is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (64 KiB)`, { hint: 'split it into smaller messages, or send a file path instead of the content' });
+  }
+  if (op === 'recv') return { spec, labels: [], ...(options.interaction ? { interaction: options.interaction } : {}) };
+  const labels = (await registry.find(channel)).labels;
+  const checked: CheckedCall = { spec, labels, ...(options.interaction ? { interaction: options.interaction } : {}) };
+  const { driver, addr } = registry.resolve(channel);
+  const { interactionsFor } = driver;
+  if (typeof interactionsFor !== 'function' || spec.interactions.length < 2 || options.provider) return checked;
+  const available = await withDeadline(driverName, 'interactionsFor()', timeoutMs, () => interactionsFor.call(driver, addr));
+  const usable = INTERACTION_KINDS.filter((k) => spec.interactions.includes(k) && available.includes(k));
+  if (options.interaction) {
+    if (!usable.includes(options.interaction)) {
+      throw new HubError(driverName, 'Unavailable', `${channel} cannot be driven through ${options.interaction} now (available: ${usable.join(', ') || 'none'})`, { hint: usable.length ? `use interaction ${usable[0]}` : 'run `uplink doctor`' });
+    }
+    return checked;
+  }
+  if (usable.length === 0) {
+    throw new HubError(driverName, 'Unavailable', `nothing can drive ${channel} through ${op} now (no ${spec.interactions.join(' or ')})`, { hint: 'run `uplink doctor` to see what is missing' });
+  }
+  return { ...checked, interaction: usable[0]! };
+}

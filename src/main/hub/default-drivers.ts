@@ -1,0 +1,48 @@
+/**
+ * Which drivers a hub runs: the product drivers (tmux, desktop), each given its live config
+ * section. Tests swap in fixture drivers with `UPLINK_TEST_DRIVERS=<path of an ES module>` that
+ * exports `createDrivers(dataDir, section): Driver[]` (`section(name)` is the live config getter)
+ * and optionally `configSchemas`; the variable is
+ * read only when set, and only by `loadDrivers`.
+ */
+import { pathToFileURL } from 'node:url';
+import type { JsonSchema } from '../kernel/types';
+import type { Driver } from '../drivers/contract';
+import { createTmuxDriver, tmuxConfigSchema } from '../drivers/tmux';
+import { createDesktopDriver, desktopConfigSchema } from '../drivers/desktop';
+import type { DesktopConfig } from '../drivers/desktop';
+
+/** A live getter of one config section (drivers read it on every use). */
+export type SectionGetter = (name: string) => () => unknown;
+
+/** How a hub gets its drivers: the config schemas they own, then the drivers with live config. */
+export interface DriverSet {
+  configSchemas: Record<string, JsonSchema>;
+  create(section: SectionGetter): Driver[];
+}
+
+/** A JSON Schema embedded as a config section: drop root-only keywords. */
+export function sectionSchema(schema: JsonSchema): JsonSchema {
+  if (typeof schema === 'boolean') return schema;
+  const { $schema: _s, $id: _i, ...rest } = schema;
+  return rest;
+}
+
+/** The product drivers: tmux and desktop, each reading its config section live. */
+export function productDrivers(): DriverSet {
+  return {
+    configSchemas: { tmux: sectionSchema(tmuxConfigSchema), desktop: sectionSchema(desktopConfigSchema) },
+    create: (section) => [
+      createTmuxDriver({ config: section('tmux') }),
+      createDesktopDriver({ config: section('desktop') as () => DesktopConfig | undefined }),
+    ],
+  };
+}
+
+/** The drivers for a data dir: the test module when `UPLINK_TEST_DRIVERS` is set, else the product drivers. */
+export async function loadDrivers(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<DriverSet> {
+  const testModule = env.UPLINK_TEST_DRIVERS;
+  if (!testModule) return productDrivers();
+  const mod = (await import(pathToFileURL(testModule).href)) as { createDrivers: (dataDir: string, section: SectionGetter) => Driver[]; configSchemas?: Record<string, JsonSchema> };
+  return { configSchemas: mod.configSchemas ?? {}, create: (section) => mod.createDrivers(dataDir, section) };
+}

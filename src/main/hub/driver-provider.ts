@@ -1,0 +1,182 @@
+/**
+ * Op ↔ capability mapping: each driver becomes one kernel provider per interaction kind
+ * (`uplink/<driver>`, `uplink/<driver>-semantic`, `uplink/<driver>-visual`), each op a capability
+ * `<driver>.<op>@1.0.0` with input `{channel, args}`. The provider's `invoke` is the only code
+ * that calls a driver's `invoke`/`send`/`recv`; it gives every call a deadline and carries the
+ * driver's own DriverError to the hub out-of-band (the kernel's wire error is fixed text).
+ */
+import type {
+  CapabilityProvider,
+  CapabilitySpec,
+  InteractionKind,
+  JsonSchema,
+  JsonValue,
+  ProviderCall,
+  ProviderCapability,
+  ProviderDescriptor,
+  ProviderOutput,
+} from '../kernel/types';
+import { DriverError, isMutating } from '../drivers/contract';
+import type { Driver, OpSpec, ReplyHint } from '../drivers/contract';
+import type { CallTable } from './call-context';
+import { isDriverError } from './errors';
+
+/** The capability version every driver op gets. */
+export const CAPABILITY_VERSION = '1.0.0';
+/** Largest `send` message (bytes of UTF-8). */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+/** Op names the hub reserves for the messaging half of the contract. */
+export const RESERVED_OPS = ['send', 'recv'] as const;
+
+const SEND_PARAMS: JsonSchema = {
+  type: 'object',
+  properties: { message: { type: 'string', maxLength: MAX_MESSAGE_BYTES }, reply_hint: { enum: ['full', 'short', 'none'] } },
+  required: ['message', 'reply_hint'],
+  additionalProperties: false,
+};
+const SEND_RESULT: JsonSchema = {
+  type: 'object',
+  properties: { delivered: { type: 'boolean' }, correlation_id: { type: 'string' }, verify_excerpt: { type: 'string' }, injected_at: { type: 'string' } },
+  required: ['delivered', 'correlation_id', 'injected_at'],
+};
+const RECV_PARAMS: JsonSchema = {
+  type: 'object',
+  properties: { cursor: { type: 'integer', minimum: 0 } },
+  additionalProperties: false,
+};
+const RECV_RESULT: JsonSchema = {
+  type: 'object',
+  properties: {
+    items: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { cursor: { type: 'integer' }, at: { type: 'string' }, from: { type: 'string' }, id: { type: 'string' }, raw: { type: 'string' } },
+        required: ['cursor', 'at', 'raw'],
+      },
+    },
+    next_cursor: { type: 'integer' },
+  },
+  required: ['items', 'next_cursor'],
+};
+
+/** The provider id for a driver and interaction kind. */
+export function providerIdFor(driver: string, interaction: InteractionKind): string {
+  switch (interaction) {
+    case 'typed':
+      return `uplink/${driver}`;
+    case 'semantic_ui':
+      return `uplink/${driver}-semantic`;
+    case 'visual_ui':
+      return `uplink/${driver}-visual`;
+    default: {
+      const never: never = interaction;
+      return never;
+    }
+  }
+}
+
+/** The capability spec of one op. */
+export function capabilitySpec(driver: string, op: OpSpec): CapabilitySpec {
+  return {
+    id: `${driver}.${op.op}`,
+    version: CAPABILITY_VERSION,
+    title: `${driver} ${op.op}`,
+    description: op.summary,
+    input_schema: {
+      type: 'object',
+      properties: { channel: { type: 'string' }, args: op.params_schema },
+      required: ['channel', 'args'],
+      additionalProperties: false,
+    },
+    output_schema: op.result_schema,
+    safety: isMutating(op) ? 'mutating' : 'read_only',
+  };
+}
+
+/** The ops the hub itself adds for messaging drivers: `send` (mutating) and `recv` (read-only). */
+export function messagingOps(driver: Driver): OpSpec[] {
+  const kind = driver.info().kind;
+  if (kind === 'capability') return [];
+  return [
+    { op: 'send', summary: 'Send a message to the channel (SendReceipt)', mutating: true, params_schema: SEND_PARAMS, result_schema: SEND_RESULT },
+    { op: 'recv', summary: 'Read replies and envelopes seen on the driver since a cursor', mutating: false, params_schema: RECV_PARAMS, result_schema: RECV_RESULT },
+  ];
+}
+
+/** How long the hub lets one driver call run. */
+export type DeadlineFor = (op: string, args: JsonValue) => number;
+
+/** The kernel provider for one (driver, interaction kind). */
+export class DriverProvider implements CapabilityProvider {
+  readonly driverId: string;
+  readonly interaction: InteractionKind;
+  #driver: Driver;
+  #ops: OpSpec[];
+  #calls: CallTable;
+  #deadline: DeadlineFor;
+
+  constructor(driver: Driver, interaction: InteractionKind, ops: OpSpec[], calls: CallTable, deadline: DeadlineFor) {
+    this.#driver = driver;
+    this.driverId = driver.info().id;
+    this.interaction = interaction;
+    this.#ops = ops;
+    this.#calls = calls;
+    this.#deadline = deadline;
+  }
+
+  descriptor(): ProviderDescriptor {
+    const info = this.#driver.info();
+    return { id: providerIdFor(info.id, this.interaction), version: CAPABILITY_VERSION, name: `${info.id} (${this.interaction})`, description: info.summary };
+  }
+
+  capabilities(): ProviderCapability[] {
+    return this.#ops.map((op) => ({ spec: capabilitySpec(this.driverId, op), interactions: [this.interaction] }));
+  }
+
+  async invoke(call: ProviderCall, signal: AbortSignal): Promise<ProviderOutput> {
+    const input = call.request.input as { channel: string; args: JsonValue };
+    const op = call.request.capability_id.slice(this.driverId.length + 1);
+    const ctx = this.#calls.get(call.request.invocation_id);
+    const addr = input.channel.slice(input.channel.indexOf(':') + 1);
+    const invokeCtx = { interaction: call.offer.interaction, agent: ctx?.agent.name ?? 'unknown', invocation_id: call.request.invocation_id };
+    const ms = this.#deadline(op, input.args);
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort(new Error('deadline'));
+        reject(new DriverError('Timeout', `${this.driverId}.${op} did not finish within ${Math.round(ms / 1000)} s`, { hint: 'the driver may be stuck; run `uplink doctor`, then retry' }));
+      }, ms);
+    });
+    try {
+      const work = this.#run(op, addr, input.args, invokeCtx, controller.signal);
+      const output = await Promise.race([work, timeout]);
+      if (ctx) ctx.output = output;
+      return { output };
+    } catch (error) {
+      if (ctx) {
+        if (isDriverError(error)) ctx.driverError = error;
+        else ctx.detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #run(op: string, addr: string, args: JsonValue, ctx: { interaction: InteractionKind; agent: string; invocation_id: string }, signal: AbortSignal): Promise<JsonValue> {
+    if (op === 'send') {
+      const a = args as { message: string; reply_hint: ReplyHint };
+      return (await this.#driver.send(addr, { message: a.message, reply_hint: a.reply_hint }, ctx)) as unknown as JsonValue;
+    }
+    if (op === 'recv') {
+      const a = args as { cursor?: number };
+      return (await this.#driver.recv(a.cursor)) as unknown as JsonValue;
+    }
+    return this.#driver.invoke(addr, op, args, ctx, signal);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Hub errors: a `DriverError` that knows which driver name to render, plus the mapping from
+ * kernel error codes onto driver kinds. What the agent sees is always the rendered line; provider
+ * detail goes only to the audit store (operator).
+ */
+import { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError } from '../drivers/contract';
+import type { DriverErrorKind } from '../drivers/contract';
+import type { ErrorCode } from '../kernel/types';
+
+/** A DriverError bound to the driver name used when rendering it. */
+export class HubError extends DriverError {
+  readonly driver: string;
+  /** Kernel code behind it, when it came from the kernel. */
+  readonly code?: ErrorCode;
+
+  constructor(driver: string, kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: string; code?: ErrorCode } = {}) {
+    super(kind, message, options);
+    this.name = 'HubError';
+    this.driver = driver;
+    if (options.code !== undefined) this.code = options.code;
+  }
+
+  /** The exact `uplink error [<driver>:<Kind>]: … — hint: …` line. */
+  get rendered(): string {
+    return renderDriverError(this.driver, this);
+  }
+
+  /** Binds a driver-authored DriverError to the channel's driver name. */
+  static fromDriverError(channel: string | undefined, error: DriverError): HubError {
+    if (error instanceof HubError) return error;
+    return new HubError(driverOfChannel(channel), error.kind, error.message, { hint: error.hint, evidence: error.evidence });
+  }
+}
+
+/** The hint every "unknown channel/driver" error carries. */
+export const LIST_CHANNELS_HINT = 'list channels with the channel_list tool or `uplink channels`';
+
+/**
+ * A DriverError, also from another copy of the contract module (a driver bundled separately):
+ * recognised by name and kind, since `instanceof` only sees one copy.
+ */
+export function isDriverError(e: unknown): e is DriverError {
+  if (e instanceof DriverError) return true;
+  if (!(e instanceof Error) || e.name !== 'DriverError') return false;
+  const kind = (e as { kind?: unknown }).kind;
+  return typeof kind === 'string' && (DRIVER_ERROR_KINDS as readonly string[]).includes(kind);
+}
+
+/** Converts anything thrown into a HubError (unexpected throws get a fixed Upstream message). */
+export function toHubError(channel: string | undefined, error: unknown): HubError {
+  if (error instanceof HubError) return error;
+  if (isDriverError(error)) return HubError.fromDriverError(channel, error);
+  return new HubError(driverOfChannel(channel), 'Upstream', 'the driver failed unexpectedly', {
+    hint: 'the operator can see the detail in `uplink log`; retry, or run `uplink doctor`',
+  });
+}
+
+/** Facts needed to turn a kernel error into the agent-facing DriverError. */
+export interface KernelErrorContext {
+  channel: string;
+  op: string;
+  code: ErrorCode;
+  /** The kernel's wire message (safe: no provider text or instance values). */
+  message: string;
+  /** The operator's deny reason, or the broker's reason for an automatic deny. */
+  denyReason?: string;
+  denyHint?: string;
+  /** The driver's own error, carried out-of-band from the provider. */
+  driverError?: DriverError;
+  /** The tool or command that lists ops, for hints. */
+  constraints?: { provider_id?: string; interaction?: string };
+}
+
+/**
+ * Maps a kernel error code onto a driver kind. `constraint_unsatisfied` is `Invalid`: the caller
+ * asked for a provider/interaction that cannot serve this op, which only the caller can fix.
+ */
+export function mapKernelError(ctx: KernelErrorContext): HubError {
+  const driver = driverOfChannel(ctx.channel);
+  const mk = (kind: DriverErrorKind, message: string, hint?: string): HubError =>
+    new HubError(driver, kind, message, { hint, code: ctx.code });
+  switch (ctx.code) {
+    case 'policy_denied':
+      return mk('Rejected', ctx.denyReason ?? `${ctx.op} on ${ctx.channel} was denied by policy`, ctx.denyHint ?? 'ask the operator to approve it in the Uplink panel');
+    case 'input_schema_violation':
+      return mk('Invalid', `args for ${ctx.op} do not match its params_schema: ${ctx.message}`, `see the op's params_schema with channel_describe {channel, op: "${ctx.op}"}`);
+    case 'output_schema_violation':
+      return mk('Invalid', `the driver's result for ${ctx.op} breaks its result_schema: ${ctx.message}`, 'this is a driver bug; the operator can see it in `uplink log`');
+    case 'capability_unavailable':
+      return mk('NotFound', `no provider offers ${ctx.op} for ${ctx.channel}`, `list the channel's ops with channel_describe {channel: "${ctx.channel}"}`);
+    case 'invocation_not_found':
+      return mk('NotFound', ctx.message, 'the invocation is no longer retained; see `uplink log`');
+    case 'constraint_unsatisfied': {
+      const c = ctx.constraints ?? {};
+      const what = [c.provider_id && `provider ${c.provider_id}`, c.interaction && `interaction ${c.interaction}`].filter(Boolean).join(' and ');
+      return mk('Invalid', `${ctx.op} is not offered under ${what || 'these constraints'}`, 'drop the interaction/provider constraint, or pick one listed by channel_describe');
+    }
+    case 'resource_exhausted':
+      return mk('Unavailable', 'the hub has too many invocations in flight', 'wait for running calls to finish and retry');
+    case 'provider_failed':
+      if (ctx.driverError) return HubError.fromDriverError(ctx.channel, ctx.driverError);
+      return mk('Upstream', 'the driver failed unexpectedly', 'the operator can see the detail in `uplink log`; retry, or run `uplink doctor`');
+    case 'cancelled':
+      return mk('Rejected', `${ctx.op} on ${ctx.channel} was cancelled`, 'retry if it is still wanted');
+    case 'invalid_request':
+      return mk('Invalid', ctx.message, 'check the channel, op and args');
+    case 'duplicate_invocation':
+    case 'internal':
+      return mk('Upstream', `the hub failed to run ${ctx.op}: ${ctx.code}`, 'retry; if it persists run `uplink doctor`');
+    default: {
+      const never: never = ctx.code;
+      return mk('Upstream', `unexpected kernel error ${String(never)}`);
+    }
+  }
+}

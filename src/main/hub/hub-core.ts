@@ -1,0 +1,414 @@
+/**
+ * The hub implementation: wires drivers into the kernel as providers, the broker in as policy,
+ * and every kernel event into the audit store and the live timeline. Calls run as kernel
+ * invocations; what the agent gets back is the op's result or one rendered DriverError.
+ */
+import { randomBytes } from 'node:crypto';
+import { Runtime, SoftwareUseError } from '../kernel';
+import type { InteractionKind, JsonValue, RuntimeDiagnostic, RuntimeEvent, SelectionExplanation } from '../kernel';
+import { driverOfChannel } from '../drivers/contract';
+import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, RecvBatch, SendReceipt } from '../drivers/contract';
+import { AuditStore } from './audit-store';
+import { ApprovalBroker } from './broker';
+import { CallTable } from './call-context';
+import type { CallContext } from './call-context';
+import { ConfigStore } from './config';
+import { DriverProvider, providerIdFor } from './driver-provider';
+import { HubError, mapKernelError, toHubError } from './errors';
+import type { DecideResult, Hub, ProviderView } from './hub';
+import { redactArgs, isSensitive } from './redact';
+import { checkCall } from './call-checks';
+import { revokeRule, setApprovalTimeout } from './approval-settings';
+import type { CheckedCall } from './call-checks';
+import { eventEntry, kernelText, startProgress, TERMINAL, Timeline } from './timeline';
+import { ChannelRegistry, withDeadline } from './registry';
+import { dataPaths, ensureDataDir } from './data-dir';
+import type {
+  AgentIdentity,
+  ApprovalDecision,
+  ApprovalEvent,
+  AuditEntry,
+  AuditPage,
+  AuditQuery,
+  CallOptions,
+  Disposer,
+  DriverOverview,
+  HubDoctor,
+  HubSendRequest,
+  OpDescription,
+  PendingApproval,
+  StandingRuleStatus,
+} from './types';
+import { sectionSchema } from './default-drivers';
+import type { DriverSet } from './default-drivers';
+
+/** Options of `createHub`. */
+export interface HubOptions {
+  dataDir: string;
+  /** The drivers, or a DriverSet that builds them with live config sections (`loadDrivers`). */
+  drivers: Driver[] | DriverSet;
+  /** Overrides config `hub.driver_timeout_ms` (tests). */
+  driverTimeoutMs?: number;
+  /** How often a long call reports progress (default 2000 ms). */
+  progressIntervalMs?: number;
+  /** Deadline for `Driver.preview` before the prompt shows without it (default 4000 ms). */
+  previewTimeoutMs?: number;
+  /** Watch config.json for changes (default true). */
+  watchConfig?: boolean;
+  now?: () => number;
+}
+
+/** Creates a hub on a data directory with the given drivers. */
+export function createHub(options: HubOptions): Hub {
+  return new HubCore(options);
+}
+
+class HubCore implements Hub {
+  readonly dataDir: string;
+  #now: () => number;
+  #config: ConfigStore;
+  #audit: AuditStore;
+  #calls = new CallTable();
+  #registry: ChannelRegistry;
+  #broker: ApprovalBroker;
+  #runtime: Runtime;
+  #providers: DriverProvider[] = [];
+  #waiters = new Map<string, (e: RuntimeEvent) => void>();
+  /** Invocation ids: a random prefix per hub (several processes share the audit) plus a counter. */
+  #idPrefix = randomBytes(4).toString('hex');
+  #idCounter = 0;
+  #timeline: Timeline;
+  #disposers: Disposer[] = [];
+  #options: HubOptions;
+  #closed = false;
+
+  constructor(options: HubOptions) {
+    this.#options = options;
+    this.dataDir = ensureDataDir(options.dataDir);
+    const paths = dataPaths(this.dataDir);
+    this.#now = options.now ?? Date.now;
+    const set: DriverSet = Array.isArray(options.drivers) ? { configSchemas: {}, create: () => options.drivers as Driver[] } : options.drivers;
+    const schemas = Object.fromEntries(Object.entries(set.configSchemas).map(([k, v]) => [k, sectionSchema(v)]));
+    this.#config = new ConfigStore(paths.config, schemas);
+    if (options.watchConfig !== false) this.#disposers.push(this.#config.watch());
+    this.#audit = new AuditStore(paths.audit);
+    this.#timeline = new Timeline(this.#audit);
+    // A broken config file is recorded once per distinct error (the file is the operator's input).
+    const configRejected = (error: string): void =>
+      this.#timeline.record({ at: this.#now(), type: 'rejected', kind: 'rejected', op: 'config', state: 'rejected', error_kind: 'Invalid', message: `${error} (the last good config stays in use)`, hint: 'fix the file; it is reloaded on save' });
+    const startupError = this.#config.error();
+    if (startupError) configRejected(startupError);
+    this.#disposers.push(this.#config.onError(configRejected));
+    this.#registry = new ChannelRegistry(set.create((name) => this.#config.section(name)), () => Math.min(this.#driverTimeout(), 15_000));
+    this.#broker = new ApprovalBroker({
+      calls: this.#calls,
+      config: this.#config,
+      audit: this.#audit,
+      record: (entry, durable) => this.#timeline.record(entry, durable),
+      preview: (ctx) => this.#preview(ctx),
+      now: this.#now,
+    });
+    this.#runtime = new Runtime({ policy: this.#broker.policy, now: this.#now, onDiagnostic: (d) => this.#diagnostic(d) });
+    for (const { id, driver } of this.#registry.drivers()) {
+      const ops = this.#registry.opsOf(id);
+      const kinds = [...new Set(ops.flatMap((o) => o.interactions))];
+      for (const kind of kinds) {
+        const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)), this.#calls, (op, args) => this.#deadlineFor(ops, op, args));
+        this.#runtime.register(provider);
+        this.#providers.push(provider);
+      }
+    }
+    this.#disposers.push(this.#runtime.subscribe((e) => this.#onEvent(e)));
+  }
+
+  #driverTimeout(): number {
+    return this.#options.driverTimeoutMs ?? this.#config.get().hub.driver_timeout_ms;
+  }
+
+  /**
+   * Ops with their own timeout (await-idle, ask) get that plus a margin — the caller's value, else
+   * the op schema's default, so `ask` (default 120 s) is never cut off by the 90 s driver deadline.
+   */
+  #deadlineFor(ops: readonly { op: string; params_schema: unknown }[], op: string, args: JsonValue): number {
+    const base = this.#driverTimeout();
+    const given = args && typeof args === 'object' && !Array.isArray(args) ? args.timeout_ms : undefined;
+    const timeout = typeof given === 'number' ? given : schemaDefault(ops.find((o) => o.op === op)?.params_schema, 'timeout_ms');
+    return typeof timeout === 'number' ? Math.max(base, timeout + 5000) : base;
+  }
+
+  // ── channels ──────────────────────────────────────────────────────────────────────────────
+  overview(): Promise<DriverOverview[]> {
+    return this.#registry.overview();
+  }
+
+  listChannels(): Promise<ChannelEntry[]> {
+    return this.#registry.listAll();
+  }
+
+  async ops(channel: string): Promise<OpDescription[]> {
+    return (await this.#registry.describe(channel)).ops;
+  }
+
+  describe(channel: string, op?: string): Promise<{ channel: ChannelEntry; ops: OpDescription[] }> {
+    return this.#registry.describe(channel, op);
+  }
+
+  async driverReports(): Promise<DoctorReport[]> {
+    return Promise.all(this.#registry.drivers().map(({ id }) => this.#registry.doctorOf(id)));
+  }
+
+  async doctor(): Promise<HubDoctor> {
+    const drivers = await this.driverReports();
+    const cfgErr = this.#config.error();
+    const config = { ok: cfgErr === undefined, path: this.#config.path, ...(cfgErr ? { error: `${cfgErr} (the last good config stays in use)` } : {}) };
+    let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
+    try {
+      this.#audit.lastId();
+    } catch (e) {
+      audit = { ok: false, path: this.#audit.path, error: (e as Error).message };
+    }
+    return { ok: config.ok && audit.ok && drivers.every((d) => d.ok), drivers, config, audit, panels_attached: this.#broker.panelsAttached() };
+  }
+
+  // ── calls ─────────────────────────────────────────────────────────────────────────────────
+  invoke(channel: string, op: string, args: JsonValue | undefined, options: CallOptions): Promise<JsonValue> {
+    return this.#call(channel, op, args ?? {}, options);
+  }
+
+  async send(channel: string, request: HubSendRequest, options: CallOptions): Promise<SendReceipt> {
+    const args = { message: request.message, reply_hint: request.reply_hint ?? 'full' } as JsonValue;
+    return (await this.#call(channel, 'send', args, options)) as unknown as SendReceipt;
+  }
+
+  async recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch> {
+    const messaging = this.#registry.drivers().filter(({ driver }) => driver.info().kind !== 'capability');
+    const id = options.driver ?? messaging[0]?.id;
+    if (!id) throw new HubError('core', 'NotFound', 'no messaging driver is enabled', { hint: 'run `uplink doctor` to see the enabled drivers' });
+    return (await this.#call(`${id}:*`, 'recv', cursor === undefined ? {} : { cursor }, options)) as unknown as RecvBatch;
+  }
+
+  async #call(channel: string, op: string, args: JsonValue, options: CallOptions): Promise<JsonValue> {
+    const agent = options.agent;
+    let checked: CheckedCall;
+    try {
+      if (this.#closed) throw new HubError('core', 'Unavailable', 'the hub is shutting down', { hint: 'start it again and retry' });
+      checked = await checkCall(this.#registry, channel, op, args, options, Math.min(this.#driverTimeout(), 15_000));
+    } catch (e) {
+      const err = toHubError(channel, e);
+      this.#rejected(channel, op, args, agent, err);
+      throw err;
+    }
+    const { spec, labels } = checked;
+    const invocationId = `inv-${this.#idPrefix}-${(++this.#idCounter).toString(36)}`;
+    const ctx: CallContext = {
+      invocation_id: invocationId,
+      channel,
+      driver: driverOfChannel(channel),
+      op,
+      capability_id: spec.capability_id,
+      safety: spec.mutating ? 'mutating' : 'read_only',
+      agent,
+      args: redactArgs(args, spec.sensitive_args),
+      rawArgs: args,
+      labels,
+      accepted_at: this.#now(),
+    };
+    if (isSensitive(args, spec.sensitive_args)) ctx.sensitive = true;
+    this.#calls.add(ctx);
+    const terminal = new Promise<RuntimeEvent>((resolve) => this.#waiters.set(invocationId, resolve));
+    const stopProgress = startProgress(ctx, options, this.#options.progressIntervalMs ?? 2000, this.#now);
+    const onAbort = (): void => void this.#runtime.cancel(invocationId).catch(() => undefined);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      try {
+        await this.#runtime.start({
+          invocation_id: invocationId,
+          capability_id: spec.capability_id,
+          version_requirement: '^1',
+          input: { channel, args },
+          constraints: { ...(options.provider ? { provider_id: options.provider } : {}), ...(checked.interaction ? { interaction: checked.interaction } : {}) },
+        });
+      } catch (e) {
+        const err = this.#mapError(ctx, e, options);
+        this.#rejected(channel, op, ctx.args, agent, err, ctx);
+        throw err;
+      }
+      const last = await terminal;
+      if (last.kind === 'succeeded') {
+        const snap = await this.#runtime.get(invocationId);
+        return snap.result!.output;
+      }
+      throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
+    } finally {
+      // Decisions were committed (fsynced) when made; the call's events commit at the end of
+      // this tick, batched, right after the reply is on its way.
+      stopProgress();
+      options.signal?.removeEventListener('abort', onAbort);
+      this.#waiters.delete(invocationId);
+      this.#calls.delete(invocationId);
+    }
+  }
+
+  #mapError(ctx: CallContext, e: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
+    if (e instanceof HubError) return e;
+    if (!(e instanceof SoftwareUseError)) return toHubError(ctx.channel, e);
+    return mapKernelError({
+      channel: ctx.channel,
+      op: ctx.op,
+      code: e.code,
+      message: kernelText(e.message),
+      denyReason: ctx.deny?.reason,
+      denyHint: ctx.deny?.hint,
+      driverError: ctx.driverError,
+      constraints: { provider_id: options.provider, interaction: options.interaction },
+    });
+  }
+
+  recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): void {
+    this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, error);
+    this.#timeline.flush();
+  }
+
+  // ── timeline ──────────────────────────────────────────────────────────────────────────────
+  subscribe(listener: (entry: AuditEntry) => void): Disposer {
+    return this.#timeline.subscribe(listener);
+  }
+
+  queryAudit(query: AuditQuery): AuditPage {
+    return this.#timeline.query(query);
+  }
+
+  #rejected(channel: string, op: string, args: JsonValue | undefined, agent: AgentIdentity, err: HubError, ctx?: CallContext): void {
+    let stored = args;
+    if (!ctx) {
+      try {
+        stored = redactArgs(args, this.#registry.op(channel, op).sensitive_args);
+      } catch {
+        stored = args && typeof args === 'object' && !Array.isArray(args) && args.sensitive === true ? redactArgs(args, []) : args;
+      }
+    }
+    this.#timeline.record({
+      at: this.#now(),
+      type: 'rejected',
+      kind: 'rejected',
+      ...(ctx ? { invocation_id: ctx.invocation_id, capability_id: ctx.capability_id } : {}),
+      ...(channel ? { channel: String(channel) } : {}),
+      ...(op ? { op: String(op) } : {}),
+      agent,
+      state: 'rejected',
+      error_kind: err.kind,
+      ...(err.code ? { error_code: err.code } : {}),
+      message: err.message,
+      ...(err.hint ? { hint: err.hint } : {}),
+      ...(stored !== undefined ? { args: stored } : {}),
+    });
+  }
+
+  #onEvent(e: RuntimeEvent): void {
+    const ctx = this.#calls.get(e.invocation_id);
+    if (ctx) {
+      if (e.kind === 'started') ctx.started = true;
+      if (e.kind === 'progress' && e.progress) ctx.onProgress?.(e.progress);
+    }
+    this.#timeline.record(eventEntry(e, ctx, this.#now, (c, code, message) => this.#mapError(c, new SoftwareUseError(code, message), {})));
+    if (e.kind === 'cancelled' && ctx?.approval_id) this.#broker.abandon(e.invocation_id, 'cancelled');
+    if (TERMINAL.has(e.kind)) this.#waiters.get(e.invocation_id)?.(e);
+  }
+
+  #diagnostic(d: RuntimeDiagnostic): void {
+    const ctx = d.invocation_id ? this.#calls.get(d.invocation_id) : undefined;
+    if (ctx && !ctx.detail && !ctx.sensitive) ctx.detail = `${d.kind}: ${d.detail}`.slice(0, 8192);
+  }
+
+  async #preview(ctx: CallContext): Promise<ApprovalPreview | undefined> {
+    const { driver, addr } = this.#registry.resolve(ctx.channel);
+    if (!driver.preview) return undefined;
+    const args = ctx.sensitive ? ctx.args : ctx.rawArgs;
+    return withDeadline(ctx.driver, 'preview()', this.#options.previewTimeoutMs ?? 4000, () => driver.preview!(addr, ctx.op, args ?? {}));
+  }
+
+  // ── approvals ─────────────────────────────────────────────────────────────────────────────
+  attachPanel(): Disposer {
+    return this.#broker.attachPanel();
+  }
+
+  panelsAttached(): number {
+    return this.#broker.panelsAttached();
+  }
+
+  pendingApprovals(): PendingApproval[] {
+    return this.#broker.pending();
+  }
+
+  subscribeApprovals(listener: (event: ApprovalEvent) => void): Disposer {
+    return this.#broker.subscribe(listener);
+  }
+
+  async decide(approvalId: string, decision: ApprovalDecision): Promise<DecideResult> {
+    return this.#broker.decide(approvalId, decision);
+  }
+
+  listRules(): StandingRuleStatus[] {
+    return this.#broker.rules();
+  }
+
+  async revokeRule(ruleId: string, by: string): Promise<void> {
+    revokeRule(this.#config, (e, d) => this.#timeline.record(e, d), this.#now(), ruleId, by);
+  }
+
+  approvalTimeoutMs(): number {
+    return this.#config.get().approvals.timeout_ms;
+  }
+
+  async setApprovalTimeoutMs(ms: number, by: string): Promise<void> {
+    setApprovalTimeout(this.#config, (e, d) => this.#timeline.record(e, d), this.#now(), ms, by);
+  }
+
+  // ── human-only controls ──────────────────────────────────────────────────────────────────
+  async setTier(channel: string, tier: string, by: AgentIdentity): Promise<void> {
+    const { id, driver, addr } = this.#registry.resolve(channel);
+    if (by.kind !== 'panel' && by.kind !== 'cli') throw new HubError(id, 'Rejected', 'only a person at the panel or the CLI can set a tier', { hint: 'ask the operator to set it in the panel' });
+    if (!driver.setTier) throw new HubError(id, 'Unavailable', `${id} has no permission tiers`);
+    await withDeadline(id, 'setTier()', this.#driverTimeout(), () => driver.setTier!(addr, tier)).catch((e: unknown) => {
+      throw toHubError(channel, e);
+    });
+    const authorized = by.kind === 'cli' ? 'cli' : 'operator';
+    this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', channel, op: 'set-tier', agent: by, authorized, by: by.user ?? by.name, reason: `tier set to ${tier}`, granted: true }, true);
+  }
+
+  // ── kernel views ─────────────────────────────────────────────────────────────────────────
+  providers(): ProviderView[] {
+    return this.#providers.map((p) => ({
+      provider_id: providerIdFor(p.driverId, p.interaction),
+      driver: p.driverId,
+      interaction: p.interaction,
+      capabilities: p.capabilities().map((c) => c.spec.id),
+    }));
+  }
+
+  async explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }): Promise<SelectionExplanation> {
+    return this.#runtime.explainSelection({ capability_id: capabilityId, version_requirement: '^1', constraints: constraints ?? {} });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const p of this.#broker.pending()) this.#broker.abandon(p.invocation_id, 'closed');
+    await Promise.resolve(this.#runtime.dispose()).catch(() => undefined);
+    // Let cancelled invocations settle their terminal events into the store.
+    await new Promise((r) => setTimeout(r, 10));
+    for (const d of this.#disposers.splice(0)) d();
+    await Promise.all(this.#registry.drivers().map(({ driver }) => driver.dispose?.().catch(() => undefined)));
+    this.#timeline.flush();
+    this.#config.close();
+    this.#audit.close();
+  }
+}
+
+/** The `default` a JSON Schema gives one property of an object schema, if any. */
+function schemaDefault(schema: unknown, property: string): unknown {
+  if (!schema || typeof schema !== 'object') return undefined;
+  const props = (schema as { properties?: Record<string, unknown> }).properties;
+  const prop = props?.[property];
+  return prop && typeof prop === 'object' ? (prop as { default?: unknown }).default : undefined;
+}

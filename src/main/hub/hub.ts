@@ -1,0 +1,126 @@
+/**
+ * The `Hub` interface: one per user session, hosted by `uplink serve`, the Electron main, or
+ * embedded in `uplink mcp`/CLI. Edges talk only to this interface.
+ *
+ * Errors: every method that can fail for an agent or operator rejects with a `HubError`
+ * (`./errors`), a `DriverError` that also knows its driver name and renders the exact
+ * `uplink error [<driver>:<Kind>]: … — hint: …` line via `hubError.rendered`.
+ */
+import type { InteractionKind, JsonValue } from '../kernel/types';
+import type { HubError } from './errors';
+import type { ChannelEntry, DoctorReport, RecvBatch, SendReceipt } from '../drivers/contract';
+import type {
+  AgentIdentity,
+  ApprovalDecision,
+  ApprovalEvent,
+  AuditEntry,
+  AuditPage,
+  AuditQuery,
+  CallOptions,
+  Disposer,
+  DriverOverview,
+  HubDoctor,
+  HubSendRequest,
+  OpDescription,
+  PendingApproval,
+  StandingRuleStatus,
+} from './types';
+
+/** What `decide` reports when it took effect. */
+export interface DecideResult {
+  approval_id: string;
+  granted: boolean;
+  /** Set for `always`: the id of the rule appended to the config file. */
+  rule_id?: string;
+}
+
+/** One registered kernel provider, for the panel's provider view. */
+export interface ProviderView {
+  provider_id: string;
+  driver: string;
+  interaction: InteractionKind;
+  capabilities: string[];
+}
+
+/** The hub: channel registry, op↔capability mapping, approval broker, config and audit. */
+export interface Hub {
+  /** The data directory (`config.json`, `token`, `audit.sqlite`, `hub.json`). */
+  readonly dataDir: string;
+
+  // ── channels and ops ──────────────────────────────────────────────────────────────────────
+  /** Every driver with its info, doctor health and channels (a failing driver is listed with `error`). */
+  overview(): Promise<DriverOverview[]>;
+  /** Every channel of every driver (the MCP `channel_list` / CLI `channels` payload). */
+  listChannels(): Promise<ChannelEntry[]>;
+  /** The ops of a channel's driver (`NotFound` for an unknown driver or channel). */
+  ops(channel: string): Promise<OpDescription[]>;
+  /** A channel and its ops, or one op when `op` is given (`NotFound` naming the valid ops). */
+  describe(channel: string, op?: string): Promise<{ channel: ChannelEntry; ops: OpDescription[] }>;
+  /** Hub + per-driver health; `ok` only when every driver and the config are healthy. */
+  doctor(): Promise<HubDoctor>;
+  /** Each driver's own doctor report. */
+  driverReports(): Promise<DoctorReport[]>;
+
+  // ── calls (every one is a kernel invocation, audited) ────────────────────────────────────
+  /** Runs `<driver>.<op>` on a channel as `options.agent`; resolves with the op's result. */
+  invoke(channel: string, op: string, args: JsonValue | undefined, options: CallOptions): Promise<JsonValue>;
+  /** Runs `<driver>.send` (mutating) on a channel; resolves with the SendReceipt. */
+  send(channel: string, request: HubSendRequest, options: CallOptions): Promise<SendReceipt>;
+  /**
+   * Runs `<driver>.recv` (read-only). `driver` defaults to the first messaging driver. Cursors are
+   * per driver.
+   */
+  recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch>;
+
+  /**
+   * Records a request an edge refused before it reached the hub (malformed JSON args, bad tool
+   * arguments), so every bad input is in the audit too.
+   */
+  recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): void;
+
+  // ── timeline ──────────────────────────────────────────────────────────────────────────────
+  /** Every audit entry as it is recorded (kernel events enriched, decisions, rejected requests). */
+  subscribe(listener: (entry: AuditEntry) => void): Disposer;
+  /** Reads the audit store (survives restarts). */
+  queryAudit(query: AuditQuery): AuditPage;
+
+  // ── approvals ─────────────────────────────────────────────────────────────────────────────
+  /** Marks a panel as attached; mutating ops `ask` only while at least one is. Returns the detach. */
+  attachPanel(): Disposer;
+  /** How many panels are attached. */
+  panelsAttached(): number;
+  /** Pending approvals, oldest first. */
+  pendingApprovals(): PendingApproval[];
+  /** Approval added/resolved events. */
+  subscribeApprovals(listener: (event: ApprovalEvent) => void): Disposer;
+  /**
+   * Decides a pending approval. FINAL: the first decision wins; a later one, or one after the
+   * timeout, rejects with `Rejected` "already decided". The decision is durable before it takes
+   * effect. `always` appends a standing rule to the config file.
+   */
+  decide(approvalId: string, decision: ApprovalDecision): Promise<DecideResult>;
+  /** Standing rules from the config file, with last use. */
+  listRules(): StandingRuleStatus[];
+  /** Removes a standing rule from the config file (`NotFound` if there is none). */
+  revokeRule(ruleId: string, by: string): Promise<void>;
+  /** The approval timeout in ms (config `approvals.timeout_ms`, default 120000). */
+  approvalTimeoutMs(): number;
+  /** Writes `approvals.timeout_ms` to the config file. */
+  setApprovalTimeoutMs(ms: number, by: string): Promise<void>;
+
+  // ── human-only controls ──────────────────────────────────────────────────────────────────
+  /** Sets a channel's tier via `Driver.setTier` (panel/CLI only, never MCP); audited. */
+  setTier(channel: string, tier: string, by: AgentIdentity): Promise<void>;
+
+  // ── kernel views ─────────────────────────────────────────────────────────────────────────
+  /** The registered providers and the capabilities each offers. */
+  providers(): ProviderView[];
+  /**
+   * Why the kernel would pick which provider for `<driver>.<op>` under these constraints
+   * (the kernel's `explainSelection`: a `SelectionExplanation` from src/main/kernel/types, typed loosely here).
+   */
+  explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }): Promise<unknown>;
+
+  /** Stops the hub: cancels active invocations, denies pending approvals, closes the store. */
+  close(): Promise<void>;
+}

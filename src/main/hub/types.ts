@@ -1,0 +1,228 @@
+/**
+ * The hub's public surface: what the edges (MCP server, panel API, CLI) call. Everything an agent
+ * or the operator does goes through one `Hub`; every driver call runs as a kernel invocation.
+ * Field names that reach a wire (panel, audit rows, JSON output) are snake_case.
+ */
+import type { InteractionKind, InvocationState, JsonValue, RuntimeEventKind } from '../kernel/types';
+import type {
+  ApprovalPreview,
+  ChannelEntry,
+  DoctorReport,
+  DriverInfo,
+  OpSpec,
+  RecvBatch,
+  ReplyHint,
+  SendReceipt,
+} from '../drivers/contract';
+
+/** Releases a subscription. */
+export type Disposer = () => void;
+
+/** Who is asking: an MCP client (name/version from its initialize), the CLI (OS user) or the panel. */
+export interface AgentIdentity {
+  kind: 'mcp' | 'cli' | 'panel';
+  name: string;
+  version?: string;
+  /** The OS user (CLI) or operator name (panel). */
+  user?: string;
+  /** One connection (an MCP session); "approve for the session" grants are scoped to it. */
+  session?: string;
+}
+
+/** A driver with its identity, health and channels, as the panel's channel list shows it. */
+export interface DriverOverview {
+  driver: string;
+  info: DriverInfo;
+  health: DoctorReport;
+  channels: ChannelEntry[];
+  /** Set when listing channels failed (the driver is still listed, with no channels). */
+  error?: string;
+}
+
+/** An op as the hub describes it: the driver's OpSpec normalized, plus where it routes. */
+export interface OpDescription extends OpSpec {
+  /** Normalized: a missing `mutating` is `true` (fail closed). */
+  mutating: boolean;
+  capability_id: string;
+  /** The MCP tool that takes this op. */
+  tool: 'channel_observe' | 'channel_act' | 'channel_send' | 'channel_recv';
+  interactions: InteractionKind[];
+}
+
+/** Options for one call into a driver through the kernel. */
+export interface CallOptions {
+  agent: AgentIdentity;
+  /** Hard constraint: run through this interaction kind only. */
+  interaction?: InteractionKind;
+  /** Hard constraint: run on this provider only. */
+  provider?: string;
+  /**
+   * The class the caller expects (MCP `channel_observe` = read_only, `channel_act` = mutating);
+   * a mismatch is `Invalid` naming the right tool. Omitted = class-agnostic (CLI `invoke`, panel).
+   */
+  expect?: 'read_only' | 'mutating';
+  /** Progress while the call runs (kernel/driver progress, approval waiting, elapsed time). */
+  onProgress?: (progress: HubProgress) => void;
+  /** Cancels the invocation (e.g. the MCP request was cancelled). */
+  signal?: AbortSignal;
+}
+
+/** A progress report for a long call. */
+export interface HubProgress {
+  progress: number;
+  total?: number;
+  message: string;
+}
+
+/** How a decision was authorized, as recorded in the audit store. */
+export type Authorization = 'operator' | `rule:${string}` | 'session' | 'default_policy' | 'cli';
+
+/** A mutating request waiting for the operator. Sensitive args are redacted. */
+export interface PendingApproval {
+  approval_id: string;
+  invocation_id: string;
+  agent: AgentIdentity;
+  channel: string;
+  channel_labels: string[];
+  op: string;
+  capability_id: string;
+  /** Args in full, except sensitive fields shown as `•••• (sensitive, N chars)`. */
+  args: JsonValue;
+  provider_id: string;
+  interaction: InteractionKind;
+  /** Milliseconds since the epoch. */
+  created_at: number;
+  /** When it is denied unanswered (ms since the epoch). */
+  deadline: number;
+  /** From `Driver.preview?` (best effort, bounded in time). */
+  preview?: ApprovalPreview;
+}
+
+export type ApprovalDecisionKind = 'once' | 'session' | 'always' | 'deny';
+
+/** The operator's answer to a pending approval. */
+export interface ApprovalDecision {
+  kind: ApprovalDecisionKind;
+  /** For `deny`: returned to the agent. */
+  reason?: string;
+  /** Who decided (operator name). */
+  by: string;
+}
+
+/** What happened to a pending approval. */
+export type ApprovalEvent =
+  | { type: 'added'; approval: PendingApproval }
+  | {
+      type: 'resolved';
+      approval_id: string;
+      granted: boolean;
+      /** `timeout`: unanswered in time; `cancelled`: the invocation was cancelled; `closed`: the hub stopped. */
+      authorized: Authorization | 'timeout' | 'cancelled' | 'closed';
+      by?: string;
+      reason?: string;
+      rule_id?: string;
+    };
+
+/** A standing rule in `<data dir>/config.json` `approvals.rules`: auto-approves matching requests. */
+export interface StandingRule {
+  id: string;
+  /** Glob (`*`, `?`) on the channel address, e.g. `tmux:%3` or `tmux:*`. */
+  channel: string;
+  /** Glob on the op name (`send` for sends). */
+  op: string;
+  /** Glob on the agent name; omitted = any agent. */
+  agent?: string;
+  created_at?: string;
+  created_by?: string;
+  note?: string;
+}
+
+/** A standing rule with its usage. */
+export interface StandingRuleStatus extends StandingRule {
+  /** Ms since the epoch of the last request it approved, if any. */
+  last_used_at?: number;
+  uses: number;
+}
+
+/** The type of an audit entry. */
+export type AuditEntryType = 'event' | 'decision' | 'rejected';
+
+/**
+ * One row of the audit store, and the item of the live timeline stream. `detail` is operator-only
+ * (provider error text); `error_*`/`message`/`hint` are what the agent saw.
+ */
+export interface AuditEntry {
+  id: number;
+  at: number;
+  type: AuditEntryType;
+  /** Event kind (`accepted`, `approval_granted`, …), `decision` or `rejected`. */
+  kind: RuntimeEventKind | 'decision' | 'rejected';
+  invocation_id?: string;
+  sequence?: number;
+  channel?: string;
+  op?: string;
+  capability_id?: string;
+  agent?: AgentIdentity;
+  provider_id?: string;
+  interaction?: InteractionKind;
+  /** The invocation's state after this entry; `rejected` for requests that never became one. */
+  state?: InvocationState | 'rejected';
+  error_code?: string;
+  error_kind?: string;
+  message?: string;
+  hint?: string;
+  detail?: string;
+  authorized?: string;
+  granted?: boolean;
+  by?: string;
+  reason?: string;
+  /** The request's args, sensitive fields redacted, capped in size. */
+  args?: JsonValue;
+  /** On `succeeded` entries: the result, long strings summarized, capped in size; never for sensitive calls. */
+  output?: JsonValue;
+  /** For terminal entries: ms since `accepted`. */
+  duration_ms?: number;
+}
+
+/** Filters for the audit query (all optional, AND-ed). */
+export interface AuditQuery {
+  channel?: string;
+  op?: string;
+  /** Agent name. */
+  agent?: string;
+  state?: InvocationState | 'rejected';
+  type?: AuditEntryType;
+  invocation_id?: string;
+  /** Substring anywhere in channel, op, agent, message, reason or args. */
+  text?: string;
+  /** Entries with id < before (paging backwards from the newest). */
+  before?: number;
+  /** Entries with id > after (following forwards). */
+  after?: number;
+  /** Default 200, max 1000. */
+  limit?: number;
+}
+
+/** A page of audit entries; newest first when paging with `before`, oldest first with `after`. */
+export interface AuditPage {
+  entries: AuditEntry[];
+  /** Pass as `before` (backwards) or `after` (forwards) for the next page; undefined at the end. */
+  next_cursor?: number;
+}
+
+/** The hub's own health, plus each driver's. */
+export interface HubDoctor {
+  ok: boolean;
+  drivers: DoctorReport[];
+  config: { ok: boolean; path: string; error?: string };
+  audit: { ok: boolean; path: string; error?: string };
+  panels_attached: number;
+}
+
+/** A send request as the edges take it (reply_hint defaults to `full`). */
+export interface HubSendRequest {
+  message: string;
+  reply_hint?: ReplyHint;
+}
+
+export type { RecvBatch, SendReceipt };

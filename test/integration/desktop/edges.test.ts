@@ -1,0 +1,134 @@
+/**
+ * The desktop flows as an agent and a person meet them: the real MCP SDK client against
+ * `uplink mcp` (stdio, embedded hub) and the `uplink` CLI, with the real desktop driver on a
+ * private Xvfb. Standing rules approve desktop ops (no panel here); the prompt itself is covered
+ * in hub.test.ts.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { cliEnv, ROOT, runCli, tmpDataDir } from '../../fixtures/hub-build';
+import type { TestBuild } from '../../fixtures/hub-build';
+import { semanticChannelOf, startFixture } from './apps';
+import type { App } from './apps';
+import { startSession } from './session';
+import type { DesktopSession } from './session';
+import { createDesktopDriver } from '../../../src/main/drivers/desktop';
+import type { DesktopDriver } from '../../../src/main/drivers/desktop';
+
+const APPROVE_DESKTOP = { approvals: { rules: [{ id: 'desktop-all', channel: 'desktop:*', op: '*' }] } };
+
+let b: TestBuild;
+let session: DesktopSession;
+let app: App;
+let probe: DesktopDriver;
+let channel: string;
+let dataDir: string;
+let client: Client;
+let sessionVars: Record<string, string>;
+
+async function buildDesktopCli(): Promise<TestBuild> {
+  const dir = join(ROOT, 'dist', 'test-build', `desktop-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(dir, { recursive: true });
+  const bundle = join(dir, 'desktop-cli.mjs');
+  await build({
+    entryPoints: [join(ROOT, 'test/integration/desktop/cli-entry.ts')],
+    outfile: bundle,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    packages: 'external',
+    external: ['electron'],
+    logLevel: 'warning',
+    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
+  });
+  const launcher = join(dir, 'uplink.mjs');
+  writeFileSync(launcher, `const { main } = await import(${JSON.stringify(pathToFileURL(bundle).href)});\nprocess.exitCode = await main(process.argv.slice(2));\n`);
+  return { launcher, drivers: bundle, approver: '' };
+}
+
+async function call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string }> {
+  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  return { error: r.isError === true, text: (r.content[0] as { text: string }).text };
+}
+async function json<T = Record<string, unknown>>(name: string, args: Record<string, unknown>): Promise<T> {
+  const r = await call(name, args);
+  if (r.error) throw new Error(r.text);
+  return JSON.parse(r.text) as T;
+}
+
+beforeAll(async () => {
+  [b, session] = await Promise.all([buildDesktopCli(), startSession()]);
+  sessionVars = { DISPLAY: session.env.DISPLAY!, DBUS_SESSION_BUS_ADDRESS: session.env.DBUS_SESSION_BUS_ADDRESS! };
+  app = await startFixture(session, ['--title', 'Edge Fixture']);
+  probe = createDesktopDriver({ env: session.env });
+  channel = (await semanticChannelOf(probe, app.pid)).channel;
+  dataDir = tmpDataDir('uplink-desktop-edges-');
+  writeFileSync(join(dataDir, 'config.json'), JSON.stringify(APPROVE_DESKTOP));
+  const env = { ...cliEnv(b, dataDir, sessionVars) } as Record<string, string>;
+  delete env.NO_AT_BRIDGE;
+  client = new Client({ name: 'claude', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env, cwd: ROOT, stderr: 'pipe' }));
+}, 120_000);
+
+afterAll(async () => {
+  await client?.close();
+  await probe?.dispose();
+  await app?.stop();
+  await session?.stop();
+});
+
+describe('desktop through MCP (uplink mcp)', () => {
+  it('lists the window, reads its tree and runs doctor', async () => {
+    const list = await json<Array<{ channel: string; detail: { pid: number } }>>('channel_list', {});
+    expect(list.find((c) => c.channel === channel)?.detail.pid).toBe(app.pid);
+    const tree = await json<{ nodes: Array<{ role: string; name: string }> }>('channel_observe', { channel, op: 'tree', args: { max_depth: 3 } });
+    expect(tree.nodes[0]).toMatchObject({ role: 'frame', name: 'Edge Fixture' });
+    const doctor = await call('channel_doctor', {});
+    expect(doctor.text).toMatch(/XTEST extension present/);
+  });
+
+  it('set-text and activate through AT-SPI (the default kind), then type through X11 when forced', async () => {
+    await json('channel_act', { channel, op: 'set-text', args: { path: '//text[Name]', text: 'from mcp' } });
+    await app.state((s) => s.entry === 'from mcp', 'entry = "from mcp"');
+    await json('channel_act', { channel, op: 'activate', args: { path: '//push button[Count]' } });
+    await app.state((s) => s.clicks === 1, 'clicks = 1');
+    await json('channel_act', { channel, op: 'click', args: { x: 210, y: 54 } });
+    await json('channel_act', { channel, op: 'key', args: { chord: 'End' } });
+    await json('channel_act', { channel, op: 'type', args: { text: ' + pixels' }, interaction: 'visual_ui' });
+    await app.state((s) => s.entry === 'from mcp + pixels', 'entry = "from mcp + pixels"');
+  });
+
+  it('answers a wrong kind, a wrong tool and an ambiguous element with rendered errors', async () => {
+    const kind = await call('channel_act', { channel, op: 'click', args: { x: 1, y: 1 }, interaction: 'semantic_ui' });
+    expect(kind.error).toBe(true);
+    expect(kind.text).toMatch(/^uplink error \[desktop:Invalid\]: click is not offered under interaction semantic_ui/);
+    const tool = await call('channel_observe', { channel, op: 'click', args: { x: 1, y: 1 } });
+    expect(tool.text).toMatch(/^uplink error \[desktop:Invalid\]: click is mutating; call it with channel_act/);
+    const ambiguous = await call('channel_act', { channel, op: 'activate', args: { path: '//label' } });
+    expect(ambiguous.text).toMatch(/^uplink error \[desktop:Rejected\]: ambiguous target: 2 elements match \/\/label — hint: /);
+  });
+});
+
+describe('desktop through the CLI', () => {
+  it('channels, invoke with --interaction, and doctor', async () => {
+    const channels = await runCli(b, dataDir, ['channels', '--json'], sessionVars);
+    expect(channels.code).toBe(0);
+    expect((JSON.parse(channels.stdout) as Array<{ channel: string }>).map((c) => c.channel)).toContain(channel);
+    const typed = await runCli(b, dataDir, ['invoke', channel, 'type', JSON.stringify({ text: '!' }), '--interaction', 'semantic_ui', '--json'], sessionVars);
+    expect(typed.code).toBe(0);
+    expect(JSON.parse(typed.stdout)).toMatchObject({ confirmed: true });
+    await app.state((s) => (s.entry ?? '').endsWith('!'), 'entry ends with "!"');
+    const refused = await runCli(b, dataDir, ['invoke', channel, 'tree', '{}', '--interaction', 'visual_ui'], sessionVars);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/uplink error \[desktop:Invalid\]: tree is not offered under interaction visual_ui/);
+    const doctor = await runCli(b, dataDir, ['doctor'], sessionVars);
+    expect(doctor.stdout + doctor.stderr).toMatch(/accessibility bus reachable/);
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * Streamable HTTP: the real SDK client against `uplink serve`, the bearer token and Origin checks,
+ * approvals decided by a (stand-in) panel over HTTP, and kill -9 durability of a decision.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { buildForTests, runCli, startApprover, startServe, tmpDataDir, waitFor } from '../../fixtures/hub-build';
+import type { Served, TestBuild } from '../../fixtures/hub-build';
+
+let b: TestBuild;
+let dir: string;
+let served: Served;
+let token: string;
+
+function text(r: unknown): string {
+  return ((r as CallToolResult).content[0] as { text: string }).text;
+}
+
+async function httpClient(mcpUrl: string, bearer: string, name = 'http-agent'): Promise<Client> {
+  const c = new Client({ name, version: '1.2.3' });
+  await c.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } }));
+  return c;
+}
+
+const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+beforeAll(async () => {
+  b = await buildForTests();
+  dir = tmpDataDir();
+  served = await startServe(b, dir);
+  token = readFileSync(join(dir, 'token'), 'utf8').trim();
+});
+
+afterAll(async () => {
+  await served?.stop();
+});
+
+describe('uplink serve', () => {
+  it('prints the panel URL with the token in the fragment, and the MCP URL, on 127.0.0.1', () => {
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(served.mcp_url).toBe(`${served.url}/mcp`);
+    expect(served.panel_url).toBe(`${served.url}/#token=${token}`);
+  });
+
+  it('creates the token file with mode 0600 and announces itself in hub.json', () => {
+    expect(statSync(join(dir, 'token')).mode & 0o777).toBe(0o600);
+    const hubJson = JSON.parse(readFileSync(join(dir, 'hub.json'), 'utf8')) as { url: string; pid: number };
+    expect(hubJson).toMatchObject({ url: served.url, pid: served.pid });
+  });
+
+  it('the SDK client lists tools and calls both classes over Streamable HTTP', async () => {
+    const c = await httpClient(served.mcp_url, token);
+    const { tools } = await c.listTools();
+    expect(tools).toHaveLength(7);
+    expect(JSON.parse(text(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } })))).toEqual({ ok: true });
+    const act = await c.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
+    expect(act.isError).toBe(true);
+    expect(text(act)).toContain('no Uplink panel is open');
+    await c.close();
+  });
+
+  it('requests without a token, or with a wrong one, get 401', async () => {
+    const none = await fetch(served.mcp_url, { method: 'POST', headers: mcpHeaders, body: initialize });
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    expect(((await none.json()) as { error: { message: string } }).error.message).toMatch(/^uplink error \[core:Rejected\]: missing or wrong bearer token — hint: /);
+    const wrong = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${'x'.repeat(token.length)}` }, body: initialize });
+    expect(wrong.status).toBe(401);
+    await expect(httpClient(served.mcp_url, 'wrong-token')).rejects.toThrow();
+  });
+
+  it('a foreign Origin gets 403 even with the right token; no CORS headers are sent', async () => {
+    const res = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin: 'http://evil.example' }, body: initialize });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    const own = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin: served.url }, body: initialize });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('a body over the limit is refused and the server keeps serving', async () => {
+    const res = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${token}` }, body: 'x'.repeat(5 * 1024 * 1024) });
+    expect(res.status).toBe(413);
+    const health = await fetch(`${served.url}/health`);
+    expect(await health.json()).toEqual({ app: 'uplink', ok: true });
+  });
+
+  it('refused HTTP requests are recorded in the audit', async () => {
+    const entries = await waitFor(async () => {
+      const log = await runCli(b, dir, ['log', '--json', '--state', 'rejected', '--limit', '100']);
+      const rows = log.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { message: string });
+      return rows.some((r) => r.message.includes('HTTP 403')) ? rows : undefined;
+    }, 20_000, 'audited refusals');
+    expect(entries.some((e) => e.message.startsWith('HTTP 401 on /mcp: no bearer token'))).toBe(true);
+    expect(entries.some((e) => e.message.startsWith('HTTP 401 on /mcp: a wrong bearer token'))).toBe(true);
+    expect(entries.some((e) => e.message.startsWith('HTTP 403 on /mcp: foreign origin http://evil.example'))).toBe(true);
+    expect(entries.some((e) => e.message.startsWith('HTTP 413 on /mcp'))).toBe(true);
+    expect(JSON.stringify(entries)).not.toContain(token);
+  });
+});
+
+describe('approvals over HTTP and durability', () => {
+  it('a panel approval lets channel_act run; an "always" decision reported to the agent survives kill -9', async () => {
+    const d = tmpDataDir();
+    const hub = await startApprover(b, d, 'always');
+    const c = await httpClient(hub.mcp_url, hub.token, 'durable-agent');
+    const r = await c.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'keep me' } } });
+    expect(r.isError).toBeFalsy();
+    expect(JSON.parse(text(r))).toEqual({ written: 7 });
+    // The agent has its answer: kill the hub without any chance to flush.
+    hub.child.kill('SIGKILL');
+    await new Promise((resolve) => hub.child.once('close', resolve));
+    const db = new Database(join(d, 'audit.sqlite'), { readonly: true });
+    const decision = db.prepare("SELECT * FROM entries WHERE type = 'decision' AND op = 'write'").get() as Record<string, unknown>;
+    db.close();
+    expect(decision).toMatchObject({ authorized: 'operator', by_who: 'stand-in-operator', granted: 1, agent_name: 'durable-agent', agent_version: '1.2.3' });
+    const config = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) as { approvals: { rules: Array<{ channel: string; op: string }> } };
+    expect(config.approvals.rules).toEqual([expect.objectContaining({ channel: 'test:alpha', op: 'write', agent: 'durable-agent' })]);
+  });
+
+  it('an operator deny reaches the HTTP agent with the reason', async () => {
+    const d = tmpDataDir();
+    const hub = await startApprover(b, d, 'deny');
+    const c = await httpClient(hub.mcp_url, hub.token);
+    const r = await c.callTool({ name: 'channel_send', arguments: { channel: 'test:beta', message: 'hello' } });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toBe('uplink error [test:Rejected]: the operator denied send on test:beta: test says no — hint: do not retry the same action unchanged; ask the operator what they want instead');
+    await c.close();
+    await hub.stop();
+  });
+});

@@ -1,0 +1,196 @@
+/**
+ * The real MCP SDK client against `uplink mcp` over stdio (embedded headless hub, fixture
+ * drivers), and against `uplink mcp` forwarding to a running `uplink serve`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { buildForTests, cliEnv, runCli, startApprover, startServe, tmpDataDir, ROOT } from '../../fixtures/hub-build';
+import type { Served, TestBuild } from '../../fixtures/hub-build';
+
+let b: TestBuild;
+let dir: string;
+let client: Client;
+
+async function connect(dataDir: string, name = 'vitest-agent'): Promise<Client> {
+  const c = new Client({ name, version: '9.9.9' });
+  const env = cliEnv(b, dataDir) as Record<string, string>;
+  await c.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env, cwd: ROOT, stderr: 'pipe' }));
+  return c;
+}
+
+function text(r: unknown): string {
+  const res = r as CallToolResult;
+  return (res.content[0] as { text: string }).text;
+}
+
+beforeAll(async () => {
+  b = await buildForTests();
+  dir = tmpDataDir();
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ hub: { driver_timeout_ms: 300 } }));
+  client = await connect(dir);
+});
+
+afterAll(async () => {
+  await client?.close();
+});
+
+describe('uplink mcp (stdio, embedded hub)', () => {
+  it('lists the seven tools', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['channel_act', 'channel_describe', 'channel_doctor', 'channel_list', 'channel_observe', 'channel_recv', 'channel_send']);
+  });
+
+  it('lists channels and describes ops', async () => {
+    const list = JSON.parse(text(await client.callTool({ name: 'channel_list', arguments: {} }))) as Array<{ channel: string }>;
+    expect(list.map((c) => c.channel)).toEqual(['test:alpha', 'test:beta']);
+    const d = JSON.parse(text(await client.callTool({ name: 'channel_describe', arguments: { channel: 'test:alpha', op: 'write' } }))) as { ops: Array<{ op: string; tool: string }> };
+    expect(d.ops).toEqual([expect.objectContaining({ op: 'write', tool: 'channel_act', mutating: true })]);
+  });
+
+  it('channel_observe runs a read-only op', async () => {
+    const r = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hello' } } });
+    expect(r.isError).toBeFalsy();
+    expect(JSON.parse(text(r))).toEqual({ text: 'hello' });
+  });
+
+  it('channel_act without a panel is refused with the hint how to approve', async () => {
+    const r = await client.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/^uplink error \[test:Rejected\]: write on test:alpha needs operator approval and no Uplink panel is open — hint: open the panel .*approvals\.rules$/);
+    const s = await client.callTool({ name: 'channel_send', arguments: { channel: 'test:alpha', message: 'hi' } });
+    expect(text(s)).toContain('[test:Rejected]: send on test:alpha needs operator approval');
+  });
+
+  it('the wrong tool class is Invalid naming the right tool', async () => {
+    const a = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
+    expect(a.isError).toBe(true);
+    expect(text(a)).toBe('uplink error [test:Invalid]: write is mutating; call it with channel_act, not channel_observe — hint: use the channel_act tool');
+    const b2 = await client.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'noop' } });
+    expect(text(b2)).toBe('uplink error [test:Invalid]: noop is read-only; call it with channel_observe, not channel_act — hint: use the channel_observe tool');
+    const c = await client.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'send', args: { message: 'x' } } });
+    expect(text(c)).toBe('uplink error [test:Invalid]: send is not taken by channel_act — hint: use the channel_send tool');
+  });
+
+  it('bad input: malformed JSON args, params_schema, unknown channel, unknown op, oversized message, bad tool args', async () => {
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['channel_observe', { channel: 'test:alpha', op: 'echo', args: '{"text": ' }, /^uplink error \[test:Invalid\]: args for echo are not valid JSON/],
+      ['channel_observe', { channel: 'test:alpha', op: 'echo', args: { text: 1 } }, /^uplink error \[test:Invalid\]: args for echo do not match its params_schema: .*\/args\/text.*type/],
+      ['channel_observe', { channel: 'test:zzz', op: 'noop' }, /^uplink error \[test:NotFound\]: no channel test:zzz — hint: list channels/],
+      ['channel_observe', { channel: 'nope:1', op: 'noop' }, /^uplink error \[nope:NotFound\]: no driver named nope/],
+      ['channel_observe', { channel: 'test:alpha', op: 'teleport' }, /^uplink error \[test:NotFound\]: test has no op "teleport"/],
+      ['channel_send', { channel: 'test:alpha', message: 'x'.repeat(65 * 1024) }, /^uplink error \[test:Invalid\]: the send payload is \d+ bytes; the limit is 65536 bytes/],
+      ['channel_observe', { channel: 'test:alpha' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid at \/: required \(op\)/],
+      ['channel_observe', { channel: 'test:alpha', op: 'noop', interaction: 'telepathy' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid at \/interaction: enum/],
+      ['channel_teleport', {}, /^uplink error \[core:NotFound\]: no tool channel_teleport/],
+    ];
+    for (const [name, args, re] of cases) {
+      const r = await client.callTool({ name, arguments: args });
+      expect(r.isError, name).toBe(true);
+      expect(text(r)).toMatch(re);
+    }
+  });
+
+  it('a driver that throws, hangs, or breaks its result_schema gets a clear error and the server keeps serving', async () => {
+    const crash = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'crash' } });
+    expect(text(crash)).toBe('uplink error [test:Upstream]: the driver failed unexpectedly — hint: the operator can see the detail in `uplink log`; retry, or run `uplink doctor`');
+    const hang = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'hang' } });
+    expect(text(hang)).toMatch(/^uplink error \[test:Timeout\]: test\.hang did not finish within/);
+    const bad = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'bad-output' } });
+    expect(text(bad)).toMatch(/^uplink error \[test:Invalid\]: the driver's result for bad-output breaks its result_schema/);
+    const ok = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } });
+    expect(JSON.parse(text(ok))).toEqual({ ok: true });
+  });
+
+  it('progress notifications arrive when the request asks for them', async () => {
+    const seen: string[] = [];
+    const r = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } }, undefined, {
+      onprogress: (p) => seen.push(p.message ?? ''),
+      timeout: 30_000,
+    });
+    expect(JSON.parse(text(r))).toEqual({ waited: 2600 });
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen[0]).toContain('test.slow running');
+  });
+
+  it('channel_doctor and channel_recv answer', async () => {
+    const d = JSON.parse(text(await client.callTool({ name: 'channel_doctor', arguments: {} }))) as { ok: boolean; drivers: unknown[] };
+    expect(d.ok).toBe(true);
+    const r = JSON.parse(text(await client.callTool({ name: 'channel_recv', arguments: {} }))) as { items: unknown[]; next_cursor: number };
+    expect(r).toEqual({ items: [], next_cursor: 0 });
+  });
+
+  it('every call appears in uplink log with the client name/version and how it was authorized', async () => {
+    const log = await runCli(b, dir, ['log', '--json', '--limit', '1000']);
+    expect(log.code).toBe(0);
+    const entries = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const agentOf = (e: Record<string, unknown>): unknown => e.agent;
+    expect(entries.some((e) => e.kind === 'succeeded' && e.op === 'echo')).toBe(true);
+    expect(entries.filter((e) => e.op === 'echo').every((e) => JSON.stringify(agentOf(e)).includes('"name":"vitest-agent","version":"9.9.9"'))).toBe(true);
+    expect(entries.some((e) => e.type === 'decision' && e.op === 'write' && e.authorized === 'default_policy' && e.granted === false)).toBe(true);
+    expect(entries.some((e) => e.kind === 'accepted' && e.op === 'echo' && e.authorized === 'default_policy' && e.granted === true)).toBe(true);
+    // Bad input is recorded too: the malformed JSON, the bad tool args and the unknown channel.
+    expect(entries.some((e) => e.type === 'rejected' && String(e.message).includes('not valid JSON'))).toBe(true);
+    expect(entries.some((e) => e.type === 'rejected' && e.channel === 'test:zzz')).toBe(true);
+    expect(entries.some((e) => e.kind === 'failed' && e.op === 'hang' && e.error_kind === 'Timeout')).toBe(true);
+    const human = await runCli(b, dir, ['log', '--limit', '5']);
+    expect(human.stdout).toMatch(/agent=mcp:vitest-agent@9\.9\.9/);
+  });
+});
+
+describe('uplink mcp forwarding to a running hub', () => {
+  let served: Served;
+  let fwdDir: string;
+  let fwd: Client;
+
+  beforeAll(async () => {
+    fwdDir = tmpDataDir();
+    served = await startServe(b, fwdDir, { UPLINK_TEST_MARK: 'served' });
+    fwd = await connect(fwdDir, 'forwarded-agent');
+  });
+
+  afterAll(async () => {
+    await fwd?.close();
+    await served?.stop();
+  });
+
+  it('relays to the running hub (its drivers answer) and the agent name reaches it', async () => {
+    const list = JSON.parse(text(await fwd.callTool({ name: 'channel_list', arguments: {} }))) as Array<{ detail: { mark?: string } }>;
+    expect(list[0]!.detail.mark).toBe('served');
+    const r = await fwd.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
+    expect(text(r)).toContain('no Uplink panel is open');
+    const log = await runCli(b, fwdDir, ['log', '--json', '--op', 'write']);
+    const entries = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as { agent?: { name: string; version?: string } });
+    expect(entries.length).toBeGreaterThan(0);
+    expect(entries.every((e) => e.agent?.name === 'forwarded-agent' && e.agent.version === '9.9.9')).toBe(true);
+  });
+
+  it('progress notifications travel through the relay', async () => {
+    const seen: string[] = [];
+    const r = await fwd.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } }, undefined, { onprogress: (p) => seen.push(p.message ?? ''), timeout: 30_000 });
+    expect(JSON.parse(text(r))).toEqual({ waited: 2600 });
+    expect(seen.some((m) => m.includes('test.slow running'))).toBe(true);
+  });
+});
+
+describe("uplink mcp forwarding: approvals reach the running hub's panel", () => {
+  it("a stdio agent's channel_act is approved by the operator of the running hub", async () => {
+    const d = tmpDataDir();
+    const hub = await startApprover(b, d, 'once');
+    const c = await connect(d, 'relayed-agent');
+    try {
+      const r = await c.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'via relay' } } });
+      expect(r.isError).toBeFalsy();
+      expect(JSON.parse(text(r))).toEqual({ written: 9 });
+      const log = await runCli(b, d, ['log', '--json', '--op', 'write']);
+      const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision');
+      expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { kind: 'mcp', name: 'relayed-agent', version: '9.9.9' } });
+    } finally {
+      await c.close();
+      await hub.stop();
+    }
+  });
+});

@@ -1,0 +1,125 @@
+/** The SQLite audit store: schema version, filters, paging, persistence across reopen. */
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { AUDIT_SCHEMA_VERSION, AuditStore } from '../../../src/main/hub/audit-store';
+
+const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-audit-')), 'audit.sqlite');
+const agent = { kind: 'mcp' as const, name: 'claude', version: '1' };
+
+describe('AuditStore', () => {
+  it('uses WAL and records its schema version', () => {
+    const path = fresh();
+    new AuditStore(path).close();
+    const db = new Database(path);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('user_version', { simple: true })).toBe(AUDIT_SCHEMA_VERSION);
+    db.close();
+  });
+
+  it('two stores on one file (a CLI beside a running hub) share it', () => {
+    const path = fresh();
+    const a = new AuditStore(path);
+    const b = new AuditStore(path);
+    a.append({ at: 1, type: 'event', kind: 'accepted' });
+    b.append({ at: 2, type: 'event', kind: 'started' });
+    expect(a.query({}).entries.map((e) => e.kind)).toEqual(['started', 'accepted']);
+    a.close();
+    b.close();
+  });
+
+  it('refuses a database from a newer schema', () => {
+    const path = fresh();
+    const db = new Database(path);
+    db.pragma('user_version = 99');
+    db.close();
+    expect(() => new AuditStore(path)).toThrow(/newer Uplink/);
+  });
+
+  it('filters by channel, op, agent, state, type and text, and pages by cursor', () => {
+    const s = new AuditStore(fresh());
+    for (let i = 0; i < 25; i++) {
+      s.append({ at: 1000 + i, type: 'event', kind: 'succeeded', channel: i % 2 ? 'tmux:%1' : 'tmux:%2', op: i % 3 ? 'read' : 'send', agent, state: 'succeeded', args: { n: i, note: `item-${i}` } });
+    }
+    s.appendDurable({ at: 2000, type: 'decision', kind: 'decision', authorized: 'operator', by: 'alice', granted: false, reason: 'no 100% sure' });
+    expect(s.query({ channel: 'tmux:%1' }).entries).toHaveLength(12);
+    expect(s.query({ op: 'send' }).entries).toHaveLength(9);
+    expect(s.query({ agent: 'claude', state: 'succeeded' }).entries).toHaveLength(25);
+    expect(s.query({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'operator', by: 'alice', granted: false });
+    expect(s.query({ text: 'item-17' }).entries.map((e) => e.args)).toEqual([{ n: 17, note: 'item-17' }]);
+    expect(s.query({ text: '100%' }).entries).toHaveLength(1);
+    expect(s.query({ text: '_' }).entries).toHaveLength(0);
+    // Backwards from the newest, then onwards with the cursor.
+    const first = s.query({ limit: 10 });
+    expect(first.entries.map((e) => e.id)).toEqual([26, 25, 24, 23, 22, 21, 20, 19, 18, 17]);
+    const second = s.query({ limit: 10, before: first.next_cursor });
+    expect(second.entries[0]!.id).toBe(16);
+    const last = s.query({ limit: 10, before: 7 });
+    expect(last.entries).toHaveLength(6);
+    expect(last.next_cursor).toBeUndefined();
+    // Forwards (follow).
+    const fwd = s.query({ after: 20, limit: 100 });
+    expect(fwd.entries.map((e) => e.id)).toEqual([21, 22, 23, 24, 25, 26]);
+    expect(fwd.next_cursor).toBe(26);
+    expect(s.query({ after: 26 }).next_cursor).toBe(26);
+    s.close();
+  });
+
+  it('survives a reopen (restart) with entries and rule usage', () => {
+    const path = fresh();
+    const a = new AuditStore(path);
+    a.append({ at: 1, type: 'rejected', kind: 'rejected', channel: 'x:1', agent, error_kind: 'NotFound', message: 'no channel x:1' });
+    a.touchRule('r1', 10);
+    a.touchRule('r1', 20);
+    a.close();
+    const b = new AuditStore(path);
+    expect(b.query({}).entries[0]).toMatchObject({ type: 'rejected', channel: 'x:1', agent, error_kind: 'NotFound' });
+    expect(b.ruleUsage().get('r1')).toEqual({ last_used_at: 20, uses: 2 });
+    b.close();
+  });
+
+  it('keeps a succeeded output across reopen, with screenshots summarized instead of stored', () => {
+    const path = fresh();
+    const png = 'iVBOR'.padEnd(50_000, 'A');
+    const a = new AuditStore(path);
+    a.append({ at: 1, type: 'event', kind: 'succeeded', invocation_id: 'inv-1', output: { text: 'hello', png_base64: png, width: 800 } });
+    a.close();
+    const b = new AuditStore(path);
+    const [entry] = b.query({ invocation_id: 'inv-1' }).entries;
+    const output = entry!.output as { text: string; png_base64: string; width: number };
+    expect(output.text).toBe('hello');
+    expect(output.width).toBe(800);
+    expect(output.png_base64).toMatch(/^iVBOR.*\(50000 chars, not stored\)$/);
+    b.close();
+  });
+
+  it('migrates a version-1 database in place, keeping its entries', () => {
+    const path = fresh();
+    new AuditStore(path).close();
+    const db = new Database(path);
+    db.exec('ALTER TABLE entries DROP COLUMN output');
+    db.pragma('user_version = 1');
+    db.prepare("INSERT INTO entries (at, type, kind, invocation_id) VALUES (5, 'event', 'accepted', 'old-1')").run();
+    db.close();
+    const store = new AuditStore(path);
+    expect(store.query({ invocation_id: 'old-1' }).entries.map((e) => e.kind)).toEqual(['accepted']);
+    store.append({ at: 6, type: 'event', kind: 'succeeded', invocation_id: 'old-1', output: { ok: true } });
+    expect(store.query({ invocation_id: 'old-1' }).entries[0]!.output).toEqual({ ok: true });
+    store.close();
+    const check = new Database(path);
+    expect(check.pragma('user_version', { simple: true })).toBe(AUDIT_SCHEMA_VERSION);
+    check.close();
+  });
+
+  it('caps huge args', () => {
+    const s = new AuditStore(fresh());
+    const e = s.append({ at: 1, type: 'event', kind: 'accepted', args: { big: 'x'.repeat(100_000) } });
+    const back = s.query({}).entries[0]!;
+    expect(e.id).toBe(back.id);
+    expect(typeof back.args).toBe('string');
+    expect(String(back.args).length).toBeLessThan(17_000);
+    s.close();
+  });
+});

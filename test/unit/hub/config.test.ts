@@ -1,0 +1,83 @@
+/** The config file: defaults, validation with locations, last-good on breakage, atomic edits, watching. */
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigStore, DEFAULT_APPROVAL_TIMEOUT_MS } from '../../../src/main/hub/config';
+import { jsonErrorLocation } from '../../../src/main/hub/json-locate';
+
+const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-cfg-')), 'config.json');
+
+describe('ConfigStore', () => {
+  it('a missing file gives the defaults', () => {
+    const c = new ConfigStore(fresh());
+    expect(c.get().approvals).toEqual({ timeout_ms: DEFAULT_APPROVAL_TIMEOUT_MS, rules: [] });
+    expect(c.error()).toBeUndefined();
+  });
+
+  it('a syntax error keeps the last good config and names line and column', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ approvals: { timeout_ms: 5000 } }));
+    const c = new ConfigStore(path);
+    writeFileSync(path, '{\n  "approvals": {\n    "timeout_ms": 5000,\n  }\n}');
+    expect(c.reload()).toMatch(/invalid JSON at line 4, column 3/);
+    expect(c.get().approvals.timeout_ms).toBe(5000);
+    expect(c.error()).toBeDefined();
+  });
+
+  it('schema errors name the JSON pointer; duplicate rule ids are refused', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'r', channel: 'tmux:*' }] } }));
+    expect(new ConfigStore(path).error()).toContain('/approvals/rules/0 must have required property');
+    writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'r', channel: 'a', op: 'b' }, { id: 'r', channel: 'c', op: 'd' }] } }));
+    expect(new ConfigStore(path).error()).toContain('rule id "r" twice');
+  });
+
+  it('driver sections are validated by the schema the driver exports, and read live', () => {
+    const path = fresh();
+    const schemas = { tmux: { type: 'object', properties: { socket: { type: 'string' } }, additionalProperties: false } };
+    writeFileSync(path, JSON.stringify({ tmux: { socket: 1 } }));
+    expect(new ConfigStore(path, schemas).error()).toContain('/tmux/socket must be string');
+    writeFileSync(path, JSON.stringify({ tmux: { socket: '/s' } }));
+    const c = new ConfigStore(path, schemas);
+    const section = c.section<{ socket: string }>('tmux');
+    expect(section()?.socket).toBe('/s');
+    writeFileSync(path, JSON.stringify({ tmux: { socket: '/t' } }));
+    c.reload();
+    expect(section()?.socket).toBe('/t');
+  });
+
+  it('update edits atomically, preserves other sections and leaves no temp file', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ desktop: { x: 1 }, approvals: { timeout_ms: 9000 } }));
+    const c = new ConfigStore(path);
+    c.update((raw) => {
+      (raw.approvals as { rules?: unknown[] }).rules = [{ id: 'r1', channel: 'tmux:%1', op: 'send' }];
+    });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ desktop: { x: 1 }, approvals: { timeout_ms: 9000, rules: [{ id: 'r1', channel: 'tmux:%1', op: 'send' }] } });
+    expect(readdirSync(join(path, '..')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(() => c.update((raw) => void (raw.approvals = { timeout_ms: 'x' }))).toThrow(/would be invalid/);
+  });
+
+  it('watch reloads after the file changes', async () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ approvals: { timeout_ms: 2000 } }));
+    const c = new ConfigStore(path);
+    const stop = c.watch(20);
+    writeFileSync(path, JSON.stringify({ approvals: { timeout_ms: 3000 } }));
+    const deadline = Date.now() + 5000;
+    while (c.get().approvals.timeout_ms !== 3000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    stop();
+    expect(c.get().approvals.timeout_ms).toBe(3000);
+  });
+});
+
+describe('jsonErrorLocation', () => {
+  it('finds the first bad character', () => {
+    expect(jsonErrorLocation('{"a": 1}')).toBeUndefined();
+    expect(jsonErrorLocation('{"a": 1,}')).toBe('line 1, column 9');
+    expect(jsonErrorLocation('[1, 2\n, oops]')).toBe('line 2, column 3');
+    expect(jsonErrorLocation('{"a": 1} x')).toBe('line 1, column 10');
+    expect(jsonErrorLocation('{"a": tru}')).toBe('line 1, column 7');
+  });
+});
