@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// `npm start`: build, then launch the Electron app (hub + MCP over HTTP + panel). Where Electron
+// cannot start — no binary, no display — say why in one line and run the browser panel instead
+// (`uplink serve`), which prints its URL.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+
+const built = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
+
+/** The Electron binary path, or why there is none. */
+function electronBinary() {
+  try {
+    const pkg = dirname(require.resolve('electron/package.json'));
+    const pathFile = join(pkg, 'path.txt');
+    if (!existsSync(pathFile)) return { why: 'the Electron binary is not installed (node_modules/electron has no path.txt; run `node node_modules/electron/install.js` with network access)' };
+    const bin = join(pkg, 'dist', readFileSync(pathFile, 'utf8').trim());
+    return existsSync(bin) ? { bin } : { why: `the Electron binary is missing at ${bin}` };
+  } catch {
+    return { why: 'the electron package is not installed' };
+  }
+}
+
+function hasDisplay() {
+  if (process.platform === 'win32' || process.platform === 'darwin') return true;
+  return Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+}
+
+const electron = electronBinary();
+const why = electron.bin ? (hasDisplay() ? undefined : 'no display server ($DISPLAY and $WAYLAND_DISPLAY are unset)') : electron.why;
+
+const passthrough = (child) => {
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+};
+
+if (!why) {
+  passthrough(spawn(electron.bin, [root], { cwd: root, stdio: 'inherit' }));
+} else {
+  console.log(`uplink: not starting the Electron app: ${why} — starting the browser panel instead (open the URL below).`);
+  const args = [join(root, 'bin/uplink'), 'serve', ...process.argv.slice(2)];
+  passthrough(spawn(process.execPath, args, { cwd: root, stdio: 'inherit' }));
+}

@@ -1,0 +1,99 @@
+/**
+ * Maps hub types onto the panel's wire types (src/shared/panel-types.ts). The panel wire is
+ * flatter than the hub's: an agent is its name, times are epoch milliseconds.
+ */
+import type { AuditEntry, PendingApproval as HubPending, StandingRuleStatus } from '../../hub/types';
+import type { ApprovalRule, InvocationDetail, PendingApproval, TimelineEvent } from '../../../shared/panel-types';
+import type { JsonValue } from '../../../shared/wire';
+
+/** A pending approval as the panel shows it. */
+export function toPanelApproval(a: HubPending): PendingApproval {
+  const out: PendingApproval = {
+    approval_id: a.approval_id,
+    invocation_id: a.invocation_id,
+    agent: a.agent.name,
+    agent_kind: a.agent.kind,
+    channel: a.channel,
+    channel_labels: a.channel_labels,
+    op: a.op,
+    capability_id: a.capability_id,
+    args: a.args,
+    provider_id: a.provider_id,
+    interaction: a.interaction,
+    requested_at: a.created_at,
+    expires_at: a.deadline,
+  };
+  if (a.preview) out.preview = a.preview;
+  return out;
+}
+
+/** An audit entry as a timeline event; undefined fields are dropped so payloads stay small. */
+export function toTimelineEvent(e: AuditEntry): TimelineEvent {
+  const out: Record<string, unknown> = {
+    cursor: e.id,
+    at: e.at,
+    type: e.type,
+    kind: e.kind,
+    invocation_id: e.invocation_id,
+    sequence: e.sequence,
+    channel: e.channel,
+    op: e.op,
+    capability_id: e.capability_id,
+    agent: e.agent?.name,
+    provider_id: e.provider_id,
+    interaction: e.interaction,
+    state: e.state,
+    error_code: e.error_code,
+    message: e.message,
+    hint: e.hint,
+    detail: e.detail,
+    authorized: e.authorized,
+    granted: e.granted,
+    by: e.by,
+    reason: e.reason,
+    args: e.args,
+    duration_ms: e.duration_ms,
+  };
+  for (const k of Object.keys(out)) if (out[k] === undefined || out[k] === null) delete out[k];
+  return out as unknown as TimelineEvent;
+}
+
+/** A standing rule as the panel lists it. */
+export function toPanelRule(r: StandingRuleStatus): ApprovalRule {
+  const out: ApprovalRule = { rule_id: r.id, channel: r.channel, op: r.op, uses: r.uses };
+  if (r.agent !== undefined) out.agent = r.agent;
+  if (r.created_at !== undefined) out.created_at = r.created_at;
+  if (r.created_by !== undefined) out.created_by = r.created_by;
+  if (r.note !== undefined) out.note = r.note;
+  if (r.last_used_at !== undefined) out.last_used_at = r.last_used_at;
+  return out;
+}
+
+/** Folds an invocation's audit entries (oldest first) into the detail pane's view. */
+export function toInvocationDetail(invocationId: string, entries: AuditEntry[]): InvocationDetail {
+  const detail: InvocationDetail = { invocation_id: invocationId, events: entries.map(toTimelineEvent) };
+  for (const e of entries) {
+    detail.capability_id ??= e.capability_id;
+    detail.channel ??= e.channel;
+    detail.op ??= e.op;
+    detail.agent ??= e.agent?.name;
+    detail.provider_id ??= e.provider_id;
+    detail.interaction ??= e.interaction;
+    if (e.args !== undefined) detail.args ??= e.args;
+    // Forward-compatible: the audit store may keep a (capped, redacted) result on terminal entries.
+    const output = (e as { output?: JsonValue }).output;
+    if (output !== undefined) detail.output = output;
+    if (e.state) detail.state = e.state;
+    if (e.duration_ms !== undefined) detail.duration_ms = e.duration_ms;
+    if (e.authorized) {
+      detail.authorized = e.authorized;
+      if (e.by) detail.authorized_by = e.by;
+    }
+    if (e.message && (e.kind === 'failed' || e.kind === 'rejected' || e.kind === 'approval_denied' || e.kind === 'cancelled')) {
+      detail.error = e.hint ? `${e.message} — hint: ${e.hint}` : e.message;
+    }
+    if (e.detail) detail.error_detail = e.detail;
+  }
+  for (const k of Object.keys(detail) as Array<keyof InvocationDetail>) if (detail[k] === undefined) delete detail[k];
+  return detail;
+}

@@ -1,0 +1,243 @@
+/**
+ * One connected panel (a WebSocket or the Electron window): the PanelApi's handlers over the Hub,
+ * and the hub's streams forwarded as panel events. While a session is open it counts as an
+ * attached panel, so mutating requests ask the operator instead of being denied.
+ */
+import type { Hub } from '../../hub/hub';
+import type { AgentIdentity } from '../../hub/types';
+import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
+import type { ChannelList, PanelChannel, PanelSettings, SelectionExplanation } from '../../../shared/panel-types';
+import type { InteractionKind, JsonValue } from '../../../shared/wire';
+import { toInvocationDetail, toPanelApproval, toPanelRule, toTimelineEvent } from './mapping';
+import { renderError } from './errors';
+
+/** Facts about the host the settings view shows. */
+export interface PanelHostInfo {
+  /** e.g. `http://127.0.0.1:7345/mcp`; a function because the port is known only once listening. */
+  mcpUrl?: () => string | undefined;
+  /** The bearer token for MCP over HTTP. */
+  token?: string;
+  /** Absolute path of `bin/uplink`. */
+  cliPath?: string;
+  version: string;
+  /** The OS user the operator's decisions are recorded as. */
+  user: string;
+}
+
+/** Broadcasts that concern every open panel (rules changed, hub status). */
+export interface PanelBroadcast {
+  emit<E extends PanelEventName>(event: E, payload: PanelEvents[E]): void;
+  on(listener: <E extends PanelEventName>(event: E, payload: PanelEvents[E]) => void): Disposer;
+}
+
+/** An open panel session. */
+export interface PanelSession {
+  handlers: PanelHandlers;
+  close(): void;
+}
+
+const TMUX_TIERS = ['observer', 'operator', 'godmode'];
+
+/** Builds the hub status payload. */
+export function hubStatus(hub: Hub, startedAt: number, version: string): PanelEvents['hubStatus'] {
+  return { started_at: startedAt, pending_approvals: hub.pendingApprovals().length, attached_panels: hub.panelsAttached(), version };
+}
+
+const toPanelChannel = (driver: string, entry: { channel: string; labels: string[]; detail: JsonValue }): PanelChannel => {
+  const out: PanelChannel = { ...entry, driver };
+  const detail = entry.detail;
+  if (detail && typeof detail === 'object' && !Array.isArray(detail) && typeof detail.tier === 'string') {
+    out.tier = detail.tier;
+    // The tmux driver has the human-only tier control; others only report a tier if any.
+    if (driver === 'tmux') out.tiers = TMUX_TIERS;
+  }
+  return out;
+};
+
+/** Opens a session; `emit` sends an event to this panel only. */
+export function openPanelSession(
+  hub: Hub,
+  host: PanelHostInfo,
+  broadcast: PanelBroadcast,
+  emit: <E extends PanelEventName>(event: E, payload: PanelEvents[E]) => void,
+  startedAt: number,
+): PanelSession {
+  const operator: AgentIdentity = { kind: 'panel', name: 'operator', user: host.user };
+  const disposers: Disposer[] = [];
+  disposers.push(hub.attachPanel());
+  disposers.push(hub.subscribe((entry) => emit('runtimeEvent', toTimelineEvent(entry))));
+  disposers.push(
+    hub.subscribeApprovals((event) => {
+      switch (event.type) {
+        case 'added':
+          emit('approvalAdded', toPanelApproval(event.approval));
+          break;
+        case 'resolved': {
+          const { type: _type, ...rest } = event;
+          emit('approvalResolved', JSON.parse(JSON.stringify(rest)) as PanelEvents['approvalResolved']);
+          break;
+        }
+        default: {
+          const never: never = event;
+          void never;
+        }
+      }
+      emit('hubStatus', hubStatus(hub, startedAt, host.version));
+    }),
+  );
+  disposers.push(broadcast.on((event, payload) => emit(event, payload)));
+  broadcast.emit('hubStatus', hubStatus(hub, startedAt, host.version));
+
+  const settings = (): PanelSettings => {
+    const out: PanelSettings = { approval_timeout_ms: hub.approvalTimeoutMs(), data_dir: hub.dataDir, version: host.version };
+    const url = host.mcpUrl?.();
+    if (url) out.mcp_url = url;
+    if (host.token) out.mcp_token = host.token;
+    if (host.cliPath) out.cli_path = host.cliPath;
+    return out;
+  };
+  const rulesChanged = (): void => broadcast.emit('rulesChanged', hub.listRules().map(toPanelRule));
+
+  const handlers: PanelHandlers = {
+    async listChannels() {
+      const overview = await hub.overview();
+      const list: ChannelList = { channels: [], health: [], errors: [] };
+      for (const d of overview) {
+        list.health.push(d.health);
+        if (d.error) list.errors.push({ driver: d.driver, error: d.error });
+        for (const c of d.channels) list.channels.push(toPanelChannel(d.driver, c));
+      }
+      return list;
+    },
+    async describeChannel({ channel }) {
+      const described = await hub.describe(channel);
+      const driver = channel.slice(0, channel.indexOf(':'));
+      return { channel: toPanelChannel(driver, described.channel), ops: described.ops };
+    },
+    async previewChannel({ channel }) {
+      const ops = await hub.ops(channel);
+      const has = (op: string) => ops.some((o) => o.op === op && !o.mutating);
+      const op = has('read') ? 'read' : has('screenshot') ? 'screenshot' : undefined;
+      if (!op) return { error: `${channel} has no read-only preview op — hint: run one of its ops from the form below` };
+      try {
+        const result = await hub.invoke(channel, op, op === 'read' ? { lines: 40 } : {}, { agent: operator, expect: 'read_only' });
+        const r = (result && typeof result === 'object' && !Array.isArray(result) ? result : {}) as Record<string, JsonValue>;
+        const out: { text?: string; image_png?: string } = {};
+        if (typeof r.text === 'string') out.text = r.text;
+        const png = r.png_base64 ?? r.image_png ?? r.png;
+        if (typeof png === 'string') out.image_png = png;
+        return out;
+      } catch (error) {
+        return { error: renderError(channel, error) };
+      }
+    },
+    async runOp({ channel, op, args }) {
+      try {
+        const output = await hub.invoke(channel, op, args, { agent: operator });
+        return { ok: true, output };
+      } catch (error) {
+        return { ok: false, error: renderError(channel, error) };
+      }
+    },
+    async setTier({ channel, tier }) {
+      await hub.setTier(channel, tier, operator);
+      return { channel, tier };
+    },
+    async listPendingApprovals() {
+      return hub.pendingApprovals().map(toPanelApproval);
+    },
+    async decide({ approval_id, decision, reason }) {
+      try {
+        const result = await hub.decide(approval_id, { kind: decision, by: host.user, ...(reason ? { reason } : {}) });
+        if (decision === 'always') rulesChanged();
+        return { accepted: true, granted: result.granted, ...(result.rule_id ? { rule_id: result.rule_id } : {}) };
+      } catch (error) {
+        // A second decision, or one after the timeout, is not an error for the panel: it is final.
+        return { accepted: false, message: renderError(undefined, error) };
+      }
+    },
+    async listRules() {
+      return hub.listRules().map(toPanelRule);
+    },
+    async revokeRule({ rule_id }) {
+      await hub.revokeRule(rule_id, host.user);
+      rulesChanged();
+      return { revoked: true };
+    },
+    async getSettings() {
+      return settings();
+    },
+    async setApprovalTimeout({ timeout_ms }) {
+      await hub.setApprovalTimeoutMs(timeout_ms, host.user);
+      return settings();
+    },
+    async queryTimeline({ filter, before, limit }) {
+      const page = hub.queryAudit({ ...filter, ...(before !== undefined ? { before } : {}), limit: Math.min(limit ?? 500, 1000) });
+      // The store pages newest first; the panel wants ascending order.
+      const events = page.entries.map(toTimelineEvent).sort((a, b) => a.cursor - b.cursor);
+      return { events, next_before: page.next_cursor ?? null };
+    },
+    async getInvocation({ invocation_id }) {
+      const entries = [];
+      let after = 0;
+      for (let i = 0; i < 20; i++) {
+        const page = hub.queryAudit({ invocation_id, after, limit: 1000 });
+        entries.push(...page.entries);
+        if (page.next_cursor === undefined || page.entries.length === 0) break;
+        after = page.next_cursor;
+      }
+      entries.sort((a, b) => a.id - b.id);
+      return toInvocationDetail(invocation_id, entries);
+    },
+    async listProviders() {
+      return hub.providers().map((p) => ({ provider_id: p.provider_id, driver: p.driver, interaction: p.interaction, capabilities: p.capabilities }));
+    },
+    async explainSelection({ capability_id, provider_id, interaction }) {
+      const raw = await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) });
+      return normalizeExplanation(raw);
+    },
+  };
+
+  let closed = false;
+  return {
+    handlers,
+    close() {
+      if (closed) return;
+      closed = true;
+      for (const d of disposers.splice(0)) d();
+      broadcast.emit('hubStatus', hubStatus(hub, startedAt, host.version));
+    },
+  };
+}
+
+type Obj = { [key: string]: JsonValue };
+const isObj = (v: JsonValue | undefined): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
+const str = (v: JsonValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Reads a kernel `CapabilityOffer` ({provider, capability, interaction}) or a flat ref. */
+function offerRef(v: JsonValue | undefined): { provider_id: string; capability_version: string; interaction: InteractionKind } | undefined {
+  if (!isObj(v)) return undefined;
+  const provider = isObj(v.provider) ? str(v.provider.id) : str(v.provider_id);
+  const version = isObj(v.capability) ? str(v.capability.version) : str(v.capability_version);
+  if (!provider) return undefined;
+  return { provider_id: provider, capability_version: version ?? '?', interaction: (str(v.interaction) ?? 'typed') as InteractionKind };
+}
+
+/** The kernel's `SelectionExplanation` ({selected?: offer, candidates: [{offer, matched, reason}], error?}) in the panel's shape. */
+export function normalizeExplanation(raw: unknown): SelectionExplanation {
+  const json = JSON.parse(JSON.stringify(raw ?? null)) as JsonValue;
+  const out: SelectionExplanation = { candidates: [] };
+  if (!isObj(json)) return { ...out, raw: json };
+  const selected = offerRef(json.selected);
+  if (selected) out.selected = selected;
+  for (const c of Array.isArray(json.candidates) ? json.candidates : []) {
+    if (!isObj(c)) continue;
+    const ref = offerRef(isObj(c.offer) ? c.offer : c);
+    if (!ref) continue;
+    const isSelected = !!selected && selected.provider_id === ref.provider_id && selected.interaction === ref.interaction && selected.capability_version === ref.capability_version;
+    out.candidates.push({ ...ref, selected: isSelected, reason: str(c.reason) ?? (c.matched === true ? 'matches' : 'does not match') });
+  }
+  if (isObj(json.error)) out.error = json.error as unknown as SelectionExplanation['error'];
+  if (!selected && out.candidates.length === 0 && !out.error) out.raw = json;
+  return out;
+}

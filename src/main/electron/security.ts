@@ -1,0 +1,51 @@
+/**
+ * Security module: applies `security-policy.ts` to every web contents — navigation and new
+ * windows blocked, permission requests denied, remote requests refused, CSP header set.
+ */
+import { session } from 'electron';
+import type { AppModule } from './app-module';
+import { ELECTRON_CSP, allowNavigation, isLocalResource, permissionDecision } from './security-policy';
+
+export const securityModule: AppModule = {
+  name: 'security',
+  async enable(ctx) {
+    // Guards on every web contents, registered before any can exist.
+    ctx.app.on('web-contents-created', (_event, contents) => {
+      contents.on('will-navigate', (event, url) => {
+        if (!allowNavigation(url, ctx.rendererIndexUrl)) event.preventDefault();
+      });
+      contents.on('will-redirect', (event, url) => {
+        if (!allowNavigation(url, ctx.rendererIndexUrl)) event.preventDefault();
+      });
+      contents.on('will-attach-webview', (event) => event.preventDefault());
+      contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+    });
+    // The default session exists only once the app is ready (and before any window is made).
+    await ctx.app.whenReady();
+    const s = session.defaultSession;
+    s.setPermissionRequestHandler((_wc, permission, callback) => callback(permissionDecision(permission)));
+    s.setPermissionCheckHandler((_wc, permission) => permissionDecision(permission));
+    // No remote content: anything that is not our own file (or devtools) is cancelled.
+    s.webRequest.onBeforeRequest((details, callback) => callback({ cancel: !isLocalResource(details.url) }));
+    s.webRequest.onHeadersReceived((details, callback) =>
+      callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [ELECTRON_CSP] } }),
+    );
+  },
+};
+
+/** Single-instance module: a second launch focuses the first window instead of a second hub. */
+export const singleInstanceModule: AppModule = {
+  name: 'single-instance',
+  enable(ctx) {
+    if (!ctx.app.requestSingleInstanceLock()) {
+      ctx.app.quit();
+      process.exit(0);
+    }
+    ctx.app.on('second-instance', () => {
+      const w = ctx.window;
+      if (!w) return;
+      if (w.isMinimized()) w.restore();
+      w.show();
+    });
+  },
+};

@@ -1,0 +1,61 @@
+/**
+ * Window module: one panel window, created hardened and shown only when ready, so the operator
+ * never sees a blank frame. Notifications for new approvals come from here (main process), and
+ * never focus the window: the panel must not steal focus from a window an agent is driving.
+ */
+import { BrowserWindow, Notification } from 'electron';
+import type { PendingApproval } from '../../shared/panel-types';
+import type { AppModule, ModuleContext } from './app-module';
+import { secureWebPreferences } from './security-policy';
+
+function createWindow(ctx: ModuleContext): BrowserWindow {
+  const win = new BrowserWindow({
+    width: 1280,
+    height: 820,
+    minWidth: 900,
+    minHeight: 560,
+    show: false,
+    title: 'Uplink',
+    backgroundColor: '#14171c',
+    // The guards are repeated literally so static analysis (electronegativity) sees them; the
+    // full set comes from the unit-tested secureWebPreferences().
+    webPreferences: {
+      ...secureWebPreferences(ctx.preloadPath),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webviewTag: false,
+      disableBlinkFeatures: 'Auxclick',
+    },
+  });
+  win.once('ready-to-show', () => win.show());
+  void win.loadURL(ctx.rendererIndexUrl);
+  win.on('closed', () => {
+    if (ctx.window === win) ctx.window = undefined;
+  });
+  return win;
+}
+
+export const windowModule: AppModule = {
+  name: 'window',
+  async enable(ctx) {
+    await ctx.app.whenReady();
+    ctx.window = createWindow(ctx);
+    ctx.app.on('activate', () => {
+      if (!ctx.window) ctx.window = createWindow(ctx);
+    });
+    ctx.app.on('window-all-closed', () => {
+      if (process.platform !== 'darwin') ctx.app.quit();
+    });
+  },
+};
+
+/** An OS notification for a new approval while the window is not focused. */
+export function notifyApproval(ctx: ModuleContext, a: PendingApproval): void {
+  const win = ctx.window;
+  if (!win || win.isFocused() || !Notification.isSupported()) return;
+  const n = new Notification({ title: `Uplink: ${a.agent} wants ${a.op}`, body: `on ${a.channel} — approve or deny in the panel`, silent: false });
+  n.on('click', () => win.showInactive());
+  n.show();
+  win.flashFrame(true);
+}

@@ -1,0 +1,42 @@
+/** Connection: wiring the PanelApi streams into the store, reconnect reloads, view switching. */
+import type { Disposer, PanelApi } from '../../shared/panel-api';
+import type { ConnectionState } from '../../shared/panel-ws';
+import { setApi } from '../api';
+import type { View } from '../store';
+import { addApproval, loadApprovals, resolveApproval } from './approvals';
+import { set } from './common';
+import { discardTimelineBuffer, enqueueTimeline, loadHistory } from './timeline';
+import { loadChannels, loadProviders, loadRules, loadSettings } from './views';
+
+/** Wires the PanelApi's event streams into the store; returns the disposer. */
+export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Disposer {
+  setApi(api);
+  set((s) => ({ connection: { ...s.connection, host } }));
+  const disposers = [
+    api.on('runtimeEvent', (e) => enqueueTimeline(e)),
+    api.on('approvalAdded', (a) => addApproval(a)),
+    api.on('approvalResolved', (r) => resolveApproval(r)),
+    api.on('rulesChanged', (rules) => set((s) => ({ settings: { ...s.settings, rules: { loading: false, data: rules } } }))),
+    api.on('hubStatus', (status) => set((s) => ({ connection: { ...s.connection, status } }))),
+  ];
+  return () => {
+    for (const d of disposers) d();
+    discardTimelineBuffer();
+  };
+}
+
+/** Connection state from the transport; on (re)connect everything is reloaded. */
+export function connectionChanged(state: ConnectionState, detail?: string): void {
+  set((s) => ({ connection: { ...s.connection, state, ...(detail ? { detail } : { detail: undefined }) } }));
+  if (state === 'open') void refreshAll();
+}
+
+/** Reloads every view's data (after a reconnect the hub may have moved on). */
+export async function refreshAll(): Promise<void> {
+  await Promise.all([loadApprovals(), loadChannels(), loadSettings(), loadRules(), loadProviders(), loadHistory(true)]);
+}
+
+/** Switches the main view. */
+export function showView(view: View): void {
+  set({ view });
+}

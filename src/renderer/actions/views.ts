@@ -1,0 +1,115 @@
+/** Channels, providers, rules and settings: loads and operator actions. */
+import type { RunOpResult, SelectionQuery } from '../../shared/panel-types';
+import type { JsonValue } from '../../shared/wire';
+import { getApi } from '../api';
+import { get, load, message, set, toast } from './common';
+
+/** Fetches into the store (loading and error states included). */
+export async function loadChannels(): Promise<void> {
+  await load(
+    (list) => set((s) => ({ channels: { ...s.channels, list } })),
+    () => get().channels.list,
+    () => getApi().listChannels(),
+  );
+}
+
+export function selectChannel(channel: string | undefined): void {
+  set({ selectedChannel: channel, view: 'channels' });
+  if (channel) {
+    void describeChannel(channel);
+    void previewChannel(channel);
+  }
+}
+
+export async function describeChannel(channel: string): Promise<void> {
+  await load(
+    (l) => set((s) => ({ channels: { ...s.channels, described: { ...s.channels.described, [channel]: l } } })),
+    () => get().channels.described[channel],
+    () => getApi().describeChannel({ channel }),
+  );
+}
+
+export async function previewChannel(channel: string): Promise<void> {
+  await load(
+    (l) => set((s) => ({ channels: { ...s.channels, previews: { ...s.channels.previews, [channel]: l } } })),
+    () => get().channels.previews[channel],
+    () => getApi().previewChannel({ channel }),
+  );
+}
+
+/** Runs an op as the operator; resolves with the result for the form to show. */
+export async function runOp(channel: string, op: string, args: JsonValue): Promise<RunOpResult> {
+  try {
+    return await getApi().runOp({ channel, op, args });
+  } catch (error) {
+    return { ok: false, error: message(error) };
+  }
+}
+
+export async function setTier(channel: string, tier: string): Promise<void> {
+  try {
+    await getApi().setTier({ channel, tier });
+    toast('info', `${channel} is now ${tier}`);
+    await loadChannels();
+    await describeChannel(channel);
+  } catch (error) {
+    toast('error', message(error));
+  }
+}
+
+
+/** Fetches into the store (loading and error states included). */
+export async function loadProviders(): Promise<void> {
+  await load(
+    (list) => set((s) => ({ providers: { ...s.providers, list } })),
+    () => get().providers.list,
+    () => getApi().listProviders(),
+  );
+}
+
+export async function explainSelection(query: SelectionQuery): Promise<void> {
+  await load(
+    (explanation) => set((s) => ({ providers: { ...s.providers, explanation } })),
+    () => get().providers.explanation,
+    () => getApi().explainSelection(query),
+  );
+}
+
+
+/** Fetches into the store (loading and error states included). */
+export async function loadSettings(): Promise<void> {
+  await load(
+    (settings) => set((s) => ({ settings: { ...s.settings, settings } })),
+    () => get().settings.settings,
+    () => getApi().getSettings(),
+  );
+}
+
+/** Fetches into the store (loading and error states included). */
+export async function loadRules(): Promise<void> {
+  await load(
+    (rules) => set((s) => ({ settings: { ...s.settings, rules } })),
+    () => get().settings.rules,
+    () => getApi().listRules(),
+  );
+}
+
+export async function revokeRule(ruleId: string): Promise<void> {
+  try {
+    await getApi().revokeRule({ rule_id: ruleId });
+    toast('info', `rule ${ruleId} revoked`);
+    await loadRules();
+  } catch (error) {
+    toast('error', message(error));
+  }
+}
+
+export async function setApprovalTimeout(ms: number): Promise<void> {
+  try {
+    const settings = await getApi().setApprovalTimeout({ timeout_ms: ms });
+    set((s) => ({ settings: { ...s.settings, settings: { loading: false, data: settings } } }));
+    toast('info', `approval timeout set to ${Math.round(ms / 1000)} s`);
+  } catch (error) {
+    toast('error', message(error));
+  }
+}

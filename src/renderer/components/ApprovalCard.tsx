@@ -1,0 +1,128 @@
+/**
+ * One approval prompt: props in, `onDecide` out (the Reason text lives in the parent view). Once a
+ * decision is sent (`deciding`), every button is disabled — a decision is final.
+ */
+import { useState } from 'react';
+import type { Decision, PendingApproval } from '../../shared/panel-types';
+import { formatDuration } from '../format';
+import { ArgsView } from './ArgsView';
+import { Badge, Kbd } from './common';
+
+/** The four actions, their labels and shortcut keys (shown on the buttons). */
+export const DECISION_BUTTONS: ReadonlyArray<{ decision: Decision; label: string; key: string; tone: string; help: string }> = [
+  { decision: 'once', label: 'Approve once', key: 'A', tone: 'btn-primary', help: 'Run this one request' },
+  { decision: 'session', label: 'Approve for session', key: 'S', tone: '', help: 'Also approve this op on this channel for the rest of this agent session' },
+  { decision: 'always', label: 'Always', key: 'L', tone: '', help: 'Create a standing rule (config.json) for this agent, channel and op; revoke it in Rules & settings' },
+  { decision: 'deny', label: 'Deny', key: 'D', tone: 'btn-danger', help: 'Refuse; the Reason, if any, is returned to the agent' },
+];
+
+export interface ApprovalCardProps {
+  approval: PendingApproval;
+  now: number;
+  deciding?: Decision;
+  /** The oldest prompt: the keyboard shortcuts act on it. */
+  next: boolean;
+  onDecide: (decision: Decision, reason: string) => void;
+  reason: string;
+  onReason: (reason: string) => void;
+}
+
+/** The target's screenshot with the mark drawn in image pixels, whatever size the image is shown at. */
+function Screenshot({ approval }: { approval: PendingApproval }) {
+  const [size, setSize] = useState<{ w: number; h: number }>();
+  const p = approval.preview;
+  if (!p?.image_png) return null;
+  const m = p.mark;
+  const mw = m?.width ?? 24;
+  const mh = m?.height ?? 24;
+  return (
+    <figure className="shot">
+      <div className="shot-frame">
+        <img
+          src={`data:image/png;base64,${p.image_png}`}
+          alt={`Current screenshot of ${approval.channel}`}
+          onLoad={(e) => setSize({ w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })}
+        />
+        {m && size && (
+          <svg className="shot-mark" viewBox={`0 0 ${size.w} ${size.h}`} preserveAspectRatio="none" aria-hidden="true">
+            <rect x={m.width ? m.x : m.x - mw / 2} y={m.height ? m.y : m.y - mh / 2} width={mw} height={mh} rx="3" vectorEffect="non-scaling-stroke" />
+          </svg>
+        )}
+      </div>
+      <figcaption>{m ? 'Where the action lands is marked in red.' : 'The target window now.'}</figcaption>
+    </figure>
+  );
+}
+
+export function ApprovalCard({ approval: a, now, deciding, next, onDecide, reason, onReason }: ApprovalCardProps) {
+  const waited = now - a.requested_at;
+  const left = Math.max(0, a.expires_at - now);
+  const total = Math.max(1, a.expires_at - a.requested_at);
+  const urgent = left < 15_000;
+  const reasonId = `reason-${a.approval_id}`;
+  return (
+    <article className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`} aria-label={`${a.agent} wants ${a.op} on ${a.channel}`} data-approval-id={a.approval_id}>
+      <header className="approval-head">
+        <div className="approval-title">
+          <span className="agent">{a.agent}</span>
+          <span className="muted"> wants to </span>
+          <span className="op">{a.op}</span>
+          <span className="muted"> on </span>
+          <span className="channel">{a.channel}</span>
+          {a.channel_labels.length > 0 && <span className="labels"> ({a.channel_labels.join(', ')})</span>}
+        </div>
+        <div className={`countdown ${urgent ? 'countdown-urgent' : ''}`} title="Denied automatically when the time runs out">
+          <span>waited {formatDuration(waited)}</span>
+          <span aria-label="time until automatic deny">auto-deny in {formatDuration(left)}</span>
+          <div className="countdown-bar" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round((left / total) * 100)}>
+            <div style={{ width: `${(left / total) * 100}%` }} />
+          </div>
+        </div>
+      </header>
+      {a.preview?.text && <p className="will-do">{a.preview.text}</p>}
+      <div className="approval-body">
+        <section aria-label="Arguments">
+          <h4>Arguments</h4>
+          <ArgsView args={a.args} />
+        </section>
+        <Screenshot approval={a} />
+      </div>
+      <div className="approval-meta">
+        <Badge tone="neutral" title="Provider">{a.provider_id}</Badge>
+        <Badge tone="info" title="Interaction kind">{a.interaction}</Badge>
+        <Badge tone="neutral" title="Capability">{a.capability_id}</Badge>
+        {a.agent_kind && <Badge tone="neutral" title="Agent connection">{a.agent_kind}</Badge>}
+      </div>
+      <footer className="approval-actions">
+        <label className="reason" htmlFor={reasonId}>
+          Reason
+          <input
+            id={reasonId}
+            type="text"
+            value={reason}
+            placeholder="optional; sent to the agent when you deny"
+            onChange={(e) => onReason(e.target.value)}
+            disabled={!!deciding}
+            maxLength={2000}
+          />
+        </label>
+        <div className="buttons">
+          {DECISION_BUTTONS.map((b) => (
+            <button
+              key={b.decision}
+              type="button"
+              className={`btn ${b.tone}`}
+              disabled={!!deciding}
+              aria-keyshortcuts={next ? b.key : undefined}
+              title={next ? `${b.help} (${b.key})` : b.help}
+              onClick={() => onDecide(b.decision, reason)}
+            >
+              {deciding === b.decision ? 'Sending…' : b.label}
+              {next && <Kbd>{b.key}</Kbd>}
+            </button>
+          ))}
+        </div>
+      </footer>
+    </article>
+  );
+}

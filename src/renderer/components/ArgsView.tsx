@@ -1,0 +1,45 @@
+/**
+ * Arguments in full and readable: strings as text (a message reads as a message, newlines and
+ * all, never escaped JSON), numbers and booleans as values, nested data as indented JSON.
+ */
+import type { JsonValue } from '../../shared/wire';
+
+/** Enum-like strings (`full`, `Enter`) read better as chips than as text blocks. */
+const isToken = (s: string): boolean => s.length > 0 && s.length <= 24 && !/\s/.test(s);
+
+function Value({ value }: { value: JsonValue }) {
+  if (typeof value === 'string' && isToken(value)) return <code className="arg-chip">{value}</code>;
+  if (typeof value === 'string') return <div className="arg-text">{value === '' ? <em className="muted">(empty)</em> : value}</div>;
+  if (value === null || typeof value !== 'object') return <code className="arg-scalar">{String(value)}</code>;
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string' && v.length < 40)) {
+    return (
+      <div className="arg-list">
+        {value.map((v, i) => (
+          <code key={i} className="arg-chip">
+            {v as string}
+          </code>
+        ))}
+      </div>
+    );
+  }
+  return <pre className="json">{JSON.stringify(value, null, 2)}</pre>;
+}
+
+export function ArgsView({ args }: { args: JsonValue | undefined }) {
+  if (args === undefined || args === null) return <span className="muted">no arguments</span>;
+  if (typeof args !== 'object' || Array.isArray(args)) return <Value value={args} />;
+  const entries = Object.entries(args);
+  if (entries.length === 0) return <span className="muted">no arguments</span>;
+  return (
+    <dl className="args">
+      {entries.map(([k, v]) => (
+        <div className="arg" key={k}>
+          <dt>{k}</dt>
+          <dd>
+            <Value value={v} />
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

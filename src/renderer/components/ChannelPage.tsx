@@ -1,0 +1,117 @@
+/**
+ * A channel's page: labels, tier (with the human-only control where the driver has one), a
+ * read-only preview, and each op with its summary, schemas and a form to run it as the operator.
+ */
+import { useState } from 'react';
+import { useShallow } from 'zustand/react/shallow';
+import type { RunOpResult } from '../../shared/panel-types';
+import type { JsonValue, OpSpec } from '../../shared/wire';
+import { opIsMutating } from '../../shared/wire';
+import { describeChannel, previewChannel, runOp, setTier } from '../actions';
+import { useStore } from '../store';
+import { ArgsView } from './ArgsView';
+import { Badge, ErrorBox, JsonBlock, Loading } from './common';
+import { SchemaForm } from './SchemaForm';
+
+function OpCard({ channel, op }: { channel: string; op: OpSpec }) {
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<RunOpResult>();
+  const run = async (args: JsonValue) => {
+    setBusy(true);
+    setResult(undefined);
+    setResult(await runOp(channel, op.op, args));
+    setBusy(false);
+  };
+  const mutating = opIsMutating(op);
+  return (
+    <details className="op-card">
+      <summary>
+        <span className="mono op-name">{op.op}</span>
+        <Badge tone={mutating ? 'warn' : 'ok'}>{mutating ? 'mutating' : 'read-only'}</Badge>
+        <span className="muted">{op.summary}</span>
+      </summary>
+      <div className="op-body">
+        <div className="op-form">
+          <h4>Run as operator</h4>
+          <SchemaForm schema={op.params_schema} submitLabel={`Run ${op.op}`} onSubmit={(a) => void run(a)} busy={busy} idPrefix={`${channel}-${op.op}`} />
+          {result && (result.ok ? <div className="result ok-box"><h5>Result</h5><ArgsView args={result.output ?? null} /></div> : <ErrorBox error={result.error ?? 'failed'} />)}
+        </div>
+        <div className="op-schemas">
+          <h4>params_schema</h4>
+          <JsonBlock value={op.params_schema} label={`${op.op} params schema`} />
+          <h4>result_schema</h4>
+          <JsonBlock value={op.result_schema} label={`${op.op} result schema`} />
+        </div>
+      </div>
+    </details>
+  );
+}
+
+export function ChannelPage({ channel }: { channel: string }) {
+  const { described, preview, listed } = useStore(
+    useShallow((s) => ({
+      described: s.channels.described[channel],
+      preview: s.channels.previews[channel],
+      listed: s.channels.list.data?.channels.find((c) => c.channel === channel),
+    })),
+  );
+  const d = described?.data;
+  // The list is refreshed after every tier change; it is the fresher source of the tier.
+  const tier = listed?.tier ?? d?.channel.tier;
+  return (
+    <div className="channel-page">
+      <header className="view-head">
+        <h2 className="mono">{channel}</h2>
+        {d?.channel.labels.map((l) => (
+          <Badge key={l} tone="accent">{l}</Badge>
+        ))}
+      </header>
+      {described?.loading && !d && <Loading what="the channel" />}
+      {described?.error && <ErrorBox error={described.error} onRetry={() => void describeChannel(channel)} />}
+      {d && (
+        <>
+          {d.channel.tiers && (
+            <div className="tier-control">
+              <label htmlFor="tier-select">
+                Tier <span className="muted small">(human-only: agents can never change it)</span>
+              </label>
+              <select id="tier-select" value={tier ?? ''} onChange={(e) => void setTier(channel, e.target.value)}>
+                {d.channel.tiers.map((t) => (
+                  <option key={t} value={t}>
+                    {t}
+                  </option>
+                ))}
+              </select>
+            </div>
+          )}
+          <details className="channel-detail-json">
+            <summary>Detail</summary>
+            <JsonBlock value={d.channel.detail} />
+          </details>
+        </>
+      )}
+      <section className="preview" aria-label="Preview">
+        <header className="section-head">
+          <h3>Preview</h3>
+          <button type="button" className="btn btn-small" onClick={() => void previewChannel(channel)} disabled={preview?.loading}>
+            {preview?.loading ? 'Refreshing…' : 'Refresh'}
+          </button>
+        </header>
+        {preview?.loading && !preview.data && <Loading what="the preview" />}
+        {preview?.error && <ErrorBox error={preview.error} />}
+        {preview?.data?.error && <p className="muted small">{preview.data.error}</p>}
+        {preview?.data?.text !== undefined && <pre className="pane-text" aria-label="Recent text">{preview.data.text || '(empty)'}</pre>}
+        {preview?.data?.image_png && <img className="preview-img" src={`data:image/png;base64,${preview.data.image_png}`} alt={`Screenshot of ${channel}`} />}
+      </section>
+      {d && (
+        <section aria-label="Ops">
+          <h3>Ops</h3>
+          {d.ops.length === 0 && <p className="muted">This driver offers no ops.</p>}
+          {d.ops.map((op) => (
+            <OpCard key={op.op} channel={channel} op={op} />
+          ))}
+        </section>
+      )}
+    </div>
+  );
+}

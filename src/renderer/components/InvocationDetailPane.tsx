@@ -1,0 +1,101 @@
+/** The detail of one invocation: request, every event, output or error, how it was authorized. */
+import type { InvocationDetail, TimelineEvent } from '../../shared/panel-types';
+import type { Loadable } from '../store';
+import type { InvocationRow } from '../store/timeline-model';
+import { describeAuthorization, formatClock, formatDateTime, formatDuration } from '../format';
+import { ArgsView } from './ArgsView';
+import { Badge, ErrorBox, Loading, stateTone } from './common';
+
+function EventLine({ e, t0 }: { e: TimelineEvent; t0: number }) {
+  return (
+    <tr>
+      <td className="num">{e.sequence ?? '—'}</td>
+      <td><span className={`ev ev-${e.kind}`}>{e.kind}</span></td>
+      <td className="mono">{formatClock(e.at)}</td>
+      <td className="num">+{formatDuration(e.at - t0)}</td>
+      <td>
+        {[e.authorized ? describeAuthorization(e.authorized, e.by) : e.by && `by ${e.by}`, e.reason && `“${e.reason}”`, e.message, e.error_code && `(${e.error_code})`]
+          .filter(Boolean)
+          .join(' · ')}
+      </td>
+    </tr>
+  );
+}
+
+export function InvocationDetailPane({ row, detail, onClose }: { row: InvocationRow; detail: Loadable<InvocationDetail>; onClose: () => void }) {
+  const d = detail.data;
+  const events = d?.events.length ? d.events : row.events;
+  const t0 = events[0]?.at ?? row.first_at;
+  const state = d?.state ?? row.state;
+  return (
+    <aside className="detail" aria-label="Invocation detail">
+      <header className="detail-head">
+        <div>
+          <h3>{row.op ?? row.events[0]?.kind} <span className="muted">on</span> {row.channel ?? '—'}</h3>
+          <div className="mono muted small">{row.invocation_id ?? (row.state === 'action' ? 'an operator action (no invocation)' : 'rejected before it became an invocation')}</div>
+        </div>
+        <button type="button" className="btn btn-small" onClick={onClose} aria-label="Close detail">
+          ✕
+        </button>
+      </header>
+      {detail.loading && <Loading what="the invocation" />}
+      {detail.error && <ErrorBox error={detail.error} />}
+      <section>
+        <h4>Request</h4>
+        <dl className="kv">
+          <dt>State</dt>
+          <dd><Badge tone={stateTone(state)}>{state}</Badge> {d?.duration_ms !== undefined && <span className="muted">in {formatDuration(d.duration_ms)}</span>}</dd>
+          <dt>Agent</dt>
+          <dd>{d?.agent ?? row.agent ?? '—'}</dd>
+          <dt>Capability</dt>
+          <dd className="mono">{d?.capability_id ?? '—'}</dd>
+          <dt>Provider</dt>
+          <dd className="mono">{d?.provider_id ?? row.provider_id ?? '—'} {(d?.interaction ?? row.interaction) && <Badge tone="info">{d?.interaction ?? row.interaction}</Badge>}</dd>
+          <dt>Started</dt>
+          <dd>{formatDateTime(row.first_at)}</dd>
+          <dt>Authorized</dt>
+          <dd>{describeAuthorization(d?.authorized ?? row.authorized, d?.authorized_by)}</dd>
+        </dl>
+        <h4>Arguments</h4>
+        <ArgsView args={d?.args ?? events.find((e) => e.args !== undefined)?.args} />
+      </section>
+      <section>
+        <h4>Events</h4>
+        <table className="events">
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">Kind</th>
+              <th scope="col">At</th>
+              <th scope="col">Δ</th>
+              <th scope="col">Detail</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.map((e) => (
+              <EventLine key={e.cursor} e={e} t0={t0} />
+            ))}
+          </tbody>
+        </table>
+      </section>
+      {(d?.error || row.message) && (
+        <section>
+          <h4>Error</h4>
+          <pre className="error-pre">{d?.error ?? row.message}</pre>
+          {d?.error_detail && (
+            <>
+              <h5>Operator-only detail</h5>
+              <pre className="error-pre">{d.error_detail}</pre>
+            </>
+          )}
+        </section>
+      )}
+      {d?.output !== undefined && (
+        <section>
+          <h4>Output</h4>
+          <ArgsView args={d.output} />
+        </section>
+      )}
+    </aside>
+  );
+}

@@ -1,0 +1,122 @@
+/** Standing rules (revoke, last use), the approval timeout, how to connect an agent, the data directory. */
+import { useEffect, useState } from 'react';
+import type { FormEvent } from 'react';
+import { useShallow } from 'zustand/react/shallow';
+import { loadRules, loadSettings, revokeRule, setApprovalTimeout } from '../actions';
+import { useStore } from '../store';
+import { formatAgo, formatDuration } from '../format';
+import { CopyField, Empty, ErrorBox, Loading, useNow } from './common';
+
+/** The two `claude mcp add` commands for this hub. */
+export function mcpCommands(mcpUrl: string | undefined, token: string | undefined, cliPath: string | undefined): { http?: string; stdio: string } {
+  const stdio = `claude mcp add uplink -- ${cliPath ?? 'uplink'} mcp`;
+  if (!mcpUrl) return { stdio };
+  return { stdio, http: `claude mcp add --transport http uplink ${mcpUrl} --header "Authorization: Bearer ${token ?? '<token>'}"` };
+}
+
+function NotificationsToggle() {
+  const [perm, setPerm] = useState(typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
+  if (perm === 'unsupported') return null;
+  return (
+    <p>
+      Desktop notifications: <b>{perm}</b>{' '}
+      {perm === 'default' && (
+        <button type="button" className="btn btn-small" onClick={() => void Notification.requestPermission().then(setPerm)}>
+          Enable
+        </button>
+      )}
+    </p>
+  );
+}
+
+export function SettingsView() {
+  const { settings, rules, host } = useStore(useShallow((s) => ({ settings: s.settings.settings, rules: s.settings.rules, host: s.connection.host })));
+  const now = useNow(5000);
+  // Rules change by use (last use, count) without an event: refresh whenever the view opens.
+  useEffect(() => {
+    void loadRules();
+    void loadSettings();
+  }, []);
+  const [timeout, setTimeoutText] = useState('');
+  const s = settings.data;
+  const cmds = mcpCommands(s?.mcp_url, s?.mcp_token, s?.cli_path);
+  const saveTimeout = (e: FormEvent) => {
+    e.preventDefault();
+    const seconds = Number(timeout);
+    if (Number.isFinite(seconds) && seconds >= 1) void setApprovalTimeout(Math.round(seconds * 1000)).then(() => setTimeoutText(''));
+  };
+  return (
+    <section className="view" aria-labelledby="settings-h">
+      <header className="view-head">
+        <h2 id="settings-h">Rules &amp; settings</h2>
+      </header>
+      <h3>Standing rules</h3>
+      <p className="muted small">A rule approves matching requests without asking. “Always” on a prompt creates one; they live in config.json.</p>
+      {rules.error && <ErrorBox error={rules.error} onRetry={() => void loadRules()} />}
+      {rules.loading && !rules.data && <Loading what="rules" />}
+      {rules.data && rules.data.length === 0 && <Empty title="No standing rules">Every mutating request asks you first.</Empty>}
+      {rules.data && rules.data.length > 0 && (
+        <table className="table" aria-label="Standing rules">
+          <thead>
+            <tr>
+              <th scope="col">Rule</th>
+              <th scope="col">Channel</th>
+              <th scope="col">Op</th>
+              <th scope="col">Agent</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col"><span className="sr-only">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {rules.data.map((r) => (
+              <tr key={r.rule_id}>
+                <td className="mono">{r.rule_id}</td>
+                <td className="mono">{r.channel}</td>
+                <td className="mono">{r.op}</td>
+                <td>{r.agent ?? 'any'}</td>
+                <td>{r.created_at ? `${r.created_at.slice(0, 16).replace('T', ' ')}${r.created_by ? ` by ${r.created_by}` : ''}` : '—'}</td>
+                <td>{r.last_used_at ? `${formatAgo(r.last_used_at, now)} (${r.uses}×)` : 'never'}</td>
+                <td>
+                  <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeRule(r.rule_id)}>Revoke</button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h3>Approvals</h3>
+      {settings.error && <ErrorBox error={settings.error} onRetry={() => void loadSettings()} />}
+      {settings.loading && !s && <Loading what="settings" />}
+      {s && (
+        <form className="inline-form" onSubmit={saveTimeout}>
+          <span>Unanswered prompts are denied after <b>{formatDuration(s.approval_timeout_ms)}</b>.</span>
+          <label>
+            New timeout (seconds)
+            <input type="number" min={1} max={86400} value={timeout} onChange={(e) => setTimeoutText(e.target.value)} placeholder={String(s.approval_timeout_ms / 1000)} />
+          </label>
+          <button type="submit" className="btn" disabled={!timeout}>Save</button>
+        </form>
+      )}
+      {host === 'browser' && <NotificationsToggle />}
+      <h3>Connect an agent</h3>
+      {s && (
+        <div className="connect">
+          {cmds.http && <CopyField label="Claude Code over HTTP" value={cmds.http} display={cmds.http.replace(s.mcp_token ?? '\u0000', '••••••••')} />}
+          <CopyField label="Claude Code over stdio" value={cmds.stdio} />
+          {s.mcp_url && <CopyField label="MCP endpoint" value={s.mcp_url} />}
+          <p className="muted small">The HTTP command carries the hub's token (shown masked; Copy copies it in full). The stdio command forwards to this hub while it runs.</p>
+        </div>
+      )}
+      <h3>Data</h3>
+      {s && (
+        <dl className="kv">
+          <dt>Data directory</dt>
+          <dd><code>{s.data_dir}</code></dd>
+          <dt>Version</dt>
+          <dd>{s.version}</dd>
+        </dl>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,55 @@
+/** One invocation in the timeline: time, state, who did what where, its events in sequence. */
+import { memo } from 'react';
+import type { InvocationRow } from '../store/timeline-model';
+import { formatClock, formatDuration } from '../format';
+import { Badge, stateTone } from './common';
+
+const SHORT: Record<string, string> = {
+  accepted: 'accepted',
+  started: 'started',
+  cancellation_requested: 'cancel?',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  approval_requested: 'ask',
+  approval_granted: 'granted',
+  approval_denied: 'denied',
+  progress: 'progress',
+  decision: 'decision',
+  rejected: 'rejected',
+};
+
+export const ROW_HEIGHT = 34;
+
+export const TimelineRow = memo(function TimelineRow({ row, selected, onSelect, top }: { row: InvocationRow; selected: boolean; onSelect: (key: string) => void; top: number }) {
+  const open = row.state === 'waiting' || row.state === 'running' || row.state === 'accepted';
+  const duration = row.duration_ms ?? (open || row.state === 'action' || row.state === 'rejected' ? undefined : row.last_at - row.first_at);
+  return (
+    <div
+      role="row"
+      id={`tl-${row.key}`}
+      aria-selected={selected}
+      tabIndex={-1}
+      className={`tl-row ${selected ? 'tl-row-selected' : ''}`}
+      style={{ transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
+      onClick={() => onSelect(row.key)}
+      data-key={row.key}
+    >
+      <span role="cell" className="tl-time">{formatClock(row.first_at)}</span>
+      <span role="cell" className="tl-state"><Badge tone={stateTone(row.state)}>{row.state}</Badge></span>
+      <span role="cell" className="tl-agent" title={row.agent}>{row.agent ?? '—'}</span>
+      <span role="cell" className="tl-op">{row.op ?? (row.state === 'action' ? 'setting' : '—')}</span>
+      <span role="cell" className="tl-channel" title={row.channel}>{row.channel ?? '—'}</span>
+      <span role="cell" className="tl-events" aria-label="events in sequence">
+        {row.state === 'action' && <span className="muted small">{row.events[0]?.reason ?? row.events[0]?.message ?? ''}</span>}
+        {row.events.filter((e) => e.kind !== 'decision').map((e) => (
+          <span key={e.cursor} className={`ev ev-${e.kind}`} title={`#${e.sequence ?? '—'} ${e.kind}${e.reason ? `: ${e.reason}` : ''}`}>
+            {e.sequence !== undefined && <b>{e.sequence}</b>}
+            <i>{SHORT[e.kind] ?? e.kind}</i>
+          </span>
+        ))}
+      </span>
+      <span role="cell" className="tl-dur">{duration !== undefined ? formatDuration(duration) : open ? '…' : ''}</span>
+    </div>
+  );
+});

@@ -1,0 +1,202 @@
+/**
+ * The live timeline: one virtualized row per invocation, newest at the bottom. Auto-follow keeps
+ * the newest row in view until the operator scrolls up; scrolling to the top pages older
+ * history in from the audit store without moving what the operator is looking at.
+ */
+import type { KeyboardEvent } from 'react';
+import { memo, useCallback, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useShallow } from 'zustand/react/shallow';
+import type { TimelineFilter } from '../../shared/panel-types';
+import { loadHistory, selectInvocation, setFollow, setTimelineFilter } from '../actions';
+import { useStore } from '../store';
+import { facets, matchesFilter } from '../store/timeline-model';
+import { Empty, ErrorBox, Loading } from './common';
+import { InvocationDetailPane } from './InvocationDetailPane';
+import { ROW_HEIGHT, TimelineRow } from './TimelineRow';
+
+const rowHeight = (): number => ROW_HEIGHT;
+const STATES = ['accepted', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'] as const;
+
+const Filters = memo(function Filters({ filter, options }: { filter: TimelineFilter; options: ReturnType<typeof facets> }) {
+  const change = (patch: Partial<TimelineFilter>) => {
+    const next: Record<string, unknown> = { ...filter, ...patch };
+    for (const k of Object.keys(next)) if (!next[k]) delete next[k];
+    setTimelineFilter(next as TimelineFilter);
+  };
+  const pick = (name: 'channel' | 'op' | 'agent', values: string[]) => (
+    <label>
+      {name[0]!.toUpperCase() + name.slice(1)}
+      <select value={filter[name] ?? ''} onChange={(e) => change({ [name]: e.target.value })}>
+        <option value="">all</option>
+        {values.map((v) => (
+          <option key={v} value={v}>
+            {v}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return (
+    <div className="filters" role="search">
+      {pick('channel', options.channels)}
+      {pick('op', options.ops)}
+      {pick('agent', options.agents)}
+      <label>
+        State
+        <select value={filter.state ?? ''} onChange={(e) => change({ state: e.target.value as TimelineFilter['state'] })}>
+          <option value="">all</option>
+          {STATES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="grow">
+        Search
+        <input type="search" value={filter.text ?? ''} placeholder="id, channel, op, agent, reason…" onChange={(e) => change({ text: e.target.value })} />
+      </label>
+    </div>
+  );
+});
+
+export function TimelineView() {
+  const t = useStore(
+    useShallow((s) => ({
+      rows: s.timeline.rows,
+      order: s.timeline.order,
+      version: s.timeline.version,
+      filter: s.timeline.filter,
+      follow: s.timeline.follow,
+      selected: s.timeline.selected,
+      detail: s.timeline.detail,
+      before: s.timeline.before,
+      historyLoaded: s.timeline.historyLoaded,
+      loadingOlder: s.timeline.loadingOlder,
+      error: s.timeline.error,
+    })),
+  );
+  const filter = useDeferredValue(t.filter);
+  const filtering = Object.keys(filter).length > 0;
+  const visible = useMemo(() => {
+    if (!filtering) return t.order;
+    return t.order.filter((k) => {
+      const row = t.rows.get(k);
+      return row !== undefined && matchesFilter(row, filter);
+    });
+    // `version` changes when rows mutate in place.
+  }, [t.order, t.rows, t.version, filter, filtering]);
+  const options = useMemo(() => facets(t.rows.values()), [t.rows, t.version]);
+
+  const scrollRef = useRef<HTMLDivElement>(null);
+  // Stable callbacks: a new getItemKey would make the virtualizer rebuild all 20,000+
+  // measurements on every scroll frame.
+  const getItemKey = useCallback((i: number) => visible[i]!, [visible]);
+  const getScrollElement = useCallback(() => scrollRef.current, []);
+  const virtualizer = useVirtualizer({
+    count: visible.length,
+    getScrollElement,
+    estimateSize: rowHeight,
+    overscan: 6,
+    // React 19 batches the re-render into the next frame instead of inside the scroll event.
+    useFlushSync: false,
+    getItemKey,
+  });
+
+  // Keep the view steady when older history is prepended; follow the newest row otherwise.
+  const firstKey = useRef<string | undefined>(undefined);
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    const prevFirst = firstKey.current;
+    firstKey.current = visible[0];
+    if (!el) return;
+    if (t.follow) {
+      el.scrollTop = el.scrollHeight;
+      return;
+    }
+    if (prevFirst && visible[0] !== prevFirst) {
+      const shift = visible.indexOf(prevFirst);
+      if (shift > 0) el.scrollTop += shift * ROW_HEIGHT;
+    }
+  }, [visible, t.follow]);
+
+  const onScroll = useCallback(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < ROW_HEIGHT;
+    setFollow(atBottom);
+    if (el.scrollTop < ROW_HEIGHT * 3 && useStore.getState().timeline.before !== null) void loadHistory();
+  }, []);
+
+  useEffect(() => {
+    if (!t.historyLoaded) void loadHistory(true);
+  }, [t.historyLoaded]);
+
+  const onSelect = useCallback((key: string) => void selectInvocation(key), []);
+  // Keyboard: arrows move the selection (and open its detail), Escape closes the detail.
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === 'Escape' && t.selected) return void selectInvocation(undefined);
+    if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+    e.preventDefault();
+    const at = t.selected ? visible.indexOf(t.selected) : -1;
+    const next = Math.max(0, Math.min(visible.length - 1, at < 0 ? visible.length - 1 : at + (e.key === 'ArrowDown' ? 1 : -1)));
+    const key = visible[next];
+    if (key === undefined) return;
+    if (next < visible.length - 1) setFollow(false);
+    virtualizer.scrollToIndex(next, { align: 'auto' });
+    void selectInvocation(key);
+  };
+  const selectedRow = t.selected ? t.rows.get(t.selected) : undefined;
+
+  return (
+    <section className="view view-timeline" aria-labelledby="timeline-h">
+      <header className="view-head">
+        <h2 id="timeline-h">Timeline</h2>
+        <span className="muted">
+          {visible.length.toLocaleString()} {filtering ? `of ${t.order.length.toLocaleString()} ` : ''}invocations
+        </span>
+        <span className="spacer" />
+        {!t.follow && (
+          <button type="button" className="btn btn-small" onClick={() => setFollow(true)}>
+            ↓ Follow newest
+          </button>
+        )}
+      </header>
+      <Filters filter={t.filter} options={options} />
+      {t.error && <ErrorBox error={t.error} onRetry={() => void loadHistory()} />}
+      <div className="tl-strip muted" aria-live="polite">
+        {t.loadingOlder ? 'Loading older history…' : t.historyLoaded && t.before === null ? 'Showing everything since the start of history' : 'Scroll to the top to load older history'}
+      </div>
+      <div className="timeline-body">
+        <div
+          className="tl-scroll"
+          ref={scrollRef}
+          onScroll={onScroll}
+          onKeyDown={onKeyDown}
+          tabIndex={0}
+          role="grid"
+          aria-label="Invocations, oldest at the top; arrow keys select"
+          aria-rowcount={visible.length}
+          aria-activedescendant={t.selected ? `tl-${t.selected}` : undefined}
+        >
+          {!t.historyLoaded && t.order.length === 0 ? (
+            <Loading what="history" />
+          ) : visible.length === 0 ? (
+            <Empty title={filtering ? 'Nothing matches these filters' : 'No activity yet'}>
+              {filtering ? 'Clear a filter to see more.' : 'Every channel op, approval and rejection shows up here as it happens.'}
+            </Empty>
+          ) : (
+            <div className="tl-inner" style={{ height: virtualizer.getTotalSize() }}>
+              {virtualizer.getVirtualItems().map((item) => {
+                const row = t.rows.get(visible[item.index]!);
+                return row ? <TimelineRow key={item.key} row={row} top={item.start} selected={row.key === t.selected} onSelect={onSelect} /> : null;
+              })}
+            </div>
+          )}
+        </div>
+        {selectedRow && <InvocationDetailPane row={selectedRow} detail={t.detail} onClose={() => void selectInvocation(undefined)} />}
+      </div>
+    </section>
+  );
+}

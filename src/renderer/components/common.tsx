@@ -1,0 +1,111 @@
+/** Small building blocks shared by every view: states, badges, copy fields, keyboard hints. */
+import { useEffect, useState } from 'react';
+import type { ReactNode } from 'react';
+
+/** A ticking clock for countdowns; one interval per mounted user. */
+export function useNow(intervalMs = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), intervalMs);
+    return () => clearInterval(t);
+  }, [intervalMs]);
+  return now;
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty" role="status">
+      <div className="empty-title">{title}</div>
+      {children && <div className="empty-body">{children}</div>}
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" /> Loading {what}…
+    </div>
+  );
+}
+
+export function ErrorBox({ error, onRetry }: { error: string; onRetry?: () => void }) {
+  return (
+    <div className="error-box" role="alert">
+      <span className="error-text">{error}</span>
+      {onRetry && (
+        <button type="button" className="btn btn-small" onClick={onRetry}>
+          Retry
+        </button>
+      )}
+    </div>
+  );
+}
+
+export type Tone = 'neutral' | 'info' | 'ok' | 'warn' | 'bad' | 'accent';
+
+export function Badge({ tone = 'neutral', children, title }: { tone?: Tone; children: ReactNode; title?: string }) {
+  return (
+    <span className={`badge badge-${tone}`} title={title}>
+      {children}
+    </span>
+  );
+}
+
+export function Kbd({ children }: { children: ReactNode }) {
+  return <kbd className="kbd">{children}</kbd>;
+}
+
+/** A read-only value with a Copy button (clipboard write needs a secure or loopback context). */
+export function CopyField({ label, value, display }: { label: string; value: string; display?: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = () => {
+    void navigator.clipboard?.writeText(value).then(
+      () => {
+        setCopied(true);
+        setTimeout(() => setCopied(false), 1500);
+      },
+      () => setCopied(false),
+    );
+  };
+  return (
+    <div className="copy-field">
+      <span className="copy-label">{label}</span>
+      <code className="copy-value">{display ?? value}</code>
+      <button type="button" className="btn btn-small" onClick={copy} aria-label={`Copy ${label}`}>
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  );
+}
+
+/** Pretty JSON for schemas and results. */
+export function JsonBlock({ value, label }: { value: unknown; label?: string }) {
+  return (
+    <pre className="json" aria-label={label}>
+      {JSON.stringify(value, null, 2)}
+    </pre>
+  );
+}
+
+/** Maps an invocation state to a badge tone. */
+export function stateTone(state: string | undefined): Tone {
+  switch (state) {
+    case 'succeeded':
+      return 'ok';
+    case 'failed':
+    case 'rejected':
+      return 'bad';
+    case 'cancelled':
+      return 'neutral';
+    case 'waiting':
+      return 'warn';
+    case 'action':
+      return 'accent';
+    case 'running':
+    case 'accepted':
+      return 'info';
+    default:
+      return 'neutral';
+  }
+}

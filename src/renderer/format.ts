@@ -1,0 +1,42 @@
+/** Small formatting helpers shared by the views. */
+
+/** `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 03 min`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const s = Math.floor(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+}
+
+/** Wall-clock time `14:03:07.120`. */
+export function formatClock(at: number): string {
+  const d = new Date(at);
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+
+/** Date and time for history entries. */
+export function formatDateTime(at: number): string {
+  const d = new Date(at);
+  return `${d.toISOString().slice(0, 10)} ${formatClock(at).slice(0, 8)}`;
+}
+
+/** `3 min ago`. */
+export function formatAgo(at: number, now: number): string {
+  return `${formatDuration(Math.max(0, now - at))} ago`;
+}
+
+/** How an invocation was authorized, in words. */
+export function describeAuthorization(authorized: string | undefined, by?: string): string {
+  if (!authorized) return 'read-only: no approval needed';
+  if (authorized === 'operator') return `approved by the operator${by ? ` (${by})` : ''}`;
+  if (authorized === 'session') return 'approved for this session';
+  if (authorized === 'default_policy') return 'decided by the default policy';
+  if (authorized === 'cli') return `run from the CLI${by ? ` by ${by}` : ''}`;
+  if (authorized === 'timeout') return 'denied: nobody answered in time';
+  if (authorized === 'read_only') return 'read-only: no approval needed';
+  if (authorized.startsWith('rule:')) return `approved by standing rule ${authorized.slice(5)}`;
+  return authorized;
+}

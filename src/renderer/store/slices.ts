@@ -1,0 +1,113 @@
+/**
+ * The store's slices (zustand slices pattern): plain state plus synchronous setters. Anything
+ * that talks to the hub lives in `../actions.ts`, which calls these setters.
+ */
+import type { StateCreator } from 'zustand';
+import type {
+  ApprovalResolved,
+  ApprovalRule,
+  ChannelDescription,
+  ChannelList,
+  ChannelPreview,
+  Decision,
+  HubStatus,
+  InvocationDetail,
+  PanelSettings,
+  PendingApproval,
+  ProviderEntry,
+  SelectionExplanation,
+  TimelineFilter,
+} from '../../shared/panel-types';
+import type { ConnectionState } from '../../shared/panel-ws';
+import type { InvocationRow } from './timeline-model';
+
+/** A value being fetched: data, a loading flag and the last error. */
+export interface Loadable<T> {
+  data?: T;
+  loading: boolean;
+  error?: string;
+}
+export const idle = <T>(): Loadable<T> => ({ loading: false });
+
+export type View = 'approvals' | 'timeline' | 'channels' | 'providers' | 'settings';
+export const VIEWS: readonly View[] = ['approvals', 'timeline', 'channels', 'providers', 'settings'];
+
+export interface ConnectionSlice {
+  connection: { state: ConnectionState; detail?: string; status?: HubStatus; host: 'electron' | 'browser' };
+}
+
+export interface UiSlice {
+  view: View;
+  selectedChannel?: string;
+  toasts: Array<{ id: number; kind: 'info' | 'error'; text: string }>;
+}
+
+export interface ApprovalsSlice {
+  approvals: {
+    pending: PendingApproval[];
+    loading: boolean;
+    error?: string;
+    /** The decision sent per approval: the buttons stay disabled once one is set. */
+    deciding: Record<string, Decision>;
+    /** Recently resolved, shown briefly so the operator sees what happened. */
+    resolved: ApprovalResolved[];
+  };
+}
+
+export interface TimelineSlice {
+  timeline: {
+    rows: Map<string, InvocationRow>;
+    order: string[];
+    version: number;
+    filter: TimelineFilter;
+    follow: boolean;
+    selected?: string;
+    detail: Loadable<InvocationDetail>;
+    /** Cursor to page older history from; null at the start of history. */
+    before: number | null;
+    historyLoaded: boolean;
+    loadingOlder: boolean;
+    error?: string;
+  };
+}
+
+export interface ChannelsSlice {
+  channels: {
+    list: Loadable<ChannelList>;
+    described: Record<string, Loadable<ChannelDescription>>;
+    previews: Record<string, Loadable<ChannelPreview>>;
+  };
+}
+
+export interface ProvidersSlice {
+  providers: { list: Loadable<ProviderEntry[]>; explanation: Loadable<SelectionExplanation> };
+}
+
+export interface SettingsSlice {
+  settings: { settings: Loadable<PanelSettings>; rules: Loadable<ApprovalRule[]> };
+}
+
+export type PanelState = ConnectionSlice & UiSlice & ApprovalsSlice & TimelineSlice & ChannelsSlice & ProvidersSlice & SettingsSlice;
+type Slice<T> = StateCreator<PanelState, [], [], T>;
+
+export const createConnectionSlice: Slice<ConnectionSlice> = () => ({ connection: { state: 'connecting', host: 'browser' } });
+export const createUiSlice: Slice<UiSlice> = () => ({ view: 'approvals', toasts: [] });
+export const createApprovalsSlice: Slice<ApprovalsSlice> = () => ({
+  approvals: { pending: [], loading: true, deciding: {}, resolved: [] },
+});
+export const createTimelineSlice: Slice<TimelineSlice> = () => ({
+  timeline: {
+    rows: new Map(),
+    order: [],
+    version: 0,
+    filter: {},
+    follow: true,
+    detail: idle(),
+    before: null,
+    historyLoaded: false,
+    loadingOlder: false,
+  },
+});
+export const createChannelsSlice: Slice<ChannelsSlice> = () => ({ channels: { list: { loading: true }, described: {}, previews: {} } });
+export const createProvidersSlice: Slice<ProvidersSlice> = () => ({ providers: { list: { loading: true }, explanation: idle() } });
+export const createSettingsSlice: Slice<SettingsSlice> = () => ({ settings: { settings: { loading: true }, rules: { loading: true } } });

@@ -1,0 +1,145 @@
+/**
+ * The timeline's data model, kept out of React: invocation rows keyed by invocation id (rejected
+ * requests that never became an invocation get their own row), each holding its events in
+ * sequence order. Pure functions over a mutable Map so 100,000 events ingest without copying
+ * the world; the store bumps a version number after each batch.
+ */
+import type { TimelineEvent, TimelineFilter } from '../../shared/panel-types';
+import type { InvocationState } from '../../shared/wire';
+
+/** One line of the timeline: an invocation and its events. */
+export interface InvocationRow {
+  key: string;
+  invocation_id?: string;
+  channel?: string;
+  op?: string;
+  agent?: string;
+  provider_id?: string;
+  interaction?: string;
+  /** `action`: an operator action recorded without an invocation (e.g. a tier change). */
+  state: InvocationState | 'rejected' | 'waiting' | 'action';
+  first_at: number;
+  last_at: number;
+  first_cursor: number;
+  duration_ms?: number;
+  authorized?: string;
+  message?: string;
+  events: TimelineEvent[];
+}
+
+/** Rows beyond this are dropped from the front; they page back in from the audit store. */
+export const MAX_ROWS = 60_000;
+
+export const rowKey = (e: TimelineEvent): string => e.invocation_id ?? `${e.type}:${e.cursor}`;
+
+/**
+ * Audit order: the cursor is global and monotonic, and within an invocation it grows with the
+ * sequence number, so this is sequence order with operator decisions at the moment they were made.
+ */
+const byCursor = (a: TimelineEvent, b: TimelineEvent): number => a.cursor - b.cursor;
+
+/** Derives a row's summary fields from its events (events already sorted). */
+function summarize(row: InvocationRow): void {
+  for (const e of row.events) {
+    row.channel ??= e.channel;
+    row.op ??= e.op;
+    row.agent ??= e.agent;
+    row.provider_id ??= e.provider_id;
+    row.interaction ??= e.interaction;
+  }
+  const last = row.events[row.events.length - 1]!;
+  row.first_at = Math.min(row.first_at, row.events[0]!.at);
+  row.last_at = Math.max(row.last_at, last.at);
+  row.first_cursor = Math.min(row.first_cursor, row.events[0]!.cursor);
+  let state: InvocationRow['state'] = row.state;
+  for (const e of row.events) {
+    if (e.state) state = e.state;
+    if (e.duration_ms !== undefined) row.duration_ms = e.duration_ms;
+    if (e.authorized) row.authorized = e.authorized;
+    if (e.message && (e.kind === 'failed' || e.kind === 'rejected' || e.kind === 'approval_denied')) row.message = e.message;
+  }
+  const pending = last.kind === 'approval_requested';
+  row.state = pending ? 'waiting' : state;
+}
+
+/**
+ * Merges a batch of events into the rows. Returns the keys of rows that are new, in cursor order
+ * (`mergeOrder` places them), and whether any row changed.
+ */
+export function mergeEvents(rows: Map<string, InvocationRow>, events: TimelineEvent[]): { created: string[]; changed: boolean } {
+  const created: InvocationRow[] = [];
+  const touched = new Set<string>();
+  for (const e of events) {
+    const key = rowKey(e);
+    const existing = rows.get(key);
+    if (existing && existing.events.some((x) => x.cursor === e.cursor)) continue;
+    // Copy-on-write per row so React.memo sees a new object only for rows that changed.
+    const row: InvocationRow = existing && !touched.has(key) ? { ...existing, events: [...existing.events] } : (existing ?? {
+      key,
+      state: e.invocation_id ? 'accepted' : e.type === 'rejected' ? 'rejected' : 'action',
+      first_at: e.at,
+      last_at: e.at,
+      first_cursor: e.cursor,
+      events: [],
+      ...(e.invocation_id ? { invocation_id: e.invocation_id } : {}),
+    });
+    if (!existing) created.push(row);
+    row.events.push(e);
+    rows.set(key, row);
+    touched.add(key);
+  }
+  for (const key of touched) {
+    const row = rows.get(key)!;
+    row.events.sort(byCursor);
+    summarize(row);
+  }
+  created.sort((a, b) => a.first_cursor - b.first_cursor);
+  return { created: created.map((r) => r.key), changed: touched.size > 0 };
+}
+
+/** Merges new keys into an ordered key list (ascending by first cursor). */
+export function mergeOrder(order: string[], rows: Map<string, InvocationRow>, added: string[]): string[] {
+  if (added.length === 0) return order;
+  const firstOf = (k: string) => rows.get(k)?.first_cursor ?? 0;
+  const tail = order.length ? firstOf(order[order.length - 1]!) : -Infinity;
+  const head = order.length ? firstOf(order[0]!) : Infinity;
+  if (firstOf(added[0]!) > tail) return order.concat(added);
+  if (firstOf(added[added.length - 1]!) < head) return added.concat(order);
+  return order.concat(added).sort((a, b) => firstOf(a) - firstOf(b));
+}
+
+/** Drops the oldest rows beyond `max`; returns the new order. */
+export function trimRows(order: string[], rows: Map<string, InvocationRow>, max = MAX_ROWS): string[] {
+  if (order.length <= max) return order;
+  const drop = order.length - max;
+  for (let i = 0; i < drop; i++) rows.delete(order[i]!);
+  return order.slice(drop);
+}
+
+/** True when a row passes the filter (free text searches channel, op, agent, ids and messages). */
+export function matchesFilter(row: InvocationRow, f: TimelineFilter): boolean {
+  if (f.channel && row.channel !== f.channel) return false;
+  if (f.op && row.op !== f.op) return false;
+  if (f.agent && row.agent !== f.agent) return false;
+  if (f.state && row.state !== f.state) return false;
+  if (f.text) {
+    const needle = f.text.toLowerCase();
+    const hay = [row.invocation_id, row.channel, row.op, row.agent, row.provider_id, row.message, row.authorized].join(' ').toLowerCase();
+    if (!hay.includes(needle) && !row.events.some((e) => (e.reason ?? e.message ?? '').toLowerCase().includes(needle))) return false;
+  }
+  return true;
+}
+
+/** The distinct channels, ops and agents seen, for the filter pickers. */
+export function facets(rows: Iterable<InvocationRow>): { channels: string[]; ops: string[]; agents: string[] } {
+  const c = new Set<string>();
+  const o = new Set<string>();
+  const a = new Set<string>();
+  for (const r of rows) {
+    if (r.channel) c.add(r.channel);
+    if (r.op) o.add(r.op);
+    if (r.agent) a.add(r.agent);
+  }
+  const sort = (s: Set<string>) => [...s].sort();
+  return { channels: sort(c), ops: sort(o), agents: sort(a) };
+}

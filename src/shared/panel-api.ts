@@ -1,0 +1,100 @@
+/**
+ * The PanelApi: the one contract between the renderer and the hub (SPEC §1). The Electron
+ * preload and the browser's WebSocket client both implement it, and both the IPC handlers and
+ * the WebSocket server are generated from the channel map in `panel-channels.ts`, so a method
+ * name can never differ between the two sides (VS Code's ProxyChannel idea).
+ */
+import type {
+  ApprovalResolved,
+  ApprovalRule,
+  ChannelDescription,
+  ChannelList,
+  ChannelPreview,
+  DecideResult,
+  Decision,
+  HubStatus,
+  InvocationDetail,
+  PanelSettings,
+  PendingApproval,
+  ProviderEntry,
+  RunOpResult,
+  SelectionExplanation,
+  SelectionQuery,
+  TimelineEvent,
+  TimelinePage,
+  TimelineQuery,
+} from './panel-types';
+import type { JsonValue } from './wire';
+
+/** Request and response type of each call. A call takes one JSON object (or nothing). */
+export interface PanelCalls {
+  listChannels: { req: void; res: ChannelList };
+  describeChannel: { req: { channel: string }; res: ChannelDescription };
+  previewChannel: { req: { channel: string }; res: ChannelPreview };
+  runOp: { req: { channel: string; op: string; args: JsonValue }; res: RunOpResult };
+  setTier: { req: { channel: string; tier: string }; res: { channel: string; tier: string } };
+  listPendingApprovals: { req: void; res: PendingApproval[] };
+  decide: { req: { approval_id: string; decision: Decision; reason?: string }; res: DecideResult };
+  listRules: { req: void; res: ApprovalRule[] };
+  revokeRule: { req: { rule_id: string }; res: { revoked: boolean } };
+  getSettings: { req: void; res: PanelSettings };
+  setApprovalTimeout: { req: { timeout_ms: number }; res: PanelSettings };
+  queryTimeline: { req: TimelineQuery; res: TimelinePage };
+  getInvocation: { req: { invocation_id: string }; res: InvocationDetail };
+  listProviders: { req: void; res: ProviderEntry[] };
+  explainSelection: { req: SelectionQuery; res: SelectionExplanation };
+}
+
+/** Payload of each event stream. */
+export interface PanelEvents {
+  /** A runtime event, enriched with channel/op/agent/provider/interaction. */
+  runtimeEvent: TimelineEvent;
+  approvalAdded: PendingApproval;
+  approvalResolved: ApprovalResolved;
+  rulesChanged: ApprovalRule[];
+  hubStatus: HubStatus;
+}
+
+export type PanelMethod = keyof PanelCalls;
+export type PanelEventName = keyof PanelEvents;
+
+/** Removes a listener; calling it twice is harmless. */
+export type Disposer = () => void;
+
+/** The calls of the PanelApi as async functions. */
+export type PanelCallFns = {
+  [M in PanelMethod]: PanelCalls[M]['req'] extends void
+    ? () => Promise<PanelCalls[M]['res']>
+    : (req: PanelCalls[M]['req']) => Promise<PanelCalls[M]['res']>;
+};
+
+/** What the renderer talks to: calls plus event streams; every subscription returns a disposer. */
+export interface PanelApi extends PanelCallFns {
+  on<E extends PanelEventName>(event: E, listener: (payload: PanelEvents[E]) => void): Disposer;
+}
+
+/** The error a call rejects with; `message` is meant for the operator. */
+export interface PanelErrorWire {
+  code: 'invalid_request' | 'not_found' | 'unauthorized' | 'failed' | 'unavailable';
+  message: string;
+}
+
+/** Thrown on the client side when a call fails. */
+export class PanelCallError extends Error {
+  readonly code: PanelErrorWire['code'];
+  constructor(wire: PanelErrorWire) {
+    super(wire.message);
+    this.name = 'PanelCallError';
+    this.code = wire.code;
+  }
+}
+
+/** Electron IPC channel name for a call. */
+export const ipcCallChannel = (method: PanelMethod): string => `uplink:call:${method}`;
+/** Electron IPC channel name for an event stream. */
+export const ipcEventChannel = (event: PanelEventName): string => `uplink:event:${event}`;
+
+/** The server side of the PanelApi: calls get the caller's identity for authorization/audit. */
+export type PanelHandlers = {
+  [M in PanelMethod]: (req: PanelCalls[M]['req'] extends void ? Record<string, never> : PanelCalls[M]['req']) => Promise<PanelCalls[M]['res']>;
+};

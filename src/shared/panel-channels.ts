@@ -1,0 +1,179 @@
+/**
+ * The channel map: method and event names of the PanelApi with the JSON Schemas (Draft 2020-12)
+ * of their payloads. Main validates every request against it on receipt; tests check that hub
+ * responses conform. Both transports are generated from these keys, so adding a method here and
+ * in `PanelCalls` is all it takes to expose it everywhere.
+ */
+import type { PanelEventName, PanelMethod } from './panel-api';
+
+type Schema = Record<string, unknown>;
+
+const str: Schema = { type: 'string' };
+const id: Schema = { type: 'string', minLength: 1, maxLength: 512 };
+const int: Schema = { type: 'integer' };
+const num: Schema = { type: 'number' };
+const bool: Schema = { type: 'boolean' };
+const json: Schema = {};
+const arr = (items: Schema): Schema => ({ type: 'array', items });
+const strings = arr(str);
+const strEnum = (...values: string[]): Schema => ({ type: 'string', enum: values });
+/** A closed object: every listed property allowed, `required` ones present, nothing else. */
+const obj = (properties: Record<string, Schema>, required: string[] = []): Schema => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+/** An open object for responses: extra fields from a newer hub are tolerated. */
+const rec = (properties: Record<string, Schema>, required: string[] = []): Schema => ({ type: 'object', properties, required });
+
+const empty = obj({});
+const interaction = strEnum('typed', 'semantic_ui', 'visual_ui');
+const state = strEnum('accepted', 'running', 'succeeded', 'failed', 'cancelled', 'rejected');
+const decision = strEnum('once', 'session', 'always', 'deny');
+const eventKind = strEnum(
+  'accepted',
+  'started',
+  'cancellation_requested',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'approval_requested',
+  'approval_granted',
+  'approval_denied',
+  'progress',
+  'decision',
+  'rejected',
+);
+const suError = rec({ code: str, message: str, retryable: bool }, ['code', 'message', 'retryable']);
+const preview = rec({ text: str, image_png: str, mark: rec({ x: num, y: num, width: num, height: num }, ['x', 'y']) });
+const channel = rec({ channel: str, labels: strings, detail: json, driver: str, tier: str, tiers: strings }, ['channel', 'labels', 'driver']);
+const doctor = rec({ driver: str, ok: bool, lines: strings }, ['driver', 'ok', 'lines']);
+const opSpec = rec(
+  { op: str, summary: str, mutating: bool, params_schema: json, result_schema: json, interactions: arr(interaction), sensitive_args: strings },
+  ['op', 'summary', 'params_schema', 'result_schema'],
+);
+const pending = rec(
+  {
+    approval_id: str,
+    invocation_id: str,
+    agent: str,
+    agent_kind: str,
+    channel: str,
+    channel_labels: strings,
+    op: str,
+    capability_id: str,
+    args: json,
+    provider_id: str,
+    interaction,
+    preview,
+    requested_at: num,
+    expires_at: num,
+  },
+  ['approval_id', 'invocation_id', 'agent', 'channel', 'op', 'args', 'requested_at', 'expires_at'],
+);
+const resolved = rec(
+  { approval_id: str, granted: bool, authorized: str, by: str, reason: str, rule_id: str },
+  ['approval_id', 'granted', 'authorized'],
+);
+const rule = rec(
+  { rule_id: str, channel: str, op: str, agent: str, created_at: str, created_by: str, note: str, last_used_at: num, uses: int },
+  ['rule_id', 'channel', 'op', 'uses'],
+);
+const settings = rec(
+  { approval_timeout_ms: num, mcp_url: str, mcp_token: str, cli_path: str, data_dir: str, version: str },
+  ['approval_timeout_ms', 'data_dir'],
+);
+const timelineEvent = rec(
+  {
+    cursor: num,
+    at: num,
+    type: strEnum('event', 'decision', 'rejected'),
+    kind: eventKind,
+    invocation_id: str,
+    sequence: int,
+    channel: str,
+    op: str,
+    capability_id: str,
+    agent: str,
+    provider_id: str,
+    interaction,
+    state,
+    error_code: str,
+    message: str,
+    hint: str,
+    detail: str,
+    authorized: str,
+    granted: bool,
+    by: str,
+    reason: str,
+    args: json,
+    duration_ms: num,
+  },
+  ['cursor', 'at', 'type', 'kind'],
+);
+const filter = obj({ channel: str, op: str, agent: str, state, text: { type: 'string', maxLength: 500 } });
+const providerEntry = rec({ provider_id: str, driver: str, interaction, capabilities: strings }, ['provider_id', 'capabilities']);
+const selectionRef = rec({ provider_id: str, capability_version: str, interaction }, ['provider_id', 'capability_version', 'interaction']);
+
+/** Request/response schemas of every call. `satisfies` ties the keys to `PanelCalls`. */
+export const PANEL_CALLS = {
+  listChannels: { request: empty, response: rec({ channels: arr(channel), health: arr(doctor), errors: arr(rec({ driver: str, error: str })) }, ['channels', 'health']) },
+  describeChannel: { request: obj({ channel: id }, ['channel']), response: rec({ channel, ops: arr(opSpec) }, ['channel', 'ops']) },
+  previewChannel: { request: obj({ channel: id }, ['channel']), response: rec({ text: str, image_png: str, error: str }) },
+  runOp: {
+    request: obj({ channel: id, op: { type: 'string', minLength: 1, maxLength: 128 }, args: json }, ['channel', 'op', 'args']),
+    response: rec({ ok: bool, output: json, error: str }, ['ok']),
+  },
+  setTier: {
+    request: obj({ channel: id, tier: { type: 'string', minLength: 1, maxLength: 64 } }, ['channel', 'tier']),
+    response: rec({ channel: str, tier: str }, ['channel', 'tier']),
+  },
+  listPendingApprovals: { request: empty, response: arr(pending) },
+  decide: {
+    request: obj({ approval_id: id, decision, reason: { type: 'string', maxLength: 2000 } }, ['approval_id', 'decision']),
+    response: rec({ accepted: bool, granted: bool, rule_id: str, message: str }, ['accepted']),
+  },
+  listRules: { request: empty, response: arr(rule) },
+  revokeRule: { request: obj({ rule_id: id }, ['rule_id']), response: rec({ revoked: bool }, ['revoked']) },
+  getSettings: { request: empty, response: settings },
+  setApprovalTimeout: {
+    request: obj({ timeout_ms: { type: 'integer', minimum: 1000, maximum: 86_400_000 } }, ['timeout_ms']),
+    response: settings,
+  },
+  queryTimeline: {
+    request: obj({ filter, before: { type: 'number', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 5000 } }),
+    response: rec({ events: arr(timelineEvent), next_before: { type: ['number', 'null'] } }, ['events', 'next_before']),
+  },
+  getInvocation: {
+    request: obj({ invocation_id: id }, ['invocation_id']),
+    response: rec({ invocation_id: str, events: arr(timelineEvent), error: str, authorized: str }, ['invocation_id', 'events']),
+  },
+  listProviders: { request: empty, response: arr(providerEntry) },
+  explainSelection: {
+    request: obj(
+      { capability_id: { type: 'string', minLength: 1, maxLength: 128 }, version_requirement: { type: 'string', maxLength: 128 }, provider_id: { type: 'string', maxLength: 128 }, interaction },
+      ['capability_id'],
+    ),
+    response: rec({ selected: selectionRef, candidates: arr(rec({ provider_id: str, capability_version: str, interaction, selected: bool, reason: str })), error: suError, raw: json }, ['candidates']),
+  },
+} satisfies Record<PanelMethod, { request: Schema; response: Schema }>;
+
+/** Payload schemas of every event stream. */
+export const PANEL_EVENTS = {
+  runtimeEvent: timelineEvent,
+  approvalAdded: pending,
+  approvalResolved: resolved,
+  rulesChanged: arr(rule),
+  hubStatus: rec({ started_at: num, pending_approvals: int, attached_panels: int, version: str }, ['started_at', 'pending_approvals', 'attached_panels']),
+} satisfies Record<PanelEventName, Schema>;
+
+/** Every method name, in a stable order (the generators iterate this). */
+export const PANEL_METHODS = Object.keys(PANEL_CALLS) as PanelMethod[];
+/** Every event name. */
+export const PANEL_EVENT_NAMES = Object.keys(PANEL_EVENTS) as PanelEventName[];
+
+/** True when `name` is one of our method names (guards against `__proto__` and friends). */
+export function isPanelMethod(name: unknown): name is PanelMethod {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(PANEL_CALLS, name);
+}

@@ -1,0 +1,250 @@
+/**
+ * Payloads of the PanelApi (main ↔ renderer). Plain JSON, snake_case like the rest of the wire.
+ * Every type here has a JSON Schema twin in `panel-channels.ts`, checked on receipt in main.
+ */
+import type {
+  ApprovalPreview,
+  ChannelEntry,
+  DoctorReport,
+  InteractionKind,
+  InvocationState,
+  JsonValue,
+  OpSpec,
+  RuntimeEventKind,
+  SoftwareUseErrorWire,
+} from './wire';
+
+/** A channel as the panel shows it: the driver's entry plus who drives it and its tier. */
+export interface PanelChannel extends ChannelEntry {
+  driver: string;
+  /** Current permission tier (tmux: observer|operator|godmode); absent when the driver has none. */
+  tier?: string;
+  /** Tiers a human may pick; present only when the driver has a human-only tier control. */
+  tiers?: string[];
+}
+
+/** Channels of every driver plus each driver's doctor report. */
+export interface ChannelList {
+  channels: PanelChannel[];
+  health: DoctorReport[];
+  /** Drivers that failed to list channels, with the rendered error. */
+  errors: Array<{ driver: string; error: string }>;
+}
+
+/** A channel and the ops its driver offers. */
+export interface ChannelDescription {
+  channel: PanelChannel;
+  ops: OpSpec[];
+}
+
+/** Result of running an op as the operator. */
+export interface RunOpResult {
+  ok: boolean;
+  output?: JsonValue;
+  /** Rendered `uplink error […]` text when it failed. */
+  error?: string;
+}
+
+/** The decisions an operator can give a prompt. */
+export type Decision = 'once' | 'session' | 'always' | 'deny';
+export const DECISIONS: readonly Decision[] = ['once', 'session', 'always', 'deny'];
+
+/** One pending approval prompt (sensitive args arrive redacted). */
+export interface PendingApproval {
+  approval_id: string;
+  invocation_id: string;
+  /** The MCP client name, or `operator`/`cli`. */
+  agent: string;
+  /** Where the agent came from: `mcp`, `cli` or `panel`. */
+  agent_kind?: string;
+  channel: string;
+  channel_labels: string[];
+  op: string;
+  capability_id: string;
+  args: JsonValue;
+  provider_id: string;
+  interaction: InteractionKind;
+  /** What the op will do, in words and (desktop) a fresh screenshot with a mark. */
+  preview?: ApprovalPreview;
+  /** Milliseconds since the epoch. */
+  requested_at: number;
+  /** When the prompt is denied automatically (ms since the epoch). */
+  expires_at: number;
+}
+
+/** Sent when a prompt leaves the pending list, whoever decided it. */
+export interface ApprovalResolved {
+  approval_id: string;
+  granted: boolean;
+  /** `operator`, `rule:<id>`, `session`, `default_policy`, `cli` or `timeout`. */
+  authorized: string;
+  by?: string;
+  reason?: string;
+  rule_id?: string;
+}
+
+/** The answer to `decide`: `accepted` is false when the prompt was already decided or timed out. */
+export interface DecideResult {
+  accepted: boolean;
+  granted?: boolean;
+  rule_id?: string;
+  /** Why a decision was not accepted. */
+  message?: string;
+}
+
+/** A standing approval rule from the config file, with its last use. */
+export interface ApprovalRule {
+  rule_id: string;
+  /** Glob on the channel address. */
+  channel: string;
+  /** Glob on the op name. */
+  op: string;
+  /** Glob on the agent name; absent = any agent. */
+  agent?: string;
+  created_at?: string;
+  created_by?: string;
+  note?: string;
+  last_used_at?: number;
+  uses: number;
+}
+
+/** Hub settings the panel shows and edits. */
+export interface PanelSettings {
+  approval_timeout_ms: number;
+  /** e.g. `http://127.0.0.1:7345/mcp`. */
+  mcp_url?: string;
+  /** The bearer token for MCP over HTTP; the operator copies it into `claude mcp add`. */
+  mcp_token?: string;
+  /** Absolute path of the `uplink` launcher for the stdio command. */
+  cli_path?: string;
+  data_dir: string;
+  version: string;
+}
+
+/** The kinds of timeline entry: kernel events, operator decisions and rejected requests. */
+export type TimelineKind = RuntimeEventKind | 'decision' | 'rejected';
+
+/** One timeline entry: an audit row (kernel event with context, a decision, or a rejected request). */
+export interface TimelineEvent {
+  /** Global, monotonic id in the audit store; the history cursor. */
+  cursor: number;
+  at: number;
+  type: 'event' | 'decision' | 'rejected';
+  kind: TimelineKind;
+  invocation_id?: string;
+  sequence?: number;
+  channel?: string;
+  op?: string;
+  capability_id?: string;
+  agent?: string;
+  provider_id?: string;
+  interaction?: InteractionKind;
+  /** The invocation's state after this entry; `rejected` for requests that never became one. */
+  state?: InvocationState | 'rejected';
+  error_code?: string;
+  message?: string;
+  hint?: string;
+  /** Operator-only detail (provider error text). */
+  detail?: string;
+  authorized?: string;
+  granted?: boolean;
+  by?: string;
+  reason?: string;
+  args?: JsonValue;
+  duration_ms?: number;
+}
+
+/** Timeline filters; every present field must match. */
+export interface TimelineFilter {
+  channel?: string;
+  op?: string;
+  agent?: string;
+  state?: InvocationState | 'rejected';
+  text?: string;
+}
+
+/** A page request: events with cursor < `before` (newest first), at most `limit`. */
+export interface TimelineQuery {
+  filter?: TimelineFilter;
+  before?: number;
+  limit?: number;
+}
+
+/** A page of history, ascending by cursor; `next_before` is null at the start of history. */
+export interface TimelinePage {
+  events: TimelineEvent[];
+  next_before: number | null;
+}
+
+/** Everything the timeline's detail pane shows for one invocation. */
+export interface InvocationDetail {
+  invocation_id: string;
+  capability_id?: string;
+  channel?: string;
+  op?: string;
+  agent?: string;
+  provider_id?: string;
+  interaction?: InteractionKind;
+  args?: JsonValue;
+  state?: InvocationState | 'rejected';
+  duration_ms?: number;
+  /** The op's result, when the audit store kept it. */
+  output?: JsonValue;
+  /** Rendered error as the agent saw it, plus operator-only detail. */
+  error?: string;
+  error_detail?: string;
+  /** How it was authorized (`operator`, `rule:<id>`, `session`, `default_policy`, `cli`, `read_only`), by whom. */
+  authorized?: string;
+  authorized_by?: string;
+  events: TimelineEvent[];
+}
+
+/** A registered kernel provider and the capabilities it offers. */
+export interface ProviderEntry {
+  provider_id: string;
+  driver: string;
+  interaction: InteractionKind;
+  capabilities: string[];
+}
+
+/** Ask which provider the kernel would pick. */
+export interface SelectionQuery {
+  capability_id: string;
+  version_requirement?: string;
+  provider_id?: string;
+  interaction?: InteractionKind;
+}
+
+/** One offer considered by selection and why it was or was not picked. */
+export interface SelectionCandidate {
+  provider_id: string;
+  capability_version: string;
+  interaction: InteractionKind;
+  selected: boolean;
+  reason: string;
+}
+
+/** The kernel's answer to a selection preview. */
+export interface SelectionExplanation {
+  selected?: { provider_id: string; capability_version: string; interaction: InteractionKind };
+  candidates: SelectionCandidate[];
+  /** Set when nothing matches: `capability_unavailable` or `constraint_unsatisfied`. */
+  error?: SoftwareUseErrorWire;
+  /** The kernel's own explanation when its shape is richer than the above. */
+  raw?: JsonValue;
+}
+
+/** A read-only look at a channel: recent text (tmux) or a screenshot (desktop). */
+export interface ChannelPreview {
+  text?: string;
+  image_png?: string;
+  error?: string;
+}
+
+/** Hub status pushed to every panel. */
+export interface HubStatus {
+  started_at: number;
+  pending_approvals: number;
+  attached_panels: number;
+  version: string;
+}

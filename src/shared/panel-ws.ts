@@ -1,0 +1,165 @@
+/**
+ * The PanelApi over a WebSocket (browser panel). The token travels in the first frame, never in
+ * the URL, so it cannot end up in an access log or the browser history. Reconnects on its own
+ * with capped backoff; calls made while disconnected fail at once with an actionable message.
+ */
+import type { Disposer, PanelApi, PanelErrorWire, PanelEventName, PanelMethod } from './panel-api';
+import { PanelCallError } from './panel-api';
+import { EventHub, createPanelProxy } from './panel-proxy';
+
+/** Client → server frames. */
+export type ClientFrame = { t: 'hello'; token: string } | { t: 'call'; id: number; method: PanelMethod; params: unknown };
+/** Server → client frames. */
+export type ServerFrame =
+  | { t: 'ready'; version: string }
+  | { t: 'result'; id: number; result: unknown }
+  | { t: 'error'; id: number | null; error: PanelErrorWire }
+  | { t: 'event'; event: PanelEventName; payload: unknown };
+
+/** WebSocket close code for a bad or missing token. */
+export const CLOSE_UNAUTHORIZED = 4401;
+/** The subprotocol the panel speaks (versioned, carries no secret). */
+export const PANEL_WS_PROTOCOL = 'uplink-panel.v1';
+
+/** Connection state as the panel shows it. */
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'unauthorized' | 'closed';
+
+/** The minimal WebSocket surface we need (the browser's and `ws`'s both fit). */
+export interface WebSocketLike {
+  readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: unknown) => void) | null;
+  onclose: ((ev: { code: number; reason?: string }) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+}
+
+export interface WsClientOptions {
+  url: string;
+  token: string;
+  createSocket: (url: string, protocol: string) => WebSocketLike;
+  onState?: (state: ConnectionState, detail?: string) => void;
+  /** Backoff bounds in ms (tests shorten them). */
+  minDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+/** A PanelApi plus control over its connection. */
+export interface WsPanelClient {
+  api: PanelApi;
+  state(): ConnectionState;
+  close(): void;
+}
+
+const OPEN = 1;
+
+/** Connects and keeps the connection up until `close()`. */
+export function createWsPanelClient(options: WsClientOptions): WsPanelClient {
+  const events = new EventHub();
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  const minDelay = options.minDelayMs ?? 250;
+  const maxDelay = options.maxDelayMs ?? 5000;
+  let socket: WebSocketLike | undefined;
+  let state: ConnectionState = 'connecting';
+  let nextId = 1;
+  let attempt = 0;
+  let closed = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const setState = (next: ConnectionState, detail?: string): void => {
+    state = next;
+    options.onState?.(next, detail);
+  };
+
+  const failPending = (message: string): void => {
+    for (const p of pending.values()) p.reject(new PanelCallError({ code: 'unavailable', message }));
+    pending.clear();
+  };
+
+  const connect = (): void => {
+    const ws = options.createSocket(options.url, PANEL_WS_PROTOCOL);
+    socket = ws;
+    ws.onopen = () => ws.send(JSON.stringify({ t: 'hello', token: options.token } satisfies ClientFrame));
+    ws.onmessage = (ev) => {
+      let frame: ServerFrame;
+      try {
+        frame = JSON.parse(String(ev.data)) as ServerFrame;
+      } catch {
+        return;
+      }
+      switch (frame.t) {
+        case 'ready':
+          attempt = 0;
+          setState('open');
+          return;
+        case 'result': {
+          const p = pending.get(frame.id);
+          pending.delete(frame.id);
+          p?.resolve(frame.result);
+          return;
+        }
+        case 'error': {
+          if (frame.id === null) return;
+          const p = pending.get(frame.id);
+          pending.delete(frame.id);
+          p?.reject(new PanelCallError(frame.error));
+          return;
+        }
+        case 'event':
+          events.emit(frame.event, frame.payload);
+          return;
+        default: {
+          const never: never = frame;
+          void never;
+        }
+      }
+    };
+    ws.onerror = () => {
+      /* onclose follows and decides */
+    };
+    ws.onclose = (ev) => {
+      if (socket !== ws) return;
+      socket = undefined;
+      failPending('the hub connection closed — hint: the panel reconnects on its own; retry in a moment');
+      if (closed) return setState('closed');
+      if (ev.code === CLOSE_UNAUTHORIZED) {
+        return setState('unauthorized', 'the hub rejected the token — hint: open the URL that `uplink serve` printed');
+      }
+      const delay = Math.min(maxDelay, minDelay * 2 ** attempt++);
+      setState('reconnecting', `retrying in ${Math.round(delay / 100) / 10} s`);
+      timer = setTimeout(connect, delay);
+    };
+  };
+
+  const api = createPanelProxy({
+    invoke(method, params) {
+      const ws = socket;
+      if (!ws || ws.readyState !== OPEN || state !== 'open') {
+        return Promise.reject(
+          new PanelCallError({ code: 'unavailable', message: 'the hub is not connected — hint: wait for the panel to reconnect' }),
+        );
+      }
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        ws.send(JSON.stringify({ t: 'call', id, method, params } satisfies ClientFrame));
+      });
+    },
+    subscribe(event, listener): Disposer {
+      return events.on(event, listener);
+    },
+  });
+
+  connect();
+  return {
+    api,
+    state: () => state,
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      socket?.close(1000, 'panel closed');
+      if (!socket) setState('closed');
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/// <reference lib="dom" />
+/**
+ * The Electron app end to end (Playwright's `_electron`). Runs only where an Electron binary
+ * exists; elsewhere it is skipped and says why (the browser panel e2e covers the renderer).
+ */
+import { _electron as electron, expect, test } from '@playwright/test';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { PANEL_METHODS } from '../../src/shared/panel-channels';
+import { ROOT, cleanEnv } from './harness';
+
+/** The Electron binary, or why there is none. */
+function electronBinary(): { bin?: string; why?: string } {
+  try {
+    const pkg = dirname(createRequire(import.meta.url).resolve('electron/package.json'));
+    const pathFile = join(pkg, 'path.txt');
+    if (!existsSync(pathFile)) return { why: 'the Electron binary is not installed here (node_modules/electron has no path.txt; fetching it needs network access)' };
+    const bin = join(pkg, 'dist', readFileSync(pathFile, 'utf8').trim());
+    return existsSync(bin) ? { bin } : { why: `the Electron binary is missing at ${bin}` };
+  } catch {
+    return { why: 'the electron package is not installed' };
+  }
+}
+
+const found = electronBinary();
+const display = process.platform !== 'linux' || !!process.env.DISPLAY || !!process.env.WAYLAND_DISPLAY;
+const why = found.why ?? (display ? undefined : 'no display server ($DISPLAY unset); run under xvfb-run');
+if (why) console.log(`electron e2e skipped: ${why}`);
+
+test.describe('Electron app', () => {
+  test.skip(!!why, why ?? '');
+
+  test('opens a hardened window whose preload exposes exactly the PanelApi', async () => {
+    const app = await electron.launch({
+      executablePath: found.bin!,
+      args: [ROOT],
+      env: cleanEnv({ UPLINK_DATA_DIR: mkdtempSync(join(tmpdir(), 'uplink-electron-')) }) as Record<string, string>,
+    });
+    try {
+      const win = await app.firstWindow();
+      await expect(win).toHaveTitle(/Uplink/);
+      const surface = await win.evaluate(() => ({
+        keys: Object.keys((window as unknown as { uplink: object }).uplink).sort(),
+        require: typeof (window as unknown as { require?: unknown }).require,
+        process: typeof (window as unknown as { process?: unknown }).process,
+        opened: window.open('https://example.com') === null,
+      }));
+      expect(surface.keys).toEqual([...PANEL_METHODS, 'on'].sort());
+      expect(surface.require).toBe('undefined');
+      expect(surface.process).toBe('undefined');
+      expect(surface.opened).toBe(true);
+      await win.evaluate(() => {
+        window.location.href = 'https://example.com/';
+      });
+      await win.waitForTimeout(500);
+      expect(win.url()).toMatch(/^file:.*index\.html/);
+      await expect(win.getByText('connected', { exact: true })).toBeVisible();
+      const prefs = await app.evaluate(({ BrowserWindow }) => {
+        const w = BrowserWindow.getAllWindows()[0]!;
+        return (w.webContents as unknown as { getLastWebPreferences(): Record<string, unknown> | null }).getLastWebPreferences();
+      });
+      expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webviewTag: false });
+    } finally {
+      await app.close();
+    }
+  });
+});

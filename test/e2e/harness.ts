@@ -1,0 +1,150 @@
+/**
+ * The e2e harness: a private tmux server (`tmux -S <tmp>/sock`), a real `uplink serve` on a
+ * fresh data directory, a real MCP SDK client over Streamable HTTP, and Debian Chromium.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export const ROOT = process.env.UPLINK_ROOT ?? fileURLToPath(new URL('../..', import.meta.url));
+export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/** Env for child processes: never the user's tmux. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  delete env.TMUX;
+  delete env.TMUX_PANE;
+  return env;
+}
+
+/** A private tmux server with one session. */
+export class PrivateTmux {
+  readonly dir = mkdtempSync(join(tmpdir(), 'uplink-e2e-tmux-'));
+  readonly socket = join(this.dir, 'sock');
+
+  start(session = 'work', command = 'sh'): void {
+    this.tmux('-f', '/dev/null', 'new-session', '-d', '-s', session, '-x', '160', '-y', '40', command);
+  }
+
+  tmux(...args: string[]): string {
+    return execFileSync('tmux', ['-S', this.socket, ...args], { env: cleanEnv(), encoding: 'utf8' });
+  }
+
+  panes(): string[] {
+    return this.tmux('list-panes', '-a', '-F', '#{pane_id}').trim().split('\n');
+  }
+
+  capture(pane: string): string {
+    return this.tmux('capture-pane', '-p', '-t', pane, '-S', '-200');
+  }
+
+  stop(): void {
+    try {
+      this.tmux('kill-server');
+    } catch {
+      /* already gone */
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+let driverBundle: string | undefined;
+/** Bundles the tmux driver fixture once (the hub loads it through UPLINK_TEST_DRIVERS). */
+export async function tmuxDriverModule(): Promise<string> {
+  if (driverBundle) return driverBundle;
+  const out = join(mkdtempSync(join(tmpdir(), 'uplink-e2e-drivers-')), 'tmux-drivers.mjs');
+  await build({ entryPoints: [join(ROOT, 'test/e2e/fixtures/tmux-drivers.ts')], outfile: out, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  driverBundle = out;
+  return out;
+}
+
+/** A running `uplink serve`. */
+export interface Serve {
+  proc: ChildProcess;
+  url: string;
+  panelUrl: string;
+  mcpUrl: string;
+  token: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `node bin/uplink serve --port 0 --json` and waits for its URLs. */
+export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; config?: Record<string, unknown> }): Promise<Serve> {
+  if (!existsSync(join(ROOT, 'dist/cli.mjs')) || !existsSync(join(ROOT, 'dist/renderer/index.html'))) {
+    throw new Error('uplink is not built — hint: run `npm run build` first');
+  }
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'uplink-e2e-data-'));
+  const config = { tmux: { socket: opts.tmux.socket }, ...(opts.config ?? {}) };
+  writeFileSync(join(dataDir, 'config.json'), JSON.stringify(config, null, 2));
+  const env = cleanEnv({ UPLINK_DATA_DIR: dataDir, UPLINK_E2E_TMUX_SOCKET: opts.tmux.socket, UPLINK_TEST_DRIVERS: await tmuxDriverModule() });
+  const proc = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'serve', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += String(d)));
+  const info = await new Promise<{ url: string; panel_url: string; mcp_url: string }>((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`uplink serve did not start: ${stderr}`)), 30_000);
+    proc.stdout!.on('data', (d) => {
+      buf += String(d);
+      const line = buf.split('\n').find((l) => l.startsWith('{'));
+      if (line) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line) as { url: string; panel_url: string; mcp_url: string });
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`uplink serve exited ${code}: ${stderr}`)));
+  });
+  const token = readFileSync(join(dataDir, 'token'), 'utf8').trim();
+  return {
+    proc,
+    url: info.url,
+    panelUrl: info.panel_url,
+    mcpUrl: info.mcp_url,
+    token,
+    dataDir,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+        setTimeout(() => proc.kill('SIGKILL'), 5000).unref();
+      }),
+  };
+}
+
+/** A real MCP client over Streamable HTTP with the hub's token. */
+export async function mcpClient(serve: Serve, name = 'e2e-agent'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(serve.mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${serve.token}` } } });
+  await client.connect(transport);
+  return client;
+}
+
+/** Text of an MCP tool result. */
+export function toolText(result: unknown): string {
+  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
+  return content.map((c) => c.text ?? '').join('\n');
+}
+
+/** Polls until `check` returns a truthy value. */
+export async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,220 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/**
+ * The browser panel end to end: a real `uplink serve` with a real private tmux server, a real
+ * MCP client over Streamable HTTP, and Debian Chromium. Screenshots of each view go to
+ * docs/screenshots/ (the README shows approvals.png).
+ */
+import { expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { PrivateTmux, ROOT, mcpClient, startServe, toolText, until } from './harness';
+import type { Serve } from './harness';
+
+const SHOTS = join(ROOT, 'docs/screenshots');
+const tmux = new PrivateTmux();
+let serve: Serve;
+let agent: Client;
+let page: Page;
+let pane: string;
+
+test.describe.configure({ mode: 'serial' });
+
+test.beforeAll(async ({ browser }) => {
+  tmux.start('work', 'sh');
+  pane = tmux.panes()[0]!;
+  serve = await startServe({ tmux });
+  agent = await mcpClient(serve, 'claude-code');
+  page = await browser.newPage();
+  await page.goto(serve.panelUrl);
+});
+
+test.afterAll(async () => {
+  await agent?.close().catch(() => undefined);
+  await serve?.stop();
+  tmux.stop();
+  if (serve) rmSync(serve.dataDir, { recursive: true, force: true });
+});
+
+const view = (name: RegExp) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name });
+const channel = () => `tmux:${pane}`;
+const act = (text: string) => agent.callTool({ name: 'channel_act', arguments: { channel: channel(), op: 'type', args: { text, enter: true } } });
+const read = () => agent.callTool({ name: 'channel_observe', arguments: { channel: channel(), op: 'read', args: { lines: 20 } } });
+const prompt = () => page.locator('article.approval').first();
+/** Screenshots without transient toasts. */
+const shoot = async (name: string) => {
+  await expect(page.locator('.toast')).toHaveCount(0, { timeout: 10_000 });
+  await page.screenshot({ path: join(SHOTS, name) });
+};
+
+test('without the token the panel says how to get in and shows no data', async ({ browser }) => {
+  const stranger = await browser.newPage();
+  await stranger.goto(serve.url);
+  await expect(stranger.getByRole('alert')).toContainText('open the URL that `uplink serve` printed');
+  await expect(stranger.locator('.channel-item, article.approval')).toHaveCount(0);
+  await stranger.close();
+});
+
+test('the token leaves the address bar and the panel connects', async () => {
+  await expect(page.getByText('connected', { exact: true })).toBeVisible();
+  expect(page.url()).not.toContain('token');
+  const history = await page.evaluate(() => window.location.href);
+  expect(history).not.toContain('#token');
+});
+
+test('the channels view lists the panes, and a human raises the tier', async () => {
+  await view(/^Channels/).click();
+  const item = page.locator('.channel-item', { hasText: channel() });
+  await expect(item).toBeVisible();
+  await item.click();
+  await expect(page.getByRole('heading', { name: 'Ops' })).toBeVisible();
+  await page.getByLabel(/^Tier/).selectOption('operator');
+  await expect(item).toContainText('operator');
+  await expect(page.getByLabel(/^Tier/)).toHaveValue('operator');
+  await expect(page.locator('.pane-text')).toBeVisible();
+  // Run an op as the operator through the form generated from its params_schema.
+  const readOp = page.locator('details.op-card', { has: page.locator('.op-name', { hasText: /^read$/ }) });
+  await readOp.locator('summary').click();
+  await readOp.getByLabel(/^lines/).fill('5');
+  await readOp.getByRole('button', { name: 'Run read' }).click();
+  await expect(readOp.locator('.result')).toContainText('text');
+  await shoot('channels.png');
+});
+
+test('channel_act raises a prompt with agent, channel, op and text; approving delivers it', async () => {
+  await read();
+  await view(/^Approvals/).click();
+  const call = act('echo approved-$((6*7))');
+  await expect(prompt()).toBeVisible();
+  await expect(prompt()).toContainText('claude-code');
+  await expect(prompt()).toContainText(channel());
+  await expect(prompt()).toContainText('type');
+  await expect(prompt().locator('.arg-text')).toHaveText('echo approved-$((6*7))');
+  await expect(page).toHaveTitle(/^\(1\) Uplink/);
+  await page.waitForTimeout(1200); // let the waited-time counter tick for the screenshot
+  await shoot('approvals.png');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await shoot('approvals-light.png');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await prompt().getByRole('button', { name: /^Approve once/ }).click();
+  const result = await call;
+  expect(result.isError ?? false).toBe(false);
+  await until(() => tmux.capture(pane).includes('approved-42'), 'the command output in the pane');
+  await expect(prompt()).toHaveCount(0);
+  await expect(page).toHaveTitle('Uplink');
+});
+
+test('deny with a reason returns that reason to the agent as a rejection', async () => {
+  await read();
+  const call = act('echo should-not-run');
+  await expect(prompt()).toBeVisible();
+  await prompt().getByLabel('Reason').fill('wrong pane, use the build window');
+  await prompt().getByRole('button', { name: /^Deny/ }).click();
+  const result = await call;
+  expect(result.isError).toBe(true);
+  expect(toolText(result)).toContain('wrong pane, use the build window');
+  expect(toolText(result)).toMatch(/uplink error \[tmux:Rejected\]/);
+  expect(tmux.capture(pane)).not.toContain('should-not-run');
+});
+
+test('a keyboard shortcut approves the oldest prompt', async () => {
+  await read();
+  const call = act('echo by-keyboard');
+  await expect(prompt()).toBeVisible();
+  await page.waitForTimeout(600); // shortcuts arm after the prompt has been visible a moment
+  await page.keyboard.press('a');
+  expect((await call).isError ?? false).toBe(false);
+});
+
+test('an unanswered prompt times out as a deny', async () => {
+  await view(/^Rules/).click();
+  await page.getByLabel('New timeout (seconds)').fill('2');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('2.0 s', { exact: true })).toBeVisible();
+  await read();
+  await view(/^Approvals/).click();
+  const call = act('echo too-late');
+  await expect(prompt()).toBeVisible();
+  const result = await call;
+  expect(result.isError).toBe(true);
+  expect(toolText(result)).toMatch(/uplink error \[tmux:Rejected\]/);
+  await expect(prompt()).toHaveCount(0);
+  expect(tmux.capture(pane)).not.toContain('too-late');
+  await view(/^Rules/).click();
+  await page.getByLabel('New timeout (seconds)').fill('120');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('2 min 00 s', { exact: true })).toBeVisible();
+});
+
+test('"always" skips the next prompt and the rule appears in settings', async () => {
+  await read();
+  await view(/^Approvals/).click();
+  const first = act('echo always-1');
+  await expect(prompt()).toBeVisible();
+  await prompt().getByRole('button', { name: /^Always/ }).click();
+  expect((await first).isError ?? false).toBe(false);
+  await read();
+  const second = await act('echo always-2');
+  expect(second.isError ?? false).toBe(false);
+  await until(() => tmux.capture(pane).includes('always-2'), 'the second command in the pane');
+  await expect(page.getByRole('navigation', { name: 'Views' }).getByLabel(/pending/)).toHaveCount(0);
+  await view(/^Rules/).click();
+  const rules = page.getByRole('table', { name: 'Standing rules' });
+  await expect(rules).toContainText(channel());
+  await expect(rules).toContainText('type');
+  await expect(rules).toContainText(/ago \(1×\)/);
+  await shoot('settings.png');
+});
+
+test('the timeline shows each invocation’s events in sequence order', async () => {
+  await view(/^Timeline/).click();
+  const rows = page.locator('.tl-row');
+  await expect(rows.filter({ hasText: 'type' }).first()).toBeVisible();
+  const sequences = await rows.evaluateAll((els) => els.map((el) => [...el.querySelectorAll('.ev b')].map((b) => Number(b.textContent))));
+  expect(sequences.length).toBeGreaterThan(5);
+  for (const seq of sequences) expect(seq).toEqual([...seq].sort((a, b) => a - b));
+  const approved = rows.filter({ hasText: 'type' }).first();
+  await approved.click();
+  const detail = page.getByRole('complementary', { name: 'Invocation detail' });
+  await expect(detail).toContainText('approved by the operator');
+  const kinds = await detail.locator('table.events tbody tr').evaluateAll((trs) => trs.map((tr) => tr.children[1]?.textContent));
+  expect(kinds).toEqual(expect.arrayContaining(['accepted', 'approval_requested', 'approval_granted', 'started', 'succeeded']));
+  await shoot('timeline.png');
+  // Keyboard: Escape closes the detail, arrows select rows and open theirs.
+  const grid = page.getByRole('grid', { name: /Invocations/ });
+  await grid.focus();
+  await page.keyboard.press('Escape');
+  await expect(detail).toHaveCount(0);
+  await page.keyboard.press('ArrowUp');
+  await expect(detail).toBeVisible();
+  await expect(page.locator('.tl-row[aria-selected="true"]')).toHaveCount(1);
+});
+
+test('providers and the selection preview', async () => {
+  await view(/^Providers/).click();
+  await expect(page.getByRole('cell', { name: 'uplink/tmux' })).toBeVisible();
+  await page.getByLabel('Capability').fill('tmux.type');
+  await page.getByRole('button', { name: 'Explain' }).click();
+  await expect(page.locator('.explanation')).toBeVisible();
+  await shoot('providers.png');
+});
+
+test('after restarting serve the history is still there', async () => {
+  const before = await page.locator('.tl-row').count().catch(() => 0);
+  void before;
+  await serve.stop();
+  await expect(page.getByRole('alert').filter({ hasText: 'reconnecting' })).toBeVisible();
+  serve = await startServe({ tmux, dataDir: serve.dataDir });
+  await agent.close().catch(() => undefined);
+  agent = await mcpClient(serve, 'claude-code');
+  await page.goto(serve.panelUrl);
+  await view(/^Timeline/).click();
+  const rows = page.locator('.tl-row');
+  await expect(rows.filter({ hasText: 'type' }).first()).toBeVisible();
+  await expect(rows.filter({ hasText: 'set-tier' }).first()).toBeVisible();
+  await page.getByLabel('Search').fill('wrong pane');
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText('failed');
+});

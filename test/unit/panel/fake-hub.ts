@@ -1,0 +1,154 @@
+/**
+ * An in-memory Hub for the panel edge's unit tests (transport, auth, validation). The real hub is
+ * exercised by the e2e tests; here we need exact control over approvals and audit entries.
+ */
+import type { Hub } from '../../../src/main/hub/hub';
+import type { ApprovalEvent, AuditEntry, PendingApproval, StandingRuleStatus } from '../../../src/main/hub/types';
+import { DriverError } from '../../../src/main/drivers/contract';
+
+export interface FakeHub extends Hub {
+  attached: number;
+  entries: AuditEntry[];
+  pending: PendingApproval[];
+  rules: StandingRuleStatus[];
+  decisions: Array<{ id: string; kind: string; reason?: string; by: string }>;
+  emitEntry(e: AuditEntry): void;
+  addApproval(a: PendingApproval): void;
+}
+
+export function createFakeHub(): FakeHub {
+  const entryListeners = new Set<(e: AuditEntry) => void>();
+  const approvalListeners = new Set<(e: ApprovalEvent) => void>();
+  let timeout = 120_000;
+  const hub: FakeHub = {
+    dataDir: '/tmp/uplink-fake',
+    attached: 0,
+    entries: [],
+    pending: [],
+    rules: [],
+    decisions: [],
+    emitEntry(e) {
+      hub.entries.push(e);
+      for (const l of entryListeners) l(e);
+    },
+    addApproval(a) {
+      hub.pending.push(a);
+      for (const l of approvalListeners) l({ type: 'added', approval: a });
+    },
+    async overview() {
+      return [
+        {
+          driver: 'tmux',
+          info: { id: 'tmux', kind: 'both', summary: 'tmux panes' },
+          health: { driver: 'tmux', ok: true, lines: ['server running'] },
+          channels: [{ channel: 'tmux:%1', labels: ['codex'], detail: { tier: 'observer', command: 'bash' } }],
+        },
+      ];
+    },
+    async listChannels() {
+      return [{ channel: 'tmux:%1', labels: ['codex'], detail: {} }];
+    },
+    async ops() {
+      return [];
+    },
+    async describe(channel) {
+      if (channel !== 'tmux:%1') throw new DriverError('NotFound', `no channel ${channel}`, { hint: 'list channels' });
+      return { channel: { channel, labels: ['codex'], detail: { tier: 'observer' } }, ops: [] };
+    },
+    async doctor() {
+      return { ok: true, drivers: [], config: { ok: true, path: '' }, audit: { ok: true, path: '' }, panels_attached: hub.attached };
+    },
+    async driverReports() {
+      return [];
+    },
+    async invoke(_c, op, args) {
+      return { op, args: args ?? null };
+    },
+    async send() {
+      return { delivered: true, correlation_id: 'abcd1234', injected_at: new Date(0).toISOString() };
+    },
+    async recv() {
+      return { items: [], next_cursor: 0 };
+    },
+    recordRejected() {},
+    subscribe(listener) {
+      entryListeners.add(listener);
+      return () => entryListeners.delete(listener);
+    },
+    queryAudit(q) {
+      let list = hub.entries.filter((e) => (q.invocation_id ? e.invocation_id === q.invocation_id : true));
+      if (q.before !== undefined) list = list.filter((e) => e.id < q.before!);
+      if (q.after !== undefined) list = list.filter((e) => e.id > q.after!);
+      const limit = q.limit ?? 200;
+      if (q.after !== undefined) {
+        const page = list.slice(0, limit);
+        return { entries: page, next_cursor: page.length === limit ? page[page.length - 1]!.id : undefined };
+      }
+      const page = list.slice(-limit).reverse();
+      return { entries: page, next_cursor: list.length > limit ? page[page.length - 1]!.id : undefined };
+    },
+    attachPanel() {
+      hub.attached++;
+      let done = false;
+      return () => {
+        if (!done) hub.attached--;
+        done = true;
+      };
+    },
+    panelsAttached: () => hub.attached,
+    pendingApprovals: () => [...hub.pending],
+    subscribeApprovals(listener) {
+      approvalListeners.add(listener);
+      return () => approvalListeners.delete(listener);
+    },
+    async decide(id, decision) {
+      const i = hub.pending.findIndex((p) => p.approval_id === id);
+      if (i < 0) throw new DriverError('Rejected', `approval ${id} was already decided`, { hint: 'nothing to do' });
+      hub.pending.splice(i, 1);
+      hub.decisions.push({ id, kind: decision.kind, reason: decision.reason, by: decision.by });
+      const granted = decision.kind !== 'deny';
+      for (const l of approvalListeners) l({ type: 'resolved', approval_id: id, granted, authorized: 'operator', by: decision.by, reason: decision.reason });
+      if (decision.kind === 'always') {
+        hub.rules.push({ id: 'r1', channel: 'tmux:%1', op: 'send', uses: 0 });
+        return { approval_id: id, granted, rule_id: 'r1' };
+      }
+      return { approval_id: id, granted };
+    },
+    listRules: () => hub.rules,
+    async revokeRule(id) {
+      const i = hub.rules.findIndex((r) => r.id === id);
+      if (i < 0) throw new DriverError('NotFound', `no rule ${id}`);
+      hub.rules.splice(i, 1);
+    },
+    approvalTimeoutMs: () => timeout,
+    async setApprovalTimeoutMs(ms) {
+      timeout = ms;
+    },
+    async setTier() {},
+    providers: () => [{ provider_id: 'uplink/tmux', driver: 'tmux', interaction: 'typed', capabilities: ['tmux.read', 'tmux.send'] }],
+    async explainSelection() {
+      return { selected: { provider_id: 'uplink/tmux', capability_version: '1.0.0', interaction: 'typed' }, candidates: [] };
+    },
+    async close() {},
+  };
+  return hub;
+}
+
+/** A pending approval for tests. */
+export function approval(id: string, over: Partial<PendingApproval> = {}): PendingApproval {
+  return {
+    approval_id: id,
+    invocation_id: `inv-${id}`,
+    agent: { kind: 'mcp', name: 'claude-code' },
+    channel: 'tmux:%1',
+    channel_labels: ['codex'],
+    op: 'send',
+    capability_id: 'tmux.send',
+    args: { message: 'hello there', reply_hint: 'full' },
+    provider_id: 'uplink/tmux',
+    interaction: 'typed',
+    created_at: 1000,
+    deadline: 121_000,
+    ...over,
+  };
+}

@@ -1,0 +1,44 @@
+import { describe, expectTypeOf, it, expect } from 'vitest';
+import type * as Shared from '../../../src/shared/wire';
+import type * as Kernel from '../../../src/main/kernel/types';
+import type * as Contract from '../../../src/main/drivers/contract';
+import type { PanelApi, PanelCalls, PanelEvents } from '../../../src/shared/panel-api';
+import type { PANEL_EVENTS } from '../../../src/shared/panel-channels';
+import { PANEL_CALLS, PANEL_METHODS } from '../../../src/shared/panel-channels';
+import { createPanelProxy } from '../../../src/shared/panel-proxy';
+
+describe('shared wire types', () => {
+  it('are structurally identical to the kernel and driver contract (checked by tsc)', () => {
+    expectTypeOf<Shared.JsonValue>().toEqualTypeOf<Kernel.JsonValue>();
+    expectTypeOf<Shared.InteractionKind>().toEqualTypeOf<Kernel.InteractionKind>();
+    expectTypeOf<Shared.InvocationState>().toEqualTypeOf<Kernel.InvocationState>();
+    expectTypeOf<Shared.ErrorCode>().toEqualTypeOf<Kernel.ErrorCode>();
+    expectTypeOf<Shared.RuntimeEventKind>().toEqualTypeOf<Kernel.RuntimeEventKind>();
+    expectTypeOf<Shared.RuntimeEvent>().toEqualTypeOf<Kernel.RuntimeEvent>();
+    expectTypeOf<Shared.CapabilitySpec>().toEqualTypeOf<Kernel.CapabilitySpec>();
+    expectTypeOf<Shared.ProviderDescriptor>().toEqualTypeOf<Kernel.ProviderDescriptor>();
+    expectTypeOf<Shared.ChannelEntry>().toEqualTypeOf<Contract.ChannelEntry>();
+    expectTypeOf<Shared.OpSpec>().toEqualTypeOf<Contract.OpSpec>();
+    expectTypeOf<Shared.DoctorReport>().toEqualTypeOf<Contract.DoctorReport>();
+    expectTypeOf<Shared.ApprovalPreview>().toEqualTypeOf<Contract.ApprovalPreview>();
+  });
+});
+
+describe('channel map', () => {
+  it('has a request and response schema for every PanelApi call and a schema for every event', () => {
+    expectTypeOf<keyof typeof PANEL_CALLS>().toEqualTypeOf<keyof PanelCalls>();
+    expectTypeOf<keyof typeof PANEL_EVENTS>().toEqualTypeOf<keyof PanelEvents>();
+    expect(PANEL_METHODS.length).toBe(Object.keys(PANEL_CALLS).length);
+  });
+
+  it('the generated proxy exposes exactly the methods of the map plus `on`', () => {
+    const calls: string[] = [];
+    const api: PanelApi = createPanelProxy({ invoke: async (m) => void calls.push(m), subscribe: () => () => {} });
+    expect(Object.keys(api).sort()).toEqual([...PANEL_METHODS, 'on'].sort());
+    void api.listRules();
+    void api.decide({ approval_id: 'a', decision: 'deny' });
+    expect(calls).toEqual(['listRules', 'decide']);
+    expect(() => api.on('nope' as never, () => {})).toThrow('unknown panel event');
+    expect(Object.isFrozen(api)).toBe(true);
+  });
+});

@@ -1,0 +1,188 @@
+// @vitest-environment jsdom
+import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { PendingApproval } from '../../../src/shared/panel-types';
+import { addApproval, ingestTimeline, startPanel } from '../../../src/renderer/actions';
+import { getInitialState, useStore } from '../../../src/renderer/store';
+import { App } from '../../../src/renderer/App';
+import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
+import { ApprovalsView, ARM_DELAY_MS } from '../../../src/renderer/components/ApprovalsView';
+import { ArgsView } from '../../../src/renderer/components/ArgsView';
+import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/components/SchemaForm';
+import { mcpCommands } from '../../../src/renderer/components/SettingsView';
+import { createFakeApi } from './fake-api';
+import type { FakeApi } from './fake-api';
+
+const a1: PendingApproval = {
+  approval_id: 'a1',
+  invocation_id: 'inv-1',
+  agent: 'claude-code',
+  channel: 'tmux:%3',
+  channel_labels: ['codex'],
+  op: 'send',
+  capability_id: 'tmux.send',
+  args: { message: 'line one\nline "two"', reply_hint: 'full' },
+  provider_id: 'uplink/tmux',
+  interaction: 'typed',
+  preview: { text: 'send 18 characters to pane %3 (codex)' },
+  requested_at: Date.now() - 5000,
+  expires_at: Date.now() + 115_000,
+};
+
+let fake: FakeApi;
+let stop: () => void;
+beforeEach(() => {
+  useStore.setState(getInitialState(), true);
+  fake = createFakeApi();
+  stop = startPanel(fake.api, 'browser');
+});
+afterEach(() => {
+  cleanup();
+  stop();
+  vi.useRealTimers();
+});
+
+describe('ApprovalCard', () => {
+  it('shows agent, channel with label, op, provider, interaction and the message as text', () => {
+    render(<ApprovalCard approval={a1} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    const card = screen.getByRole('article', { name: 'claude-code wants send on tmux:%3' });
+    expect(card.textContent).toContain('codex');
+    expect(card.textContent).toContain('uplink/tmux');
+    expect(card.textContent).toContain('typed');
+    expect(card.textContent).toContain('send 18 characters');
+    // The message reads as text: real newline and quotes, not escaped JSON.
+    expect(screen.getByText((_, el) => el?.className === 'arg-text' && el.textContent === 'line one\nline "two"')).toBeTruthy();
+    expect(card.textContent).toMatch(/auto-deny in 1 min 5\d s/);
+  });
+
+  it('labels the reason field and shows the shortcut on every button', () => {
+    render(<ApprovalCard approval={a1} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    expect(screen.getByLabelText(/Reason/)).toBeTruthy();
+    for (const [name, key] of [['Approve once', 'A'], ['Approve for session', 'S'], ['Always', 'L'], ['Deny', 'D']] as const) {
+      const b = screen.getByRole('button', { name: new RegExp(`^${name}`) });
+      expect(b.textContent).toContain(key);
+      expect(b.getAttribute('aria-keyshortcuts')).toBe(key);
+    }
+  });
+
+  it('disables every button once a decision is on its way', () => {
+    render(<ApprovalCard approval={a1} now={Date.now()} next deciding="once" onDecide={() => {}} reason="" onReason={() => {}} />);
+    for (const b of screen.getAllByRole('button')) expect((b as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('draws the screenshot with the mark for desktop targets', () => {
+    const withShot = { ...a1, preview: { text: 'click', image_png: 'iVBORw0KGgo=', mark: { x: 10, y: 20, width: 30, height: 12 } } };
+    render(<ApprovalCard approval={withShot} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    expect(screen.getByRole('img', { name: /screenshot of tmux:%3/ }).getAttribute('src')).toBe('data:image/png;base64,iVBORw0KGgo=');
+    const img = screen.getByRole('img', { name: /screenshot of tmux:%3/ }) as HTMLImageElement;
+    Object.defineProperty(img, 'naturalWidth', { value: 640 });
+    Object.defineProperty(img, 'naturalHeight', { value: 480 });
+    fireEvent.load(img);
+    const svg = document.querySelector('.shot-mark')!;
+    expect(svg.getAttribute('viewBox')).toBe('0 0 640 480');
+    expect(svg.querySelector('rect')?.getAttribute('width')).toBe('30');
+  });
+});
+
+describe('ApprovalsView', () => {
+  it('shows an empty state when nothing waits', () => {
+    useStore.setState((s) => ({ approvals: { ...s.approvals, loading: false } }));
+    render(<ApprovalsView />);
+    expect(screen.getByText('No agent is waiting for you')).toBeTruthy();
+  });
+
+  it('double clicks send one decision', async () => {
+    addApproval(a1);
+    render(<ApprovalsView />);
+    const deny = screen.getByRole('button', { name: /^Deny/ });
+    fireEvent.change(screen.getByLabelText(/Reason/), { target: { value: 'wrong pane' } });
+    await act(async () => {
+      fireEvent.click(deny);
+      fireEvent.click(deny);
+    });
+    expect(fake.calls.filter((c) => c.method === 'decide')).toEqual([{ method: 'decide', params: { approval_id: 'a1', decision: 'deny', reason: 'wrong pane' } }]);
+  });
+
+  it('keyboard shortcuts act on the oldest prompt, only after it has been visible a moment', async () => {
+    addApproval(a1);
+    render(<ApprovalsView />);
+    await act(async () => void fireEvent.keyDown(window, { key: 'a' }));
+    expect(fake.calls.filter((c) => c.method === 'decide')).toHaveLength(0);
+    await act(async () => new Promise((r) => setTimeout(r, ARM_DELAY_MS + 50)));
+    await act(async () => void fireEvent.keyDown(window, { key: 'a' }));
+    expect(fake.calls.filter((c) => c.method === 'decide')).toEqual([{ method: 'decide', params: { approval_id: 'a1', decision: 'once' } }]);
+  });
+
+  it('typing in the Reason field never triggers a shortcut', async () => {
+    addApproval(a1);
+    render(<ApprovalsView />);
+    await act(async () => new Promise((r) => setTimeout(r, ARM_DELAY_MS + 50)));
+    const reason = screen.getByLabelText(/Reason/);
+    await act(async () => void fireEvent.keyDown(reason, { key: 'd' }));
+    expect(fake.calls.filter((c) => c.method === 'decide')).toHaveLength(0);
+  });
+});
+
+describe('App frame', () => {
+  it('puts the pending count in the badge and the window title', () => {
+    render(<App />);
+    act(() => addApproval(a1));
+    expect(document.title).toBe('(1) Uplink — approval needed');
+    expect(screen.getByLabelText('1 pending')).toBeTruthy();
+  });
+
+  it('shows a disconnect banner until the hub is back', () => {
+    useStore.setState((s) => ({ connection: { ...s.connection, state: 'reconnecting', detail: 'retrying in 1 s' } }));
+    render(<App />);
+    expect(screen.getByRole('alert').textContent).toContain('reconnecting');
+  });
+
+  it('a waiting prompt shows a banner on every other view, with a way to it', () => {
+    useStore.setState({ view: 'channels' });
+    render(<App />);
+    act(() => addApproval(a1));
+    const banner = screen.getByText('An agent is waiting for your approval.').parentElement!;
+    fireEvent.click(banner.querySelector('button')!);
+    expect(useStore.getState().view).toBe('approvals');
+  });
+
+  it('renders the timeline with rows from the store', () => {
+    ingestTimeline([{ cursor: 1, at: 1, type: 'event', kind: 'accepted', invocation_id: 'i1', sequence: 1, op: 'send', channel: 'tmux:%1', agent: 'claude-code' }]);
+    useStore.setState({ view: 'timeline' });
+    render(<App />);
+    expect(screen.getByRole('grid', { name: /Invocations/ })).toBeTruthy();
+  });
+});
+
+describe('ArgsView and SchemaForm', () => {
+  it('renders nested args as JSON and empty args as such', () => {
+    const { container } = render(<ArgsView args={{ keys: ['Enter', 'C-c'], opts: { a: 1 } }} />);
+    expect(container.textContent).toContain('C-c');
+    expect(container.querySelector('pre.json')?.textContent).toContain('"a": 1');
+  });
+
+  it('builds typed args from a params_schema and reports what is missing', () => {
+    const schema = { type: 'object', properties: { text: { type: 'string' }, enter: { type: 'boolean' }, lines: { type: 'integer' }, keys: { type: 'array', items: { type: 'string' } } }, required: ['text'] };
+    const props = schemaProps(schema);
+    expect(buildArgs(props, { text: 'ls', enter: true, lines: '5', keys: 'Enter, Tab' })).toEqual({ text: 'ls', enter: true, lines: 5, keys: ['Enter', 'Tab'] });
+    expect(() => buildArgs(props, {})).toThrow('text is required');
+    expect(() => buildArgs(props, { text: 'x', lines: '1.5' })).toThrow('integer');
+  });
+
+  it('submits the generated form', () => {
+    const onSubmit = vi.fn();
+    render(<SchemaForm schema={{ type: 'object', properties: { lines: { type: 'integer', description: 'how many' } } }} submitLabel="Run read" onSubmit={onSubmit} busy={false} idPrefix="t" />);
+    fireEvent.change(screen.getByLabelText(/lines/), { target: { value: '12' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run read' }));
+    expect(onSubmit).toHaveBeenCalledWith({ lines: 12 });
+  });
+});
+
+describe('settings', () => {
+  it('builds the claude mcp add commands for HTTP and stdio', () => {
+    expect(mcpCommands('http://127.0.0.1:7420/mcp', 'tok', '/opt/uplink/bin/uplink')).toEqual({
+      http: 'claude mcp add --transport http uplink http://127.0.0.1:7420/mcp --header "Authorization: Bearer tok"',
+      stdio: 'claude mcp add uplink -- /opt/uplink/bin/uplink mcp',
+    });
+  });
+});

@@ -1,0 +1,43 @@
+/** An in-memory PanelApi for renderer tests: records calls, lets a test emit events. */
+import type { PanelApi, PanelEventName, PanelEvents } from '../../../src/shared/panel-api';
+import { EventHub, createPanelProxy } from '../../../src/shared/panel-proxy';
+
+export interface FakeApi {
+  api: PanelApi;
+  calls: Array<{ method: string; params: unknown }>;
+  emit<E extends PanelEventName>(event: E, payload: PanelEvents[E]): void;
+  /** Replies per method; a function gets the params. */
+  replies: Record<string, unknown>;
+  listeners(): number;
+}
+
+export function createFakeApi(replies: FakeApi['replies'] = {}): FakeApi {
+  const events = new EventHub();
+  const fake: FakeApi = {
+    calls: [],
+    replies: {
+      listPendingApprovals: [],
+      listChannels: { channels: [], health: [], errors: [] },
+      getSettings: { approval_timeout_ms: 120_000, data_dir: '/data', version: '0.1.0' },
+      listRules: [],
+      listProviders: [],
+      queryTimeline: { events: [], next_before: null },
+      decide: { accepted: true, granted: true },
+      ...replies,
+    },
+    api: undefined as unknown as PanelApi,
+    emit: (event, payload) => events.emit(event, payload),
+    listeners: () => events.size(),
+  };
+  fake.api = createPanelProxy({
+    async invoke(method, params) {
+      fake.calls.push({ method, params });
+      const r = fake.replies[method];
+      const value = typeof r === 'function' ? await (r as (p: unknown) => unknown)(params) : r;
+      if (value instanceof Error) throw value;
+      return structuredClone(value);
+    },
+    subscribe: (event, listener) => events.on(event, listener),
+  });
+  return fake;
+}
