@@ -4,15 +4,13 @@
  * private Xvfb. Standing rules approve desktop ops (no panel here); the prompt itself is covered
  * in hub.test.ts.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { cliEnv, ROOT, runCli, tmpDataDir } from '../../fixtures/hub-build';
+import { buildCliWithDrivers, cliEnv, ROOT, runCli, tmpDataDir } from '../../fixtures/hub-build';
 import type { TestBuild } from '../../fixtures/hub-build';
 import { semanticChannelOf, startFixture } from './apps';
 import type { App } from './apps';
@@ -32,25 +30,8 @@ let dataDir: string;
 let client: Client;
 let sessionVars: Record<string, string>;
 
-async function buildDesktopCli(): Promise<TestBuild> {
-  const dir = join(ROOT, 'dist', 'test-build', `desktop-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
-  mkdirSync(dir, { recursive: true });
-  const bundle = join(dir, 'desktop-cli.mjs');
-  await build({
-    entryPoints: [join(ROOT, 'test/integration/desktop/cli-entry.ts')],
-    outfile: bundle,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    packages: 'external',
-    external: ['electron'],
-    logLevel: 'warning',
-    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
-  });
-  const launcher = join(dir, 'uplink.mjs');
-  writeFileSync(launcher, `const { main } = await import(${JSON.stringify(pathToFileURL(bundle).href)});\nprocess.exitCode = await main(process.argv.slice(2));\n`);
-  return { launcher, drivers: bundle, approver: '' };
+function buildDesktopCli(): Promise<TestBuild> {
+  return buildCliWithDrivers('test/integration/desktop/cli-entry.ts', 'desktop');
 }
 
 async function call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string }> {

@@ -6,29 +6,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHub } from '../../../src/main/hub';
 import type { AgentIdentity, ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
-import { createTestDriver } from '../../fixtures/test-driver';
+import { closeHubs, failure, openHub } from './helpers';
 import { tmpDataDir, waitFor } from '../../fixtures/hub-build';
 
 const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', version: '2.1.0', session: 's1' };
-const hubs: Hub[] = [];
 
-function open(dir = tmpDataDir()): { hub: Hub; driver: ReturnType<typeof createTestDriver>; dir: string } {
-  const driver = createTestDriver();
-  const hub = createHub({ dataDir: dir, drivers: [driver], progressIntervalMs: 30 });
-  hubs.push(hub);
-  return { hub, driver, dir };
-}
+const open = (dir?: string): ReturnType<typeof openHub> => openHub({ ...(dir ? { dir } : {}), progressIntervalMs: 30 });
 
-async function failure(p: Promise<unknown>): Promise<HubError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as HubError;
-  }
-  throw new Error('expected a failure');
-}
 
 /** Waits for the next prompt the panel would show. */
 function nextPrompt(hub: Hub): Promise<PendingApproval> {
@@ -42,9 +27,7 @@ function nextPrompt(hub: Hub): Promise<PendingApproval> {
   });
 }
 
-afterEach(async () => {
-  await Promise.all(hubs.splice(0).map((h) => h.close()));
-});
+afterEach(closeHubs);
 
 describe('approvals', () => {
   it('without a panel, a mutating op is denied at once with the hint how to approve', async () => {

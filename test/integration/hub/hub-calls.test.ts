@@ -5,34 +5,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHub } from '../../../src/main/hub';
-import type { AgentIdentity, AuditEntry, Hub, HubError } from '../../../src/main/hub';
+import type { AgentIdentity, AuditEntry } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
-import { tmpDataDir, waitFor } from '../../fixtures/hub-build';
+import { closeHubs, failure, openHub } from './helpers';
+import { waitFor } from '../../fixtures/hub-build';
 
 const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', version: '2.1.0' };
-const hubs: Hub[] = [];
 
-function open(options: { driverTimeoutMs?: number } = {}): { hub: Hub; driver: ReturnType<typeof createTestDriver>; dir: string } {
-  const dir = tmpDataDir();
-  const driver = createTestDriver();
-  const hub = createHub({ dataDir: dir, drivers: [driver], progressIntervalMs: 50, ...options });
-  hubs.push(hub);
-  return { hub, driver, dir };
-}
+const open = (options: { driverTimeoutMs?: number } = {}): ReturnType<typeof openHub> => openHub(options);
 
-async function failure(p: Promise<unknown>): Promise<HubError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as HubError;
-  }
-  throw new Error('expected a failure');
-}
 
-afterEach(async () => {
-  await Promise.all(hubs.splice(0).map((h) => h.close()));
-});
+afterEach(closeHubs);
 
 describe('hub calls', () => {
   it('runs a read-only op as a kernel invocation and records enriched events', async () => {
@@ -83,11 +66,8 @@ describe('hub calls', () => {
   });
 
   it('a driver that says which kinds can serve a channel now (interactionsFor) restricts selection', async () => {
-    const dir = tmpDataDir();
-    const driver = createTestDriver();
     let available: string[] = ['visual_ui'];
-    const hub = createHub({ dataDir: dir, drivers: [Object.assign(driver, { interactionsFor: async () => available })] });
-    hubs.push(hub);
+    const { hub } = openHub({ driver: Object.assign(createTestDriver(), { interactionsFor: async () => available }) });
     expect(await hub.invoke('test:alpha', 'pick', {}, { agent })).toEqual({ interaction: 'visual_ui' });
     const forced = await failure(hub.invoke('test:alpha', 'pick', {}, { agent, interaction: 'semantic_ui' }));
     expect(forced.rendered).toBe('uplink error [test:Unavailable]: test:alpha cannot be driven through semantic_ui now (available: visual_ui) — hint: use interaction visual_ui');
