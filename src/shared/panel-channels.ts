@@ -113,7 +113,7 @@ const timelineEvent = rec(
   ['cursor', 'at', 'type', 'kind'],
 );
 const filter = obj({ channel: str, op: str, agent: str, state, text: { type: 'string', maxLength: 500 } });
-const providerEntry = rec({ provider_id: str, driver: str, interaction, capabilities: strings }, ['provider_id', 'capabilities']);
+const providerEntry = rec({ provider_id: str, version: str, driver: str, interaction, capabilities: strings }, ['provider_id', 'capabilities']);
 const selectionRef = rec({ provider_id: str, capability_version: str, interaction }, ['provider_id', 'capability_version', 'interaction']);
 
 /** Request/response schemas of every call. `satisfies` ties the keys to `PanelCalls`. */

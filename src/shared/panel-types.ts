@@ -202,6 +202,7 @@ export interface InvocationDetail {
 /** A registered kernel provider and the capabilities it offers. */
 export interface ProviderEntry {
   provider_id: string;
+  version?: string;
   driver: string;
   interaction: InteractionKind;
   capabilities: string[];

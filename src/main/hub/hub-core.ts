@@ -380,6 +380,7 @@ class HubCore implements Hub {
   providers(): ProviderView[] {
     return this.#providers.map((p) => ({
       provider_id: providerIdFor(p.driverId, p.interaction),
+      version: p.descriptor().version,
       driver: p.driverId,
       interaction: p.interaction,
       capabilities: p.capabilities().map((c) => c.spec.id),

@@ -37,6 +37,8 @@ export interface DecideResult {
 /** One registered kernel provider, for the panel's provider view. */
 export interface ProviderView {
   provider_id: string;
+  /** The provider's own version (its descriptor's). */
+  version: string;
   driver: string;
   interaction: InteractionKind;
   capabilities: string[];

@@ -35,6 +35,7 @@ export function ProvidersView() {
           <thead>
             <tr>
               <th scope="col">Provider</th>
+              <th scope="col">Version</th>
               <th scope="col">Driver</th>
               <th scope="col">Interaction</th>
               <th scope="col">Capabilities</th>
@@ -44,6 +45,7 @@ export function ProvidersView() {
             {list.data.map((p) => (
               <tr key={p.provider_id}>
                 <td className="mono">{p.provider_id}</td>
+                <td className="mono">{p.version ?? '—'}</td>
                 <td>{p.driver}</td>
                 <td><Badge tone="info">{p.interaction}</Badge></td>
                 <td className="caps">{p.capabilities.map((c) => <code key={c} className="arg-chip">{c}</code>)}</td>

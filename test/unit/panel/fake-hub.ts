@@ -125,7 +125,7 @@ export function createFakeHub(): FakeHub {
       timeout = ms;
     },
     async setTier() {},
-    providers: () => [{ provider_id: 'uplink/tmux', driver: 'tmux', interaction: 'typed', capabilities: ['tmux.read', 'tmux.send'] }],
+    providers: () => [{ provider_id: 'uplink/tmux', version: '1.0.0', driver: 'tmux', interaction: 'typed', capabilities: ['tmux.read', 'tmux.send'] }],
     async explainSelection() {
       return { selected: { provider_id: 'uplink/tmux', capability_version: '1.0.0', interaction: 'typed' }, candidates: [] };
     },

@@ -222,6 +222,7 @@ describe('panel WebSocket', () => {
     }
     const channels = await c.api.listChannels();
     expect(channels.channels[0]).toMatchObject({ driver: 'tmux', tier: 'observer', tiers: ['observer', 'operator', 'godmode'] });
+    expect(await c.api.listProviders()).toEqual([expect.objectContaining({ provider_id: 'uplink/tmux', version: '1.0.0', interaction: 'typed' })]);
     c.close();
   });
 

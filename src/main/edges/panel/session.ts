@@ -190,7 +190,7 @@ export function openPanelSession(
       return toInvocationDetail(invocation_id, entries);
     },
     async listProviders() {
-      return hub.providers().map((p) => ({ provider_id: p.provider_id, driver: p.driver, interaction: p.interaction, capabilities: p.capabilities }));
+      return hub.providers().map((p) => ({ provider_id: p.provider_id, version: p.version, driver: p.driver, interaction: p.interaction, capabilities: p.capabilities }));
     },
     async explainSelection({ capability_id, provider_id, interaction }) {
       const raw = await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) });
