@@ -44,6 +44,8 @@ export async function run(): Promise<BenchReport> {
       }),
     );
     const addr = channel.channel.slice('desktop:'.length);
+    // `import` wants the X window id; an address may carry a `-<n>` generation suffix.
+    const xid = (channel.detail as { window: string }).window;
     const sem = { interaction: 'semantic_ui' as const };
     const vis = { interaction: 'visual_ui' as const };
     const xenv = { env: session.env, maxBuffer: 64 * 1024 * 1024, encoding: 'buffer' as const };
@@ -53,7 +55,7 @@ export async function run(): Promise<BenchReport> {
     await driver.invoke(addr, 'screenshot', {}, vis);
 
     const shot = await timeIt(20, () => driver.invoke(addr, 'screenshot', {}, vis));
-    const importShot = await timeIt(10, () => exec('import', ['-window', addr, 'png:-'], xenv));
+    const importShot = await timeIt(10, () => exec('import', ['-window', xid, 'png:-'], xenv));
     const tree = await timeIt(20, () => driver.invoke(addr, 'tree', {}, sem));
     const observe = await timeIt(20, () => driver.invoke(addr, 'observe', {}, vis));
 

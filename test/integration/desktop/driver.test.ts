@@ -174,7 +174,19 @@ describe('desktop driver on a real X display', () => {
   it('doctor reports the display, XTest, X-Resource and the accessibility bus', async () => {
     const report = await driver.doctor();
     expect(report.ok).toBe(true);
-    expect(report.lines.join('\n')).toMatch(/XTEST extension present[\s\S]*X-Resource extension present[\s\S]*accessibility bus reachable/);
+    expect(report.lines.join('\n')).toMatch(/display :\d+ reachable[\s\S]*XTEST extension present[\s\S]*X-Resource extension present[\s\S]*accessibility bus reachable \(\d+ applications\)/);
+    expect(report.lines.join('\n')).not.toMatch(/Wayland/);
+  });
+
+  it('doctor names a Wayland session running XWayland, and still serves its X11 clients', async () => {
+    const xwayland = createDesktopDriver({ env: { ...session.env, WAYLAND_DISPLAY: 'wayland-uplink-test' }, stateDir: false });
+    try {
+      const report = await xwayland.doctor();
+      expect(report.lines.join('\n')).toMatch(/Wayland session with XWayland: only X11 clients are listed[\s\S]*XTEST extension present/);
+      expect((await xwayland.channels()).some((c) => (c.detail as { pid: number }).pid === app.pid)).toBe(true);
+    } finally {
+      await xwayland.dispose();
+    }
   });
 
   it('drives zenity --entry to completion through X11: its printed result proves the text arrived', async () => {

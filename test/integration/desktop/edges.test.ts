@@ -1,8 +1,10 @@
 /**
  * The desktop flows as an agent and a person meet them: the real MCP SDK client against
  * `uplink mcp` (stdio, embedded hub) and the `uplink` CLI, with the real desktop driver on a
- * private Xvfb. Standing rules approve desktop ops (no panel here); the prompt itself is covered
- * in hub.test.ts.
+ * private Xvfb: zenity and the fixture driven by an agent, the kernel's choice of interaction
+ * (semantic by default, visual when constrained, `constraint_unsatisfied` when impossible) as the
+ * timeline records it. Standing rules approve desktop ops (no panel here); the prompt itself is
+ * covered in hub.test.ts, the integrity cases through MCP and the CLI in edges-integrity.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
@@ -12,9 +14,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { buildCliWithDrivers, cliEnv, ROOT, runCli, tmpDataDir } from '../../fixtures/hub-build';
 import type { TestBuild } from '../../fixtures/hub-build';
-import { semanticChannelOf, startFixture } from './apps';
+import { semanticChannelOf, startFixture, startZenity } from './apps';
 import type { App } from './apps';
-import { startSession } from './session';
+import { startSession, waitFor } from './session';
 import type { DesktopSession } from './session';
 import { createDesktopDriver } from '../../../src/main/drivers/desktop';
 import type { DesktopDriver } from '../../../src/main/drivers/desktop';
@@ -97,7 +99,73 @@ describe('desktop through MCP (uplink mcp)', () => {
   });
 });
 
+/** The timeline as `uplink log --json` prints it (the MCP hub and CLI share the data dir). */
+async function timeline(op: string): Promise<Array<{ kind: string; interaction?: string; provider_id?: string; error_code?: string; invocation_id?: string }>> {
+  const r = await runCli(b, dataDir, ['log', '--json', '--channel', channel, '--op', op, '--limit', '500'], sessionVars);
+  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; interaction?: string; error_code?: string });
+}
+
+describe('a real application through MCP', () => {
+  it('an agent completes zenity --entry: set-text and activate OK, proven by what zenity prints', async () => {
+    const zenity = startZenity(session, 'Edge Zenity');
+    try {
+      const { channel: z } = await semanticChannelOf(probe, zenity.pid);
+      const found = await json<{ matches: Array<{ path: string }> }>('channel_observe', { channel: z, op: 'find', args: { role: 'text' } });
+      expect(found.matches).toHaveLength(1);
+      await json('channel_act', { channel: z, op: 'set-text', args: { path: found.matches[0]!.path, text: 'agent was here' } });
+      await json('channel_act', { channel: z, op: 'activate', args: { path: '//push button[OK]' } });
+      await waitFor('zenity to exit', () => zenity.child.exitCode !== null);
+      expect(zenity.stdout().trim()).toBe('agent was here');
+    } finally {
+      await zenity.stop();
+    }
+  });
+});
+
+describe('interaction selection through MCP, shown in the timeline', () => {
+  it('type runs through semantic_ui by default, visual_ui when constrained; an impossible constraint is constraint_unsatisfied', async () => {
+    const semantic = await json<{ confirmed?: boolean; text?: string }>('channel_act', { channel, op: 'type', args: { text: '[sem]' } });
+    // The semantic result reads the entry back; the visual one can only count keystrokes.
+    expect(semantic).toMatchObject({ confirmed: true, text: expect.stringContaining('[sem]') });
+    await app.state((s) => (s.entry ?? '').includes('[sem]'), 'entry contains "[sem]"');
+    const visual = await json<Record<string, unknown>>('channel_act', { channel, op: 'type', args: { text: '[vis]' }, interaction: 'visual_ui' });
+    expect(visual).toEqual({ typed: 5 });
+    await app.state((s) => (s.entry ?? '').includes('[vis]'), 'entry contains "[vis]"');
+    const impossible = await call('channel_observe', { channel, op: 'screenshot', args: {}, interaction: 'semantic_ui' });
+    expect(impossible.text).toMatch(/^uplink error \[desktop:Invalid\]: screenshot is not offered under interaction semantic_ui/);
+    const typed = await waitFor('both type calls in the timeline', async () => {
+      const done = (await timeline('type')).filter((e) => e.kind === 'succeeded');
+      return done.length >= 3 ? done : undefined;
+    });
+    expect(typed.map((e) => e.interaction)).toEqual(expect.arrayContaining(['semantic_ui', 'visual_ui']));
+    expect(typed.find((e) => e.interaction === 'semantic_ui')?.provider_id).toBe('uplink/desktop-semantic');
+    expect(typed.find((e) => e.interaction === 'visual_ui')?.provider_id).toBe('uplink/desktop-visual');
+    const refused = await waitFor('the refused screenshot in the timeline', async () => (await timeline('screenshot')).find((e) => e.error_code === 'constraint_unsatisfied'));
+    expect(refused.kind).toBe('rejected');
+  });
+});
+
 describe('desktop through the CLI', () => {
+  it('invoke type picks semantic_ui without --interaction and visual_ui with it; the log shows the kind', async () => {
+    const semantic = await runCli(b, dataDir, ['invoke', channel, 'type', '{"text": "<s>"}'], sessionVars);
+    expect(semantic.code).toBe(0);
+    expect(JSON.parse(semantic.stdout)).toMatchObject({ confirmed: true });
+    const visual = await runCli(b, dataDir, ['invoke', channel, 'type', '{"text": "<v>"}', '--interaction', 'visual_ui'], sessionVars);
+    expect(visual.code).toBe(0);
+    expect(JSON.parse(visual.stdout)).toEqual({ typed: 3 });
+    await app.state((s) => /<s>.*<v>|<v>.*<s>/.test(s.entry ?? ''), 'entry holds both');
+    const impossible = await runCli(b, dataDir, ['invoke', channel, 'key', '{"chord": "End"}', '--interaction', 'semantic_ui'], sessionVars);
+    expect(impossible.code).toBe(1);
+    expect(impossible.stderr).toMatch(/uplink error \[desktop:Invalid\]: key is not offered under interaction semantic_ui/);
+    const log = await runCli(b, dataDir, ['log', '--channel', channel, '--op', 'type', '--limit', '500'], sessionVars);
+    // The human log names the provider the kernel picked (one per kind); --json carries the kind itself.
+    expect(log.stdout).toMatch(/provider=uplink\/desktop-semantic/);
+    expect(log.stdout).toMatch(/provider=uplink\/desktop-visual/);
+    const kinds = (await timeline('type')).filter((e) => e.kind === 'succeeded').map((e) => e.interaction);
+    expect(kinds).toEqual(expect.arrayContaining(['semantic_ui', 'visual_ui']));
+    expect((await timeline('key')).some((e) => e.error_code === 'constraint_unsatisfied')).toBe(true);
+  });
+
   it('channels, invoke with --interaction, and doctor', async () => {
     const channels = await runCli(b, dataDir, ['channels', '--json'], sessionVars);
     expect(channels.code).toBe(0);

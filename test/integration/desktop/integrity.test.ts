@@ -92,9 +92,12 @@ describe('desktop target integrity', () => {
   it('refuses to act when the window reports another pid (_NET_WM_PID changed)', async () => {
     const driver = driverWith();
     const app = await fixture('Pid Fixture');
-    const addr = addrOf(await channelOf(driver, app.pid));
+    const listedFirst = await channelOf(driver, app.pid);
+    const addr = addrOf(listedFirst);
+    // The X window id (the address may carry a `-<n>` generation suffix).
+    const xid = (listedFirst.detail as { window: string }).window;
     const other = process.pid;
-    await run('xprop', ['-id', addr, '-f', '_NET_WM_PID', '32c', '-set', '_NET_WM_PID', String(other)], { env: session.env });
+    await run('xprop', ['-id', xid, '-f', '_NET_WM_PID', '32c', '-set', '_NET_WM_PID', String(other)], { env: session.env });
     const mark = app.stdout().length;
     const error = await rejection(driver.invoke(addr, 'click', { x: 50, y: 95 }, { interaction: 'visual_ui' }));
     expect(error).toMatchObject({ kind: 'Rejected', message: 'target changed' });
@@ -104,7 +107,7 @@ describe('desktop target integrity', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(noInputSince(app, mark)).toBe(true);
     // Put the truth back: the binding holds again.
-    await run('xprop', ['-id', addr, '-f', '_NET_WM_PID', '32c', '-set', '_NET_WM_PID', String(app.pid)], { env: session.env });
+    await run('xprop', ['-id', xid, '-f', '_NET_WM_PID', '32c', '-set', '_NET_WM_PID', String(app.pid)], { env: session.env });
     await driver.invoke(addr, 'click', { x: 50, y: 95 }, { interaction: 'visual_ui' });
     await app.state((s) => s.clicks === 1, 'clicks = 1');
   });
@@ -174,6 +177,59 @@ describe('desktop target integrity', () => {
     );
     expect(found).toBe(true);
     expect(driver.helperPid()).not.toBe(before);
+  });
+
+  it('semantic type with no path and no focused entry among several is refused as ambiguous, never guessed', async () => {
+    const driver = driverWith();
+    const app = await startFixture(session, ['--title', 'Two Entries Fixture', '--second-entry']);
+    apps.push(app);
+    const addr = addrOf(await semanticChannelOf(driver, app.pid));
+    const mark = app.stdout().length;
+    const error = await rejection(driver.invoke(addr, 'type', { text: 'where?' }, { interaction: 'semantic_ui' }));
+    expect(error).toMatchObject({ kind: 'Rejected', message: 'ambiguous target: no focused editable and 2 candidates' });
+    expect(error.evidence).toMatch(/^\/\d+(\/\d+)*, \/\d+(\/\d+)*$/);
+    expect(noInputSince(app, mark)).toBe(true);
+  });
+
+  it('two identical windows of one process: semantic ops on either are refused as ambiguous, never guessed', async () => {
+    const driver = driverWith();
+    const app = await startFixture(session, ['--title', 'Twin Window Fixture', '--twin-window']);
+    apps.push(app);
+    await semanticChannelOf(driver, app.pid);
+    const both = await waitFor('two windows of the fixture', async () => {
+      const mine = (await driver.channels()).filter((c) => (c.detail as { pid: number }).pid === app.pid);
+      return mine.length === 2 ? mine : undefined;
+    });
+    for (const channel of both) {
+      const error = await rejection(driver.invoke(addrOf(channel), 'set-text', { path: '//text[Name]', text: 'which one?' }, { interaction: 'semantic_ui' }));
+      expect(error).toMatchObject({ kind: 'Rejected', message: expect.stringMatching(/^ambiguous target: 2 accessible windows of process \d+ match/) });
+    }
+    expect(app.stdout()).not.toContain('"event": "entry"');
+  });
+
+  it('refuses a click point outside the window, and acts on an unmapped window never: nothing is injected', async () => {
+    const driver = driverWith();
+    const app = await fixture('Bounds Fixture');
+    const channel = await channelOf(driver, app.pid);
+    const addr = addrOf(channel);
+    const xid = (channel.detail as { window: string }).window;
+    const outside = await rejection(driver.invoke(addr, 'click', { x: 5000, y: 10 }, { interaction: 'visual_ui' }));
+    expect(outside).toMatchObject({ kind: 'Rejected', message: 'point outside the window', evidence: expect.stringMatching(/^\(5000, 10\) is outside \d+x\d+$/) });
+    await run('xdotool', ['windowunmap', '--sync', xid], { env: session.env });
+    try {
+      for (const [op, args, interaction] of [
+        ['click', { x: 50, y: 95 }, 'visual_ui'],
+        ['type', { text: 'hidden' }, 'visual_ui'],
+        ['set-text', { path: '//text[Name]', text: 'hidden' }, 'semantic_ui'],
+      ] as const) {
+        const error = await rejection(driver.invoke(addr, op, args, { interaction }));
+        expect(error).toMatchObject({ kind: 'Rejected', message: 'target changed', evidence: expect.stringContaining(`window ${xid} is not mapped`) });
+      }
+    } finally {
+      await run('xdotool', ['windowmap', '--sync', xid], { env: session.env });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(noInputSince(app, 0)).toBe(true);
   });
 
   it('refuses to resolve a window by its title: labels are not unique and outlive processes', async () => {

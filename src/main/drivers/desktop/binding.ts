@@ -4,6 +4,7 @@
  * before invoking), so moving an address to another process would let a blind retry land in a
  * window nobody approved.
  */
+import type { BindingStore, StoredBindings } from './binding-store';
 import type { HelperTarget, HelperWindow } from './protocol';
 import type { ProcReader } from './proc';
 
@@ -27,6 +28,12 @@ export interface SeenWindow {
 
 const MAX_BINDINGS = 10_000;
 
+/** The generation an address names: `0x200003` is 1, `0x200003-3` is 3. */
+function generationOf(addr: string): number {
+  const m = /^(?:0x[0-9a-f]+|a11y-[0-9]+-[A-Za-z0-9_]+)-([0-9]+)$/.exec(addr);
+  return m ? Number(m[1]) : 1;
+}
+
 /**
  * Bindings by address. An address is never re-bound: when the X server hands a window id to a
  * new process after the bound one exited, the newcomer gets a fresh address (`0x200003-2`), so a
@@ -38,9 +45,38 @@ export class BindingTable {
   #current = new Map<string, string>();
   #generations = new Map<string, number>();
   #proc: ProcReader;
+  #store: BindingStore | undefined;
+  #dirty = false;
 
-  constructor(proc: ProcReader) {
+  /** With a store, bindings are shared with earlier and concurrent Uplink processes (see binding-store.ts). */
+  constructor(proc: ProcReader, store?: BindingStore) {
     this.#proc = proc;
+    this.#store = store;
+  }
+
+  /**
+   * Takes in the bindings other Uplink processes made on this display-server run (`session`):
+   * an address one of them handed out keeps meaning the process it was bound to. Entries this
+   * process already holds win; a window id's newest generation wins.
+   */
+  load(session: string | null | undefined): void {
+    const stored = session ? this.#store?.load(session) : undefined;
+    if (!stored) return;
+    for (const [addr, b] of Object.entries(stored.bindings)) if (!this.#byAddr.has(addr)) this.#byAddr.set(addr, b);
+    for (const [w, n] of Object.entries(stored.generations)) if (n > (this.#generations.get(w) ?? 1)) this.#generations.set(w, n);
+    for (const [w, a] of Object.entries(stored.current)) {
+      const mine = this.#current.get(w);
+      if (mine === undefined || generationOf(a) > generationOf(mine)) this.#current.set(w, a);
+    }
+  }
+
+  /** Writes new bindings back (merged with what others wrote meanwhile). */
+  save(session: string | null | undefined): void {
+    if (!this.#dirty || !session || !this.#store) return;
+    this.load(session);
+    const data: StoredBindings = { bindings: Object.fromEntries(this.#byAddr), current: Object.fromEntries(this.#current), generations: Object.fromEntries(this.#generations) };
+    this.#store.save(session, data);
+    this.#dirty = false;
   }
 
   get(addr: string): Binding | undefined {
@@ -74,7 +110,9 @@ export class BindingTable {
       // A live bound process keeps its address; the window is refused until it matches again.
       if (!gone) return { addr, window: win, binding: current, mismatch };
     }
-    const fresh = current ? this.#nextAddr(win.window) : addr;
+    // An id seen before whose binding is gone from the table (evicted) must not be re-bound under
+    // its old address either: a caller may still hold it.
+    const fresh = current || this.#current.has(win.window) ? this.#nextAddr(win.window) : addr;
     const binding = await this.#bind(win, fresh);
     return binding ? { addr: fresh, window: win, binding } : { addr: fresh, window: win, mismatch: 'the window has no local process id' };
   }
@@ -101,6 +139,7 @@ export class BindingTable {
     if (this.#byAddr.size >= MAX_BINDINGS) this.#byAddr.delete(this.#byAddr.keys().next().value as string);
     this.#byAddr.set(addr, binding);
     this.#current.set(win.window, addr);
+    this.#dirty = true;
     return binding;
   }
 }

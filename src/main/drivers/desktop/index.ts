@@ -8,6 +8,7 @@ import { DriverError } from '../contract';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, InvokeContext, OpSpec, RecvBatch, SendReceipt } from '../contract';
 import { checkArgs } from './args';
 import { BindingTable } from './binding';
+import { defaultStateDir, fileBindingStore } from './binding-store';
 import type { Binding, SeenWindow } from './binding';
 import { DEFAULT_CALL_TIMEOUT_MS, globMatch } from './config';
 import type { DesktopConfig } from './config';
@@ -17,7 +18,7 @@ import { DESKTOP_OPS, opSpec } from './ops';
 import { buildPreview } from './preview';
 import { linuxProc } from './proc';
 import type { ProcReader } from './proc';
-import type { HelperDoctor, HelperTarget, HelperWindow } from './protocol';
+import type { HelperDoctor, HelperTarget, HelperWindow, HelperWindows } from './protocol';
 
 export { desktopConfigSchema } from './config';
 export type { DesktopConfig } from './config';
@@ -38,6 +39,11 @@ export interface DesktopDriverOptions {
   callTimeoutMs?: number;
   /** Process facts (tests inject a fake to simulate a reused pid). */
   proc?: ProcReader;
+  /**
+   * Where bindings are shared between Uplink processes (default `$XDG_RUNTIME_DIR/uplink`, else a
+   * private dir in the temp dir); `false` keeps them in this process only.
+   */
+  stateDir?: string | false;
 }
 
 /** The desktop driver: a `Driver` plus what the hub needs for per-channel interaction selection. */
@@ -70,7 +76,8 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   if (options.display !== undefined) env.DISPLAY = options.display;
   const proc = options.proc ?? linuxProc;
-  const table = new BindingTable(proc);
+  const stateDir = options.stateDir ?? defaultStateDir(env);
+  const table = new BindingTable(proc, stateDir === false ? undefined : fileBindingStore(stateDir));
   const timeoutMs = (): number => config().call_timeout_ms ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const command = (): string[] => options.helperCommand ?? [config().python ?? defaultPython(), locateHelperScript(env)];
   let helper: HelperClient | undefined;
@@ -94,9 +101,12 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
   };
 
   const list = async (): Promise<SeenWindow[]> => {
-    const { windows } = (await call('windows')) as unknown as { windows: HelperWindow[] };
+    const { windows, session } = (await call('windows')) as unknown as HelperWindows;
+    // Addresses handed out by earlier `uplink` processes on this display keep their meaning here.
+    table.load(session);
     const seen: SeenWindow[] = [];
     for (const win of windows) if (!denied(win)) seen.push(await table.sight(win));
+    table.save(session);
     return seen;
   };
 
@@ -112,6 +122,9 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
         hint: hits.length === 0 ? 'run channel_list to see the open windows' : hits.length === 1 ? `use ${hits[0]}` : `${hits.length} windows match: ${hits.join(', ')} — pick one`,
       });
     }
+    // An address bound by an earlier Uplink process (now in the table) names that process only.
+    const stored = table.get(addr);
+    if (stored) return stored;
     const hit = seen.find((s) => s.addr === addr);
     if (!hit) throw new DriverError('NotFound', `no window desktop:${addr}`, { hint: 'run channel_list to see the open windows' });
     if (!hit.binding) throw new DriverError('Rejected', `desktop:${addr} cannot be bound`, { hint: 'only windows of local processes can be driven', evidence: hit.mismatch });

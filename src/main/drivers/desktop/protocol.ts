@@ -52,6 +52,16 @@ export interface HelperWindow {
   interactions: Array<'semantic_ui' | 'visual_ui'>;
 }
 
+/** The helper's `windows` result. */
+export interface HelperWindows {
+  windows: HelperWindow[];
+  /**
+   * An opaque name of the window-id namespace (one display-server run: X server pid + start
+   * time); `null` when the helper cannot tell (remote display, Wayland). Bindings persist per session.
+   */
+  session?: string | null;
+}
+
 /** The helper's `doctor` result. */
 export interface HelperDoctor {
   ok: boolean;

@@ -91,7 +91,10 @@ class Helper:
         if op == "doctor":
             return self.doctor()
         if op == "windows":
-            return {"windows": self.windows()}
+            # `session` names the namespace the window ids live in (one X server run), so the
+            # driver can keep its bindings across Uplink processes; None when it cannot tell.
+            windows = self.windows()
+            return {"windows": windows, "session": self.x11().server_session() if self.platform == "x11" else None}
         if op == "debug-sleep" and os.environ.get("UPLINK_DESKTOP_HELPER_DEBUG") == "1":
             time.sleep(float(args.get("ms", 1000)) / 1000)
             return {"slept": True}

@@ -3,6 +3,8 @@
 Window ids leave this module as opaque strings ("0x3a00007"); nothing X11-typed crosses the
 helper protocol, so other platform backends can answer the same requests.
 """
+import socket
+import struct
 import time
 
 from Xlib import X, XK, Xatom, display, error
@@ -57,6 +59,19 @@ class X11:
         except Exception:
             pass
         self._d = None
+
+    def server_session(self):
+        """Names this X server instance, in whose namespace window ids are unique: the server's
+        pid (the peer of our unix socket) and its start time. None for a remote (TCP) display."""
+        sock = getattr(self.d().display, "socket", None)
+        if sock is None or sock.family != socket.AF_UNIX:
+            return None
+        try:
+            pid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[0]
+        except OSError:
+            return None
+        start = read_start_time(pid) if pid > 0 else None
+        return "x11-%d-%d" % (pid, start) if start is not None else None
 
     def extensions(self):
         d = self.d()
