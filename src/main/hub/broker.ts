@@ -83,17 +83,18 @@ export class ApprovalBroker {
       return { kind: 'permit' };
     }
     if (this.#panels === 0) {
-      ctx.deny = {
-        reason: `${ctx.op} on ${ctx.channel} needs operator approval and no Uplink panel is open`,
-        hint: `open the panel (\`uplink serve\`, or \`npm start\` for the desktop app) and retry, or add a standing rule to ${this.#host.config.path} approvals.rules`,
-      };
+      ctx.deny = this.#noPanelDeny(ctx, 'no Uplink panel is open');
       this.#decision(ctx, false, 'default_policy', undefined, 'no panel attached', true);
       return { kind: 'deny', reason: ctx.deny.reason };
     }
     return { kind: 'ask', approval: this.#ask(ctx) };
   };
 
-  /** Marks a panel as attached; returns the detach. */
+  /**
+   * Marks a panel as attached; returns the detach. When the last panel detaches, pending prompts
+   * are denied at once (SPEC: with no panel attached, mutating ops are denied at once): nobody is
+   * left to answer them, and the agent should hear so now rather than at the timeout.
+   */
   attachPanel(): Disposer {
     this.#panels++;
     let done = false;
@@ -101,6 +102,7 @@ export class ApprovalBroker {
       if (done) return;
       done = true;
       this.#panels--;
+      if (this.#panels === 0) this.#denyAllNoPanel();
     };
   }
 
@@ -172,6 +174,24 @@ export class ApprovalBroker {
       p.resolve({ granted: false, reason: why });
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: why });
     }
+  }
+
+  #denyAllNoPanel(): void {
+    for (const [id, p] of [...this.#pending]) {
+      this.#finish(id, 'denied: the last panel closed');
+      p.ctx.deny = this.#noPanelDeny(p.ctx, 'the Uplink panel was closed before the operator decided');
+      this.#safeDecision(p.ctx, 'the last panel detached before a decision');
+      p.resolve({ granted: false, reason: 'no panel attached' });
+      this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: 'default_policy' });
+    }
+  }
+
+  /** The no-panel denial: what the agent is told and how it can get approval. */
+  #noPanelDeny(ctx: CallContext, why: string): { reason: string; hint: string } {
+    return {
+      reason: `${ctx.op} on ${ctx.channel} needs operator approval and ${why}`,
+      hint: `open the panel (\`uplink serve\`, or \`npm start\` for the desktop app) and retry, or add a standing rule to ${this.#host.config.path} approvals.rules`,
+    };
   }
 
   /** Standing rules with their usage. */

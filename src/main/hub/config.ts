@@ -2,9 +2,10 @@
  * `<data dir>/config.json`: loaded and validated with ajv, watched and reloaded on change. A broken
  * file never replaces the last good config; the error (with its location) is kept for `doctor`.
  * Writes (new "always" rules, revokes, the timeout) are atomic (temp file + rename) and preserve
- * every other section.
+ * every other section. Each good load is also copied to `config.last-good.json`, which a later
+ * start uses when the file is broken by then (so "last good" holds across restarts too).
  */
-import { existsSync, readFileSync, renameSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, watch, writeFileSync } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -92,12 +93,25 @@ export class ConfigStore {
   #errorListeners = new Set<(error: string) => void>();
   #watcher: FSWatcher | undefined;
   #debounce: ReturnType<typeof setTimeout> | undefined;
+  /** What is in use while the file is broken (said by `doctor` and the audit). */
+  #fallback = 'the defaults are in use: no good config was loaded before';
 
   constructor(path: string, sectionSchemas: Record<string, JsonSchema> = {}) {
     this.path = path;
+    this.lastGoodPath = path.replace(/(\.json)?$/, '.last-good.json');
     const ajv = new Ajv2020({ allErrors: false, strict: false });
     this.#validate = ajv.compile(rootSchema(sectionSchemas));
-    this.reload();
+    // A file already broken at start: the last good copy a previous run saved stays in use, so
+    // standing rules and driver guards (read_deny, write_allow) survive a restart over a bad edit.
+    if (this.reload() !== undefined) this.#loadLastGood();
+  }
+
+  /** Where the last good config is kept across restarts (`config.last-good.json` beside it). */
+  readonly lastGoodPath: string;
+
+  /** What is in use while the file is broken, e.g. "the last good config stays in use". */
+  fallback(): string {
+    return this.#fallback;
   }
 
   /** The last good config. */
@@ -132,8 +146,37 @@ export class ConfigStore {
     }
     this.#error = undefined;
     this.#current = normalize(parsed.raw);
+    this.#fallback = 'the last good config stays in use';
+    this.#saveLastGood(parsed.raw);
     for (const l of this.#listeners) l(this.#current);
     return undefined;
+  }
+
+  /** Keeps a copy of a config that loaded (0600, temp + rename); best effort. */
+  #saveLastGood(raw: Record<string, unknown>): void {
+    const text = `${JSON.stringify(raw, null, 2)}\n`;
+    try {
+      // No file (or an empty one) means the defaults: no copy, so a stale one cannot come back.
+      if (Object.keys(raw).length === 0) return void rmSync(this.lastGoodPath, { force: true });
+      if (existsSync(this.lastGoodPath) && readFileSync(this.lastGoodPath, 'utf8') === text) return;
+      const tmp = `${this.lastGoodPath}.${process.pid}.tmp`;
+      writeFileSync(tmp, text, { mode: 0o600 });
+      renameSync(tmp, this.lastGoodPath);
+    } catch {
+      // A read-only data dir: the copy is a convenience; the live config is unaffected.
+    }
+  }
+
+  /** Loads the copy saved by an earlier run, if it is still valid. */
+  #loadLastGood(): void {
+    try {
+      const raw: unknown = JSON.parse(readFileSync(this.lastGoodPath, 'utf8'));
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !this.#validate(raw)) return;
+      this.#current = normalize(raw as Record<string, unknown>);
+      this.#fallback = `the last good config (saved in ${this.lastGoodPath}) stays in use`;
+    } catch {
+      // No copy (first run) or unreadable: the defaults stay, and `fallback()` says so.
+    }
   }
 
   /** Calls `listener` when a (re)load fails with a new error. */
@@ -166,7 +209,7 @@ export class ConfigStore {
   update(edit: (raw: Record<string, unknown>) => void): void {
     const parsed = this.#readRaw();
     if ('error' in parsed) {
-      throw new Error(`${this.path} is broken (${parsed.error}) — hint: fix the file first; the last good config stays in use`);
+      throw new Error(`${this.path} is broken (${parsed.error}) — hint: fix the file first; ${this.#fallback}`);
     }
     const raw = parsed.raw;
     edit(raw);
@@ -176,6 +219,8 @@ export class ConfigStore {
     renameSync(tmp, this.path);
     this.#error = undefined;
     this.#current = normalize(raw);
+    this.#fallback = 'the last good config stays in use';
+    this.#saveLastGood(raw);
     for (const l of this.#listeners) l(this.#current);
   }
 

@@ -95,7 +95,7 @@ class HubCore implements Hub {
     this.#timeline = new Timeline(this.#audit);
     // A broken config file is recorded once per distinct error (the file is the operator's input).
     const configRejected = (error: string): void =>
-      this.#timeline.record({ at: this.#now(), type: 'rejected', kind: 'rejected', op: 'config', state: 'rejected', error_kind: 'Invalid', message: `${error} (the last good config stays in use)`, hint: 'fix the file; it is reloaded on save' });
+      this.#timeline.record({ at: this.#now(), type: 'rejected', kind: 'rejected', op: 'config', state: 'rejected', error_kind: 'Invalid', message: `${error} (${this.#config.fallback()})`, hint: 'fix the file; it is reloaded on save' });
     const startupError = this.#config.error();
     if (startupError) configRejected(startupError);
     this.#disposers.push(this.#config.onError(configRejected));
@@ -149,8 +149,15 @@ class HubCore implements Hub {
     return (await this.#registry.describe(channel)).ops;
   }
 
-  describe(channel: string, op?: string): Promise<{ channel: ChannelEntry; ops: OpDescription[] }> {
-    return this.#registry.describe(channel, op);
+  async describe(channel: string, op?: string, agent?: AgentIdentity): Promise<{ channel: ChannelEntry; ops: OpDescription[] }> {
+    try {
+      return await this.#registry.describe(channel, op);
+    } catch (e) {
+      // An unknown channel or op asked about by an agent is bad input too: it goes to the audit.
+      const err = toHubError(channel, e);
+      if (agent) this.recordRejected({ channel, ...(op ? { op } : {}), agent }, err);
+      throw err;
+    }
   }
 
   async driverReports(): Promise<DoctorReport[]> {
@@ -160,7 +167,7 @@ class HubCore implements Hub {
   async doctor(): Promise<HubDoctor> {
     const drivers = await this.driverReports();
     const cfgErr = this.#config.error();
-    const config = { ok: cfgErr === undefined, path: this.#config.path, ...(cfgErr ? { error: `${cfgErr} (the last good config stays in use)` } : {}) };
+    const config = { ok: cfgErr === undefined, path: this.#config.path, ...(cfgErr ? { error: `${cfgErr} (${this.#config.fallback()})` } : {}) };
     let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
     try {
       this.#audit.lastId();
@@ -196,6 +203,7 @@ class HubCore implements Hub {
     } catch (e) {
       const err = toHubError(channel, e);
       this.#rejected(channel, op, args, agent, err);
+      this.#timeline.flush();
       throw err;
     }
     const { spec, labels } = checked;
@@ -240,8 +248,10 @@ class HubCore implements Hub {
       }
       throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
     } finally {
-      // Decisions were committed (fsynced) when made; the call's events commit at the end of
-      // this tick, batched, right after the reply is on its way.
+      // Decisions by a person or rule were committed (fsynced) when made. The call's own entries
+      // (its read-only permit on `accepted`, its outcome) commit before the reply leaves, so a
+      // kill -9 after the agent heard the answer cannot lose them (WAL: no fsync needed for that).
+      this.#timeline.flush();
       stopProgress();
       options.signal?.removeEventListener('abort', onAbort);
       this.#waiters.delete(invocationId);
@@ -280,11 +290,15 @@ class HubCore implements Hub {
 
   #rejected(channel: string, op: string, args: JsonValue | undefined, agent: AgentIdentity, err: HubError, ctx?: CallContext): void {
     let stored = args;
+    let sensitive = ctx?.sensitive === true;
     if (!ctx) {
       try {
-        stored = redactArgs(args, this.#registry.op(channel, op).sensitive_args);
+        const { sensitive_args } = this.#registry.op(channel, op);
+        stored = redactArgs(args, sensitive_args);
+        sensitive = isSensitive(args, sensitive_args);
       } catch {
-        stored = args && typeof args === 'object' && !Array.isArray(args) && args.sensitive === true ? redactArgs(args, []) : args;
+        sensitive = !!args && typeof args === 'object' && !Array.isArray(args) && args.sensitive === true;
+        stored = sensitive ? redactArgs(args, []) : args;
       }
     }
     this.#timeline.record({
@@ -301,6 +315,8 @@ class HubCore implements Hub {
       message: err.message,
       ...(err.hint ? { hint: err.hint } : {}),
       ...(stored !== undefined ? { args: stored } : {}),
+      // The driver's evidence (e.g. what changed about a desktop target) is for the operator.
+      ...(err.evidence && !sensitive ? { detail: `evidence: ${err.evidence}`.slice(0, 8192) } : {}),
     });
   }
 
@@ -387,8 +403,9 @@ class HubCore implements Hub {
     }));
   }
 
-  async explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }): Promise<SelectionExplanation> {
-    return this.#runtime.explainSelection({ capability_id: capabilityId, version_requirement: '^1', constraints: constraints ?? {} });
+  /** Which provider a call would pin; `versionRequirement` defaults to the `^1` every hub call uses. */
+  async explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement = '^1'): Promise<SelectionExplanation> {
+    return this.#runtime.explainSelection({ capability_id: capabilityId, version_requirement: versionRequirement, constraints: constraints ?? {} });
   }
 
   async close(): Promise<void> {

@@ -56,8 +56,11 @@ export interface Hub {
   listChannels(): Promise<ChannelEntry[]>;
   /** The ops of a channel's driver (`NotFound` for an unknown driver or channel). */
   ops(channel: string): Promise<OpDescription[]>;
-  /** A channel and its ops, or one op when `op` is given (`NotFound` naming the valid ops). */
-  describe(channel: string, op?: string): Promise<{ channel: ChannelEntry; ops: OpDescription[] }>;
+  /**
+   * A channel and its ops, or one op when `op` is given (`NotFound` naming the valid ops). With
+   * `agent`, a failure is recorded in the audit as a rejected request.
+   */
+  describe(channel: string, op?: string, agent?: AgentIdentity): Promise<{ channel: ChannelEntry; ops: OpDescription[] }>;
   /** Hub + per-driver health; `ok` only when every driver and the config are healthy. */
   doctor(): Promise<HubDoctor>;
   /** Each driver's own doctor report. */
@@ -121,7 +124,7 @@ export interface Hub {
    * Why the kernel would pick which provider for `<driver>.<op>` under these constraints
    * (the kernel's `explainSelection`: a `SelectionExplanation` from src/main/kernel/types, typed loosely here).
    */
-  explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }): Promise<unknown>;
+  explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement?: string): Promise<unknown>;
 
   /** Stops the hub: cancels active invocations, denies pending approvals, closes the store. */
   close(): Promise<void>;

@@ -37,8 +37,25 @@ describe('uplink CLI', () => {
     const r = await runCli(b, d, ['doctor']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/FAIL config .*config\.json\n\s+.*invalid JSON at line 1, column \d+/);
+    expect(r.stdout).toContain('(the defaults are in use: no good config was loaded before)');
     // The hub still serves with the last good (default) config.
     expect((await runCli(b, d, ['invoke', 'test:alpha', 'noop'])).code).toBe(0);
+  });
+
+  it('a config broken between runs: doctor exits 1 and says the last good one stays in use', async () => {
+    const d = tmpDataDir();
+    writeFileSync(join(d, 'config.json'), JSON.stringify({ approvals: { timeout_ms: 4321 } }));
+    expect((await runCli(b, d, ['doctor'])).code).toBe(0);
+    writeFileSync(join(d, 'config.json'), '{ "approvals": { "timeout_ms": 4321, }');
+    const r = await runCli(b, d, ['doctor', '--json']);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { ok: boolean; config: { ok: boolean; error: string } };
+    expect(report).toMatchObject({ ok: false, config: { ok: false } });
+    expect(report.config.error).toMatch(/invalid JSON at line 1, column \d+ .*\(the last good config \(saved in .*config\.last-good\.json\) stays in use\)$/);
+    const human = await runCli(b, d, ['doctor']);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toContain('stays in use');
+    expect(human.stdout).toContain('NOT healthy');
   });
 
   it('channels prints every channel; --json prints the ChannelEntry objects', async () => {
@@ -60,15 +77,23 @@ describe('uplink CLI', () => {
     const missing = await runCli(b, dir, ['ops', 'test:nope']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('uplink error [test:NotFound]: no channel test:nope — hint: list channels with the channel_list tool or `uplink channels`\n');
+    const log = await runCli(b, dir, ['log', '--json', '--state', 'rejected', '--channel', 'test:nope']);
+    expect(log.stdout).toContain('"error_kind":"NotFound"');
   });
 
   it('send --json prints the SendReceipt; it is authorized as cli with the OS user', async () => {
     const r = await runCli(b, dir, ['send', 'test:alpha', 'hello there', '--reply-hint', 'short', '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ delivered: true, correlation_id: 'c1' });
+    // Exactly the SendReceipt of the contract: {delivered, correlation_id, verify_excerpt?, injected_at}.
+    const receipt = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(Object.keys(receipt).sort()).toEqual(['correlation_id', 'delivered', 'injected_at']);
+    expect(receipt).toMatchObject({ delivered: true, correlation_id: 'c1', injected_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     const log = await runCli(b, dir, ['log', '--json', '--op', 'send']);
     const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision');
     expect(decision).toMatchObject({ authorized: 'cli', by: userInfo().username, granted: true });
+    const human = await runCli(b, dir, ['log', '--op', 'send']);
+    expect(human.stdout).toContain(`decision  test:alpha  send  agent=cli:uplink-cli(${userInfo().username})`);
+    expect(human.stdout).toMatch(new RegExp(`authorized=cli {2}by=${userInfo().username}`));
   });
 
   it('invoke prints the op result (class-agnostic) and honours --interaction/--provider', async () => {

@@ -175,6 +175,30 @@ describe('approvals', () => {
     expect(err.message).toContain('no Uplink panel is open');
   });
 
+  it('when the last panel detaches, pending prompts are denied at once with the hint how to approve', async () => {
+    const { hub, driver, dir } = open();
+    const first = hub.attachPanel();
+    const second = hub.attachPanel();
+    const events: ApprovalEvent[] = [];
+    hub.subscribeApprovals((e) => events.push(e));
+    const prompt = nextPrompt(hub);
+    const call = failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }));
+    const p = await prompt;
+    first();
+    // Another panel is still attached: the prompt stays.
+    expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
+    second();
+    const err = await call;
+    expect(err.rendered).toBe(
+      `uplink error [test:Rejected]: write on test:alpha needs operator approval and the Uplink panel was closed before the operator decided — hint: open the panel (\`uplink serve\`, or \`npm start\` for the desktop app) and retry, or add a standing rule to ${join(dir, 'config.json')} approvals.rules`,
+    );
+    expect(driver.state.invoked).toHaveLength(0);
+    expect(hub.pendingApprovals()).toEqual([]);
+    expect(events).toContainEqual({ type: 'resolved', approval_id: p.approval_id, granted: false, authorized: 'default_policy' });
+    expect(hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'default_policy', granted: false, op: 'write', reason: 'the last panel detached before a decision' });
+    await expect(hub.decide(p.approval_id, { kind: 'once', by: 'late' })).rejects.toThrow(/already decided/);
+  });
+
   it('always appends a rule to config.json (preserving the rest) that approves later calls, also after a restart', async () => {
     const dir = tmpDataDir();
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ tmux: { socket: '/tmp/x' }, approvals: { timeout_ms: 60000 } }, null, 2));

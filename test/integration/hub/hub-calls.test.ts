@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentIdentity, AuditEntry } from '../../../src/main/hub';
+import { DriverError } from '../../../src/main/drivers/contract';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { closeHubs, failure, openHub } from './helpers';
 import { waitFor } from '../../fixtures/hub-build';
@@ -63,6 +64,24 @@ describe('hub calls', () => {
     expect(await hub.invoke('test:alpha', 'pick', {}, { agent, provider: 'uplink/test-visual' })).toEqual({ interaction: 'visual_ui' });
     const err = await failure(hub.invoke('test:alpha', 'pick', {}, { agent, interaction: 'typed' }));
     expect(err.rendered).toBe('uplink error [test:Invalid]: pick is not offered under interaction typed — hint: drop the interaction/provider constraint, or pick one listed by channel_describe');
+  });
+
+  it('the selection preview honours a version requirement, defaulting to the ^1 calls use', async () => {
+    const { hub } = openHub();
+    const picked = (await hub.explainSelection('test.echo')) as { selected?: { provider: { id: string }; capability: { version: string } } };
+    expect(picked.selected).toMatchObject({ provider: { id: 'uplink/test' }, capability: { version: '1.0.0' } });
+    const none = (await hub.explainSelection('test.echo', {}, '^2')) as { selected?: unknown; error?: { code: string } };
+    expect(none.selected).toBeUndefined();
+    expect(none.error?.code).toBe('capability_unavailable');
+  });
+
+  it('a refusal before the call keeps the driver evidence for the operator in the audit', async () => {
+    const changed = new DriverError('Rejected', 'target changed', { hint: 'list channels again', evidence: 'pid 4242 is now 4243' });
+    const { hub } = openHub({ driver: Object.assign(createTestDriver(), { interactionsFor: async () => Promise.reject(changed) }) });
+    const err = await failure(hub.invoke('test:alpha', 'pick', {}, { agent }));
+    expect(err.rendered).toBe('uplink error [test:Rejected]: target changed — hint: list channels again');
+    const [row] = hub.queryAudit({ state: 'rejected' }).entries;
+    expect(row).toMatchObject({ op: 'pick', error_kind: 'Rejected', detail: 'evidence: pid 4242 is now 4243' });
   });
 
   it('a driver that says which kinds can serve a channel now (interactionsFor) restricts selection', async () => {

@@ -124,6 +124,27 @@ describe('approvals over HTTP and durability', () => {
     expect(config.approvals.rules).toEqual([expect.objectContaining({ channel: 'test:alpha', op: 'write', agent: 'durable-agent' })]);
   });
 
+  it('default-policy decisions and outcomes reported to the agent survive kill -9', async () => {
+    const d = tmpDataDir();
+    const hub = await startServe(b, d);
+    const bearer = readFileSync(join(d, 'token'), 'utf8').trim();
+    const c = await httpClient(hub.mcp_url, bearer, 'crash-agent');
+    const denied = await c.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
+    expect(text(denied)).toContain('no Uplink panel is open');
+    const read = await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'seen' } } });
+    expect(JSON.parse(text(read))).toEqual({ text: 'seen' });
+    // The agent has both answers: no chance to flush a batch.
+    hub.child.kill('SIGKILL');
+    await new Promise((resolve) => hub.child.once('close', resolve));
+    const db = new Database(join(d, 'audit.sqlite'), { readonly: true });
+    const rows = db.prepare("SELECT * FROM entries WHERE agent_name = 'crash-agent' ORDER BY id").all() as Array<Record<string, unknown>>;
+    db.close();
+    expect(rows).toContainEqual(expect.objectContaining({ type: 'decision', op: 'write', authorized: 'default_policy', granted: 0 }));
+    expect(rows).toContainEqual(expect.objectContaining({ type: 'rejected', op: 'write', error_code: 'policy_denied', error_kind: 'Rejected' }));
+    expect(rows).toContainEqual(expect.objectContaining({ kind: 'accepted', op: 'echo', authorized: 'default_policy', granted: 1 }));
+    expect(rows).toContainEqual(expect.objectContaining({ kind: 'succeeded', op: 'echo', agent_version: '1.2.3' }));
+  });
+
   it('an operator deny reaches the HTTP agent with the reason', async () => {
     const d = tmpDataDir();
     const hub = await startApprover(b, d, 'deny');

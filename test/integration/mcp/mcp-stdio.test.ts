@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { buildForTests, cliEnv, runCli, startApprover, startServe, tmpDataDir, ROOT } from '../../fixtures/hub-build';
 import type { Served, TestBuild } from '../../fixtures/hub-build';
@@ -86,11 +87,15 @@ describe('uplink mcp (stdio, embedded hub)', () => {
       ['channel_observe', { channel: 'test:alpha' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid at \/: required \(op\)/],
       ['channel_observe', { channel: 'test:alpha', op: 'noop', interaction: 'telepathy' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid at \/interaction: enum/],
       ['channel_teleport', {}, /^uplink error \[core:NotFound\]: no tool channel_teleport/],
+      ['channel_describe', { channel: 'test:gone' }, /^uplink error \[test:NotFound\]: no channel test:gone — hint: list channels/],
+      ['channel_describe', { channel: 'test:alpha', op: 'warp' }, /^uplink error \[test:NotFound\]: test has no op "warp"/],
     ];
     for (const [name, args, re] of cases) {
       const r = await client.callTool({ name, arguments: args });
       expect(r.isError, name).toBe(true);
       expect(text(r)).toMatch(re);
+      // The server keeps serving after each refusal.
+      expect(JSON.parse(text(await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } })))).toEqual({ ok: true });
     }
   });
 
@@ -103,6 +108,22 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     expect(text(bad)).toMatch(/^uplink error \[test:Invalid\]: the driver's result for bad-output breaks its result_schema/);
     const ok = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } });
     expect(JSON.parse(text(ok))).toEqual({ ok: true });
+  });
+
+  it('no progress notifications are sent when the request carries no progressToken', async () => {
+    const quiet = await connect(dir, 'quiet-agent');
+    const seen: unknown[] = [];
+    // Replaces the SDK's own progress routing: every progress notification that arrives is seen here.
+    quiet.setNotificationHandler(ProgressNotificationSchema, (n) => void seen.push(n));
+    try {
+      const r = await quiet.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } }, undefined, { timeout: 30_000 });
+      expect(JSON.parse(text(r))).toEqual({ waited: 2600 });
+      // A later round trip flushes anything the server might still have queued.
+      await quiet.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } });
+      expect(seen).toEqual([]);
+    } finally {
+      await quiet.close();
+    }
   });
 
   it('progress notifications arrive when the request asks for them', async () => {
@@ -136,8 +157,26 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     expect(entries.some((e) => e.type === 'rejected' && String(e.message).includes('not valid JSON'))).toBe(true);
     expect(entries.some((e) => e.type === 'rejected' && e.channel === 'test:zzz')).toBe(true);
     expect(entries.some((e) => e.kind === 'failed' && e.op === 'hang' && e.error_kind === 'Timeout')).toBe(true);
-    const human = await runCli(b, dir, ['log', '--limit', '5']);
+    // Every bad input of the issue that reached this server is in the audit.
+    const rejected = (pred: (e: Record<string, unknown>) => boolean): boolean => entries.some((e) => e.type === 'rejected' && pred(e));
+    expect(rejected((e) => e.error_code === 'input_schema_violation' && e.op === 'echo')).toBe(true);
+    expect(rejected((e) => String(e.message).startsWith('write is mutating; call it with channel_act'))).toBe(true);
+    expect(rejected((e) => String(e.message).startsWith('noop is read-only; call it with channel_observe'))).toBe(true);
+    expect(rejected((e) => String(e.message).startsWith('send is not taken by channel_act'))).toBe(true);
+    expect(rejected((e) => e.op === 'teleport' && e.error_kind === 'NotFound')).toBe(true);
+    expect(rejected((e) => e.channel === 'nope:1' && e.error_kind === 'NotFound')).toBe(true);
+    expect(rejected((e) => e.op === 'send' && String(e.message).includes('the limit is 65536 bytes'))).toBe(true);
+    expect(rejected((e) => String(e.message).startsWith('channel_observe arguments are invalid'))).toBe(true);
+    expect(rejected((e) => String(e.message).startsWith('no tool channel_teleport'))).toBe(true);
+    expect(rejected((e) => e.channel === 'test:gone' && e.error_kind === 'NotFound')).toBe(true);
+    expect(rejected((e) => e.op === 'warp' && e.error_kind === 'NotFound')).toBe(true);
+    expect(entries.some((e) => e.kind === 'failed' && e.op === 'crash' && e.error_kind === 'Upstream')).toBe(true);
+    expect(entries.some((e) => e.kind === 'failed' && e.op === 'bad-output' && e.error_code === 'output_schema_violation')).toBe(true);
+    const human = await runCli(b, dir, ['log', '--limit', '1000']);
     expect(human.stdout).toMatch(/agent=mcp:vitest-agent@9\.9\.9/);
+    // How each call was authorized, in the human log too.
+    expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:vitest-agent@9\.9\.9 .*authorized=default_policy/);
+    expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:vitest-agent@9\.9\.9 .*denied=default_policy\s+reason="no panel attached"/);
   });
 });
 
@@ -188,6 +227,8 @@ describe("uplink mcp forwarding: approvals reach the running hub's panel", () =>
       const log = await runCli(b, d, ['log', '--json', '--op', 'write']);
       const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision');
       expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { kind: 'mcp', name: 'relayed-agent', version: '9.9.9' } });
+      const human = await runCli(b, d, ['log', '--op', 'write']);
+      expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:relayed-agent@9\.9\.9 .*authorized=operator\s+by=stand-in-operator/);
     } finally {
       await c.close();
       await hub.stop();

@@ -1,6 +1,6 @@
 /** The config file: defaults, validation with locations, last-good on breakage, atomic edits, watching. */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigStore, DEFAULT_APPROVAL_TIMEOUT_MS } from '../../../src/main/hub/config';
@@ -79,5 +79,39 @@ describe('jsonErrorLocation', () => {
     expect(jsonErrorLocation('[1, 2\n, oops]')).toBe('line 2, column 3');
     expect(jsonErrorLocation('{"a": 1} x')).toBe('line 1, column 10');
     expect(jsonErrorLocation('{"a": tru}')).toBe('line 1, column 7');
+  });
+});
+
+describe('ConfigStore across restarts', () => {
+  it('a file broken before a restart: the last good config of the earlier run stays in use, and says so', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'keep', channel: 'tmux:*', op: 'send' }] }, tmux: { read_deny: ['secret*'] } }));
+    const first = new ConfigStore(path);
+    expect(first.fallback()).toBe('the last good config stays in use');
+    writeFileSync(path, '{ "approvals": { "rules": [ }');
+    const second = new ConfigStore(path);
+    expect(second.error()).toMatch(/invalid JSON at line 1/);
+    expect(second.get().approvals.rules.map((r) => r.id)).toEqual(['keep']);
+    expect(second.get().tmux).toEqual({ read_deny: ['secret*'] });
+    expect(second.fallback()).toBe(`the last good config (saved in ${join(path, '..', 'config.last-good.json')}) stays in use`);
+    expect(statSync(second.lastGoodPath).mode & 0o777).toBe(0o600);
+  });
+
+  it('with no earlier good config the defaults are in use, and it says so', () => {
+    const path = fresh();
+    writeFileSync(path, '{ nope');
+    const c = new ConfigStore(path);
+    expect(c.get().approvals.rules).toEqual([]);
+    expect(c.fallback()).toBe('the defaults are in use: no good config was loaded before');
+  });
+
+  it('removing the file drops the saved copy, so old rules cannot come back', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'old', channel: 'a', op: 'b' }] } }));
+    const c = new ConfigStore(path);
+    rmSync(path);
+    c.reload();
+    writeFileSync(path, '{ broken');
+    expect(new ConfigStore(path).get().approvals.rules).toEqual([]);
   });
 });

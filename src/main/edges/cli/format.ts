@@ -39,6 +39,7 @@ export function formatEntry(e: AuditEntry): string {
   if (e.agent) parts.push(`agent=${e.agent.kind}:${e.agent.name}${e.agent.version ? `@${e.agent.version}` : ''}${e.agent.user ? `(${e.agent.user})` : ''}`);
   if (e.invocation_id) parts.push(e.invocation_id);
   if (e.provider_id) parts.push(`provider=${e.provider_id}`);
+  if (e.interaction) parts.push(`interaction=${e.interaction}`);
   if (e.authorized) parts.push(`${e.granted === false ? 'denied' : 'authorized'}=${e.authorized}`);
   if (e.by) parts.push(`by=${e.by}`);
   if (e.reason) parts.push(`reason=${JSON.stringify(e.reason)}`);

@@ -85,7 +85,7 @@ async function run(args: ParsedArgs): Promise<number> {
     case 'ops': {
       const [channel] = need(args, 1, 1, '<channel>');
       return withHub(async (hub) => {
-        const ops = await hub.ops(channel!);
+        const { ops } = await hub.describe(channel!, undefined, cliAgent());
         print(json ? JSON.stringify(ops, null, 2) : formatOps(ops));
         return 0;
       });

@@ -63,7 +63,8 @@ export function createMcpServer(hub: Hub, session: string = randomUUID()): Serve
         case 'channel_list':
           return ok(await hub.listChannels());
         case 'channel_describe':
-          return ok(await hub.describe(input.channel as string, input.op as string | undefined));
+          reachedHub = true;
+          return ok(await hub.describe(input.channel as string, input.op as string | undefined, call.agent));
         case 'channel_send':
           reachedHub = true;
           return ok(await hub.send(input.channel as string, { message: input.message as string, reply_hint: input.reply_hint as 'full' | 'short' | 'none' | undefined }, call));
@@ -92,7 +93,7 @@ export function createMcpServer(hub: Hub, session: string = randomUUID()): Serve
       const chan = rawArgs && typeof rawArgs.channel === 'string' ? rawArgs.channel : undefined;
       const err = toHubError(chan, e);
       // The hub audits what reaches it; refusals made here are recorded explicitly.
-      if (!reachedHub && !['channel_list', 'channel_describe', 'channel_doctor'].includes(name)) {
+      if (!reachedHub && !['channel_list', 'channel_doctor'].includes(name)) {
         const op = rawArgs && typeof rawArgs.op === 'string' ? rawArgs.op : name === 'channel_send' ? 'send' : undefined;
         hub.recordRejected({ ...(chan ? { channel: chan } : {}), ...(op ? { op } : {}), agent: agent() }, err);
       }
