@@ -11,8 +11,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 
-const built = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
-if (built.status !== 0) process.exit(built.status ?? 1);
+// UPLINK_START_SKIP_BUILD=1: the e2e test starts from the build it already has.
+if (process.env.UPLINK_START_SKIP_BUILD !== '1') {
+  const built = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+}
 
 /** The Electron binary path, or why there is none. */
 function electronBinary() {

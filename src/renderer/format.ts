@@ -40,3 +40,14 @@ export function describeAuthorization(authorized: string | undefined, by?: strin
   if (authorized.startsWith('rule:')) return `approved by standing rule ${authorized.slice(5)}`;
   return authorized;
 }
+
+/**
+ * What a prompt's op will do, in words: the driver's own preview sentence when it gave one,
+ * otherwise a plain sentence built from the request, so the operator never has to read JSON to
+ * know what "approve" means.
+ */
+export function describeRequest(a: { agent: string; op: string; channel: string; channel_labels: string[]; provider_id: string; interaction: string; preview?: { text?: string } }): string {
+  if (a.preview?.text) return a.preview.text;
+  const labels = a.channel_labels.length ? ` (${a.channel_labels.join(', ')})` : '';
+  return `${a.agent} asks to run the mutating op “${a.op}” on ${a.channel}${labels} with the arguments below, through ${a.provider_id} (${a.interaction}).`;
+}

@@ -117,6 +117,11 @@ export interface PanelSettings {
   mcp_token?: string;
   /** Absolute path of the `uplink` launcher for the stdio command. */
   cli_path?: string;
+  /**
+   * The argv an MCP client runs for stdio (`[<launcher>, 'mcp']`): `bin/uplink mcp` from a
+   * checkout, the app itself (`Uplink mcp`) when packaged. Preferred over `cli_path`.
+   */
+  stdio_command?: string[];
   data_dir: string;
   version: string;
 }

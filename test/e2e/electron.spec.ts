@@ -4,10 +4,12 @@
  * exists; elsewhere it is skipped and says why (the browser panel e2e covers the renderer).
  */
 import { _electron as electron, expect, test } from '@playwright/test';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { PANEL_METHODS } from '../../src/shared/panel-channels';
 import { ROOT, cleanEnv } from './harness';
 
@@ -64,6 +66,22 @@ test.describe('Electron app', () => {
       expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webviewTag: false });
     } finally {
       await app.close();
+    }
+  });
+
+  test('started as `mcp` it serves MCP on stdio, headless (how agents reach a packaged app)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'uplink-electron-mcp-'));
+    // A private tmux socket that does not exist: never the user's tmux server.
+    writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ tmux: { socket: join(dataDir, 'no-tmux.sock') } }));
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(cleanEnv({ UPLINK_DATA_DIR: dataDir }))) if (v !== undefined) env[k] = v;
+    const client = new Client({ name: 'electron-mcp-e2e', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: found.bin!, args: [ROOT, 'mcp'], env, stderr: 'pipe' }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('channel_act');
+    } finally {
+      await client.close();
     }
   });
 });

@@ -92,6 +92,8 @@ test('channel_act raises a prompt with agent, channel, op and text; approving de
   await expect(prompt()).toContainText(channel());
   await expect(prompt()).toContainText('type');
   await expect(prompt().locator('.arg-text')).toHaveText('echo approved-$((6*7))');
+  // What the op will do, in words (the tmux driver's preview sentence).
+  await expect(prompt().locator('.will-do')).not.toBeEmpty();
   await expect(page).toHaveTitle(/^\(1\) Uplink/);
   await page.waitForTimeout(1200); // let the waited-time counter tick for the screenshot
   await shoot('approvals.png');
@@ -165,6 +167,8 @@ test('"always" skips the next prompt and the rule appears in settings', async ()
   await expect(rules).toContainText(channel());
   await expect(rules).toContainText('type');
   await expect(rules).toContainText(/ago \(1×\)/);
+  // The stdio command an agent runs: this checkout's launcher (a packaged app names itself).
+  await expect(page.getByText(/^claude mcp add uplink -- \S+\/bin\/uplink mcp$/)).toBeVisible();
   await shoot('settings.png');
 });
 
@@ -181,6 +185,9 @@ test('the timeline shows each invocation’s events in sequence order', async ()
   await expect(detail).toContainText('approved by the operator');
   const kinds = await detail.locator('table.events tbody tr').evaluateAll((trs) => trs.map((tr) => tr.children[1]?.textContent));
   expect(kinds).toEqual(expect.arrayContaining(['accepted', 'approval_requested', 'approval_granted', 'started', 'succeeded']));
+  // The request's arguments and the op's output, as the audit store kept them.
+  await expect(detail.getByRole('heading', { name: 'Arguments' })).toBeVisible();
+  await expect(detail.getByRole('heading', { name: 'Output' })).toBeVisible();
   await shoot('timeline.png');
   // Keyboard: Escape closes the detail, arrows select rows and open theirs.
   const grid = page.getByRole('grid', { name: /Invocations/ });

@@ -11,6 +11,7 @@ import { openPanelSession } from '../edges/panel/session';
 import type { PanelEventName, PanelEvents } from '../../shared/panel-api';
 import type { AppModule } from './app-module';
 import { registerPanelIpc, sendPanelEvent } from './ipc';
+import { stdioCommand } from './launch-mode';
 import { notifyApproval } from './window';
 
 export const hubModule: AppModule = {
@@ -19,11 +20,13 @@ export const hubModule: AppModule = {
     const dataDir = ensureDataDir(resolveDataDir());
     const rendererDir = join(ctx.app.getAppPath(), 'dist', 'renderer');
     const cliPath = join(ctx.app.getAppPath(), 'bin', 'uplink');
+    // Packaged, bin/uplink sits inside the asar and cannot run: agents start the app as `Uplink mcp`.
+    const stdio = stdioCommand({ packaged: ctx.app.isPackaged, execPath: process.execPath, cliPath, ...(process.env.APPIMAGE ? { appImage: process.env.APPIMAGE } : {}) });
     const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir) });
     const server = await startHubServer({
       hub,
       dataDir,
-      mounts: (http) => [createPanelMount({ hub: http.hub, token: http.token, origin: http.origin, rendererDir, cliPath, version: ctx.app.getVersion() })],
+      mounts: (http) => [createPanelMount({ hub: http.hub, token: http.token, origin: http.origin, rendererDir, cliPath, stdioCommand: stdio, version: ctx.app.getVersion() })],
     });
     ctx.onQuit(() => server.close());
     ctx.onQuit(() => hub.close());
@@ -35,7 +38,7 @@ export const hubModule: AppModule = {
     };
     const session = openPanelSession(
       hub,
-      { token: server.token, mcpUrl: () => server.mcpUrl, cliPath, version: ctx.app.getVersion(), user: process.env.USER ?? process.env.USERNAME ?? 'operator' },
+      { token: server.token, mcpUrl: () => server.mcpUrl, cliPath, stdioCommand: stdio, version: ctx.app.getVersion(), user: process.env.USER ?? process.env.USERNAME ?? 'operator' },
       createBroadcast(),
       emit,
       Date.now(),

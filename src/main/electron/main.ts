@@ -1,12 +1,17 @@
 /**
  * Electron main: the only code that imports electron. A short list of modules, enabled in
- * order; security first so no window ever exists without its guards.
+ * order; security first so no window ever exists without its guards. Started as `Uplink mcp`
+ * (how MCP clients reach a packaged app, see launch-mode.ts) it serves MCP on stdio instead:
+ * no window, no single-instance lock, nothing on stdout but the protocol.
  */
 import { app } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { resolveDataDir } from '../hub';
+import { runStdioMcp } from '../edges/mcp/stdio';
 import type { AppModule, ModuleContext } from './app-module';
 import { hubModule } from './hub-module';
+import { launchMode } from './launch-mode';
 import { securityModule, singleInstanceModule } from './security';
 import { windowModule } from './window';
 
@@ -42,4 +47,17 @@ async function start(): Promise<void> {
   }
 }
 
-void start();
+/** `Uplink mcp`: the stdio MCP server (forwards to the running panel's hub when there is one). */
+async function startMcp(): Promise<void> {
+  // A headless helper process: no dock icon, no GPU process.
+  app.dock?.hide();
+  app.disableHardwareAcceleration();
+  try {
+    app.exit(await runStdioMcp(resolveDataDir()));
+  } catch (error) {
+    process.stderr.write(`uplink error [core:Unavailable]: MCP over stdio failed: ${error instanceof Error ? error.message : String(error)} — hint: run \`uplink doctor\`\n`);
+    app.exit(1);
+  }
+}
+
+void (launchMode(process.argv, process.defaultApp === true) === 'mcp' ? startMcp() : start());

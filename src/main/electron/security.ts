@@ -4,6 +4,7 @@
  */
 import { session } from 'electron';
 import type { AppModule } from './app-module';
+import { launchMode } from './launch-mode';
 import { ELECTRON_CSP, allowNavigation, isLocalResource, permissionDecision } from './security-policy';
 
 export const securityModule: AppModule = {
@@ -41,9 +42,11 @@ export const singleInstanceModule: AppModule = {
       ctx.app.quit();
       process.exit(0);
     }
-    ctx.app.on('second-instance', () => {
+    // The operator launched the app again by hand: bring the panel forward (that focuses it,
+    // as they asked). A stray `Uplink mcp` that took the lock path must never raise the window.
+    ctx.app.on('second-instance', (_event, argv) => {
       const w = ctx.window;
-      if (!w) return;
+      if (!w || launchMode(argv, process.defaultApp === true) === 'mcp') return;
       if (w.isMinimized()) w.restore();
       w.show();
     });

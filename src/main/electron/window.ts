@@ -6,6 +6,7 @@
 import { BrowserWindow, Notification } from 'electron';
 import type { PendingApproval } from '../../shared/panel-types';
 import type { AppModule, ModuleContext } from './app-module';
+import { notifyApproval as notify } from './attention';
 import { secureWebPreferences } from './security-policy';
 
 function createWindow(ctx: ModuleContext): BrowserWindow {
@@ -50,12 +51,7 @@ export const windowModule: AppModule = {
   },
 };
 
-/** An OS notification for a new approval while the window is not focused. */
+/** An OS notification for a new approval while the window is not focused; never takes focus. */
 export function notifyApproval(ctx: ModuleContext, a: PendingApproval): void {
-  const win = ctx.window;
-  if (!win || win.isFocused() || !Notification.isSupported()) return;
-  const n = new Notification({ title: `Uplink: ${a.agent} wants ${a.op}`, body: `on ${a.channel} — approve or deny in the panel`, silent: false });
-  n.on('click', () => win.showInactive());
-  n.show();
-  win.flashFrame(true);
+  notify({ window: ctx.window, supported: Notification.isSupported(), create: (options) => new Notification(options) }, a);
 }

@@ -4,7 +4,7 @@
  */
 import { useState } from 'react';
 import type { Decision, PendingApproval } from '../../shared/panel-types';
-import { formatDuration } from '../format';
+import { describeRequest, formatDuration } from '../format';
 import { ArgsView } from './ArgsView';
 import { Badge, Kbd } from './common';
 
@@ -79,7 +79,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, onDecide, reaso
           </div>
         </div>
       </header>
-      {a.preview?.text && <p className="will-do">{a.preview.text}</p>}
+      <p className="will-do">{describeRequest(a)}</p>
       <div className="approval-body">
         <section aria-label="Arguments">
           <h4>Arguments</h4>

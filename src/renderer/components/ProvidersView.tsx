@@ -13,11 +13,17 @@ export function ProvidersView() {
   const [capability, setCapability] = useState('');
   const [provider, setProvider] = useState('');
   const [interaction, setInteraction] = useState<InteractionKind | ''>('');
+  const [versionRequirement, setVersionRequirement] = useState('');
   const capabilities = [...new Set((list.data ?? []).flatMap((p) => p.capabilities))].sort();
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!capability) return;
-    void explainSelection({ capability_id: capability, ...(provider ? { provider_id: provider } : {}), ...(interaction ? { interaction } : {}) });
+    void explainSelection({
+      capability_id: capability,
+      ...(versionRequirement.trim() ? { version_requirement: versionRequirement.trim() } : {}),
+      ...(provider ? { provider_id: provider } : {}),
+      ...(interaction ? { interaction } : {}),
+    });
   };
   const x = explanation.data;
   return (
@@ -60,6 +66,10 @@ export function ProvidersView() {
           Capability
           <input list="capability-ids" value={capability} onChange={(e) => setCapability(e.target.value)} placeholder="tmux.send" required />
           <datalist id="capability-ids">{capabilities.map((c) => <option key={c} value={c} />)}</datalist>
+        </label>
+        <label>
+          Version requirement
+          <input value={versionRequirement} onChange={(e) => setVersionRequirement(e.target.value)} placeholder="^1" />
         </label>
         <label>
           Provider (constraint)

@@ -7,9 +7,21 @@ import { useStore } from '../store';
 import { formatAgo, formatDuration } from '../format';
 import { CopyField, Empty, ErrorBox, Loading, useNow } from './common';
 
-/** The two `claude mcp add` commands for this hub. */
-export function mcpCommands(mcpUrl: string | undefined, token: string | undefined, cliPath: string | undefined): { http?: string; stdio: string } {
-  const stdio = `claude mcp add uplink -- ${cliPath ?? 'uplink'} mcp`;
+/**
+ * A word for a POSIX shell or cmd.exe: bare when safe, else double-quoted (paths with spaces).
+ * Backslashes stay as they are: they are Windows path separators, and literal in POSIX quotes.
+ */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./\\-]+$/.test(word) ? word : `"${word.replace(/(["$`])/g, '\\$1')}"`;
+}
+
+/**
+ * The two `claude mcp add` commands for this hub. Stdio runs `stdioCommand` (the packaged app
+ * itself as `Uplink mcp`, or `bin/uplink mcp` from a checkout); older hubs only send `cliPath`.
+ */
+export function mcpCommands(mcpUrl: string | undefined, token: string | undefined, cliPath: string | undefined, stdioCommand?: string[]): { http?: string; stdio: string } {
+  const argv = stdioCommand?.length ? stdioCommand : [cliPath ?? 'uplink', 'mcp'];
+  const stdio = `claude mcp add uplink -- ${argv.map(shellWord).join(' ')}`;
   if (!mcpUrl) return { stdio };
   return { stdio, http: `claude mcp add --transport http uplink ${mcpUrl} --header "Authorization: Bearer ${token ?? '<token>'}"` };
 }
@@ -39,7 +51,7 @@ export function SettingsView() {
   }, []);
   const [timeout, setTimeoutText] = useState('');
   const s = settings.data;
-  const cmds = mcpCommands(s?.mcp_url, s?.mcp_token, s?.cli_path);
+  const cmds = mcpCommands(s?.mcp_url, s?.mcp_token, s?.cli_path, s?.stdio_command);
   const saveTimeout = (e: FormEvent) => {
     e.preventDefault();
     const seconds = Number(timeout);

@@ -166,7 +166,19 @@ export function TimelineView() {
       <Filters filter={t.filter} options={options} />
       {t.error && <ErrorBox error={t.error} onRetry={() => void loadHistory()} />}
       <div className="tl-strip muted" aria-live="polite">
-        {t.loadingOlder ? 'Loading older history…' : t.historyLoaded && t.before === null ? 'Showing everything since the start of history' : 'Scroll to the top to load older history'}
+        {t.loadingOlder ? (
+          'Loading older history…'
+        ) : t.historyLoaded && t.before === null ? (
+          'Showing everything since the start of history'
+        ) : (
+          <>
+            Scroll to the top to load older history{' '}
+            {/* A short (or filtered) list cannot scroll: the button pages in the same way. */}
+            <button type="button" className="btn btn-small" onClick={() => void loadHistory()} disabled={!t.historyLoaded}>
+              Load older
+            </button>
+          </>
+        )}
       </div>
       <div className="timeline-body">
         <div

@@ -4,7 +4,6 @@
  */
 import type { AuditEntry, PendingApproval as HubPending, StandingRuleStatus } from '../../hub/types';
 import type { ApprovalRule, InvocationDetail, PendingApproval, TimelineEvent } from '../../../shared/panel-types';
-import type { JsonValue } from '../../../shared/wire';
 
 /** A pending approval as the panel shows it. */
 export function toPanelApproval(a: HubPending): PendingApproval {
@@ -80,9 +79,8 @@ export function toInvocationDetail(invocationId: string, entries: AuditEntry[]):
     detail.provider_id ??= e.provider_id;
     detail.interaction ??= e.interaction;
     if (e.args !== undefined) detail.args ??= e.args;
-    // Forward-compatible: the audit store may keep a (capped, redacted) result on terminal entries.
-    const output = (e as { output?: JsonValue }).output;
-    if (output !== undefined) detail.output = output;
+    // The audit store keeps a (capped, summarized) result on `succeeded` entries.
+    if (e.output !== undefined) detail.output = e.output;
     if (e.state) detail.state = e.state;
     if (e.duration_ms !== undefined) detail.duration_ms = e.duration_ms;
     if (e.authorized) {

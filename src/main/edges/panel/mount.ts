@@ -34,6 +34,8 @@ export interface PanelMountOptions {
   /** The MCP endpoint URL; default `<origin>/mcp`. */
   mcpUrl?: () => string | undefined;
   cliPath?: string;
+  /** The stdio MCP argv when it is not `<cliPath> mcp` (see PanelHostInfo). */
+  stdioCommand?: string[];
   version?: string;
   /** OS user recorded for the operator's decisions; default the current user. */
   user?: string;
@@ -64,6 +66,7 @@ export function createPanelMount(options: PanelMountOptions): PanelMount {
     user: options.user ?? safeUser(),
     ...(options.mcpUrl ? { mcpUrl: options.mcpUrl } : options.origin ? { mcpUrl: () => `${options.origin!()}/mcp` } : {}),
     ...(options.cliPath ? { cliPath: options.cliPath } : {}),
+    ...(options.stdioCommand ? { stdioCommand: options.stdioCommand } : {}),
   };
   const ws = createPanelWs({
     token: options.token,

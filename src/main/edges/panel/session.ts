@@ -19,6 +19,8 @@ export interface PanelHostInfo {
   token?: string;
   /** Absolute path of `bin/uplink`. */
   cliPath?: string;
+  /** The stdio MCP argv when it is not `<cliPath> mcp` (a packaged app runs itself: `Uplink mcp`). */
+  stdioCommand?: string[];
   version: string;
   /** The OS user the operator's decisions are recorded as. */
   user: string;
@@ -94,6 +96,8 @@ export function openPanelSession(
     if (url) out.mcp_url = url;
     if (host.token) out.mcp_token = host.token;
     if (host.cliPath) out.cli_path = host.cliPath;
+    const stdio = host.stdioCommand ?? (host.cliPath ? [host.cliPath, 'mcp'] : undefined);
+    if (stdio) out.stdio_command = stdio;
     return out;
   };
   const rulesChanged = (): void => broadcast.emit('rulesChanged', hub.listRules().map(toPanelRule));
@@ -192,8 +196,8 @@ export function openPanelSession(
     async listProviders() {
       return hub.providers().map((p) => ({ provider_id: p.provider_id, version: p.version, driver: p.driver, interaction: p.interaction, capabilities: p.capabilities }));
     },
-    async explainSelection({ capability_id, provider_id, interaction }) {
-      const raw = await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) });
+    async explainSelection({ capability_id, version_requirement, provider_id, interaction }) {
+      const raw = await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) }, version_requirement || undefined);
       return normalizeExplanation(raw);
     },
   };

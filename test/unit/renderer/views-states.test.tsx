@@ -1,0 +1,170 @@
+// @vitest-environment jsdom
+/**
+ * Every view has its loading, empty and error states; the approval prompt says in words what the
+ * op will do; the settings show the right stdio command; the timeline pages older history in.
+ */
+import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { PendingApproval, TimelineEvent } from '../../../src/shared/panel-types';
+import { connectionChanged, showView, startPanel } from '../../../src/renderer/actions';
+import { getInitialState, useStore } from '../../../src/renderer/store';
+import type { View } from '../../../src/renderer/store';
+import { App } from '../../../src/renderer/App';
+import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
+import { mcpCommands, shellWord } from '../../../src/renderer/components/SettingsView';
+import { createFakeApi } from './fake-api';
+import type { FakeApi } from './fake-api';
+
+let fake: FakeApi;
+let stop: () => void;
+beforeEach(() => {
+  useStore.setState(getInitialState(), true);
+  fake = createFakeApi();
+  stop = startPanel(fake.api, 'browser');
+});
+afterEach(() => {
+  cleanup();
+  stop();
+});
+
+const settle = () => act(async () => new Promise((r) => setTimeout(r, 30)));
+const CALLS = ['listPendingApprovals', 'listChannels', 'getSettings', 'listRules', 'listProviders', 'queryTimeline'] as const;
+const VIEWS: Array<{ view: View; empty: RegExp; loading: RegExp }> = [
+  { view: 'approvals', empty: /No agent is waiting for you/, loading: /Loading pending approvals/ },
+  { view: 'timeline', empty: /No activity yet/, loading: /Loading history/ },
+  { view: 'channels', empty: /No drivers are loaded/, loading: /Loading channels/ },
+  { view: 'providers', empty: /No providers registered/, loading: /Loading providers/ },
+  { view: 'settings', empty: /No standing rules/, loading: /Loading rules/ },
+];
+
+describe('empty, loading and error states', () => {
+  for (const { view, empty, loading } of VIEWS) {
+    it(`${view}: loading while the hub answers, then empty`, async () => {
+      const gates: Array<() => void> = [];
+      for (const m of CALLS) {
+        const reply = fake.replies[m];
+        fake.replies[m] = () => new Promise((r) => gates.push(() => r(reply)));
+      }
+      act(() => showView(view));
+      connectionChanged('open');
+      render(<App />);
+      expect(screen.getByText(loading)).toBeTruthy();
+      for (const open of gates.splice(0)) open();
+      await settle();
+      for (const open of gates.splice(0)) open(); // views that load on mount
+      await settle();
+      expect(screen.getByText(empty)).toBeTruthy();
+    });
+
+    it(`${view}: a failed load shows the error with a retry`, async () => {
+      for (const m of CALLS) fake.replies[m] = new Error(`uplink error [core:Unavailable]: ${m} failed — hint: retry`);
+      act(() => showView(view));
+      connectionChanged('open');
+      render(<App />);
+      await settle();
+      const alert = screen.getAllByRole('alert').find((a) => a.textContent?.includes('failed — hint: retry'));
+      expect(alert, 'an error box').toBeTruthy();
+      expect(within(alert!).getByRole('button', { name: 'Retry' })).toBeTruthy();
+    });
+  }
+
+  it('a dropped hub connection shows the banner, and reconnecting reloads every view', async () => {
+    render(<App />);
+    act(() => connectionChanged('reconnecting', 'retrying in 0.5 s'));
+    expect(screen.getByRole('alert').textContent).toMatch(/connection was lost — reconnecting \(retrying in 0.5 s\)/);
+    const before = fake.calls.length;
+    act(() => connectionChanged('open'));
+    await settle();
+    expect(screen.queryByText(/connection was lost/)).toBeNull();
+    expect(new Set(fake.calls.slice(before).map((c) => c.method))).toEqual(new Set(CALLS));
+  });
+});
+
+const pending = (extra: Partial<PendingApproval> = {}): PendingApproval => ({
+  approval_id: 'a1',
+  invocation_id: 'inv-1',
+  agent: 'claude-code',
+  channel: 'desktop:win-7',
+  channel_labels: ['gedit'],
+  op: 'click',
+  capability_id: 'desktop.click',
+  args: { x: 10, y: 20 },
+  provider_id: 'uplink/desktop-visual',
+  interaction: 'visual_ui',
+  requested_at: Date.now(),
+  expires_at: Date.now() + 60_000,
+  ...extra,
+});
+
+describe('what the op will do, in words', () => {
+  it('uses the driver’s preview sentence when it has one', () => {
+    render(<ApprovalCard approval={pending({ preview: { text: 'click at (10, 20) in gedit' } })} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    expect(document.querySelector('.will-do')?.textContent).toBe('click at (10, 20) in gedit');
+  });
+
+  it('says it plainly when the driver gave no preview', () => {
+    render(<ApprovalCard approval={pending()} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    expect(document.querySelector('.will-do')?.textContent).toBe(
+      'claude-code asks to run the mutating op “click” on desktop:win-7 (gedit) with the arguments below, through uplink/desktop-visual (visual_ui).',
+    );
+  });
+});
+
+describe('the stdio command in settings', () => {
+  it('a packaged app is its own stdio server; paths with spaces are quoted', () => {
+    expect(mcpCommands(undefined, undefined, '/x/app.asar/bin/uplink', ['/Applications/Uplink.app/Contents/MacOS/Uplink', 'mcp']).stdio).toBe(
+      'claude mcp add uplink -- /Applications/Uplink.app/Contents/MacOS/Uplink mcp',
+    );
+    expect(mcpCommands(undefined, undefined, undefined, ['C:\\Program Files\\Uplink\\Uplink.exe', 'mcp']).stdio).toBe('claude mcp add uplink -- "C:\\Program Files\\Uplink\\Uplink.exe" mcp');
+    expect(shellWord('/home/a b/$x')).toBe('"/home/a b/\\$x"');
+  });
+
+  it('the settings view shows the hub’s stdio command', async () => {
+    fake.replies.getSettings = { approval_timeout_ms: 120_000, data_dir: '/data', version: '0.1.0', mcp_url: 'http://127.0.0.1:7420/mcp', mcp_token: 't0k', stdio_command: ['/opt/Uplink/uplink', 'mcp'] };
+    act(() => showView('settings'));
+    connectionChanged('open');
+    render(<App />);
+    await settle();
+    expect(screen.getByText('claude mcp add uplink -- /opt/Uplink/uplink mcp')).toBeTruthy();
+    // The HTTP command is shown with the token masked.
+    expect(document.body.textContent).not.toContain('t0k');
+  });
+});
+
+describe('timeline history paging', () => {
+  const ev = (cursor: number): TimelineEvent => ({ cursor, at: cursor, type: 'event', kind: 'accepted', invocation_id: `inv-${cursor}`, sequence: 1, channel: 'tmux:%1', op: 'send', agent: 'a' });
+
+  it('“Load older” pages in the history before the oldest row, until the start', async () => {
+    fake.replies.queryTimeline = (p: { before?: number }) =>
+      p.before === undefined ? { events: [ev(20), ev(21)], next_before: 20 } : { events: [ev(5), ev(6)], next_before: null };
+    act(() => showView('timeline'));
+    connectionChanged('open');
+    render(<App />);
+    await settle();
+    fireEvent.click(screen.getByRole('button', { name: 'Load older' }));
+    await settle();
+    expect(fake.calls.filter((c) => c.method === 'queryTimeline').map((c) => c.params)).toContainEqual({ limit: 500, before: 20 });
+    expect(useStore.getState().timeline.order).toEqual(['inv-5', 'inv-6', 'inv-20', 'inv-21']);
+    expect(screen.getByText('Showing everything since the start of history')).toBeTruthy();
+  });
+});
+
+describe('a decision is final', () => {
+  it('a decision that loses the race with the timeout is reported once and never resent', async () => {
+    fake.replies.decide = { accepted: false, message: 'uplink error [core:Rejected]: approval a1 was already decided (timeout) — hint: nothing to do' };
+    fake.emit('approvalAdded', pending());
+    act(() => showView('approvals'));
+    render(<App />);
+    const approve = screen.getByRole('button', { name: /^Approve once/ });
+    fireEvent.click(approve);
+    fireEvent.click(approve);
+    fireEvent.doubleClick(approve);
+    await settle();
+    expect(fake.calls.filter((c) => c.method === 'decide')).toHaveLength(1);
+    expect(useStore.getState().toasts.map((t) => t.text)).toEqual([expect.stringContaining('already decided (timeout)')]);
+    fake.emit('approvalResolved', { approval_id: 'a1', granted: false, authorized: 'timeout' });
+    await settle();
+    expect(screen.queryByRole('article')).toBeNull();
+    expect(screen.getByText(/denied: nobody answered in time/)).toBeTruthy();
+  });
+});
