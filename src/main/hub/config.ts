@@ -22,7 +22,8 @@ export const DEFAULT_DRIVER_TIMEOUT_MS = 90_000;
 /** The config file as the hub reads it; driver sections are opaque here and validated by their schema. */
 export interface UplinkConfig {
   approvals: { timeout_ms: number; rules: StandingRule[] };
-  hub: { driver_timeout_ms: number };
+  /** `drivers`: which drivers run (all when absent); read when the hub starts. */
+  hub: { driver_timeout_ms: number; drivers?: string[] };
   [section: string]: unknown;
 }
 
@@ -58,7 +59,10 @@ function rootSchema(sectionSchemas: Record<string, JsonSchema>): Record<string, 
       hub: {
         type: 'object',
         additionalProperties: false,
-        properties: { driver_timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000 } },
+        properties: {
+          driver_timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000 },
+          drivers: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' } },
+        },
       },
       ...sectionSchemas,
     },
@@ -79,7 +83,7 @@ function normalize(raw: Record<string, unknown>): UplinkConfig {
   return {
     ...raw,
     approvals: { timeout_ms: approvals.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS, rules: approvals.rules ?? [] },
-    hub: { driver_timeout_ms: hub.driver_timeout_ms ?? DEFAULT_DRIVER_TIMEOUT_MS },
+    hub: { driver_timeout_ms: hub.driver_timeout_ms ?? DEFAULT_DRIVER_TIMEOUT_MS, ...(hub.drivers ? { drivers: hub.drivers } : {}) },
   };
 }
 

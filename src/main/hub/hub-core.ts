@@ -81,6 +81,9 @@ class HubCore implements Hub {
   #disposers: Disposer[] = [];
   #options: HubOptions;
   #closed = false;
+  /** Drivers left out by `hub.drivers`, and names there that match no driver (doctor says so). */
+  #disabled: string[] = [];
+  #unknownDrivers: string[] = [];
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -99,7 +102,15 @@ class HubCore implements Hub {
     const startupError = this.#config.error();
     if (startupError) configRejected(startupError);
     this.#disposers.push(this.#config.onError(configRejected));
-    this.#registry = new ChannelRegistry(set.create((name) => this.#config.section(name)), () => Math.min(this.#driverTimeout(), 15_000));
+    const created = set.create((name) => this.#config.section(name));
+    // `hub.drivers` lets an operator run only some drivers (a server without a display needs no
+    // desktop driver, and `doctor` should not fail for it). Read once, at start.
+    const wanted = this.#config.get().hub.drivers;
+    const enabled = wanted ? created.filter((d) => wanted.includes(d.info().id)) : created;
+    for (const d of created) if (!enabled.includes(d)) void d.dispose?.();
+    this.#disabled = created.filter((d) => !enabled.includes(d)).map((d) => d.info().id);
+    this.#unknownDrivers = (wanted ?? []).filter((id) => !created.some((d) => d.info().id === id));
+    this.#registry = new ChannelRegistry(enabled, () => Math.min(this.#driverTimeout(), 15_000));
     this.#broker = new ApprovalBroker({
       calls: this.#calls,
       config: this.#config,
@@ -166,15 +177,25 @@ class HubCore implements Hub {
 
   async doctor(): Promise<HubDoctor> {
     const drivers = await this.driverReports();
-    const cfgErr = this.#config.error();
-    const config = { ok: cfgErr === undefined, path: this.#config.path, ...(cfgErr ? { error: `${cfgErr} (${this.#config.fallback()})` } : {}) };
+    const unknown = this.#unknownDrivers.length
+      ? `hub.drivers names ${this.#unknownDrivers.join(', ')}, which no driver is (known: ${[...this.#disabled, ...this.#registry.drivers().map((d) => d.id)].sort().join(', ')})`
+      : undefined;
+    const cfgErr = this.#config.error() === undefined ? unknown : `${this.#config.error()} (${this.#config.fallback()})`;
+    const config = { ok: cfgErr === undefined, path: this.#config.path, ...(cfgErr ? { error: cfgErr } : {}) };
     let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
     try {
       this.#audit.lastId();
     } catch (e) {
       audit = { ok: false, path: this.#audit.path, error: (e as Error).message };
     }
-    return { ok: config.ok && audit.ok && drivers.every((d) => d.ok), drivers, config, audit, panels_attached: this.#broker.panelsAttached() };
+    return {
+      ok: config.ok && audit.ok && drivers.every((d) => d.ok),
+      drivers,
+      config,
+      audit,
+      panels_attached: this.#broker.panelsAttached(),
+      ...(this.#disabled.length ? { disabled: this.#disabled } : {}),
+    };
   }
 
   // ── calls ─────────────────────────────────────────────────────────────────────────────────

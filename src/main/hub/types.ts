@@ -217,6 +217,8 @@ export interface HubDoctor {
   config: { ok: boolean; path: string; error?: string };
   audit: { ok: boolean; path: string; error?: string };
   panels_attached: number;
+  /** Drivers left out by `hub.drivers` in the config file. */
+  disabled?: string[];
 }
 
 /** A send request as the edges take it (reply_hint defaults to `full`). */

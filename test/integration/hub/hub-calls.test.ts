@@ -3,13 +3,15 @@
  * capability mapping, error mapping, bad input, timeouts, sensitive args.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentIdentity, AuditEntry } from '../../../src/main/hub';
 import { DriverError } from '../../../src/main/drivers/contract';
+import { createHub } from '../../../src/main/hub';
+import { formatDoctor } from '../../../src/main/edges/cli/format';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { closeHubs, failure, openHub } from './helpers';
-import { waitFor } from '../../fixtures/hub-build';
+import { tmpDataDir, waitFor } from '../../fixtures/hub-build';
 
 const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', version: '2.1.0' };
 
@@ -73,6 +75,31 @@ describe('hub calls', () => {
     const none = (await hub.explainSelection('test.echo', {}, '^2')) as { selected?: unknown; error?: { code: string } };
     expect(none.selected).toBeUndefined();
     expect(none.error?.code).toBe('capability_unavailable');
+  });
+
+  it('hub.drivers runs only the listed drivers, and doctor names what is off and what is unknown', async () => {
+    const dir = tmpDataDir();
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ hub: { drivers: ['test'] } }));
+    const hub = createHub({ dataDir: dir, drivers: [createTestDriver('test'), createTestDriver('other')], watchConfig: false });
+    try {
+      expect((await hub.listChannels()).map((c) => c.channel.split(':')[0])).not.toContain('other');
+      const err = await failure(hub.invoke('other:alpha', 'noop', {}, { agent }));
+      expect(err.kind).toBe('NotFound');
+      const doctor = await hub.doctor();
+      expect(doctor).toMatchObject({ ok: true, disabled: ['other'] });
+      expect(formatDoctor(doctor)).toContain('off  other (left out by hub.drivers in the config file)');
+    } finally {
+      await hub.close();
+    }
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ hub: { drivers: ['test', 'tmxu'] } }));
+    const typo = createHub({ dataDir: dir, drivers: [createTestDriver('test')], watchConfig: false });
+    try {
+      const doctor = await typo.doctor();
+      expect(doctor.ok).toBe(false);
+      expect(doctor.config.error).toBe('hub.drivers names tmxu, which no driver is (known: test)');
+    } finally {
+      await typo.close();
+    }
   });
 
   it('a refusal before the call keeps the driver evidence for the operator in the audit', async () => {

@@ -14,6 +14,7 @@ export function formatDoctor(r: HubDoctor): string {
     for (const l of d.lines) lines.push(`       ${l}`);
   }
   if (r.drivers.length === 0) lines.push('     no drivers are enabled');
+  if (r.disabled?.length) lines.push(`off  ${r.disabled.join(', ')} (left out by hub.drivers in the config file)`);
   lines.push(`${r.config.ok ? 'ok  ' : 'FAIL'} config ${r.config.path}${r.config.error ? `\n       ${r.config.error}` : ''}`);
   lines.push(`${r.audit.ok ? 'ok  ' : 'FAIL'} audit ${r.audit.path}${r.audit.error ? `\n       ${r.audit.error}` : ''}`);
   lines.push(r.ok ? 'healthy' : 'NOT healthy');

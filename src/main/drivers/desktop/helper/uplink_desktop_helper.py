@@ -217,7 +217,7 @@ class Helper:
                          "other windows or inject input; semantic_ui reaches applications through AT-SPI")
         elif self.platform == "none":
             ok = False
-            lines.append("no display: DISPLAY is not set — hint: start Xvfb or a desktop session")
+            lines.append("no display: DISPLAY is not set — hint: start Xvfb or a desktop session, or leave this driver out with \"hub\": {\"drivers\": [\"tmux\"]} in config.json")
         else:
             if os.environ.get("WAYLAND_DISPLAY"):
                 lines.append("Wayland session with XWayland: only X11 clients are listed")
