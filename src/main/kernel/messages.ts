@@ -8,10 +8,30 @@ import type { SoftwareUseErrorWire } from './types';
 
 const label = (spec: SpecEntry): string => `${spec.spec.id}@${spec.spec.version}`;
 
-/** The first schema failure as pointer and keyword; ajv's own message is for the operator only. */
-export function firstSchemaError(errors: ReadonlyArray<{ instancePath: string; keyword: string; message?: string }> | null | undefined): { pointer: string; keyword: string; message: string } {
+/**
+ * The first schema failure as pointer and keyword; ajv's own message is for the operator only.
+ * With `declared`, pointer segments that are neither array indices nor property names the schema
+ * declares are masked as `*`: they are keys the instance made up (a provider's output keys can
+ * be provider text), and `raw` keeps the full pointer for the operator.
+ */
+export function firstSchemaError(
+  errors: ReadonlyArray<{ instancePath: string; keyword: string; message?: string }> | null | undefined,
+  declared?: ReadonlySet<string>,
+): { pointer: string; raw: string; keyword: string; message: string } {
   const first = errors?.[0];
-  return { pointer: clip(first?.instancePath ?? ''), keyword: first?.keyword ?? 'unknown', message: first?.message ?? '' };
+  const raw = first?.instancePath ?? '';
+  const pointer = declared === undefined ? raw : maskPointer(raw, declared);
+  return { pointer: clip(pointer), raw, keyword: first?.keyword ?? 'unknown', message: first?.message ?? '' };
+}
+
+const INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+function maskPointer(pointer: string, declared: ReadonlySet<string>): string {
+  if (pointer === '') return pointer;
+  return pointer
+    .split('/')
+    .map((segment, i) => (i === 0 || INDEX.test(segment) || declared.has(segment.replace(/~1/g, '/').replace(/~0/g, '~')) ? segment : '*'))
+    .join('/');
 }
 
 export function inputSchemaError(spec: SpecEntry, pointer: string, keyword: string): SoftwareUseError {

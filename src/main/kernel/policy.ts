@@ -58,7 +58,8 @@ export function checkOutcome(value: unknown): CheckedOutcome {
     const detail: ApprovalDetail = {};
     if (typeof outcome.by === 'string' && outcome.by !== '') detail.by = clip(outcome.by);
     if (typeof outcome.reason === 'string' && outcome.reason !== '') detail.reason = clip(outcome.reason);
-    return { granted: outcome.granted === true, detail };
+    // Frozen: events share it, and a caller mutating one must not rewrite the recorded history.
+    return { granted: outcome.granted === true, detail: Object.freeze(detail) };
   } catch {
     return { granted: false, detail: {} };
   }

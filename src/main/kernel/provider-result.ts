@@ -4,7 +4,7 @@
  * agent-facing error plus operator-only detail.
  */
 import { PROVIDER_BAD_RESULT, clip } from './errors';
-import { isJsonValue } from './json';
+import { NOT_JSON, jsonCopy } from './json';
 import { firstSchemaError, outputSchemaError } from './messages';
 import type { SpecEntry } from './registry';
 import type { DiagnosticKind, JsonValue, ProgressDetail, SoftwareUseErrorWire } from './types';
@@ -24,15 +24,18 @@ export function judgeResult(result: unknown, spec: SpecEntry): Verdict {
   } catch {
     shaped = false; // a hostile getter or proxy
   }
-  if (!shaped || !isJsonValue(output)) {
+  // Validate and keep a copy: a provider that later mutates its object (or hands over getters
+  // or a proxy) cannot change what was checked, nor make validation throw.
+  const copied = shaped ? jsonCopy(output) : NOT_JSON;
+  if (copied === NOT_JSON) {
     return { ok: false, error: PROVIDER_BAD_RESULT, kind: 'provider_error', detail: 'provider resolved without a plain-JSON {output}' };
   }
   const validate = spec.validateOutput;
-  if (!validate(output)) {
-    const e = firstSchemaError(validate.errors);
-    return { ok: false, error: outputSchemaError(spec, e.pointer, e.keyword), kind: 'output_schema', detail: `${e.pointer || '/'} ${e.keyword}: ${e.message}` };
+  if (!validate(copied)) {
+    const e = firstSchemaError(validate.errors, spec.outputNames);
+    return { ok: false, error: outputSchemaError(spec, e.pointer, e.keyword), kind: 'output_schema', detail: `${e.raw || '/'} ${e.keyword}: ${e.message}` };
   }
-  return { ok: true, output };
+  return { ok: true, output: copied };
 }
 
 /** A well-formed copy of a progress report, or undefined to ignore it. */
@@ -44,7 +47,7 @@ export function readProgress(value: unknown): ProgressDetail | undefined {
     const detail: ProgressDetail = { progress };
     if (typeof total === 'number' && Number.isFinite(total)) detail.total = total;
     if (typeof message === 'string') detail.message = clip(message);
-    return detail;
+    return Object.freeze(detail); // shared by every copy of the event: replays must stay exact
   } catch {
     return undefined;
   }

@@ -6,7 +6,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import semver from 'semver';
-import { SoftwareUseError } from './errors';
+import { SoftwareUseError, describeThrown } from './errors';
 import { isValidIdentifier } from './identifier';
 import { canonicalJson, frozenCopy, isJsonValue } from './json';
 import type { CheckedSelection } from './request';
@@ -31,6 +31,8 @@ export interface SpecEntry {
   canonical: string;
   validateInput: ValidateFunction;
   validateOutput: ValidateFunction;
+  /** Property names the output_schema declares; other keys in an output pointer are masked. */
+  outputNames: ReadonlySet<string>;
 }
 
 /** One offer plus what the runtime needs to run it. */
@@ -101,6 +103,16 @@ export class Registry {
 
   /** Validates and adds a provider atomically; throws `SoftwareUseError` on any contract breach. */
   register(provider: CapabilityProvider): void {
+    try {
+      this.#register(provider);
+    } catch (error) {
+      if (error instanceof SoftwareUseError) throw error;
+      // A getter or proxy trap in what the provider handed over threw: still a contract breach.
+      throw registerError(`reading the provider failed (${describeThrown(error).slice(0, 200)})`);
+    }
+  }
+
+  #register(provider: CapabilityProvider): void {
     if (!isRecord(provider) || typeof provider.descriptor !== 'function' || typeof provider.capabilities !== 'function' || typeof provider.invoke !== 'function') {
       throw registerError('a provider needs descriptor(), capabilities() and invoke()');
     }
@@ -245,6 +257,7 @@ export class Registry {
       canonical,
       validateInput: this.#compile(frozen.input_schema, key, 'input_schema'),
       validateOutput: this.#compile(frozen.output_schema, key, 'output_schema'),
+      outputNames: declaredNames(frozen.output_schema),
     };
     fresh.set(key, entry);
     return entry;
@@ -279,4 +292,16 @@ function reason(entry: OfferEntry, sel: CheckedSelection, versionOk: boolean, pr
   if (!providerOk) why.push(`provider ${entry.offer.provider.id} is not the required ${sel.providerId}`);
   if (!interactionOk) why.push(`interaction ${entry.offer.interaction} is not the required ${sel.interaction}`);
   return why.length > 0 ? why.join('; ') : 'matches, but an earlier offer in discovery order was selected';
+}
+
+/** Every name a schema declares under `properties` or `required`, at any depth. */
+function declaredNames(schema: unknown, names = new Set<string>()): Set<string> {
+  if (Array.isArray(schema)) {
+    for (const item of schema) declaredNames(item, names);
+  } else if (isRecord(schema)) {
+    if (isRecord(schema.properties)) for (const name of Object.keys(schema.properties)) names.add(name);
+    if (Array.isArray(schema.required)) for (const name of schema.required) if (typeof name === 'string') names.add(name);
+    for (const value of Object.values(schema)) declaredNames(value, names);
+  }
+  return names;
 }

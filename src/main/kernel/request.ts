@@ -6,7 +6,7 @@
 import semver from 'semver';
 import { SoftwareUseError } from './errors';
 import { isValidIdentifier } from './identifier';
-import { isJsonValue } from './json';
+import { NOT_JSON, jsonCopy } from './json';
 import type { CapabilityQuery, InteractionKind, InvocationConstraints, InvocationRequest } from './types';
 
 const HINT_SHAPE = 'hint: send {invocation_id, capability_id, version_requirement, input, constraints?} as in the sua-sdk contract';
@@ -70,11 +70,36 @@ function checkConstraints(value: unknown): InvocationConstraints {
   if (interaction !== undefined && !isInteractionKind(interaction)) {
     throw invalid('constraints.interaction must be one of typed, semantic_ui, visual_ui');
   }
-  return value as InvocationConstraints;
+  // A fresh object of what was checked: later changes to the caller's object do not reach us.
+  const out: InvocationConstraints = {};
+  if (providerId !== undefined) out.provider_id = providerId as string;
+  if (interaction !== undefined) out.interaction = interaction;
+  return out;
 }
 
-/** Checks an `InvocationRequest` strictly (unknown fields are refused, like the SDK's serde). */
+/**
+ * Runs a check; anything but a `SoftwareUseError` (a throwing getter, a proxy trap) means the
+ * value is not the plain data the contract asks for, so it is `invalid_request` as well.
+ */
+function guarded<T>(check: () => T, what: string, hint?: string): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof SoftwareUseError) throw error;
+    throw invalid(`${what} could not be read as plain data (a getter or proxy trap threw)`, hint);
+  }
+}
+
+/**
+ * Checks an `InvocationRequest` strictly (unknown fields are refused, like the SDK's serde) and
+ * returns a copy: each field is read once, and the copy (not the caller's object) is what the
+ * policy and the provider see, so the input validated here is the input the provider gets.
+ */
 export function checkRequest(value: unknown): CheckedRequest {
+  return guarded(() => readRequest(value), 'the request');
+}
+
+function readRequest(value: unknown): CheckedRequest {
   if (!isPlainObject(value)) throw invalid('the request must be an object');
   for (const key in value) {
     switch (key) {
@@ -88,14 +113,16 @@ export function checkRequest(value: unknown): CheckedRequest {
         throw invalid(`the request has an unknown field "${key.slice(0, 64)}"`);
     }
   }
-  checkId(value.invocation_id, 'invocation_id');
-  checkId(value.capability_id, 'capability_id');
-  const range = checkRange(value.version_requirement, 'version_requirement');
-  if (!('input' in value) || !isJsonValue(value.input)) throw invalid('input must be present and plain JSON');
+  const { invocation_id: invocationId, capability_id: capabilityId, version_requirement: requirement } = value;
+  checkId(invocationId, 'invocation_id');
+  checkId(capabilityId, 'capability_id');
+  const range = checkRange(requirement, 'version_requirement');
+  const input = 'input' in value ? jsonCopy(value.input) : NOT_JSON;
+  if (input === NOT_JSON) throw invalid('input must be present and plain JSON');
   const constraints = checkConstraints(value.constraints);
   return {
-    request: value as unknown as InvocationRequest,
-    capabilityId: value.capability_id as string,
+    request: { invocation_id: invocationId as string, capability_id: capabilityId as string, version_requirement: requirement as string, input, constraints },
+    capabilityId: capabilityId as string,
     range,
     providerId: constraints.provider_id,
     interaction: constraints.interaction,
@@ -117,11 +144,16 @@ export interface CheckedRequest extends CheckedSelection {
 
 /** Checks the selection part only (`explainSelection`). */
 export function checkSelection(value: unknown): CheckedSelection {
+  return guarded(() => readSelection(value), 'the selection query', 'hint: send {capability_id, version_requirement, constraints?}');
+}
+
+function readSelection(value: unknown): CheckedSelection {
   if (!isPlainObject(value)) throw invalid('the selection query must be an object', 'hint: send {capability_id, version_requirement, constraints?}');
-  checkId(value.capability_id, 'capability_id');
+  const capabilityId = value.capability_id; // each field is read once
+  checkId(capabilityId, 'capability_id');
   const range = checkRange(value.version_requirement, 'version_requirement');
   const constraints = checkConstraints(value.constraints);
-  return { capabilityId: value.capability_id as string, range, providerId: constraints.provider_id, interaction: constraints.interaction };
+  return { capabilityId: capabilityId as string, range, providerId: constraints.provider_id, interaction: constraints.interaction };
 }
 
 /** A discovery query after checking; absent fields match everything. */
@@ -134,6 +166,10 @@ export interface CheckedQuery {
 
 /** Checks a `CapabilityQuery` strictly. */
 export function checkQuery(value: CapabilityQuery | undefined): CheckedQuery {
+  return guarded(() => readQuery(value), 'the discovery query', 'hint: send {capability_id?, version_requirement?, provider_id?, interaction?}');
+}
+
+function readQuery(value: unknown): CheckedQuery {
   if (value === undefined) return { capabilityId: undefined, range: undefined, providerId: undefined, interaction: undefined };
   const hint = 'hint: send {capability_id?, version_requirement?, provider_id?, interaction?}';
   if (!isPlainObject(value)) throw invalid('the discovery query must be an object', hint);
@@ -142,15 +178,15 @@ export function checkQuery(value: CapabilityQuery | undefined): CheckedQuery {
       throw invalid(`the discovery query has an unknown field "${key.slice(0, 64)}"`, hint);
     }
   }
-  const q = value as Record<string, unknown>;
-  if (q.capability_id !== undefined) checkId(q.capability_id, 'capability_id');
-  if (q.provider_id !== undefined) checkId(q.provider_id, 'provider_id');
-  if (q.interaction !== undefined && !isInteractionKind(q.interaction)) throw invalid('interaction must be one of typed, semantic_ui, visual_ui', hint);
+  const { capability_id: capabilityId, version_requirement: requirement, provider_id: providerId, interaction } = value; // read once
+  if (capabilityId !== undefined) checkId(capabilityId, 'capability_id');
+  if (providerId !== undefined) checkId(providerId, 'provider_id');
+  if (interaction !== undefined && !isInteractionKind(interaction)) throw invalid('interaction must be one of typed, semantic_ui, visual_ui', hint);
   return {
-    capabilityId: q.capability_id as string | undefined,
-    range: q.version_requirement === undefined ? undefined : checkRange(q.version_requirement, 'version_requirement'),
-    providerId: q.provider_id as string | undefined,
-    interaction: q.interaction as InteractionKind | undefined,
+    capabilityId: capabilityId as string | undefined,
+    range: requirement === undefined ? undefined : checkRange(requirement, 'version_requirement'),
+    providerId: providerId as string | undefined,
+    interaction,
   };
 }
 

@@ -8,11 +8,17 @@
  * - A start that rejects leaves nothing behind: records are created only after every check passed.
  * - Events are recorded first and delivered to listeners through one queue, so listeners see
  *   every invocation's events in order even when they call back into the runtime.
+ * - Because a listener may cancel, dispose or start at any event, each step after an emit
+ *   re-checks the invocation's state (or controller) before going on.
+ * - The request the policy and provider see is the runtime's own checked copy, never the caller's
+ *   object, so what was validated is what runs.
  */
-import { PROVIDER_FAILED, SoftwareUseError, describeThrown } from './errors';
+import { PROVIDER_BAD_RESULT, PROVIDER_FAILED, SoftwareUseError, describeThrown } from './errors';
 import { Invocation, Kind } from './invocation';
 import * as msg from './messages';
+import type { CheckedDecision } from './policy';
 import { checkDecision, checkOutcome, defaultPolicy } from './policy';
+import type { Verdict } from './provider-result';
 import { judgeResult, readProgress } from './provider-result';
 import type { OfferEntry } from './registry';
 import { Registry } from './registry';
@@ -50,6 +56,11 @@ function optionError(what: string): SoftwareUseError {
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/** Marks an approval nobody will wait for as handled, so its rejection is not an unhandled one. */
+function observe(decision: CheckedDecision): void {
+  if (decision.kind === 'ask') decision.approval.then(undefined, () => undefined);
 }
 
 /** The execution kernel; implements the agent port `InvocationPort`. */
@@ -151,10 +162,13 @@ export class Runtime implements InvocationPort {
       if (pendingId !== undefined) {
         this.#pending.delete(pendingId);
         pendingId = undefined;
-        if (this.#disposed) throw msg.disposedError();
       }
 
       const decision = checkDecision(raw);
+      if (this.#disposed) {
+        observe(decision);
+        throw msg.disposedError(); // disposed while the policy decided
+      }
       switch (decision.kind) {
         case 'invalid':
           this.#diagnose({ invocation_id: id, provider_id: entry.offer.provider.id, kind: 'policy_error', detail: 'policy returned something that is not a permit, deny or ask decision' });
@@ -167,8 +181,16 @@ export class Runtime implements InvocationPort {
           return inv.receipt();
         }
         case 'ask': {
-          const inv = this.#admit(id, entry);
-          this.#emit(inv, Kind.ApprovalRequested);
+          let inv: Invocation;
+          try {
+            inv = this.#admit(id, entry);
+          } catch (error) {
+            observe(decision); // not admitted (the bound filled up meanwhile): nothing waits on it
+            throw error;
+          }
+          // A listener may have cancelled it on `accepted`: then nothing is requested, but the
+          // approval is still observed (its handlers see the terminal state and do nothing).
+          if (inv.state === 'accepted') this.#emit(inv, Kind.ApprovalRequested);
           decision.approval.then(
             (outcome) => this.#approvalSettled(inv, req, outcome),
             (error: unknown) => this.#approvalRejected(inv, error),
@@ -215,7 +237,8 @@ export class Runtime implements InvocationPort {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    for (const inv of this.#retained.active()) this.#cancel(inv);
+    // Re-check each one: a listener or abort handler may have ended it while an earlier one was cancelled.
+    for (const inv of this.#retained.active()) if (!inv.terminal) this.#cancel(inv);
   }
 
   #find(invocationId: string): Invocation {
@@ -223,6 +246,8 @@ export class Runtime implements InvocationPort {
   }
 
   #admit(id: string, entry: OfferEntry): Invocation {
+    // Checked again here: a synchronous policy may itself have started this id meanwhile.
+    if (this.#retained.has(id)) throw msg.duplicateError(id);
     const inv = new Invocation(id, entry);
     this.#retained.add(inv);
     this.#emit(inv, Kind.Accepted);
@@ -230,6 +255,7 @@ export class Runtime implements InvocationPort {
   }
 
   #run(inv: Invocation, request: InvocationRequest): void {
+    if (inv.state !== 'accepted') return; // a listener cancelled it (or disposed the runtime) on `accepted`
     const controller = new AbortController();
     inv.state = 'running';
     inv.controller = controller;
@@ -251,7 +277,16 @@ export class Runtime implements InvocationPort {
 
   #providerSettled(inv: Invocation, controller: AbortController, result: unknown): void {
     if (inv.controller !== controller) return; // cancelled (or disposed) first: that is what it reached
-    const verdict = judgeResult(result, inv.entry.spec);
+    let verdict: Verdict;
+    try {
+      verdict = judgeResult(result, inv.entry.spec);
+    } catch (error) {
+      // Judging cannot throw on a copied plain-JSON output; if it ever does, the invocation must
+      // still end (a stuck `running` one would hold a retention slot forever).
+      this.#diagnose({ invocation_id: inv.id, provider_id: inv.entry.offer.provider.id, kind: 'provider_error', detail: `judging the provider result failed: ${describeThrown(error)}` });
+      this.#fail(inv, PROVIDER_BAD_RESULT);
+      return;
+    }
     if (!verdict.ok) {
       this.#diagnose({ invocation_id: inv.id, provider_id: inv.entry.offer.provider.id, kind: verdict.kind, detail: verdict.detail });
       this.#fail(inv, verdict.error);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProviderOutput, RuntimeEvent } from '../../../src/main/kernel';
+import type { PolicyDecision, ProviderOutput, RuntimeEvent } from '../../../src/main/kernel';
 import { Runtime } from '../../../src/main/kernel';
 import { deferred, kinds, provider, rejection, request, settle, spec } from './helpers';
 
@@ -117,6 +117,33 @@ describe('retention', () => {
     gates[0]!.resolve({ output: { text: 'x' } });
     await settle();
     await expect(rt.start(req)).resolves.toBeDefined();
+  });
+
+  it('the default bound is 10,000 retained invocations', async () => {
+    const rt = new Runtime({ policy: () => ({ kind: 'ask', approval: new Promise(() => {}) }) });
+    const p = provider('uplink/test');
+    rt.register(p);
+    for (let i = 0; i < 10_000; i++) await rt.start(request());
+    const req = request();
+    expect((await rejection(rt.start(req))).code).toBe('resource_exhausted');
+    expect((await rejection(rt.get(req.invocation_id))).code).toBe('invocation_not_found');
+    expect(p.calls).toHaveLength(0);
+  });
+
+  it('a start whose async policy permits after the bound filled up meanwhile is resource_exhausted and calls nothing', async () => {
+    const gate = deferred<PolicyDecision>();
+    let first = true;
+    const rt = new Runtime({ maxRetained: 1, policy: () => (first ? ((first = false), gate.promise) : { kind: 'permit' }) });
+    const p = provider('uplink/test', undefined, () => new Promise(() => {}));
+    rt.register(p);
+    const slow = request();
+    const pending = rt.start(slow);
+    await rt.start(request()); // takes the only slot and stays active
+    gate.resolve({ kind: 'permit' });
+    const e = await rejection(pending);
+    expect(e).toMatchObject({ code: 'resource_exhausted', retryable: true });
+    expect(p.calls).toHaveLength(1);
+    expect((await rejection(rt.get(slow.invocation_id))).code).toBe('invocation_not_found');
   });
 
   it('invocations waiting for approval count as active', async () => {

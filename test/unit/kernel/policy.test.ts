@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApprovalOutcome, Policy, PolicyDecision, RuntimeDiagnostic } from '../../../src/main/kernel';
+import type { ApprovalOutcome, Policy, PolicyDecision, RuntimeDiagnostic, RuntimeEvent } from '../../../src/main/kernel';
 import { Runtime } from '../../../src/main/kernel';
 import { deferred, kinds, provider, rejection, request, settle, spec, untilTerminal } from './helpers';
 
@@ -124,6 +124,19 @@ describe('ask (operator approval)', () => {
     expect(snap.error?.message).toContain('not on prod');
     expect((await rt.events(req.invocation_id)).events[2]!.approval).toEqual({ by: 'ann', reason: 'not on prod' });
     expect(p.calls).toHaveLength(0);
+  });
+
+  it('a caller mutating a returned approval detail does not rewrite the recorded history', async () => {
+    const { rt, approval } = asking();
+    const req = write();
+    const live: RuntimeEvent[] = [];
+    rt.subscribe((e) => live.push(e));
+    await rt.start(req);
+    approval.resolve({ granted: false, by: 'ann', reason: 'not on prod' });
+    await settle();
+    const denied = live.find((e) => e.kind === 'approval_denied')!;
+    expect(() => ((denied.approval as { reason?: string }).reason = 'rewritten')).toThrow(TypeError);
+    expect((await rt.events(req.invocation_id)).events[2]!.approval).toEqual({ by: 'ann', reason: 'not on prod' });
   });
 
   it('an approval that rejects (timeout, operator absent) is a denial', async () => {

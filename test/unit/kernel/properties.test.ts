@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ApprovalOutcome, InvocationRequest, PolicyDecision, ProviderOutput, RuntimeEvent } from '../../../src/main/kernel';
+import type { ApprovalOutcome, InvocationRequest, Policy, PolicyDecision, ProviderOutput, RuntimeEvent } from '../../../src/main/kernel';
 import { Runtime } from '../../../src/main/kernel';
 import { deferred, provider, rejection, request, settle, spec } from './helpers';
 
@@ -24,15 +24,64 @@ async function checkSequences(rt: Runtime, live: RuntimeEvent[], ids: string[]):
 }
 
 type Behaviour = 'resolve' | 'reject' | 'bad-output' | 'hang';
+
+/** Every history the runtime may record (no progress reports here), as space-separated kinds. */
+const CANCEL = 'cancellation_requested cancelled';
+const RUN = `started(?: (?:succeeded|failed|${CANCEL}))?`;
+const HISTORY = new RegExp(`^accepted(?: (?:${CANCEL}|${RUN}|approval_requested(?: (?:${CANCEL}|approval_granted (?:${CANCEL}|${RUN})|approval_denied failed))?))?$`);
+
+/** Kinds on which a listener may cancel an invocation synchronously (re-entrant cancel). */
+type CancelOn = 'accepted' | 'approval_requested' | 'approval_granted' | 'started' | undefined;
+
+/**
+ * Asserts that one invocation's history is a legal one and agrees with its snapshot, with what
+ * the provider and policy were told to do, and with how often the provider was really called.
+ */
+async function checkHistory(rt: Runtime, id: string, behaviour: Behaviour, ask: string, cancelOn: CancelOn, signals: AbortSignal[]): Promise<void> {
+  const history = (await rt.events(id)).events.map((e) => e.kind);
+  const text = history.join(' ');
+  expect(text).toMatch(HISTORY);
+  const snap = await rt.get(id);
+  const last = history.at(-1)!;
+  const expectedState = TERMINAL.has(last) ? last : last === 'started' ? 'running' : 'accepted';
+  expect(snap.state).toBe(expectedState);
+  // The provider runs exactly when `started` was recorded, and only once (pinned, no retry).
+  // A listener's cancel takes effect at once: the very next events are the cancellation.
+  const at = cancelOn === undefined ? -1 : history.indexOf(cancelOn);
+  if (at >= 0) expect(history.slice(at + 1)).toEqual(['cancellation_requested', 'cancelled']);
+  expect(signals.length).toBe(history.includes('started') && cancelOn !== 'started' ? 1 : 0);
+  if (signals.length === 1) expect(signals[0]!.aborted).toBe(history.includes('cancellation_requested'));
+  // Approval events appear exactly for asked invocations, and agree with the operator's answer.
+  expect(history.includes('approval_requested')).toBe(ask !== 'no' && cancelOn !== 'accepted');
+  if (history.includes('approval_granted')) expect(ask).toBe('grant');
+  if (history.includes('approval_denied')) {
+    expect(['deny', 'reject']).toContain(ask);
+    expect(snap.error?.code).toBe('policy_denied');
+  }
+  // A terminal provider outcome agrees with what the provider did.
+  if (last === 'succeeded') {
+    expect(['resolve', 'hang']).toContain(behaviour);
+    expect(snap.result).toBeDefined();
+  } else {
+    expect(snap.result).toBeUndefined();
+  }
+  if (last === 'failed' && history.includes('started')) {
+    expect(snap.error?.code).toBe(behaviour === 'reject' ? 'provider_failed' : 'output_schema_violation');
+  }
+  if (last === 'cancelled') expect(snap.error).toBeUndefined();
+}
 type Op =
-  | { op: 'start'; behaviour: Behaviour; ask: 'no' | 'grant' | 'deny' | 'reject' }
+  | { op: 'start'; behaviour: Behaviour; ask: 'no' | 'grant' | 'deny' | 'reject'; cancelOn: CancelOn }
   | { op: 'cancel'; target: number }
   | { op: 'finish'; target: number }
   | { op: 'decide'; target: number }
   | { op: 'tick' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ op: fc.constant('start' as const), behaviour: fc.constantFrom<Behaviour>('resolve', 'reject', 'bad-output', 'hang'), ask: fc.constantFrom('no' as const, 'grant' as const, 'deny' as const, 'reject' as const) }),
+  fc.record({ op: fc.constant('start' as const), behaviour: fc.constantFrom<Behaviour>('resolve', 'reject', 'bad-output', 'hang'), ask: fc.constantFrom('no' as const, 'grant' as const, 'deny' as const, 'reject' as const),
+    // Mostly no re-entrant cancel, sometimes one on each kind a listener can see before the provider runs.
+    cancelOn: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: fc.constantFrom<CancelOn>('accepted', 'approval_requested', 'approval_granted', 'started'), weight: 1 }),
+  }),
   fc.record({ op: fc.constant('cancel' as const), target: fc.nat(20) }),
   fc.record({ op: fc.constant('finish' as const), target: fc.nat(20) }),
   fc.record({ op: fc.constant('decide' as const), target: fc.nat(20) }),
@@ -56,8 +105,10 @@ describe('invariants (property-based)', () => {
             return { kind: 'ask', approval: gate.promise };
           },
         });
-        rt.register(provider('uplink/test', undefined, (call) => {
+        const calls = new Map<string, AbortSignal[]>();
+        rt.register(provider('uplink/test', undefined, (call, signal) => {
           const id = call.request.invocation_id;
+          calls.set(id, [...(calls.get(id) ?? []), signal]);
           const gate = deferred<ProviderOutput>();
           gates.set(id, gate);
           switch (behaviours.get(id)) {
@@ -69,6 +120,10 @@ describe('invariants (property-based)', () => {
         }));
         const live: RuntimeEvent[] = [];
         rt.subscribe((e) => live.push(e));
+        const cancelOns = new Map<string, CancelOn>();
+        rt.subscribe((e) => {
+          if (cancelOns.get(e.invocation_id) === e.kind) void rt.cancel(e.invocation_id);
+        });
         const ids: string[] = [];
         const pending: Promise<unknown>[] = [];
         for (const op of ops) {
@@ -77,6 +132,7 @@ describe('invariants (property-based)', () => {
               const req = request();
               behaviours.set(req.invocation_id, op.behaviour);
               asks.set(req.invocation_id, op.ask);
+              cancelOns.set(req.invocation_id, op.cancelOn);
               ids.push(req.invocation_id);
               pending.push(rt.start(req));
               break;
@@ -103,35 +159,73 @@ describe('invariants (property-based)', () => {
         if (disposeAtEnd) rt.dispose();
         await settle();
         await checkSequences(rt, live, ids);
+        for (const id of ids) await checkHistory(rt, id, behaviours.get(id)!, asks.get(id)!, cancelOns.get(id), calls.get(id) ?? []);
         if (disposeAtEnd) for (const id of ids) expect(TERMINAL.has((await rt.get(id)).state)).toBe(true);
       }),
       { numRuns: 150 },
     );
   });
 
-  it('no provider call and nothing retained on any rejected start', async () => {
+  it('no provider call and nothing retained on any rejected or denied start', async () => {
+    type Mode = 'default' | 'permit' | 'deny' | 'throw' | 'ask-grant' | 'ask-deny' | 'ask-reject';
+    // Weighted towards valid values, so that a good share of runs reach the policy and beyond.
+    const mostly = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<T>): fc.Arbitrary<T> => fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: invalid, weight: 1 });
     const reqArb = fc.record({
-      invocation_id: fc.constantFrom('dup-1', 'fresh', 'Bad', ''),
-      capability_id: fc.constantFrom('app.read', 'app.write', 'nobody.offers', 'BAD'),
-      version_requirement: fc.constantFrom('^1', '^2', '*', 'garbage', '>=1 <1'),
-      input: fc.oneof(fc.constant({ channel: 'x' }), fc.constant({ channel: 1 }), fc.anything()),
-      constraints: fc.oneof(fc.constant({}), fc.constant({ provider_id: 'nope' }), fc.constant({ interaction: 'visual_ui' }), fc.constant({ interaction: 'typed' }), fc.anything()),
+      invocation_id: mostly(fc.constant('fresh'), fc.constantFrom('dup-1', 'Bad', '')),
+      capability_id: mostly(fc.constantFrom('app.read', 'app.write'), fc.constantFrom('nobody.offers', 'BAD')),
+      version_requirement: mostly(fc.constantFrom('^1', '*'), fc.constantFrom('^2', 'garbage', '>=1 <1')),
+      input: mostly(fc.constant({ channel: 'x' }), fc.oneof(fc.constant({ channel: 1 }), fc.anything())),
+      constraints: mostly(fc.constantFrom({}, { interaction: 'typed' }), fc.oneof(fc.constant({ provider_id: 'nope' }), fc.constant({ interaction: 'visual_ui' }), fc.anything())),
     });
+    const modeArb = fc.constantFrom<Mode>('default', 'permit', 'deny', 'throw', 'ask-grant', 'ask-deny', 'ask-reject');
+    const reached = new Map<string, number>();
     await fc.assert(
-      fc.asyncProperty(reqArb, async (raw) => {
-        const rt = new Runtime({ maxRetained: 2 });
+      fc.asyncProperty(reqArb, modeArb, fc.boolean(), async (raw, mode, full) => {
+        // The two set-up invocations are always permitted; the generated request meets `mode`.
+        let started = false;
+        const policy: Policy = (ctx) => {
+          if (!started) return { kind: 'permit' };
+          switch (mode) {
+            case 'default': return ctx.offer.capability.safety === 'read_only' ? { kind: 'permit' } : { kind: 'deny' };
+            case 'permit': return { kind: 'permit' };
+            case 'deny': return { kind: 'deny', reason: 'no' };
+            case 'throw': throw new Error('policy bug');
+            case 'ask-grant': return { kind: 'ask', approval: Promise.resolve({ granted: true }) };
+            case 'ask-deny': return { kind: 'ask', approval: Promise.resolve({ granted: false }) };
+            default: return { kind: 'ask', approval: Promise.reject(new Error('timeout')) };
+          }
+        };
+        const rt = new Runtime({ maxRetained: full ? 2 : 50, policy });
         const p = provider('uplink/test', [{ spec: spec(), interactions: ['typed'] }, { spec: spec({ id: 'app.write', safety: 'mutating' }), interactions: ['typed'] }], () => new Promise(() => {}));
         rt.register(p);
         await rt.start(request({ invocation_id: 'dup-1' }));
         await rt.start(request({ invocation_id: 'active-2' }));
+        started = true;
         const calls = p.calls.length;
         const outcome = await rt.start(raw as InvocationRequest).then(() => 'ok', (e: { code: string }) => e.code);
-        expect(outcome).not.toBe('ok'); // mutating is denied, the bound is full of active work, or the request is bad
-        expect(p.calls.length).toBe(calls);
-        if (raw.invocation_id === 'fresh') expect((await rejection(rt.get('fresh'))).code).toBe('invocation_not_found');
+        await settle();
+        const extra = p.calls.length - calls;
+        reached.set(outcome, (reached.get(outcome) ?? 0) + 1);
+        if (full) expect(outcome).not.toBe('ok'); // the bound is full of active work, or the request is bad
+        if (outcome !== 'ok') {
+          expect(extra).toBe(0);
+          if (raw.invocation_id === 'fresh') expect((await rejection(rt.get('fresh'))).code).toBe('invocation_not_found');
+        } else {
+          const permitted = mode === 'permit' || mode === 'ask-grant' || (mode === 'default' && raw.capability_id === 'app.read');
+          expect(['deny', 'throw']).not.toContain(mode);
+          expect(extra).toBe(permitted ? 1 : 0);
+          const snap = await rt.get(raw.invocation_id);
+          if (!permitted) expect(snap).toMatchObject({ state: 'failed', error: { code: 'policy_denied' } });
+        }
+        // The earlier invocation with the same id is untouched by a rejected duplicate.
+        expect((await rt.get('dup-1')).last_event_sequence).toBe(2);
       }),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
+    // The property is only as strong as the paths it reaches: admitted starts and policy denials.
+    expect(reached.get('ok') ?? 0).toBeGreaterThan(10);
+    expect(reached.get('policy_denied') ?? 0).toBeGreaterThan(10);
+    expect(reached.get('resource_exhausted') ?? 0).toBeGreaterThan(10);
   });
 
   it('a policy fails closed as policy_denied for any thrown, rejected or returned value', async () => {

@@ -138,3 +138,25 @@ describe('register', () => {
     expect(Object.isFrozen(canonical.input_schema)).toBe(true);
   });
 });
+
+describe('register with hostile providers', () => {
+  it('a provider whose getters or proxy traps throw is rejected with a SoftwareUseError and changes nothing', async () => {
+    const trap = (): never => {
+      throw new Error('trap');
+    };
+    const good = provider('a');
+    const hostile: unknown[] = [
+      new Proxy(good, { get: trap }),
+      { ...good, descriptor: () => new Proxy({ id: 'a', version: '1.0.0', name: 'a', description: 'a' }, { get: trap }) },
+      { ...good, capabilities: () => [Object.defineProperty({ interactions: ['typed'] }, 'spec', { get: trap, enumerable: true })] },
+      { ...good, capabilities: () => [{ spec: new Proxy(spec(), { get: trap }), interactions: ['typed'] }] },
+      { ...good, capabilities: () => new Proxy([], { get: trap }) },
+    ];
+    for (const p of hostile) {
+      const rt = new Runtime();
+      registerThrows(rt, p as CapabilityProvider, /cannot register provider/);
+      expect(rt.providers()).toEqual([]);
+      expect(await rt.discover()).toEqual([]);
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 import type { CapabilityOffer, CapabilitySpec, InteractionKind } from '../../../src/main/kernel';
 import { Runtime } from '../../../src/main/kernel';
@@ -160,6 +161,18 @@ describe('selection properties', () => {
           const eb = await b.explainSelection(sel);
           expect(eb.selected && key(eb.selected)).toEqual(ea.selected && key(ea.selected));
           expect(eb.error?.code).toEqual(ea.error?.code);
+          // Against an oracle: the order is the documented one, and selection is its first match.
+          const listed = await b.discover();
+          const rank = (o: CapabilityOffer): number => kinds.indexOf(o.interaction);
+          for (let i = 1; i < listed.length; i++) {
+            const [x, y] = [listed[i - 1]!, listed[i]!];
+            const ordered = rank(x) < rank(y) || (rank(x) === rank(y) && (x.provider.id < y.provider.id || (x.provider.id === y.provider.id && semver.gte(x.capability.version, y.capability.version))));
+            expect(ordered, `${key(x)} before ${key(y)}`).toBe(true);
+          }
+          const inRange = listed.filter((o) => semver.satisfies(o.capability.version, range));
+          const expected = inRange.find((o) => interaction === undefined || o.interaction === interaction);
+          expect(eb.selected && key(eb.selected)).toEqual(expected && key(expected));
+          if (expected === undefined) expect(eb.error?.code).toBe(inRange.length === 0 ? 'capability_unavailable' : 'constraint_unsatisfied');
         },
       ),
       { numRuns: 60 },
