@@ -258,6 +258,9 @@ class HubCore implements Hub {
           constraints: { ...(options.provider ? { provider_id: options.provider } : {}), ...(checked.interaction ? { interaction: checked.interaction } : {}) },
         });
       } catch (e) {
+        // The kernel can refuse after the policy asked (runtime disposed, retention full): withdraw
+        // the prompt so the operator is not left deciding a call that will never run.
+        if (ctx.approval_id) this.#broker.abandon(invocationId, 'cancelled');
         const err = this.#mapError(ctx, e, options);
         this.#rejected(channel, op, ctx.args, agent, err, ctx);
         throw err;
