@@ -2,6 +2,8 @@
  * The tmux flows through the `uplink` CLI (a human at a terminal: calls run through the kernel
  * and audit, and still meet the driver's own guards). Each command is a fresh process and driver.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
@@ -72,9 +74,72 @@ describe('tmux through the CLI', () => {
     expect(keys.code).toBe(0);
     expect(JSON.parse(keys.stdout)).toEqual({ sent: 1 });
     expect((await uplink('invoke', `tmux:${peer}`, 'keys', '{"keys": ["C-c"]}')).stderr).toMatch(/needs tier godmode; pane %\d+ is operator/);
+    expect((await uplink('invoke', `tmux:${peer}`, 'keys', '{"keys": ["C-rm -rf /"]}')).stderr).toMatch(/^uplink error \[tmux:Invalid\]: unknown key "C-rm -rf \/".* — hint: .*type op/);
     expect((await uplink('invoke', `tmux:${peer}`, 'type', '{"text": "secret", "sensitive": true}')).code).toBe(0);
     const log = await uplink('log', '--json', '--limit', '200');
     expect(log.stdout).not.toContain('"secret"');
+  });
+
+  it('type is gated by tier, and sensitive text stays out of the audit store (uplink log and the SQLite files)', async () => {
+    const { server, dataDir, uplink } = setup();
+    const peer = server.split("sh -c 'cat > /dev/null'");
+    expect((await uplink('invoke', `tmux:${peer}`, 'read')).code).toBe(0);
+    const token = 'hunter2-tmux-cli-7f3a';
+    // Refused at the tier: the error names both tiers and how a human grants; the text is still kept out.
+    const denied = await uplink('invoke', `tmux:${peer}`, 'type', JSON.stringify({ text: token, sensitive: true }));
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(new RegExp(`^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: a human can grant it in the Uplink panel, with \`tmux set -p -t ${peer} @uplink_profile operator\`, or with a tmux.write_allow entry`));
+    expect(denied.stderr).not.toContain(token);
+    expect((await uplink('tier', `tmux:${peer}`, 'operator')).code).toBe(0);
+    const typed = await uplink('invoke', `tmux:${peer}`, 'type', JSON.stringify({ text: token, sensitive: true }));
+    expect(typed.code).toBe(0);
+    expect(JSON.parse(typed.stdout)).toEqual({ typed: token.length, enter: false });
+    // It really reached the pane (so what follows is not vacuous)…
+    await eventually(() => server.capture(peer).includes(token), 10_000, 'the typed text on screen');
+    // …and neither the log nor any byte of the audit database (WAL included) holds it.
+    const log = await uplink('log', '--json', '--limit', '500');
+    expect(log.code).toBe(0);
+    expect(log.stdout).toContain('"type"');
+    expect(log.stdout).not.toContain(token);
+    const files = readdirSync(dataDir).filter((f) => f.startsWith('audit.sqlite'));
+    expect(files).toContain('audit.sqlite');
+    for (const f of files) expect(readFileSync(join(dataDir, f)).includes(token)).toBe(false);
+  });
+
+  it('read-blocked panes reject content ops through the CLI, and a rename cannot lift a config read-deny', async () => {
+    const { server, dataDir, uplink } = setup();
+    const off = server.split('cat');
+    const secret = server.split('cat');
+    server.setOption(off, '@uplink_profile', 'godmode');
+    server.setOption(off, '@uplink_read', 'off');
+    server.setOption(secret, '@name', 'customer-1');
+    server.setOption(secret, '@uplink_profile', 'operator');
+    writeConfig(dataDir, { tmux: { read_deny: ['customer-*'] } });
+    for (const args of [
+      ['invoke', `tmux:${off}`, 'read'],
+      ['send', `tmux:${off}`, 'hi'],
+      ['invoke', `tmux:${off}`, 'type', '{"text": "x"}'],
+      ['invoke', `tmux:${off}`, 'keys', '{"keys": ["Enter"]}'],
+      ['invoke', `tmux:${off}`, 'ask', '{"message": "hi", "timeout_ms": 2000}'],
+      ['invoke', 'tmux:customer-1', 'read'],
+    ]) {
+      const out = await uplink(...args);
+      expect(out.code, args.join(' ')).toBe(1);
+      expect(out.stderr).toMatch(/^uplink error \[tmux:Rejected\]: \w+ refused: pane %\d+.* is read-blocked \(.*\) — hint: only a human can lift a read block/);
+    }
+    const idle = await uplink('invoke', `tmux:${off}`, 'await-idle', '{"quiet_ms": 300, "timeout_ms": 10000}');
+    expect(JSON.parse(idle.stdout)).toEqual({ idle: true });
+    // Each CLI command is a fresh driver: the human label carried in the pane keeps the deny.
+    expect((await uplink('invoke', 'tmux:customer-1', 'label', '{"name": "harmless"}')).stderr).toMatch(/\[tmux:Rejected\].*read-blocked/);
+    expect(server.capture(off)).not.toContain('[uplink');
+  });
+
+  it('await-idle through the CLI: idle for a quiet pane, not idle during an in-place redraw', async () => {
+    const { server, uplink } = setup();
+    const quiet = server.split('cat');
+    const spinner = server.split(`sh -c 'while :; do printf "\\r%s" "-"; sleep 0.1; printf "\\r%s" "+"; sleep 0.1; done'`);
+    expect(JSON.parse((await uplink('invoke', `tmux:${quiet}`, 'await-idle', '{"quiet_ms": 500, "timeout_ms": 10000}')).stdout)).toEqual({ idle: true });
+    expect(JSON.parse((await uplink('invoke', `tmux:${spinner}`, 'await-idle', '{"quiet_ms": 1500, "timeout_ms": 4000}')).stdout)).toEqual({ idle: false });
   });
 
   it('ask returns the transcript delta', async () => {
@@ -83,7 +148,11 @@ describe('tmux through the CLI', () => {
     server.setOption(peer, '@uplink_profile', 'operator');
     const out = await uplink('invoke', `tmux:${peer}`, 'ask', '{"message": "status?", "quiet_ms": 1500, "timeout_ms": 30000}');
     expect(out.code).toBe(0);
-    expect((JSON.parse(out.stdout) as { transcript: string }).transcript).toContain('cli-answer');
+    const result = JSON.parse(out.stdout) as { transcript: string; receipt: { correlation_id: string } };
+    expect(result.transcript).toContain('cli-answer');
+    // The question carries no reply block: the line ends with the message.
+    const shown = server.capture(peer).split('\n').find((l) => l.includes(`id:${result.receipt.correlation_id}]`))!;
+    expect(shown.trimEnd()).toBe(`[uplink from:uplink-cli pane:${server.firstPane} id:${result.receipt.correlation_id}] status?`);
   });
 
   it('doctor explains an unreachable server in one line with a hint', async () => {
@@ -92,5 +161,27 @@ describe('tmux through the CLI', () => {
     const out = await runCli(b, dataDir, ['doctor'], { UPLINK_TEST_TMUX_SOCKET: `${dataDir}/no-server.sock` });
     expect(out.code).toBe(1);
     expect(`${out.stdout}${out.stderr}`).toMatch(/server: not reachable at \S+no-server\.sock .* — hint: start tmux/);
+  });
+
+  it('doctor explains a dead server whose socket is left behind in one line with a hint', async () => {
+    const server = TmuxTestServer.start('cat');
+    servers.push(server);
+    const pid = Number(server.tmux('display-message', '-p', '#{pid}').trim());
+    process.kill(pid, 'SIGKILL');
+    await eventually(() => {
+      try {
+        server.tmux('list-sessions');
+        return false;
+      } catch {
+        return true;
+      }
+    }, 10_000, 'the server to die');
+    const dataDir = tmpDataDir('uplink-tmux-cli-');
+    writeConfig(dataDir, {});
+    const out = await runCli(b, dataDir, ['doctor'], { UPLINK_TEST_TMUX_SOCKET: server.socket });
+    expect(out.code).toBe(1);
+    const lines = `${out.stdout}${out.stderr}`.split('\n').filter((l) => l.includes('server: not reachable'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/server: not reachable at \S+sock \(.*\) — hint: start tmux \(e\.g\. `tmux new -s work`\), run Uplink inside tmux, or set tmux\.socket in config\.json$/);
   });
 });

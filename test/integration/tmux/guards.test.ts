@@ -20,6 +20,24 @@ describe('tmux driver: guards and tiers', () => {
     expect((await failure(driver.invoke(peer, 'keys', { keys: ['Enter'] }))).kind).toBe('Rejected');
   });
 
+  it('type requires a read of that pane within the last 60 s, and a read of another pane does not count', async () => {
+    let clock = 5_000_000;
+    const { server, driver } = rig({ now: () => clock });
+    const peer = server.split("sh -c 'cat > /dev/null'");
+    const other = server.split('cat');
+    server.setOption(peer, '@uplink_profile', 'operator');
+    await driver.invoke(other, 'read', {});
+    const first = await failure(driver.invoke(peer, 'type', { text: 'x' }));
+    expect(first.kind).toBe('Rejected');
+    expect(first.message).toMatch(/type needs a read of %\d+ within the last 60 s/);
+    expect(first.hint).toBe(`read first: invoke the read op on tmux:${peer}, then retry`);
+    await driver.invoke(peer, 'read', {});
+    clock += 59_000;
+    expect(await driver.invoke(peer, 'type', { text: 'x' })).toEqual({ typed: 1, enter: false });
+    clock += 2_000;
+    expect((await failure(driver.invoke(peer, 'type', { text: 'x' }))).hint).toMatch(/read first/);
+  });
+
   it('the read guard holds across driver instances (each CLI command is a fresh driver)', async () => {
     const { server, driver } = rig();
     const peer = server.split('cat');
@@ -111,7 +129,7 @@ describe('tmux driver: guards and tiers', () => {
     expect(await driver.invoke(peer, 'type', { text: 'y' })).toEqual({ typed: 1, enter: false });
   });
 
-  it('a read-blocked pane rejects content ops (read, ask, send, type, keys)', async () => {
+  it('a read-blocked pane rejects content ops (read, ask, send, type, keys, label)', async () => {
     const { server, driver, config } = rig();
     const peer = server.split('cat');
     server.setOption(peer, '@uplink_profile', 'godmode');
@@ -123,6 +141,7 @@ describe('tmux driver: guards and tiers', () => {
       driver.send(peer, { message: 'hi', reply_hint: 'none' }),
       driver.invoke(peer, 'type', { text: 'x' }),
       driver.invoke(peer, 'keys', { keys: ['Enter'] }),
+      driver.invoke(peer, 'label', { name: 'renamed' }),
     ]) {
       const error = await failure(call);
       expect(error.kind).toBe('Rejected');

@@ -66,6 +66,27 @@ describe('tmux driver: doctor, preview, snippet', () => {
     expect(bad.lines.join('\n')).toMatch(/write_allow\[0\]\.tier/);
   });
 
+  it('finds the server from the config socket without $TMUX, and follows a config edit to another server', async () => {
+    const first = TmuxTestServer.start('cat');
+    const second = TmuxTestServer.start('cat');
+    second.split('cat');
+    let socket = first.socket;
+    const driver = createTmuxDriver({ env: TmuxTestServer.cleanEnv(), config: () => ({ socket }) });
+    try {
+      expect((await driver.channels()).map((c) => c.channel)).toEqual([`tmux:${first.firstPane}`]);
+      const report = await driver.doctor();
+      expect(report.lines.join('\n')).toContain(`server: reachable at ${first.socket} (1 session, 1 pane)`);
+      expect(report.lines.join('\n')).toMatch(/own pane: unknown/);
+      socket = second.socket;
+      expect(await driver.channels()).toHaveLength(2);
+      expect((await driver.doctor()).lines.join('\n')).toContain(`server: reachable at ${second.socket} (1 session, 2 panes)`);
+    } finally {
+      await driver.dispose?.();
+      first.stop();
+      second.stop();
+    }
+  });
+
   it('reconnects on demand when the server restarts, and forgets the old panes', async () => {
     const { server, driver } = rig();
     const peer = server.split('cat');
@@ -126,6 +147,17 @@ describe('tmux driver: doctor, preview, snippet', () => {
       server.tmux('source-file', file);
       expect(server.tmux('show-options', '-g', '-v', 'pane-border-format')).toContain('@uplink_profile');
       expect(server.tmux('list-keys', '-T', 'prefix', 'g')).toContain('display-menu');
+      // The border as tmux renders it: the tier (or [config]), the read block, id, label, command.
+      const pane = server.firstPane;
+      const border = (): string => server.tmux('display-message', '-p', '-t', pane, server.tmux('show-options', '-g', '-v', 'pane-border-format').replace(/\n$/, '')).replace(/\n$/, '').replace(/#\[[^\]]*\]/g, '');
+      expect(border()).toBe(` [config] ${pane}: cat `);
+      server.setOption(pane, '@uplink_profile', 'operator');
+      server.setOption(pane, '@uplink_read', 'off');
+      server.setOption(pane, '@name', 'codex');
+      expect(border()).toBe(` [operator] [no-read] ${pane} codex: cat `);
+      // The menu's grant command is what the driver reads as a human grant.
+      server.tmux('set-option', '-p', '-t', pane, '@uplink_profile', 'godmode');
+      expect(server.tmux('show-options', '-p', '-v', '-t', pane, '@uplink_profile').trim()).toBe('godmode');
     } finally {
       server.stop();
     }

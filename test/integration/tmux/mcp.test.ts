@@ -3,11 +3,13 @@
  * the real tmux driver on a private server. Standing rules approve tmux ops (no panel here), so
  * what is tested is the driver's own guards as an agent meets them.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { cliEnv, ROOT, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
+import { cliEnv, ROOT, runCli, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 import { APPROVE_TMUX, buildTmuxHub, writeConfig } from './hub-helpers';
 
@@ -83,6 +85,11 @@ describe('tmux through MCP (uplink mcp)', () => {
     const receipt = await a.json<{ delivered: boolean; correlation_id: string }>('channel_send', { channel: `tmux:${peer}`, message: 'hello over mcp', reply_hint: 'short' });
     expect(receipt.delivered).toBe(true);
     await eventually(() => a.server.capture(peer).includes(`[uplink from:claude pane:${a.server.firstPane} id:${receipt.correlation_id}] hello over mcp (reply-to:`));
+    const full = await a.json<{ delivered: boolean; correlation_id: string; verify_excerpt: string }>('channel_send', { channel: `tmux:${peer}`, message: 'full hint' });
+    const own0 = a.server.firstPane;
+    const recipe = `[uplink from:claude pane:${own0} id:${full.correlation_id}] full hint (reply: run \`tmux send-keys -t ${own0} '[reply id:${full.correlation_id}] <answer>' Enter\`)`;
+    expect(full.verify_excerpt).toContain(`id:${full.correlation_id}`);
+    await eventually(() => a.server.capture(peer).includes(recipe), 10_000, 'the full reply recipe on screen');
     const own = await a.call('channel_send', { channel: `tmux:${a.server.firstPane}`, message: 'loop' });
     expect(own.error).toBe(true);
     expect(own.text).toMatch(/^uplink error \[tmux:Rejected\]: send to our own pane/);
@@ -103,14 +110,19 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(await a.json('channel_act', { channel: `tmux:${peer}`, op: 'type', args: { text: 'hi', enter: true } })).toEqual({ typed: 2, enter: true });
     const chord = await a.call('channel_act', { channel: `tmux:${peer}`, op: 'keys', args: { keys: ['C-c'] } });
     expect(chord.text).toMatch(/\[tmux:Rejected\].*needs tier godmode/);
+    const unknown = await a.call('channel_act', { channel: `tmux:${peer}`, op: 'keys', args: { keys: ['DoRootThings'] } });
+    expect(unknown.text).toMatch(/^uplink error \[tmux:Invalid\]: unknown key "DoRootThings".* — hint: .*send literal text with the type op/);
   });
 
   it('ask returns the transcript; recv sees a reply typed into our pane', async () => {
     const a = await agent();
     const peer = a.server.split(`sh -c 'while IFS= read -r line; do echo answer-from-peer; done'`);
     a.server.setOption(peer, '@uplink_profile', 'operator');
-    const out = await a.json<{ transcript: string }>('channel_act', { channel: `tmux:${peer}`, op: 'ask', args: { message: 'ready?', quiet_ms: 1500, timeout_ms: 30_000 } });
+    const out = await a.json<{ transcript: string; receipt: { correlation_id: string } }>('channel_act', { channel: `tmux:${peer}`, op: 'ask', args: { message: 'ready?', quiet_ms: 1500, timeout_ms: 30_000 } });
     expect(out.transcript).toContain('answer-from-peer');
+    // The question carries no reply block.
+    const asked = a.server.capture(peer).split('\n').find((l) => l.includes(`id:${out.receipt.correlation_id}]`))!;
+    expect(asked.trimEnd()).toBe(`[uplink from:claude pane:${a.server.firstPane} id:${out.receipt.correlation_id}] ready?`);
     a.server.typeLine(a.server.firstPane, "echo '[reply id:abcdef12] all good'");
     const batch = await eventually(async () => {
       const r = await a.json<{ items: Array<{ id?: string }>; next_cursor: number }>('channel_recv', {});
@@ -135,13 +147,90 @@ describe('tmux through MCP (uplink mcp)', () => {
     a.server.setOption(secret, '@name', 'customer-1');
     await a.json('channel_observe', { channel: 'tmux:hot1', op: 'read', args: {} });
     expect((await a.call('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } })).text).toMatch(/Rejected/);
+    // The hub watches config.json and hands the driver its live section: no restart.
     writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'hot*', tier: 'operator' }], read_deny: ['customer-*'] } });
-    expect(await a.json('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } })).toEqual({ typed: 1, enter: false });
+    const typed = await eventually(async () => {
+      const r = await a.call('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } });
+      return !r.error && r.text;
+    }, 10_000, 'the config edit to grant operator');
+    expect(JSON.parse(typed)).toEqual({ typed: 1, enter: false });
     expect((await a.call('channel_observe', { channel: 'tmux:customer-1', op: 'read', args: {} })).text).toMatch(/\[tmux:Rejected\].*read-blocked/);
     a.server.setOption(secret, '@name', 'innocent');
     expect((await a.call('channel_observe', { channel: 'tmux:innocent', op: 'read', args: {} })).text).toMatch(/read-blocked/);
     writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'hot*', tier: 'operator' }, { pattern: 'lab-*', tier: 'godmode' }] } });
+    // Applied once a human's edit lifted the deny (a config edit is a human act; a rename is not).
+    await eventually(async () => !(await a.call('channel_observe', { channel: 'tmux:innocent', op: 'read', args: {} })).error, 10_000, 'the second config edit');
     const raise = await a.call('channel_act', { channel: 'tmux:hot1', op: 'label', args: { name: 'lab-1' } });
     expect(raise.text).toMatch(/\[tmux:Rejected\].*never raise a tier/);
+  });
+
+  it('a pane with @uplink_read off rejects content ops through MCP; await-idle stays allowed', async () => {
+    const a = await agent();
+    const peer = a.server.split('cat');
+    a.server.setOption(peer, '@uplink_profile', 'godmode');
+    await a.json('channel_observe', { channel: `tmux:${peer}`, op: 'read', args: {} });
+    a.server.setOption(peer, '@uplink_read', 'off');
+    for (const [tool, args] of [
+      ['channel_observe', { channel: `tmux:${peer}`, op: 'read', args: {} }],
+      ['channel_send', { channel: `tmux:${peer}`, message: 'hi' }],
+      ['channel_act', { channel: `tmux:${peer}`, op: 'type', args: { text: 'x' } }],
+      ['channel_act', { channel: `tmux:${peer}`, op: 'keys', args: { keys: ['Enter'] } }],
+      ['channel_act', { channel: `tmux:${peer}`, op: 'ask', args: { message: 'hi', timeout_ms: 2000 } }],
+    ] as const) {
+      const r = await a.call(tool, args);
+      expect(r.error).toBe(true);
+      expect(r.text).toMatch(/^uplink error \[tmux:Rejected\]: \w+ refused: pane %\d+ is read-blocked \(its pane option @uplink_read is off\) — hint: only a human can lift a read block/);
+    }
+    expect(await a.json('channel_observe', { channel: `tmux:${peer}`, op: 'await-idle', args: { quiet_ms: 300, timeout_ms: 10_000 } })).toEqual({ idle: true });
+    const listed = (await a.json<Array<{ channel: string; detail: Record<string, unknown> }>>('channel_list', {})).find((c) => c.channel === `tmux:${peer}`)!;
+    expect(listed.detail).toMatchObject({ readable: false, title: '' });
+    expect(a.server.capture(peer)).not.toContain('[uplink');
+  });
+
+  it('sensitive typed text stays out of the audit store (SQLite files and uplink log)', async () => {
+    const a = await agent();
+    const peer = a.server.split("sh -c 'cat > /dev/null'");
+    a.server.setOption(peer, '@uplink_profile', 'operator');
+    await a.json('channel_observe', { channel: `tmux:${peer}`, op: 'read', args: {} });
+    const token = 'hunter2-tmux-mcp-91c4';
+    expect(await a.json('channel_act', { channel: `tmux:${peer}`, op: 'type', args: { text: token, enter: true, sensitive: true } })).toEqual({ typed: token.length, enter: true });
+    // A refused sensitive call (own pane) keeps the text out too.
+    expect((await a.call('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'type', args: { text: `${token}-own`, sensitive: true } })).error).toBe(true);
+    const auditBytes = (): Buffer[] => readdirSync(a.dataDir).filter((f) => f.startsWith('audit.sqlite')).map((f) => readFileSync(join(a.dataDir, f)));
+    expect(auditBytes().length).toBeGreaterThan(0);
+    for (const bytes of auditBytes()) expect(bytes.includes(token)).toBe(false);
+    await a.client.close();
+    for (const bytes of auditBytes()) expect(bytes.includes(token)).toBe(false);
+    const log = await runCli(b, a.dataDir, ['log', '--json', '--limit', '500']);
+    expect(log.code).toBe(0);
+    expect(log.stdout).toContain('"type"');
+    expect(log.stdout).not.toContain(token);
+  });
+
+  it('grants never come through MCP: no tool or op sets a tier, and a label never grants', async () => {
+    const a = await agent({ ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'lab-*', tier: 'godmode' }] } });
+    const tools = (await a.client.listTools()).tools.map((t) => t.name).sort();
+    expect(tools).toEqual(['channel_act', 'channel_describe', 'channel_doctor', 'channel_list', 'channel_observe', 'channel_recv', 'channel_send']);
+    const peer = a.server.split('cat');
+    const described = await a.json<{ ops: Array<{ op: string }> }>('channel_describe', { channel: `tmux:${peer}` });
+    expect(described.ops.map((o) => o.op).sort()).toEqual(['ask', 'await-idle', 'keys', 'label', 'read', 'recv', 'send', 'type']);
+    for (const op of ['tier', 'set-tier', 'setTier', 'grant']) {
+      expect((await a.call('channel_act', { channel: `tmux:${peer}`, op, args: { tier: 'godmode' } })).error).toBe(true);
+    }
+    // A label into a grant glob is refused outright, even on our own pane…
+    const raise = await a.call('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'label', args: { name: 'lab-me' } });
+    expect(raise.text).toMatch(/^uplink error \[tmux:Rejected\]: renaming %\d+ to "lab-me" would match a tmux.write_allow glob granting godmode; a rename can never raise a tier/);
+    // …and a label an agent set never grants, even when the config later matches it.
+    expect(await a.json('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'label', args: { name: 'later-me' } })).toEqual({ label: 'later-me' });
+    writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'lab-*', tier: 'godmode' }, { pattern: 'later-*', tier: 'godmode' }, { pattern: peer, tier: 'operator' }] } });
+    const tierOf = (list: Array<{ channel: string; detail: { tier: string } }>, pane: string): string => list.find((c) => c.channel === `tmux:${pane}`)!.detail.tier;
+    // Wait until the edit is live (the peer's id glob grants), then the agent's label still grants nothing.
+    const list = await eventually(async () => {
+      const l = await a.json<Array<{ channel: string; detail: { tier: string } }>>('channel_list', {});
+      return tierOf(l, peer) === 'operator' && l;
+    }, 10_000, 'the config edit');
+    expect(list.find((c) => c.channel === `tmux:${a.server.firstPane}`)!.detail.tier).toBe('observer');
+    expect(a.server.tmux('show-options', '-p', '-t', peer).includes('@uplink_profile')).toBe(false);
+    expect(a.server.tmux('show-options', '-p', '-t', a.server.firstPane).includes('@uplink_profile')).toBe(false);
   });
 });

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { InvokeContext } from '../../../src/main/drivers/contract';
 import { eventually } from '../../fixtures/tmux-server';
 import { failure, rig, useRigs } from './helpers';
 
@@ -63,6 +65,33 @@ describe('tmux driver: channels, send, recv, ask', () => {
     await eventually(() => server.capture(peer).split('\n').some((l) => l.trimEnd() === `[uplink from:uplink pane:${own} id:${none.correlation_id}] bare`));
   });
 
+  it('a caller the hub identifies (its $TMUX and $TMUX_PANE) is the own pane: envelope, recipe and own-pane rejection follow it', async () => {
+    const { server, driver, own: hubPane } = rig();
+    const agentPane = server.split('cat');
+    const peer = server.split('cat');
+    for (const p of [peer, agentPane, hubPane]) server.setOption(p, '@uplink_profile', 'operator');
+    const serverPid = server.tmux('display-message', '-p', '#{pid}').trim();
+    const as = (caller: Record<string, string>): InvokeContext => ({ agent: 'claude', caller }) as InvokeContext;
+    const ctx = as({ tmux: `${server.socket},${serverPid},0`, tmux_pane: agentPane });
+    const receipt = await driver.send(peer, { message: 'from the agent', reply_hint: 'full' }, ctx);
+    await eventually(() =>
+      server.capture(peer).includes(`[uplink from:claude pane:${agentPane} id:${receipt.correlation_id}] from the agent (reply: run \`tmux send-keys -t ${agentPane} '[reply id:${receipt.correlation_id}] <answer>' Enter\`)`),
+    );
+    expect((await failure(driver.send(agentPane, { message: 'loop', reply_hint: 'none' }, ctx))).kind).toBe('Rejected');
+    await driver.invoke(agentPane, 'read', {});
+    expect((await failure(driver.invoke(agentPane, 'type', { text: 'x' }, ctx))).message).toMatch(/own pane/);
+    // The driver process's own pane is just another pane for this caller.
+    expect((await driver.send(hubPane, { message: 'to the hub pane', reply_hint: 'none' }, ctx)).delivered).toBe(true);
+    // Matched by server pid when the socket path is spelled differently.
+    const byPid = await driver.send(peer, { message: 'by pid', reply_hint: 'short' }, as({ tmux: `/elsewhere/sock,${serverPid},0`, tmux_pane: agentPane }));
+    await eventually(() => server.capture(peer).includes(`pane:${agentPane} id:${byPid.correlation_id}] by pid (reply-to:${agentPane} id:${byPid.correlation_id})`));
+    // Another server's pane, or a caller outside tmux, is no pane here — and never our env's pane.
+    for (const caller of [{ tmux: '/elsewhere/sock,1,0', tmux_pane: agentPane }, {}] as Array<Record<string, string>>) {
+      const r = await driver.send(peer, { message: 'stranger', reply_hint: 'full' }, as(caller));
+      await eventually(() => server.capture(peer).includes(`[uplink from:claude pane:none id:${r.correlation_id}] stranger (reply-to:none id:${r.correlation_id})`));
+    }
+  });
+
   it('send types shell metacharacters, quotes and unicode literally', async () => {
     const { server, driver } = rig();
     const peer = server.split('cat');
@@ -94,6 +123,24 @@ describe('tmux driver: channels, send, recv, ask', () => {
     expect(error.message).toMatch(/Enter was not pressed/);
   });
 
+  it('a failed send leaves its text typed once and unsubmitted: no Enter, no retry', async () => {
+    const { server, driver } = rig();
+    const out = `${server.dir}/received.txt`;
+    const peer = server.split(`sh -c 'stty -echo; echo silent-ready; cat > ${out}'`);
+    server.setOption(peer, '@uplink_profile', 'operator');
+    await eventually(() => server.capture(peer).includes('silent-ready'));
+    const error = await failure(driver.send(peer, { message: 'only-once', reply_hint: 'none' }));
+    expect(error.kind).toBe('Timeout');
+    // Enter was never pressed: the line still sits in the terminal's input buffer.
+    expect(readFileSync(out, 'utf8')).toBe('');
+    // A human presses Enter: exactly one copy arrives, so the driver typed it once.
+    server.tmux('send-keys', '-t', peer, 'Enter');
+    const got = await eventually(() => readFileSync(out, 'utf8').includes('only-once') && readFileSync(out, 'utf8'), 10_000, 'the line after Enter');
+    expect(got.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(got.split('only-once')).toHaveLength(2);
+    expect(got).toMatch(/^\[uplink from:uplink pane:%\d+ id:[0-9a-f]{8}\] only-once\n$/);
+  });
+
   it('recv sees an inbound reply envelope typed into our own pane, once, and ignores our recipe echo', async () => {
     const { server, driver, own } = rig();
     // One line at a time, so typed-ahead echo never splits an output line.
@@ -101,6 +148,9 @@ describe('tmux driver: channels, send, recv, ask', () => {
       server.typeLine(own, command);
       await eventually(() => server.capture(own).split('\n').some((l) => l.trimEnd().endsWith(output) && !l.includes('echo')), 10_000, output);
     };
+    // Type only once the shell shows its prompt: typed-ahead input would put the first output
+    // line behind the prompt (`$ [reply …`), a different raw line.
+    await eventually(() => server.capture(own).trim() !== '', 10_000, 'the shell prompt');
     await say("echo '[reply id:cafe0001] done'", '[reply id:cafe0001] done');
     await say("echo \"tmux send-keys -t %0 '[reply id:deadbeef] <answer>' Enter\"", "<answer>' Enter");
     await say("echo '  │ ❯ [uplink from:codex pane:%7 id:0badf00d] hello there'", 'hello there');

@@ -26,8 +26,8 @@ describe('tmux policy', () => {
     for (const k of ['Enter', 'Escape', 'Tab', 'Space', 'BSpace', 'Up', 'Down', 'Left', 'Right', 'PageUp', 'PageDown', 'NPage', 'PPage', 'Home', 'End']) {
       expect(classifyKey(k)).toBe('benign');
     }
-    for (const k of ['C-c', 'M-x', '^D']) expect(classifyKey(k)).toBe('dangerous');
-    for (const k of ['enter', 'DoRootThings', 'a', 'F1']) expect(() => classifyKey(k)).toThrow(DriverError);
+    for (const k of ['C-c', 'M-x', '^D', 'C-M-x', 'M-Enter', 'C-Up', 'S-C-a', 'C-\\', 'M-F1']) expect(classifyKey(k)).toBe('dangerous');
+    for (const k of ['enter', 'DoRootThings', 'a', 'F1', 'S-Up', 'C-', 'C-rm -rf /', 'M-xyz', '^', '^ab', 'C- ', 'c-c']) expect(() => classifyKey(k)).toThrow(DriverError);
   });
 
   it('the pane option decides alone; junk pins observer; config fills in by id or human label', () => {

@@ -3,7 +3,7 @@
  * resolution (`%N` or a unique `@name` label), policy decisions with the driver's memory of
  * labels, the read guard, and verified delivery of one typed line.
  */
-import { DriverError, type SendReceipt } from '../contract';
+import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { TmuxConfig } from './config';
 import { decide, paneName, requireReadable, requireTier, type PaneDecision, type Tier } from './policy';
 import { PANE_FORMAT, parsePaneLine, parsePaneList, type PaneInfo } from './panes';
@@ -27,6 +27,21 @@ export interface TmuxDriverOptions {
   tmux?: string;
   /** false: one-shot tmux commands and polling only, never control mode (default true). */
   controlMode?: boolean;
+}
+
+/**
+ * The calling agent's tmux identity when the hub knows it (its `$TMUX` and `$TMUX_PANE`, e.g.
+ * relayed by `uplink mcp` from the agent's pane to a hub running elsewhere), as an optional
+ * `caller` field of the invoke context. Absent: the driver process's own environment decides.
+ */
+export interface TmuxCaller {
+  tmux?: string;
+  tmux_pane?: string;
+}
+
+function callerOf(ctx: InvokeContext | undefined): TmuxCaller | undefined {
+  const caller = (ctx as { caller?: unknown } | undefined)?.caller;
+  return caller && typeof caller === 'object' && !Array.isArray(caller) ? (caller as TmuxCaller) : undefined;
 }
 
 /** How long a `read` keeps `type`/`keys` unlocked. */
@@ -84,12 +99,27 @@ export class TmuxCore {
    * Our own pane: `$TMUX_PANE`, but only when `$TMUX` (if set) names the server we talk to — a
    * pane id of another server would point at a stranger's pane.
    */
-  ownPane(): string | undefined {
+  ownPane(ctx?: InvokeContext, serverPid?: string): string | undefined {
+    const caller = callerOf(ctx);
+    // A caller the hub identified is someone else than this process: never fall back to our env.
+    if (caller) return this.#callerPane(caller, serverPid);
     const pane = this.#env.TMUX_PANE;
     if (!pane || !/^%\d+$/.test(pane)) return undefined;
     const envSocket = this.#envSocket();
     if (envSocket && envSocket !== this.socket()) return undefined;
     return pane;
+  }
+
+  /**
+   * The caller's pane, only when its `$TMUX` names our server (same socket path, or the same
+   * server pid, its second field): a pane id of another server would point at a stranger's pane.
+   */
+  #callerPane(caller: TmuxCaller, serverPid: string | undefined): string | undefined {
+    const pane = caller.tmux_pane;
+    if (typeof pane !== 'string' || !/^%\d+$/.test(pane) || typeof caller.tmux !== 'string') return undefined;
+    const [path, pid] = caller.tmux.split(',');
+    if (path && path === this.socket()) return pane;
+    return serverPid !== undefined && serverPid !== '' && pid === serverPid ? pane : undefined;
   }
 
   run(args: readonly string[]): Promise<string[]> {
@@ -153,8 +183,8 @@ export class TmuxCore {
   }
 
   /** The common gate of a writing op: not our pane, readable, tier, usable. */
-  gate(pane: PaneInfo, what: string, needed: Tier): PaneDecision {
-    if (pane.id === this.ownPane()) {
+  gate(pane: PaneInfo, what: string, needed: Tier, ctx?: InvokeContext): PaneDecision {
+    if (pane.id === this.ownPane(ctx, pane.serverPid)) {
       throw new DriverError('Rejected', `${what} to our own pane ${pane.id} is refused (it would loop back to us)`, { hint: 'address another pane; list channels to see them' });
     }
     const decision = this.decide(pane);

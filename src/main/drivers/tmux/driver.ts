@@ -51,8 +51,8 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
       const hint = request.reply_hint ?? 'full';
       if (!REPLY_HINTS.includes(hint)) throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
       const pane = await core.pane(addr);
-      core.gate(pane, 'send', 'operator');
-      const { id, line } = envelopeFor(core, message, hint, ctx);
+      core.gate(pane, 'send', 'operator', ctx);
+      const { id, line } = envelopeFor(core, message, hint, ctx, pane.serverPid);
       return core.deliver(pane, line, id);
     },
 

@@ -18,11 +18,11 @@ export async function runOp(core: TmuxCore, addr: string, op: string, rawArgs: J
     case 'await-idle':
       return idle(core, addr, argsObject(rawArgs, op), signal);
     case 'type':
-      return type(core, addr, argsObject(rawArgs, op));
+      return type(core, addr, argsObject(rawArgs, op), ctx);
     case 'keys':
-      return keys(core, addr, argsObject(rawArgs, op));
+      return keys(core, addr, argsObject(rawArgs, op), ctx);
     case 'label':
-      return label(core, addr, argsObject(rawArgs, op));
+      return label(core, addr, argsObject(rawArgs, op), ctx);
     case 'ask':
       return ask(core, addr, argsObject(rawArgs, op), ctx, signal);
     default:
@@ -56,13 +56,13 @@ async function idle(core: TmuxCore, addr: string, args: Record<string, JsonValue
   return { idle: await awaitIdle(core.probe(pane), quietMs, timeoutMs, signal) };
 }
 
-async function type(core: TmuxCore, addr: string, args: Record<string, JsonValue>): Promise<JsonValue> {
+async function type(core: TmuxCore, addr: string, args: Record<string, JsonValue>, ctx?: InvokeContext): Promise<JsonValue> {
   const text = stringArg(args, 'text', 'type');
   const enter = boolArg(args, 'enter', false, 'type');
   boolArg(args, 'sensitive', false, 'type');
   requireOneLine(text, 'typed text');
   const pane = await core.pane(addr);
-  core.gate(pane, 'type', 'operator');
+  core.gate(pane, 'type', 'operator', ctx);
   core.requireRecentRead(pane, 'type');
   // Fire-and-forget on purpose: raw consoles (password prompts, serial lines) do not echo.
   await core.exclusive(pane.id, async () => {
@@ -72,7 +72,7 @@ async function type(core: TmuxCore, addr: string, args: Record<string, JsonValue
   return { typed: [...text].length, enter };
 }
 
-async function keys(core: TmuxCore, addr: string, args: Record<string, JsonValue>): Promise<JsonValue> {
+async function keys(core: TmuxCore, addr: string, args: Record<string, JsonValue>, ctx?: InvokeContext): Promise<JsonValue> {
   const list = args.keys;
   if (!Array.isArray(list) || list.length === 0 || list.some((k) => typeof k !== 'string')) {
     throw new DriverError('Invalid', 'keys: keys must be a non-empty list of key names', { hint: 'e.g. {"keys": ["Enter"]}' });
@@ -80,7 +80,7 @@ async function keys(core: TmuxCore, addr: string, args: Record<string, JsonValue
   const names = list as string[];
   const needed: Tier = names.map(classifyKey).includes('dangerous') ? 'godmode' : 'operator';
   const pane = await core.pane(addr);
-  core.gate(pane, needed === 'godmode' ? `keys ${names.filter((k) => classifyKey(k) === 'dangerous').join(' ')} (dangerous chord)` : 'keys', needed);
+  core.gate(pane, needed === 'godmode' ? `keys ${names.filter((k) => classifyKey(k) === 'dangerous').join(' ')} (dangerous chord)` : 'keys', needed, ctx);
   core.requireRecentRead(pane, 'keys');
   await core.exclusive(pane.id, () => core.run(['send-keys', '-t', pane.id, '--', ...names]));
   return { sent: names.length };
@@ -91,13 +91,13 @@ async function keys(core: TmuxCore, addr: string, args: Record<string, JsonValue
  * never raises a tier: it is refused when the new name would match a stronger `write_allow`
  * glob, and labels set here are marked `@uplink_agent_label` so they never grant anyway.
  */
-async function label(core: TmuxCore, addr: string, args: Record<string, JsonValue>): Promise<JsonValue> {
+async function label(core: TmuxCore, addr: string, args: Record<string, JsonValue>, ctx?: InvokeContext): Promise<JsonValue> {
   const name = stringArg(args, 'name', 'label');
   requireOneLine(name, 'a label');
   if (name.startsWith('%') || [...name].length > 64) throw new DriverError('Invalid', 'a label must not start with % and has at most 64 characters', { hint: 'e.g. "codex" or "build-shell"' });
   const pane = await core.pane(addr);
-  const own = pane.id === core.ownPane();
-  const decision = own ? core.decide(pane) : core.gate(pane, 'label', 'operator');
+  const own = pane.id === core.ownPane(ctx, pane.serverPid);
+  const decision = own ? core.decide(pane) : core.gate(pane, 'label', 'operator', ctx);
   const wouldGrant = configTier([pane.id, name], core.config());
   if (tierRank(wouldGrant) > tierRank(decision.tier)) {
     throw new DriverError('Rejected', `renaming ${paneName(pane)} to "${name}" would match a tmux.write_allow glob granting ${wouldGrant}; a rename can never raise a tier`, {
@@ -114,9 +114,9 @@ async function label(core: TmuxCore, addr: string, args: Record<string, JsonValu
 }
 
 /** The envelope line and a fresh id for a message. */
-export function envelopeFor(core: TmuxCore, message: string, hint: 'full' | 'short' | 'none', ctx?: InvokeContext): { id: string; line: string } {
+export function envelopeFor(core: TmuxCore, message: string, hint: 'full' | 'short' | 'none', ctx?: InvokeContext, serverPid?: string): { id: string; line: string } {
   const id = newCorrelationId();
-  return { id, line: formatEnvelope(senderName(ctx?.agent), core.ownPane(), id, message, hint) };
+  return { id, line: formatEnvelope(senderName(ctx?.agent), core.ownPane(ctx, serverPid), id, message, hint) };
 }
 
 /** send without reply block → await-idle → everything the peer printed after the question. */
@@ -127,8 +127,8 @@ async function ask(core: TmuxCore, addr: string, args: Record<string, JsonValue>
   requireOneLine(message, 'an ask message');
   const started = Date.now();
   const pane = await core.pane(addr);
-  core.gate(pane, 'ask', 'operator');
-  const { id, line } = envelopeFor(core, message, 'none', ctx);
+  core.gate(pane, 'ask', 'operator', ctx);
+  const { id, line } = envelopeFor(core, message, 'none', ctx, pane.serverPid);
   const receipt: SendReceipt = await core.deliver(pane, line, id);
   const idle = await awaitIdle(core.probe(pane), quietMs, Math.max(0, timeoutMs - (Date.now() - started)), signal);
   const after = await core.pane(pane.id);

@@ -58,10 +58,26 @@ const BENIGN_KEYS = new Set([
  */
 export function classifyKey(key: string): KeyClass {
   if (BENIGN_KEYS.has(key)) return 'benign';
-  if (key.startsWith('C-') || key.startsWith('M-') || key.startsWith('^')) return 'dangerous';
+  if (isChord(key)) return 'dangerous';
   throw new DriverError('Invalid', `unknown key "${key}": keys takes special keys only`, {
     hint: 'use Enter, Escape, Tab, Space, BSpace, Up, Down, Left, Right, PageUp, PageDown, Home, End or a C-/M- chord; send literal text with the type op',
   });
+}
+
+/** Key names a chord may modify besides one character (tmux's names, exact case). */
+const CHORD_KEYS = new Set([...BENIGN_KEYS, 'BTab', 'IC', 'Insert', 'DC', 'Delete', ...Array.from({ length: 12 }, (_, i) => `F${i + 1}`)]);
+
+/**
+ * A `C-`/`M-` chord (modifiers `C-`, `M-`, `S-` in any order, at least one `C-` or `M-`) or a
+ * `^x` control key, on one character or a key name. tmux types a string it cannot parse as a
+ * key literally, so `C-rm -rf` is no chord: it must not pass as one.
+ */
+function isChord(key: string): boolean {
+  if (key.startsWith('^')) return [...key].length === 2 && key !== '^ ';
+  const match = /^((?:[CMS]-)+)(.+)$/.exec(key);
+  if (!match || !/[CM]-/.test(match[1]!)) return false;
+  const base = match[2]!;
+  return CHORD_KEYS.has(base) || ([...base].length === 1 && !/\s/.test(base) && !hasControlChars(base));
 }
 
 /** A pane's human-set grant state as read from its options. */

@@ -25,7 +25,8 @@ bind-key g display-menu -T "#[align=centre]uplink grant: #{pane_id}#{?#{@name}, 
   "allow reading"               X "set-option -pu @uplink_read"
 
 # A grant you did not make is conspicuous: every pane border shows its tier and read block.
+# [config]: no pane grant, so Uplink's config decides (observer unless a tmux.write_allow glob matches).
 set -g pane-border-status top
-set -g pane-border-format " #{?#{@uplink_profile},#[fg=yellow bold][#{@uplink_profile}]#[default] ,}#{?#{==:#{@uplink_read},off},#[fg=red][no-read]#[default] ,}#{pane_id}#{?#{@name}, #{@name},}: #{pane_current_command} "
+set -g pane-border-format " #{?#{@uplink_profile},#[fg=yellow bold][#{@uplink_profile}]#[default] ,#[dim][config]#[default] }#{?#{==:#{@uplink_read},off},#[fg=red][no-read]#[default] ,}#{pane_id}#{?#{@name}, #{@name},}: #{pane_current_command} "
 `;
 }
