@@ -81,6 +81,17 @@ export interface InvokeContext {
   interaction?: 'typed' | 'semantic_ui' | 'visual_ui';
   agent?: string;
   invocation_id?: string;
+  /**
+   * Where the calling agent runs, as its own environment says (`$TMUX`, `$TMUX_PANE`), when the
+   * hub runs elsewhere (`uplink mcp` relaying to a running hub). Drivers verify it before use.
+   */
+  caller?: CallerEnvironment;
+}
+
+/** Uplink extension: the calling agent's terminal environment, as its process saw it. */
+export interface CallerEnvironment {
+  tmux?: string;
+  tmux_pane?: string;
 }
 
 /** The driver interface. `addr` is the part of the channel after `<driver>:`. */

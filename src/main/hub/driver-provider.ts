@@ -17,7 +17,7 @@ import type {
   ProviderOutput,
 } from '../kernel/types';
 import { DriverError, isMutating } from '../drivers/contract';
-import type { Driver, OpSpec, ReplyHint } from '../drivers/contract';
+import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../drivers/contract';
 import type { CallTable } from './call-context';
 import { isDriverError } from './errors';
 
@@ -139,7 +139,12 @@ export class DriverProvider implements CapabilityProvider {
     const op = call.request.capability_id.slice(this.driverId.length + 1);
     const ctx = this.#calls.get(call.request.invocation_id);
     const addr = input.channel.slice(input.channel.indexOf(':') + 1);
-    const invokeCtx = { interaction: call.offer.interaction, agent: ctx?.agent.name ?? 'unknown', invocation_id: call.request.invocation_id };
+    const invokeCtx: InvokeContext = {
+      interaction: call.offer.interaction,
+      agent: ctx?.agent.name ?? 'unknown',
+      invocation_id: call.request.invocation_id,
+      ...(ctx?.agent.caller ? { caller: ctx.agent.caller } : {}),
+    };
     const ms = this.#deadline(op, input.args);
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(signal.reason);
@@ -168,7 +173,7 @@ export class DriverProvider implements CapabilityProvider {
     }
   }
 
-  async #run(op: string, addr: string, args: JsonValue, ctx: { interaction: InteractionKind; agent: string; invocation_id: string }, signal: AbortSignal): Promise<JsonValue> {
+  async #run(op: string, addr: string, args: JsonValue, ctx: InvokeContext, signal: AbortSignal): Promise<JsonValue> {
     if (op === 'send') {
       const a = args as { message: string; reply_hint: ReplyHint };
       return (await this.#driver.send(addr, { message: a.message, reply_hint: a.reply_hint }, ctx)) as unknown as JsonValue;

@@ -6,6 +6,7 @@
 import type { InteractionKind, InvocationState, JsonValue, RuntimeEventKind } from '../kernel/types';
 import type {
   ApprovalPreview,
+  CallerEnvironment,
   ChannelEntry,
   DoctorReport,
   DriverInfo,
@@ -27,6 +28,8 @@ export interface AgentIdentity {
   user?: string;
   /** One connection (an MCP session); "approve for the session" grants are scoped to it. */
   session?: string;
+  /** Where the agent runs (relayed `uplink mcp`): passed to drivers, never stored. */
+  caller?: CallerEnvironment;
 }
 
 /** A driver with its identity, health and channels, as the panel's channel list shows it. */

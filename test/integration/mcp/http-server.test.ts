@@ -10,6 +10,9 @@ import { createHub } from '../../../src/main/hub';
 import type { Hub } from '../../../src/main/hub';
 import { startHubServer } from '../../../src/main/edges/http/server';
 import type { HttpContext, HttpMount } from '../../../src/main/edges/http/types';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CALLER_HEADERS } from '../../../src/main/edges/http/server';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
 
@@ -25,6 +28,26 @@ function hub(dir: string): Hub {
 }
 
 describe('startHubServer', () => {
+  it("a relayed agent's own tmux pane (uplink mcp's headers) reaches the driver with each call", async () => {
+    const dir = tmpDataDir();
+    const driver = createTestDriver();
+    const h = createHub({ dataDir: dir, drivers: [driver] });
+    hubs.push(h);
+    const server = await startHubServer({ hub: h, dataDir: dir, announce: false });
+    const headers = { authorization: `Bearer ${server.token}`, [CALLER_HEADERS.tmux]: '/tmp/tmux-1000/default,4242,0', [CALLER_HEADERS.tmux_pane]: '%7' };
+    const client = new Client({ name: 'relayed-agent', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
+      const result = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } });
+      expect(result.isError).toBeFalsy();
+      expect(driver.state.invoked.at(-1)).toMatchObject({ op: 'echo', agent: 'relayed-agent', caller: { tmux: '/tmp/tmux-1000/default,4242,0', tmux_pane: '%7' } });
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+
   it('refuses a non-loopback host unless explicitly allowed', async () => {
     const dir = tmpDataDir();
     await expect(startHubServer({ hub: hub(dir), dataDir: dir, host: '0.0.0.0' })).rejects.toThrow(/refusing to listen on 0\.0\.0\.0 — hint: .*--host/);

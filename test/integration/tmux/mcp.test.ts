@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { cliEnv, ROOT, runCli, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
+import { cliEnv, ROOT, runCli, startServe, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 import { APPROVE_TMUX, buildTmuxHub, writeConfig } from './hub-helpers';
 
@@ -54,6 +54,30 @@ async function agent(config: Record<string, unknown> = APPROVE_TMUX): Promise<Ag
 }
 
 describe('tmux through MCP (uplink mcp)', () => {
+  it('relayed to a running hub, the agent is known by its own pane: envelopes name it and it cannot send to itself', async () => {
+    const server = TmuxTestServer.start('sh');
+    cleanup.push(() => server.stop());
+    const dataDir = tmpDataDir('uplink-tmux-relay-');
+    writeConfig(dataDir, APPROVE_TMUX);
+    // The hub runs elsewhere (its own environment knows no pane); the agent sits in the first pane.
+    const served = await startServe(b, dataDir, { UPLINK_TEST_TMUX_SOCKET: server.socket });
+    cleanup.push(() => served.stop());
+    const peer = server.split('cat');
+    server.setOption(peer, '@uplink_profile', 'operator');
+    server.setOption(server.firstPane, '@uplink_profile', 'operator');
+    const env = { ...cliEnv(b, dataDir), ...server.ownEnv() } as Record<string, string>;
+    const client = new Client({ name: 'claude', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env, cwd: ROOT, stderr: 'pipe' }));
+    cleanup.push(() => client.close());
+    const sent = (await client.callTool({ name: 'channel_send', arguments: { channel: `tmux:${peer}`, message: 'hello over the relay', reply_hint: 'short' } })) as CallToolResult;
+    expect((sent.content[0] as { text: string }).text).not.toMatch(/uplink error/);
+    await eventually(() => server.capture(peer).includes(`pane:${server.firstPane} id:`), 10_000, 'an envelope naming the agent pane');
+    const own = (await client.callTool({ name: 'channel_send', arguments: { channel: `tmux:${server.firstPane}`, message: 'loop' } })) as CallToolResult;
+    expect(own.isError).toBe(true);
+    expect((own.content[0] as { text: string }).text).toMatch(/^uplink error \[tmux:Rejected\]: send to our own pane/);
+  });
+
+
   it('lists panes with labels, reads by label, and checks doctor', async () => {
     const a = await agent();
     const peer = a.server.split('cat');

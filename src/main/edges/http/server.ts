@@ -13,6 +13,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { HubError } from '../../hub';
 import type { Hub } from '../../hub';
+import type { CallerEnvironment } from '../../drivers/contract';
 import { createMcpServer } from '../mcp/server';
 import { announceHub, retractHub } from './hub-json';
 import { ensureToken, tokenMatches } from './token';
@@ -27,6 +28,19 @@ interface McpSession {
   server: McpServer;
   lastSeen: number;
   inflight: number;
+}
+
+/** Headers `uplink mcp` sets when it relays an agent to this hub: where that agent runs. */
+export const CALLER_HEADERS = { tmux: 'x-uplink-tmux', tmux_pane: 'x-uplink-tmux-pane' } as const;
+
+/** The relayed agent's `$TMUX`/`$TMUX_PANE`, if sent (drivers verify them before use). */
+function callerFrom(req: IncomingMessage): CallerEnvironment | undefined {
+  const caller: CallerEnvironment = {};
+  for (const [key, header] of Object.entries(CALLER_HEADERS) as Array<[keyof CallerEnvironment, string]>) {
+    const value = req.headers[header];
+    if (typeof value === 'string' && value.length > 0 && value.length <= 4096) caller[key] = value;
+  }
+  return Object.keys(caller).length ? caller : undefined;
 }
 
 /** Largest request body accepted on `/mcp`. */
@@ -162,7 +176,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${sessionId}`, 'initialize a new session');
       if (!isInitializeRequest(body)) return void sendError(res, 400, 'Invalid', 'no MCP session: the first request must be initialize', 'initialize first');
       const grantsKey = randomUUID();
-      const server = createMcpServer(options.hub, grantsKey);
+      const server = createMcpServer(options.hub, grantsKey, callerFrom(req));
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => void sessions.set(id, session),

@@ -11,6 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { InteractionKind, JsonValue } from '../../kernel/types';
 import { HubError, toHubError } from '../../hub';
 import { driverOfChannel } from '../../drivers/contract';
+import type { CallerEnvironment } from '../../drivers/contract';
 import type { AgentIdentity, CallOptions, Hub, HubProgress } from '../../hub';
 import { checkToolArgs, parseArgs, TOOLS } from './tools';
 import type { ToolName } from './tools';
@@ -27,12 +28,15 @@ function ok(payload: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(payload) }] };
 }
 
-/** Creates an MCP server bound to the hub. `session` scopes "approve for the session" grants. */
-export function createMcpServer(hub: Hub, session: string = randomUUID()): Server {
+/**
+ * Creates an MCP server bound to the hub. `session` scopes "approve for the session" grants;
+ * `caller` is where a relayed agent runs (its `$TMUX`/`$TMUX_PANE`), passed on to drivers.
+ */
+export function createMcpServer(hub: Hub, session: string = randomUUID(), caller?: CallerEnvironment): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const agent = (): AgentIdentity => {
     const client = server.getClientVersion();
-    return { kind: 'mcp', name: client?.name || 'unknown-mcp-client', ...(client?.version ? { version: client.version } : {}), session };
+    return { kind: 'mcp', name: client?.name || 'unknown-mcp-client', ...(client?.version ? { version: client.version } : {}), session, ...(caller ? { caller } : {}) };
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));

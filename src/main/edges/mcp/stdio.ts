@@ -11,6 +11,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { renderDriverError } from '../../drivers/contract';
 import { createHub, loadDrivers } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
+import { CALLER_HEADERS } from '../http/server';
 import { ensureToken } from '../http/token';
 import { createMcpServer } from './server';
 
@@ -36,7 +37,12 @@ export async function runStdioMcp(dataDir: string): Promise<number> {
 async function relay(dataDir: string, url: URL): Promise<number> {
   const token = ensureToken(dataDir);
   const stdio = new StdioServerTransport();
-  const http = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  // The running hub's drivers cannot see this process's environment: say where the agent runs
+  // (its own tmux pane), so envelopes, replies and the own-pane guard refer to the agent's pane.
+  const caller: Record<string, string> = {};
+  if (process.env.TMUX) caller[CALLER_HEADERS.tmux] = process.env.TMUX;
+  if (process.env.TMUX_PANE) caller[CALLER_HEADERS.tmux_pane] = process.env.TMUX_PANE;
+  const http = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}`, ...caller } } });
   const initIds = new Set<string | number>();
   let done: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => (done = resolve));
