@@ -30,6 +30,25 @@ function setup(): { server: TmuxTestServer; dataDir: string; uplink(...args: str
 }
 
 describe('tmux through the CLI', () => {
+  it('recv lists a reply typed into our own pane, as text and as the RecvBatch with --json', async () => {
+    const { server, uplink } = setup();
+    server.typeLine(server.firstPane, "echo '[reply id:c0ffee12] done from the peer'");
+    const batch = await eventually(async () => {
+      const r = await uplink('recv', '--json');
+      const parsed = JSON.parse(r.stdout) as { items: Array<{ id?: string; raw: string; cursor: number }>; next_cursor: number };
+      return parsed.items.some((i) => i.id === 'c0ffee12') && parsed;
+    });
+    const item = batch.items.find((i) => i.id === 'c0ffee12')!;
+    expect(item.raw).toContain('[reply id:c0ffee12] done from the peer');
+    expect(batch.next_cursor).toBe(item.cursor + 1);
+    const human = await uplink('recv');
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/id=c0ffee12\n {4}.*\[reply id:c0ffee12\] done from the peer/);
+    const after = JSON.parse((await uplink('recv', '--json', '--cursor', String(batch.next_cursor))).stdout) as { items: unknown[] };
+    expect(after.items).toEqual([]);
+    expect((await uplink('recv', '--cursor', 'x')).code).toBe(2);
+  });
+
   it('tmux-snippet prints a config fragment to paste and touches no tmux server', async () => {
     const { uplink } = setup();
     const out = await uplink('tmux-snippet');

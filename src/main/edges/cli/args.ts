@@ -11,7 +11,7 @@ export interface ParsedArgs {
 }
 
 /** Flags that take a value. */
-const VALUED = new Set(['reply-hint', 'interaction', 'provider', 'port', 'host', 'limit', 'channel', 'op', 'agent', 'state', 'text', 'tier']);
+const VALUED = new Set(['reply-hint', 'interaction', 'provider', 'port', 'host', 'limit', 'channel', 'op', 'agent', 'state', 'text', 'tier', 'cursor', 'driver']);
 /** Flags that are switches. */
 const SWITCHES = new Set(['json', 'follow', 'help']);
 

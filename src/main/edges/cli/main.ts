@@ -24,6 +24,7 @@ Usage:
   uplink channels                                 every channel of every driver
   uplink ops <channel>                            the ops of a channel
   uplink send <channel> <message> [--reply-hint full|short|none]
+  uplink recv [--cursor N] [--driver D]           replies and envelopes addressed to us (each run scans anew)
   uplink invoke <channel> <op> [json-args] [--interaction kind] [--provider id]
   uplink log [--follow] [--limit N] [--channel C] [--op O] [--agent A] [--state S] [--text T]
   uplink tier <channel> <tier>                    set a channel's permission tier (human-only)
@@ -98,6 +99,20 @@ async function run(args: ParsedArgs): Promise<number> {
         const receipt = await hub.send(channel!, { message: message!, reply_hint: hint as 'full' }, { agent: cliAgent() });
         print(json ? JSON.stringify(receipt, null, 2) : `${receipt.delivered ? 'delivered' : 'NOT delivered'} (correlation ${receipt.correlation_id}, at ${receipt.injected_at})${receipt.verify_excerpt ? `\n${receipt.verify_excerpt}` : ''}`);
         return receipt.delivered ? 0 : 1;
+      });
+    }
+    case 'recv': {
+      need(args, 0, 0, 'no operands (use --cursor N, --driver D)');
+      const cursor = intFlag(args, 'cursor');
+      const driver = flag(args, 'driver');
+      return withHub(async (hub) => {
+        const batch = await hub.recv(cursor, { agent: cliAgent(), ...(driver ? { driver } : {}) });
+        if (json) print(JSON.stringify(batch, null, 2));
+        else {
+          for (const item of batch.items) print(`#${item.cursor}  ${item.at}${item.from ? `  from=${item.from}` : ''}${item.id ? `  id=${item.id}` : ''}\n    ${item.raw}`);
+          print(batch.items.length ? `next cursor: ${batch.next_cursor}` : `nothing new (next cursor: ${batch.next_cursor})`);
+        }
+        return 0;
       });
     }
     case 'invoke': {
