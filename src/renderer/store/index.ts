@@ -3,6 +3,7 @@
  * (`useShallow` where a selector returns several fields); only `../actions.ts` writes to it.
  */
 import { create } from 'zustand';
+import type { StateCreator } from 'zustand';
 import {
   createApprovalsSlice,
   createChannelsSlice,
@@ -14,7 +15,8 @@ import {
 } from './slices';
 import type { PanelState } from './slices';
 
-export const useStore = create<PanelState>()((...a) => ({
+/** Every slice, composed: the store's creator, and the source of a fresh initial state. */
+const allSlices: StateCreator<PanelState> = (...a) => ({
   ...createConnectionSlice(...a),
   ...createUiSlice(...a),
   ...createApprovalsSlice(...a),
@@ -22,20 +24,13 @@ export const useStore = create<PanelState>()((...a) => ({
   ...createChannelsSlice(...a),
   ...createProvidersSlice(...a),
   ...createSettingsSlice(...a),
-}));
+});
+
+export const useStore = create<PanelState>()(allSlices);
 
 /** A fresh initial state (tests reset with `useStore.setState(getInitialState(), true)`). */
 export function getInitialState(): PanelState {
-  const a = [useStore.setState, useStore.getState, useStore] as const;
-  return {
-    ...createConnectionSlice(...a),
-    ...createUiSlice(...a),
-    ...createApprovalsSlice(...a),
-    ...createTimelineSlice(...a),
-    ...createChannelsSlice(...a),
-    ...createProvidersSlice(...a),
-    ...createSettingsSlice(...a),
-  };
+  return allSlices(useStore.setState, useStore.getState, useStore);
 }
 
 export type { PanelState, View, Loadable } from './slices';

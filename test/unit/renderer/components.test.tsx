@@ -2,15 +2,15 @@
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PendingApproval } from '../../../src/shared/panel-types';
-import { addApproval, ingestTimeline, startPanel } from '../../../src/renderer/actions';
-import { getInitialState, useStore } from '../../../src/renderer/store';
+import { addApproval, ingestTimeline } from '../../../src/renderer/actions';
+import { useStore } from '../../../src/renderer/store';
 import { App } from '../../../src/renderer/App';
 import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
 import { ApprovalsView, ARM_DELAY_MS } from '../../../src/renderer/components/ApprovalsView';
 import { ArgsView } from '../../../src/renderer/components/ArgsView';
 import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/components/SchemaForm';
 import { mcpCommands } from '../../../src/renderer/components/SettingsView';
-import { createFakeApi } from './fake-api';
+import { startFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
 const a1: PendingApproval = {
@@ -31,11 +31,7 @@ const a1: PendingApproval = {
 
 let fake: FakeApi;
 let stop: () => void;
-beforeEach(() => {
-  useStore.setState(getInitialState(), true);
-  fake = createFakeApi();
-  stop = startPanel(fake.api, 'browser');
-});
+beforeEach(() => ({ fake, stop } = startFakePanel()));
 afterEach(() => {
   cleanup();
   stop();

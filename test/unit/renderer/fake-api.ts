@@ -1,6 +1,8 @@
 /** An in-memory PanelApi for renderer tests: records calls, lets a test emit events. */
 import type { PanelApi, PanelEventName, PanelEvents } from '../../../src/shared/panel-api';
 import { EventHub, createPanelProxy } from '../../../src/shared/panel-proxy';
+import { startPanel } from '../../../src/renderer/actions';
+import { getInitialState, useStore } from '../../../src/renderer/store';
 
 export interface FakeApi {
   api: PanelApi;
@@ -40,4 +42,11 @@ export function createFakeApi(replies: FakeApi['replies'] = {}): FakeApi {
     subscribe: (event, listener) => events.on(event, listener),
   });
   return fake;
+}
+
+/** A fresh store and a panel started over a new fake API; `stop()` disposes its subscriptions. */
+export function startFakePanel(replies?: FakeApi['replies']): { fake: FakeApi; stop: () => void } {
+  useStore.setState(getInitialState(), true);
+  const fake = createFakeApi(replies);
+  return { fake, stop: startPanel(fake.api, 'browser') };
 }

@@ -1,10 +1,10 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PendingApproval, TimelineEvent } from '../../../src/shared/panel-types';
-import { addApproval, decide, flushTimeline, enqueueTimeline, ingestTimeline, loadHistory, resolveApproval, setFollow, startPanel } from '../../../src/renderer/actions';
-import { getInitialState, useStore } from '../../../src/renderer/store';
+import { addApproval, decide, flushTimeline, enqueueTimeline, ingestTimeline, loadHistory, resolveApproval, setFollow } from '../../../src/renderer/actions';
+import { useStore } from '../../../src/renderer/store';
 import { matchesFilter, mergeEvents } from '../../../src/renderer/store/timeline-model';
-import { createFakeApi } from './fake-api';
+import { startFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
 const pending = (id: string, at: number): PendingApproval => ({
@@ -37,11 +37,7 @@ const ev = (cursor: number, inv: string, sequence: number, kind: TimelineEvent['
 
 let fake: FakeApi;
 let stop: () => void;
-beforeEach(() => {
-  useStore.setState(getInitialState(), true);
-  fake = createFakeApi();
-  stop = startPanel(fake.api, 'browser');
-});
+beforeEach(() => ({ fake, stop } = startFakePanel()));
 afterEach(() => stop());
 
 describe('approvals slice', () => {

@@ -6,22 +6,18 @@
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PendingApproval, TimelineEvent } from '../../../src/shared/panel-types';
-import { connectionChanged, showView, startPanel } from '../../../src/renderer/actions';
-import { getInitialState, useStore } from '../../../src/renderer/store';
+import { connectionChanged, showView } from '../../../src/renderer/actions';
+import { useStore } from '../../../src/renderer/store';
 import type { View } from '../../../src/renderer/store';
 import { App } from '../../../src/renderer/App';
 import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
 import { mcpCommands, shellWord } from '../../../src/renderer/components/SettingsView';
-import { createFakeApi } from './fake-api';
+import { startFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
 let fake: FakeApi;
 let stop: () => void;
-beforeEach(() => {
-  useStore.setState(getInitialState(), true);
-  fake = createFakeApi();
-  stop = startPanel(fake.api, 'browser');
-});
+beforeEach(() => ({ fake, stop } = startFakePanel()));
 afterEach(() => {
   cleanup();
   stop();
