@@ -163,7 +163,7 @@ function auditThroughput(): BenchRow[] {
   store.close();
   return [
     { name: 'audit append, one commit per event (WAL)', value: Math.round(single), unit: 'events/s', note: 'worst case' },
-    { name: 'audit append, batched ×100 (WAL)', value: Math.round(batched), unit: 'events/s', note: 'the hub commits events in batches within 20 ms' },
+    { name: 'audit append, batched ×100 (WAL)', value: Math.round(batched), unit: 'events/s', note: 'events outside a call (approvals pending, progress) commit in batches within 20 ms' },
     { name: 'audit durable decision (synchronous=FULL)', value: Math.round(durable), unit: 'decisions/s', note: 'fsync per decision' },
   ];
 }
