@@ -5,6 +5,7 @@
  * in `PanelCalls` is all it takes to expose it everywhere.
  */
 import type { PanelEventName, PanelMethod } from './panel-api';
+import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS } from './wire';
 
 type Schema = Record<string, unknown>;
 
@@ -28,23 +29,11 @@ const obj = (properties: Record<string, Schema>, required: string[] = []): Schem
 const rec = (properties: Record<string, Schema>, required: string[] = []): Schema => ({ type: 'object', properties, required });
 
 const empty = obj({});
-const interaction = strEnum('typed', 'semantic_ui', 'visual_ui');
-const state = strEnum('accepted', 'running', 'succeeded', 'failed', 'cancelled', 'rejected');
+// Derived from the closed unions in wire.ts, so a new kind or state cannot be missed here.
+const interaction = strEnum(...INTERACTION_KINDS);
+const state = strEnum(...INVOCATION_STATES, 'rejected');
 const decision = strEnum('once', 'session', 'always', 'deny');
-const eventKind = strEnum(
-  'accepted',
-  'started',
-  'cancellation_requested',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'approval_requested',
-  'approval_granted',
-  'approval_denied',
-  'progress',
-  'decision',
-  'rejected',
-);
+const eventKind = strEnum(...RUNTIME_EVENT_KINDS, 'decision', 'rejected');
 const suError = rec({ code: str, message: str, retryable: bool }, ['code', 'message', 'retryable']);
 const preview = rec({ text: str, image_png: str, mark: rec({ x: num, y: num, width: num, height: num }, ['x', 'y']) });
 const channel = rec({ channel: str, labels: strings, detail: json, driver: str, tier: str, tiers: strings }, ['channel', 'labels', 'driver']);

@@ -6,8 +6,20 @@ import type { PanelApi, PanelCalls, PanelEvents } from '../../../src/shared/pane
 import type { PANEL_EVENTS } from '../../../src/shared/panel-channels';
 import { PANEL_CALLS, PANEL_METHODS } from '../../../src/shared/panel-channels';
 import { createPanelProxy } from '../../../src/shared/panel-proxy';
+import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS } from '../../../src/shared/wire';
 
 describe('shared wire types', () => {
+  it('the kind and state lists the panel schemas are built from name every member of their union, once', () => {
+    const kinds: Record<Shared.RuntimeEventKind, true> = { accepted: true, started: true, cancellation_requested: true, succeeded: true, failed: true, cancelled: true, approval_requested: true, approval_granted: true, approval_denied: true, progress: true };
+    const states: Record<Shared.InvocationState, true> = { accepted: true, running: true, succeeded: true, failed: true, cancelled: true };
+    const interactions: Record<Shared.InteractionKind, true> = { typed: true, semantic_ui: true, visual_ui: true };
+    expect([...RUNTIME_EVENT_KINDS].sort()).toEqual(Object.keys(kinds).sort());
+    expect([...INVOCATION_STATES].sort()).toEqual(Object.keys(states).sort());
+    expect([...INTERACTION_KINDS]).toEqual(['typed', 'semantic_ui', 'visual_ui']);
+    expect(Object.keys(interactions)).toHaveLength(INTERACTION_KINDS.length);
+  });
+
+
   it('are structurally identical to the kernel and driver contract (checked by tsc)', () => {
     expectTypeOf<Shared.JsonValue>().toEqualTypeOf<Kernel.JsonValue>();
     expectTypeOf<Shared.InteractionKind>().toEqualTypeOf<Kernel.InteractionKind>();
