@@ -3,31 +3,16 @@
 // cannot start — no binary, no display — say why in one line and run the browser panel instead
 // (`uplink serve`), which prints its URL.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { electronBinary } from './electron-binary.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(import.meta.url);
 
 // UPLINK_START_SKIP_BUILD=1: the e2e test starts from the build it already has.
 if (process.env.UPLINK_START_SKIP_BUILD !== '1') {
   const built = spawnSync(process.execPath, [join(root, 'scripts/build.mjs')], { cwd: root, stdio: 'inherit' });
   if (built.status !== 0) process.exit(built.status ?? 1);
-}
-
-/** The Electron binary path, or why there is none. */
-function electronBinary() {
-  try {
-    const pkg = dirname(require.resolve('electron/package.json'));
-    const pathFile = join(pkg, 'path.txt');
-    if (!existsSync(pathFile)) return { why: 'the Electron binary is not installed (node_modules/electron has no path.txt; run `node node_modules/electron/install.js` with network access)' };
-    const bin = join(pkg, 'dist', readFileSync(pathFile, 'utf8').trim());
-    return existsSync(bin) ? { bin } : { why: `the Electron binary is missing at ${bin}` };
-  } catch {
-    return { why: 'the electron package is not installed' };
-  }
 }
 
 function hasDisplay() {

@@ -4,27 +4,14 @@
  * exists; elsewhere it is skipped and says why (the browser panel e2e covers the renderer).
  */
 import { _electron as electron, expect, test } from '@playwright/test';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { PANEL_METHODS } from '../../src/shared/panel-channels';
+import { electronBinary } from '../../scripts/electron-binary.mjs';
 import { ROOT, cleanEnv } from './harness';
-
-/** The Electron binary, or why there is none. */
-function electronBinary(): { bin?: string; why?: string } {
-  try {
-    const pkg = dirname(createRequire(import.meta.url).resolve('electron/package.json'));
-    const pathFile = join(pkg, 'path.txt');
-    if (!existsSync(pathFile)) return { why: 'the Electron binary is not installed here (node_modules/electron has no path.txt; fetching it needs network access)' };
-    const bin = join(pkg, 'dist', readFileSync(pathFile, 'utf8').trim());
-    return existsSync(bin) ? { bin } : { why: `the Electron binary is missing at ${bin}` };
-  } catch {
-    return { why: 'the electron package is not installed' };
-  }
-}
 
 const found = electronBinary();
 const display = process.platform !== 'linux' || !!process.env.DISPLAY || !!process.env.WAYLAND_DISPLAY;
