@@ -4,11 +4,29 @@
  */
 
 const MAX_IDENTIFIER_LENGTH = 128;
-// Each group is one optional separator followed by one letter or digit, so the match is linear
-// and the grammar's "ends with a letter or digit" and "no two separators" fall out of it.
-const IDENTIFIER = /^[a-z](?:[./-]?[a-z0-9])*$/;
 
-/** Whether `value` is a valid capability, provider or invocation identifier. */
+const isLower = (c: number): boolean => c >= 0x61 && c <= 0x7a;
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+const isSeparator = (c: number): boolean => c === 0x2e || c === 0x2f || c === 0x2d; // . / -
+
+/**
+ * Whether `value` is a valid capability, provider or invocation identifier. A character loop
+ * rather than a regular expression: it runs several times for every invocation.
+ */
 export function isValidIdentifier(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= MAX_IDENTIFIER_LENGTH && IDENTIFIER.test(value);
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_IDENTIFIER_LENGTH) return false;
+  if (!isLower(value.charCodeAt(0))) return false;
+  let afterSeparator = false;
+  for (let i = 1; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (isSeparator(c)) {
+      if (afterSeparator) return false;
+      afterSeparator = true;
+    } else if (isLower(c) || isDigit(c)) {
+      afterSeparator = false;
+    } else {
+      return false;
+    }
+  }
+  return !afterSeparator;
 }

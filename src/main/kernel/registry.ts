@@ -28,6 +28,8 @@ import type {
 export interface SpecEntry {
   spec: CapabilitySpec;
   version: semver.SemVer;
+  /** Whether `version` satisfies a range, per parsed range (ranges are cached, so this stays small). */
+  satisfies: WeakMap<semver.Range, boolean>;
   canonical: string;
   validateInput: ValidateFunction;
   validateOutput: ValidateFunction;
@@ -183,7 +185,11 @@ export class Registry {
     let selected: OfferEntry | undefined;
     if (list !== undefined) {
       for (const entry of list) {
-        const versionOk = sel.range.test(entry.spec.version);
+        let versionOk = entry.spec.satisfies.get(sel.range);
+        if (versionOk === undefined) {
+          versionOk = sel.range.test(entry.spec.version);
+          entry.spec.satisfies.set(sel.range, versionOk);
+        }
         const providerOk = sel.providerId === undefined || entry.offer.provider.id === sel.providerId;
         const interactionOk = sel.interaction === undefined || entry.offer.interaction === sel.interaction;
         inRange ||= versionOk;
@@ -254,6 +260,7 @@ export class Registry {
     const entry: SpecEntry = {
       spec: frozen,
       version: new semver.SemVer(frozen.version),
+      satisfies: new WeakMap(),
       canonical,
       validateInput: this.#compile(frozen.input_schema, key, 'input_schema'),
       validateOutput: this.#compile(frozen.output_schema, key, 'output_schema'),
