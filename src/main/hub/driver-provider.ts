@@ -19,7 +19,11 @@ import type {
 import { DriverError, isMutating } from '../drivers/contract';
 import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../drivers/contract';
 import type { CallTable } from './call-context';
+import { Deadlines } from './deadlines';
 import { isDriverError } from './errors';
+
+/** The deadlines of every driver call in this process, on one timer. */
+const DEADLINES = new Deadlines();
 
 /** The capability version every driver op gets. */
 export const CAPABILITY_VERSION = '1.0.0';
@@ -149,12 +153,11 @@ export class DriverProvider implements CapabilityProvider {
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        controller.abort(new Error('deadline'));
-        reject(new DriverError('Timeout', `${this.driverId}.${op} did not finish within ${Math.round(ms / 1000)} s`, { hint: 'the driver may be stuck; run `uplink doctor`, then retry' }));
-      }, ms);
+    let reject: (e: Error) => void = () => undefined;
+    const timeout = new Promise<never>((_, r) => (reject = r));
+    const cancelDeadline = DEADLINES.add(ms, () => {
+      controller.abort(new Error('deadline'));
+      reject(new DriverError('Timeout', `${this.driverId}.${op} did not finish within ${Math.round(ms / 1000)} s`, { hint: 'the driver may be stuck; run `uplink doctor`, then retry' }));
     });
     try {
       const work = this.#run(op, addr, input.args, invokeCtx, controller.signal);
@@ -168,7 +171,7 @@ export class DriverProvider implements CapabilityProvider {
       }
       throw error;
     } finally {
-      clearTimeout(timer);
+      cancelDeadline();
       signal.removeEventListener('abort', onAbort);
     }
   }
