@@ -2,16 +2,20 @@
  * The audit store: an append-only SQLite table (better-sqlite3, WAL) of every kernel event,
  * approval decision and rejected request. Ordinary entries commit with `synchronous=NORMAL`
  * (durable against a process crash: WAL frames are in the OS before the call returns); decisions
- * commit with `synchronous=FULL` (fsynced) before they take effect. Nothing secret is stored: the
+ * commit with `synchronous=FULL` (fsynced) before they take effect. A call's entries can instead be
+ * journaled before its reply and committed right after it (`journal`, audit-journal.ts); opening
+ * a store replays the journals of processes that died in between. Nothing secret is stored: the
  * hub redacts sensitive args before they get here.
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import type { JsonValue } from '../kernel/types';
+import { AuditJournal } from './audit-journal';
+import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 
 /** Bumped when the table layout changes; migrations run from the stored `user_version`. */
-export const AUDIT_SCHEMA_VERSION = 2;
+export const AUDIT_SCHEMA_VERSION = 3;
 
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_EVERY_MS = 2000;
@@ -21,6 +25,7 @@ const MAX_ARGS_CHARS = 16 * 1024;
 /** Longest single string kept inside a stored output (screenshots are summarized, not stored). */
 const MAX_OUTPUT_STRING = 2048;
 
+/** The stored columns, in insert order. Only ever appended to (journal lines are positional). */
 const COLUMNS = [
   'at', 'type', 'kind', 'invocation_id', 'sequence', 'channel', 'op', 'capability_id',
   'agent_kind', 'agent_name', 'agent_version', 'agent_user', 'provider_id', 'interaction', 'state',
@@ -47,6 +52,8 @@ const MIGRATIONS: string[] = [
    CREATE TABLE rule_usage (rule_id TEXT PRIMARY KEY, last_used_at INTEGER NOT NULL, uses INTEGER NOT NULL);`,
   // v2: the result of a succeeded invocation, so the timeline's detail can show it after restart.
   `ALTER TABLE entries ADD COLUMN output TEXT;`,
+  // v3: per journal file, the highest line committed with its rows (replay inserts only above it).
+  `CREATE TABLE IF NOT EXISTS journal_marks (file TEXT PRIMARY KEY, seq INTEGER NOT NULL);`,
 ];
 
 /** JSON text of a value, cut to `MAX_ARGS_CHARS` (still valid JSON: a string saying what was cut). */
@@ -55,29 +62,41 @@ function boundedJson(value: JsonValue): string {
   return text.length > MAX_ARGS_CHARS ? JSON.stringify(`${text.slice(0, MAX_ARGS_CHARS)}… (cut, ${text.length} chars)`) : text;
 }
 
+/** Whether a value holds a string too long to store (most outputs do not: no copy is made then). */
+function hasLongString(value: JsonValue): boolean {
+  if (typeof value === 'string') return value.length > MAX_OUTPUT_STRING;
+  if (Array.isArray(value)) return value.some(hasLongString);
+  if (value && typeof value === 'object') {
+    for (const k in value) if (hasLongString(value[k]!)) return true;
+  }
+  return false;
+}
+
 /** An output with long strings (base64 screenshots, big captures) replaced by what they were. */
 function summarizeOutput(value: JsonValue): JsonValue {
+  return hasLongString(value) ? summarized(value) : value;
+}
+
+function summarized(value: JsonValue): JsonValue {
   if (typeof value === 'string') return value.length > MAX_OUTPUT_STRING ? `${value.slice(0, 200)}… (${value.length} chars, not stored)` : value;
-  if (Array.isArray(value)) return value.map(summarizeOutput);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, summarizeOutput(v)]));
+  if (Array.isArray(value)) return value.map(summarized);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, summarized(v)]));
   return value;
 }
 
-function toRow(entry: Omit<AuditEntry, 'id'>): Record<string, string | number | null> {
+/** The entry's column values in `COLUMNS` order (what is inserted, and what the journal holds). */
+function toRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
   const args = entry.args === undefined ? null : boundedJson(entry.args);
   const output = entry.output === undefined ? null : boundedJson(summarizeOutput(entry.output));
-  return {
-    at: entry.at, type: entry.type, kind: entry.kind, invocation_id: entry.invocation_id ?? null,
-    sequence: entry.sequence ?? null, channel: entry.channel ?? null, op: entry.op ?? null,
-    capability_id: entry.capability_id ?? null, agent_kind: entry.agent?.kind ?? null,
-    agent_name: entry.agent?.name ?? null, agent_version: entry.agent?.version ?? null,
-    agent_user: entry.agent?.user ?? null, provider_id: entry.provider_id ?? null,
-    interaction: entry.interaction ?? null, state: entry.state ?? null, error_code: entry.error_code ?? null,
-    error_kind: entry.error_kind ?? null, message: entry.message ?? null, hint: entry.hint ?? null,
-    detail: entry.detail ?? null, authorized: entry.authorized ?? null,
-    granted: entry.granted === undefined ? null : entry.granted ? 1 : 0, by_who: entry.by ?? null,
-    reason: entry.reason ?? null, args, duration_ms: entry.duration_ms ?? null, output,
-  };
+  return [
+    entry.at, entry.type, entry.kind, entry.invocation_id ?? null, entry.sequence ?? null,
+    entry.channel ?? null, entry.op ?? null, entry.capability_id ?? null, entry.agent?.kind ?? null,
+    entry.agent?.name ?? null, entry.agent?.version ?? null, entry.agent?.user ?? null,
+    entry.provider_id ?? null, entry.interaction ?? null, entry.state ?? null, entry.error_code ?? null,
+    entry.error_kind ?? null, entry.message ?? null, entry.hint ?? null, entry.detail ?? null,
+    entry.authorized ?? null, entry.granted === undefined ? null : entry.granted ? 1 : 0, entry.by ?? null,
+    entry.reason ?? null, args, entry.duration_ms ?? null, output,
+  ];
 }
 
 function fromRow(row: Row): AuditEntry {
@@ -122,12 +141,25 @@ function fromRow(row: Row): AuditEntry {
   return e;
 }
 
+/**
+ * A journaled row as inserted, whatever the line held (a damaged file cannot break the insert).
+ * A line from an older schema has fewer columns: `COLUMNS` only ever grows at its end.
+ */
+function journaledRow(row: unknown): JournalRow {
+  const r = Array.isArray(row) ? (row as unknown[]) : [];
+  return COLUMNS.map((_, i) => (typeof r[i] === 'string' || typeof r[i] === 'number' ? (r[i] as string | number) : null));
+}
+
 /** The SQLite-backed audit store. */
 export class AuditStore {
   readonly path: string;
   #db: Db;
   #insert: Statement;
-  #insertMany: (entries: Array<Omit<AuditEntry, 'id'>>) => AuditEntry[];
+  #setMark: Statement;
+  #insertMany: (entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => AuditEntry[];
+  #journal: AuditJournal;
+  /** Rows already computed for the journal, reused by the commit. */
+  #rows = new WeakMap<Omit<AuditEntry, 'id'>, JournalRow>();
   #timer: ReturnType<typeof setInterval>;
   #closed = false;
 
@@ -141,10 +173,21 @@ export class AuditStore {
     // Checkpoints (which fsync) run on a timer instead of inside a call's commit; see #checkpoint.
     this.#db.pragma('wal_autocheckpoint = 0');
     this.#migrate();
-    this.#insertMany = this.#db.transaction((entries: Array<Omit<AuditEntry, 'id'>>) => entries.map((e) => this.append(e)));
-    this.#timer = setInterval(() => this.checkpoint(), CHECKPOINT_EVERY_MS);
+    this.#insert = this.#db.prepare(`INSERT INTO entries (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
+    this.#setMark = this.#db.prepare('INSERT INTO journal_marks (file, seq) VALUES (?, ?) ON CONFLICT(file) DO UPDATE SET seq = excluded.seq');
+    this.#insertMany = this.#db.transaction((entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => {
+      const stored = entries.map((e) => this.#append(e));
+      if (mark !== undefined && seq !== undefined) this.#setMark.run(mark, seq);
+      return stored;
+    });
+    this.#journal = new AuditJournal(`${path.replace(/\.sqlite$/, '')}.pending`);
+    try {
+      this.replayJournals();
+    } catch {
+      // Busy (another process holds the write lock): the next tick tries again.
+    }
+    this.#timer = setInterval(() => this.#tick(), CHECKPOINT_EVERY_MS);
     this.#timer.unref?.();
-    this.#insert = this.#db.prepare(`INSERT INTO entries (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`);
   }
 
   #migrate(): void {
@@ -166,21 +209,94 @@ export class AuditStore {
 
   /** Appends one entry (synchronous=NORMAL) and returns it with its id. */
   append(entry: Omit<AuditEntry, 'id'>): AuditEntry {
-    const info = this.#insert.run(toRow(entry));
+    return this.#append(entry);
+  }
+
+  #append(entry: Omit<AuditEntry, 'id'>): AuditEntry {
+    const info = this.#insert.run(this.#rows.get(entry) ?? toRow(entry));
     return { ...entry, id: Number(info.lastInsertRowid) };
+  }
+
+  /**
+   * Writes entries to this process's journal (one write, no SQLite) and returns the line's seq;
+   * they must then be committed with `appendMany(…, seq)`. Throws when the journal cannot be
+   * written (the caller commits at once instead).
+   */
+  journal(entries: Array<Omit<AuditEntry, 'id'>>): number {
+    const rows = entries.map((e) => {
+      const row = toRow(e);
+      this.#rows.set(e, row);
+      return row;
+    });
+    return this.#journal.append(rows);
   }
 
   /**
    * Appends many entries in one transaction (one WAL commit). With `durable`, the commit is
    * fsynced (synchronous=FULL): used when a decision is in the batch, before it takes effect.
+   * `journaled` is the seq of the last journal line whose entries are all in this batch; the
+   * commit records it, so a replay never inserts them twice. If such a commit fails, the
+   * journal keeps them for a later replay (they must not be retried by the caller).
    */
-  appendMany(entries: Array<Omit<AuditEntry, 'id'>>, durable = false): AuditEntry[] {
+  appendMany(entries: Array<Omit<AuditEntry, 'id'>>, durable = false, journaled?: number): AuditEntry[] {
     if (durable) this.#db.pragma('synchronous = FULL');
     try {
-      return this.#insertMany(entries);
+      const stored = this.#insertMany(entries, journaled === undefined ? undefined : this.#journal.name, journaled);
+      if (journaled !== undefined) this.#journal.committed(journaled);
+      return stored;
+    } catch (e) {
+      if (journaled !== undefined) this.#journal.retire();
+      throw e;
     } finally {
       if (durable) this.#db.pragma('synchronous = NORMAL');
     }
+  }
+
+  /**
+   * Inserts what journals of gone processes (and this one's retired files) hold above their
+   * marks, then deletes them. The file is read under the write lock and its mark kept until it
+   * is deleted, so two processes replaying at once insert each line once. Returns rows inserted.
+   */
+  replayJournals(): number {
+    let inserted = 0;
+    for (const name of this.#journal.orphans()) {
+      try {
+        const done = this.#db
+          .transaction(() => {
+            const records = this.#journal.read(name);
+            if (!records) return false;
+            const row = this.#db.prepare('SELECT seq FROM journal_marks WHERE file = ?').get(name) as { seq: number } | undefined;
+            const mark = row?.seq ?? 0;
+            let top = mark;
+            for (const rec of records) {
+              if (rec.seq <= mark) continue;
+              for (const r of rec.rows) {
+                try {
+                  this.#insert.run(journaledRow(r));
+                  inserted++;
+                } catch {
+                  // A row SQLite refuses (it failed the original commit too) must not hold back the rest.
+                }
+              }
+              top = Math.max(top, rec.seq);
+            }
+            if (top > mark) this.#setMark.run(name, top);
+            return true;
+          })
+          .immediate();
+        if (done) this.#journal.remove(name);
+        this.#journal.replayed(name);
+      } catch {
+        // Busy or unreadable: the next open or tick tries again.
+      }
+    }
+    // Marks of files that are gone (removed above, or by another process) are no longer needed.
+    // Marks are read before the directory: a file exists before its first mark and is deleted
+    // before its mark, and names are never reused, so a mark without a file is stale.
+    const marks = this.#db.prepare('SELECT file FROM journal_marks').all() as Array<{ file: string }>;
+    const present = this.#journal.files();
+    for (const { file } of marks) if (!present.has(file)) this.#db.prepare('DELETE FROM journal_marks WHERE file = ?').run(file);
+    return inserted;
   }
 
   /** Appends one entry fsynced to disk (synchronous=FULL). */
@@ -246,6 +362,16 @@ export class AuditStore {
     return row.id ?? 0;
   }
 
+  #tick(): void {
+    this.checkpoint();
+    if (this.#closed) return;
+    try {
+      this.replayJournals();
+    } catch {
+      // Busy: the next tick tries again.
+    }
+  }
+
   /** Moves WAL frames into the database without waiting for readers (other processes). */
   checkpoint(): void {
     if (this.#closed) return;
@@ -256,11 +382,20 @@ export class AuditStore {
     }
   }
 
-  /** Closes the database (checkpointing the WAL). */
+  /** Closes the database (checkpointing the WAL) and this process's journal (deleted when all of it was committed). */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    const done = this.#journal.close();
+    if (done) {
+      this.#journal.remove(done);
+      try {
+        this.#db.prepare('DELETE FROM journal_marks WHERE file = ?').run(done);
+      } catch {
+        // A stale mark is dropped by the next replay.
+      }
+    }
     this.#db.close();
   }
 }

@@ -224,7 +224,7 @@ class HubCore implements Hub {
     } catch (e) {
       const err = toHubError(channel, e);
       this.#rejected(channel, op, args, agent, err);
-      this.#timeline.flush();
+      this.#timeline.beforeReply();
       throw err;
     }
     const { spec, labels } = checked;
@@ -273,9 +273,9 @@ class HubCore implements Hub {
       throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
     } finally {
       // Decisions by a person or rule were committed (fsynced) when made. The call's own entries
-      // (its read-only permit on `accepted`, its outcome) commit before the reply leaves, so a
-      // kill -9 after the agent heard the answer cannot lose them (WAL: no fsync needed for that).
-      this.#timeline.flush();
+      // (its read-only permit on `accepted`, its outcome) are journaled before the reply leaves,
+      // so a kill -9 after the agent heard the answer cannot lose them, and committed right after.
+      this.#timeline.beforeReply();
       stopProgress();
       options.signal?.removeEventListener('abort', onAbort);
       this.#waiters.delete(invocationId);
@@ -300,7 +300,7 @@ class HubCore implements Hub {
 
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): void {
     this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, error);
-    this.#timeline.flush();
+    this.#timeline.beforeReply();
   }
 
   // ── timeline ──────────────────────────────────────────────────────────────────────────────

@@ -14,6 +14,10 @@ export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 const FLUSH_MS = 20;
 /** A batch this big commits at once. */
 const FLUSH_MAX = 256;
+/** Events kept for another try after a failed commit, at most. */
+const MAX_REQUEUED = 10_000;
+/** Wait before trying a failed commit again. */
+const RETRY_MS = 1000;
 
 /** The invocation's state after an event. */
 export function stateAfter(kind: RuntimeEvent['kind']): InvocationState {
@@ -93,6 +97,9 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
 export class Timeline {
   #audit: AuditStore;
   #pending: Array<Omit<AuditEntry, 'id'>> = [];
+  /** How many of `#pending` (always a prefix) are in the journal, and the line holding the last. */
+  #journaled = 0;
+  #journalSeq = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #listeners = new Set<(e: AuditEntry) => void>();
 
@@ -119,18 +126,39 @@ export class Timeline {
     this.#timer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
+  /**
+   * Before a reply or error leaves the hub: makes what is queued survive a kill -9 with one
+   * journal write; the SQLite commit follows with the batch (within FLUSH_MS), off the reply's
+   * path. Without a journal (the disk refused it) it commits now instead.
+   */
+  beforeReply(): void {
+    if (this.#pending.length === this.#journaled) return;
+    try {
+      this.#journalSeq = this.#audit.journal(this.#pending.slice(this.#journaled));
+      this.#journaled = this.#pending.length;
+    } catch {
+      this.flush();
+    }
+  }
+
   /** Commits what is queued (fsynced with `durable`); a failed durable commit throws. */
   flush(durable = false): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#pending.length === 0) return;
+    const journaled = this.#journaled;
     const batch = this.#pending.splice(0);
+    this.#journaled = 0;
     let stored: AuditEntry[];
     try {
-      stored = this.#audit.appendMany(batch, durable);
+      stored = this.#audit.appendMany(batch, durable, journaled > 0 ? this.#journalSeq : undefined);
     } catch (e) {
-      // A decision that cannot be recorded must not take effect; plain events are best effort.
+      // A decision that cannot be recorded must not take effect (it is dropped, and the caller
+      // hears why). Journaled entries stay in the journal for a later replay; other events are
+      // queued again for the next commit, up to a bound (best effort when SQLite keeps failing).
       if (durable) throw e;
+      if (this.#pending.length < MAX_REQUEUED) this.#pending.unshift(...batch.slice(journaled));
+      if (this.#pending.length > 0) this.#timer ??= setTimeout(() => this.flush(), RETRY_MS);
       return;
     }
     for (const entry of stored) {

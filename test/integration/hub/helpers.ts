@@ -1,4 +1,9 @@
 /** Shared set-up of the in-process hub tests: a hub over the fixture driver, closed after each test. */
+import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { AuditStore } from '../../../src/main/hub/audit-store';
 import { createHub } from '../../../src/main/hub';
 import type { Hub, HubError } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
@@ -29,4 +34,26 @@ export async function failure(p: Promise<unknown>): Promise<HubError> {
     return e as HubError;
   }
   throw new Error('expected a failure');
+}
+
+/**
+ * The audit rows the next process would find if this one were killed now: a copy of the data
+ * dir's audit files as a crash would leave them (database, WAL, journals), opened by a fresh store
+ * (which replays the journals), read raw.
+ */
+export function auditRowsIfKilledNow(dir: string): Array<Record<string, unknown>> {
+  const copy = mkdtempSync(join(tmpdir(), 'uplink-killed-'));
+  try {
+    for (const f of ['audit.sqlite', 'audit.sqlite-wal']) if (existsSync(join(dir, f))) copyFileSync(join(dir, f), join(copy, f));
+    if (existsSync(join(dir, 'audit.pending'))) cpSync(join(dir, 'audit.pending'), join(copy, 'audit.pending'), { recursive: true });
+    new AuditStore(join(copy, 'audit.sqlite')).close();
+    const db = new Database(join(copy, 'audit.sqlite'), { readonly: true });
+    try {
+      return db.prepare('SELECT * FROM entries ORDER BY id').all() as Array<Record<string, unknown>>;
+    } finally {
+      db.close();
+    }
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
 }

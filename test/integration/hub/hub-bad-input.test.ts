@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { AgentIdentity, Hub } from '../../../src/main/hub';
 import { HubError } from '../../../src/main/hub';
-import { closeHubs, failure, openHub } from './helpers';
+import { auditRowsIfKilledNow, closeHubs, failure, openHub } from './helpers';
 import { waitFor } from '../../fixtures/hub-build';
 
 const agent: AgentIdentity = { kind: 'mcp', name: 'bad-agent', version: '0.0.1' };
@@ -101,11 +101,13 @@ describe('bad input: a clear error, the hub keeps serving, the audit records it'
       const err = await failure(c.call(hub));
       expect(err).toBeInstanceOf(HubError);
       expect(err.rendered).toMatch(c.error);
-      // Recorded before the caller heard of it: visible to another reader of the file at once.
-      const row = rowsOnDisk(dir).find((r) => Object.entries(c.row).every(([k, v]) => r[k] === v));
+      // Recorded before the caller heard of it: a kill -9 now would not lose it.
+      const row = auditRowsIfKilledNow(dir).find((r) => Object.entries(c.row).every(([k, v]) => r[k] === v));
       expect(row, `audit row ${JSON.stringify(c.row)}`).toBeDefined();
       expect(row!.message).toBe(err.message);
       expect(row).toMatchObject({ agent_name: expect.any(String) });
+      // …and in the file itself within a batch (20 ms), for `uplink log` and the panel's history.
+      await waitFor(() => rowsOnDisk(dir).find((r) => Object.entries(c.row).every(([k, v]) => r[k] === v)), 2000, 'committed audit row');
       await stillServes(hub);
     });
   }

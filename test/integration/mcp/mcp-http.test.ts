@@ -5,12 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { buildForTests, runCli, startApprover, startServe, tmpDataDir, waitFor } from '../../fixtures/hub-build';
 import type { Served, TestBuild } from '../../fixtures/hub-build';
+import type { AuditEntry } from '../../../src/main/hub';
 
 let b: TestBuild;
 let dir: string;
@@ -105,6 +105,13 @@ describe('uplink serve', () => {
   });
 });
 
+/** The audit as the operator reads it after the hub died: `uplink log` (which replays what the dead hub journaled). */
+async function auditAfterCrash(dataDir: string): Promise<AuditEntry[]> {
+  const log = await runCli(b, dataDir, ['log', '--json', '--limit', '1000']);
+  expect(log.code).toBe(0);
+  return log.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEntry);
+}
+
 describe('approvals over HTTP and durability', () => {
   it('a panel approval lets channel_act run; an "always" decision reported to the agent survives kill -9', async () => {
     const d = tmpDataDir();
@@ -116,10 +123,8 @@ describe('approvals over HTTP and durability', () => {
     // The agent has its answer: kill the hub without any chance to flush.
     hub.child.kill('SIGKILL');
     await new Promise((resolve) => hub.child.once('close', resolve));
-    const db = new Database(join(d, 'audit.sqlite'), { readonly: true });
-    const decision = db.prepare("SELECT * FROM entries WHERE type = 'decision' AND op = 'write'").get() as Record<string, unknown>;
-    db.close();
-    expect(decision).toMatchObject({ authorized: 'operator', by_who: 'stand-in-operator', granted: 1, agent_name: 'durable-agent', agent_version: '1.2.3' });
+    const decision = (await auditAfterCrash(d)).find((e) => e.type === 'decision' && e.op === 'write');
+    expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { name: 'durable-agent', version: '1.2.3' } });
     const config = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) as { approvals: { rules: Array<{ channel: string; op: string }> } };
     expect(config.approvals.rules).toEqual([expect.objectContaining({ channel: 'test:alpha', op: 'write', agent: 'durable-agent' })]);
   });
@@ -136,13 +141,14 @@ describe('approvals over HTTP and durability', () => {
     // The agent has both answers: no chance to flush a batch.
     hub.child.kill('SIGKILL');
     await new Promise((resolve) => hub.child.once('close', resolve));
-    const db = new Database(join(d, 'audit.sqlite'), { readonly: true });
-    const rows = db.prepare("SELECT * FROM entries WHERE agent_name = 'crash-agent' ORDER BY id").all() as Array<Record<string, unknown>>;
-    db.close();
-    expect(rows).toContainEqual(expect.objectContaining({ type: 'decision', op: 'write', authorized: 'default_policy', granted: 0 }));
+    const rows = (await auditAfterCrash(d)).filter((e) => e.agent?.name === 'crash-agent');
+    expect(rows).toContainEqual(expect.objectContaining({ type: 'decision', op: 'write', authorized: 'default_policy', granted: false }));
     expect(rows).toContainEqual(expect.objectContaining({ type: 'rejected', op: 'write', error_code: 'policy_denied', error_kind: 'Rejected' }));
-    expect(rows).toContainEqual(expect.objectContaining({ kind: 'accepted', op: 'echo', authorized: 'default_policy', granted: 1 }));
-    expect(rows).toContainEqual(expect.objectContaining({ kind: 'succeeded', op: 'echo', agent_version: '1.2.3' }));
+    expect(rows).toContainEqual(expect.objectContaining({ kind: 'accepted', op: 'echo', authorized: 'default_policy', granted: true }));
+    expect(rows).toContainEqual(expect.objectContaining({ kind: 'succeeded', op: 'echo', agent: expect.objectContaining({ version: '1.2.3' }) }));
+    // Each entry once: whether a batch commit or the replay of the dead hub's journal stored it.
+    const ids = rows.map((e) => `${e.type}/${e.kind}/${e.invocation_id}/${e.sequence}`);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('an operator deny reaches the HTTP agent with the reason', async () => {

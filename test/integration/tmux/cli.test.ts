@@ -2,10 +2,9 @@
  * The tmux flows through the `uplink` CLI (a human at a terminal: calls run through the kernel
  * and audit, and still meet the driver's own guards). Each command is a fresh process and driver.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
+import { auditFiles, runCli, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 import { buildTmuxHub, writeConfig } from './hub-helpers';
 
@@ -120,9 +119,9 @@ describe('tmux through the CLI', () => {
     expect(log.code).toBe(0);
     expect(log.stdout).toContain('"type"');
     expect(log.stdout).not.toContain(token);
-    const files = readdirSync(dataDir).filter((f) => f.startsWith('audit.sqlite'));
-    expect(files).toContain('audit.sqlite');
-    for (const f of files) expect(readFileSync(join(dataDir, f)).includes(token)).toBe(false);
+    const files = auditFiles(dataDir);
+    expect(files.map((f) => f.file)).toContain(join(dataDir, 'audit.sqlite'));
+    for (const { bytes } of files) expect(bytes.includes(token)).toBe(false);
   });
 
   it('read-blocked panes reject content ops through the CLI, and a rename cannot lift a config read-deny', async () => {

@@ -3,13 +3,11 @@
  * the real tmux driver on a private server. Standing rules approve tmux ops (no panel here), so
  * what is tested is the driver's own guards as an agent meets them.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { cliEnv, ROOT, runCli, startServe, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
+import { auditFiles, cliEnv, ROOT, runCli, startServe, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 import { APPROVE_TMUX, buildTmuxHub, writeConfig } from './hub-helpers';
 
@@ -220,7 +218,7 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(await a.json('channel_act', { channel: `tmux:${peer}`, op: 'type', args: { text: token, enter: true, sensitive: true } })).toEqual({ typed: token.length, enter: true });
     // A refused sensitive call (own pane) keeps the text out too.
     expect((await a.call('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'type', args: { text: `${token}-own`, sensitive: true } })).error).toBe(true);
-    const auditBytes = (): Buffer[] => readdirSync(a.dataDir).filter((f) => f.startsWith('audit.sqlite')).map((f) => readFileSync(join(a.dataDir, f)));
+    const auditBytes = (): Buffer[] => auditFiles(a.dataDir).map((f) => f.bytes);
     expect(auditBytes().length).toBeGreaterThan(0);
     for (const bytes of auditBytes()) expect(bytes.includes(token)).toBe(false);
     await a.client.close();

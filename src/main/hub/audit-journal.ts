@@ -1,0 +1,179 @@
+/**
+ * The audit journal: a call's audit rows are appended to a small per-process file with one
+ * `write()` before the reply leaves the hub, and committed to SQLite right after it. A process
+ * killed in between loses nothing: the next process that opens the store (a restarted hub,
+ * `uplink log`, any CLI call) replays the journals of processes that are gone.
+ *
+ * Durability is the same as the store's `synchronous=NORMAL` WAL commits: the bytes are in the
+ * OS when the reply leaves, safe against a process crash, not fsynced against power loss.
+ *
+ * Files: `<dir>/<pid>-<random>.jsonl`, mode 0600, one line `{"seq":n,"rows":[[…],…]}` per write
+ * (rows as column-value arrays, already redacted and bounded: exactly what SQLite stores). The store keeps, in the same
+ * transaction as the rows, the highest `seq` of each file it committed (`journal_marks`), so a
+ * replay inserts only lines above the mark and never twice.
+ */
+import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
+/** A row as the store inserts it: its column values in the store's column order. */
+export type JournalRow = Array<string | number | null>;
+
+/** One line of a journal. */
+export interface JournalRecord {
+  seq: number;
+  rows: JournalRow[];
+}
+
+/** A journal this big is emptied after a commit that covers all of it. */
+const TRUNCATE_AT_BYTES = 256 * 1024;
+
+/** Journal files open in this process (several stores on one file must not replay each other's). */
+const OPEN_HERE = new Set<string>();
+
+/** Whether a process with this pid exists (EPERM: it exists, under another user). */
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** This process's journal file, opened on first use. */
+export class AuditJournal {
+  readonly dir: string;
+  #name: string | undefined;
+  #fd: number | undefined;
+  #seq = 0;
+  #committed = 0;
+  #bytes = 0;
+  /** Files of this process that a failed commit left behind: replayed like a dead process's. */
+  #retired: string[] = [];
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /** Appends rows as one line (one write); returns the line's seq. Throws when the disk refuses. */
+  append(rows: JournalRow[]): number {
+    if (this.#fd === undefined) {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      this.#name = `${process.pid}-${randomBytes(4).toString('hex')}.jsonl`;
+      this.#fd = openSync(join(this.dir, this.#name), 'a', 0o600);
+      this.#bytes = 0;
+      OPEN_HERE.add(join(this.dir, this.#name));
+    }
+    const seq = this.#seq + 1;
+    const line = `${JSON.stringify({ seq, rows })}\n`;
+    let written = writeSync(this.#fd, line);
+    const size = Buffer.byteLength(line);
+    if (written < size) {
+      // A short write (the disk filling up): write the rest of the bytes, or throw trying.
+      const bytes = Buffer.from(line);
+      while (written < size) written += writeSync(this.#fd, bytes, written);
+    }
+    this.#seq = seq;
+    this.#bytes += size;
+    return seq;
+  }
+
+  /** The current file's name (the key of its mark), if one is open. */
+  get name(): string | undefined {
+    return this.#name;
+  }
+
+  /** After the store committed every line up to `seq` (and its mark): empties a big file. */
+  committed(seq: number): void {
+    this.#committed = seq;
+    if (this.#fd !== undefined && seq === this.#seq && this.#bytes >= TRUNCATE_AT_BYTES) {
+      ftruncateSync(this.#fd, 0);
+      this.#bytes = 0;
+    }
+  }
+
+  /**
+   * After a commit of journaled rows failed: this file keeps them (every line above its mark is
+   * uncommitted) and is replayed later; further rows go to a new file.
+   */
+  retire(): void {
+    if (this.#fd === undefined) return;
+    closeSync(this.#fd);
+    OPEN_HERE.delete(join(this.dir, this.#name!));
+    this.#retired.push(this.#name!);
+    this.#fd = undefined;
+    this.#name = undefined;
+    this.#seq = 0;
+    this.#committed = 0;
+  }
+
+  /** A retired file was replayed. */
+  replayed(name: string): void {
+    this.#retired = this.#retired.filter((n) => n !== name);
+  }
+
+  /** Closes the file; returns its name when everything in it was committed (it can go). */
+  close(): string | undefined {
+    if (this.#fd === undefined) return undefined;
+    closeSync(this.#fd);
+    OPEN_HERE.delete(join(this.dir, this.#name!));
+    this.#fd = undefined;
+    const clean = this.#committed === this.#seq;
+    return clean ? this.#name : undefined;
+  }
+
+  /** Journals to replay: of processes that are gone, and this process's retired ones. */
+  orphans(): string[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    return names.filter((name) => {
+      if (!name.endsWith('.jsonl') || OPEN_HERE.has(join(this.dir, name))) return false;
+      if (this.#retired.includes(name)) return true;
+      const pid = Number(name.slice(0, name.indexOf('-')));
+      // Our own pid on another file: an earlier process with this pid (a container's pid 1).
+      return pid === process.pid || !alive(pid);
+    });
+  }
+
+  /** Every file name present (to drop marks of files that are gone). */
+  files(): Set<string> {
+    try {
+      return new Set(readdirSync(this.dir));
+    } catch {
+      return new Set();
+    }
+  }
+
+  /** The complete lines of a journal (a torn last line, from a crash mid-write, is skipped); undefined when it is gone. */
+  read(name: string): JournalRecord[] | undefined {
+    let text: string;
+    try {
+      text = readFileSync(join(this.dir, name), 'utf8');
+    } catch {
+      return undefined;
+    }
+    const records: JournalRecord[] = [];
+    const lines = text.split('\n');
+    lines.pop(); // '' after the last newline, or a torn line
+    for (const line of lines) {
+      try {
+        const rec = JSON.parse(line) as JournalRecord;
+        if (Number.isInteger(rec.seq) && Array.isArray(rec.rows)) records.push(rec);
+      } catch {
+        // A damaged line: the others still count.
+      }
+    }
+    return records;
+  }
+
+  /** Deletes a journal file. */
+  remove(name: string): void {
+    rmSync(join(this.dir, name), { force: true });
+  }
+}
