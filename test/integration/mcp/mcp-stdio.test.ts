@@ -3,7 +3,8 @@
  * drivers), and against `uplink mcp` forwarding to a running `uplink serve`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -177,6 +178,25 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     // How each call was authorized, in the human log too.
     expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:vitest-agent@9\.9\.9 .*authorized=default_policy/);
     expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:vitest-agent@9\.9\.9 .*denied=default_policy\s+reason="no panel attached"/);
+  });
+});
+
+describe('uplink mcp stopped by its client', () => {
+  it('on SIGTERM it commits the audit and removes its journal before exiting', async () => {
+    const d = tmpDataDir();
+    const c = new Client({ name: 'sigterm-agent', version: '1' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env: cliEnv(b, d) as Record<string, string>, cwd: ROOT, stderr: 'pipe' });
+    await c.connect(transport);
+    expect(JSON.parse(text(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'bye' } } })))).toEqual({ text: 'bye' });
+    const closed = new Promise<void>((resolve) => (transport.onclose = () => resolve()));
+    process.kill(transport.pid!, 'SIGTERM');
+    await closed;
+    // Committed by the closing hub itself: in the file, read without any replay, and no journal left.
+    const db = new Database(join(d, 'audit.sqlite'), { readonly: true });
+    const rows = db.prepare("SELECT kind FROM entries WHERE agent_name = 'sigterm-agent' AND op = 'echo' ORDER BY id").all() as Array<{ kind: string }>;
+    db.close();
+    expect(rows.map((r) => r.kind)).toEqual(['accepted', 'started', 'succeeded']);
+    expect(existsSync(join(d, 'audit.pending')) ? readdirSync(join(d, 'audit.pending')) : []).toEqual([]);
   });
 });
 

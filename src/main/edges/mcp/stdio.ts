@@ -22,12 +22,18 @@ export async function runStdioMcp(dataDir: string): Promise<number> {
   const hub = createHub({ dataDir, drivers: await loadDrivers(dataDir) });
   const server = createMcpServer(hub);
   const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
-  });
+  // A client stops its server by closing stdin or by a signal: either way the hub closes, so
+  // queued audit entries commit and the journal goes away (a kill -9 leaves it for replay).
+  let stop: () => void = () => undefined;
+  const closed = new Promise<void>((resolve) => (stop = resolve));
+  server.onclose = stop;
+  process.stdin.once('end', stop);
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   await server.connect(transport);
   await closed;
+  process.removeListener('SIGTERM', stop);
+  process.removeListener('SIGINT', stop);
   await server.close().catch(() => undefined);
   await hub.close();
   return 0;
