@@ -1,15 +1,15 @@
 /**
  * The audit journal: a call's audit rows are appended to a small per-process file with one
- * `write()` before the reply leaves the hub, and committed to SQLite right after it. A process
- * killed in between loses nothing: the next process that opens the store (a restarted hub,
+ * `write()` before the reply leaves the hub, and committed to SQLite with the next batch. A
+ * process killed in between loses nothing: the next process that opens the store (a restarted hub,
  * `uplink log`, any CLI call) replays the journals of processes that are gone.
  *
  * Durability is the same as the store's `synchronous=NORMAL` WAL commits: the bytes are in the
  * OS when the reply leaves, safe against a process crash, not fsynced against power loss.
  *
  * Files: `<dir>/<pid>-<random>.jsonl`, mode 0600, one line `{"seq":n,"rows":[[…],…]}` per write
- * (rows as column-value arrays, already redacted and bounded: exactly what SQLite stores). The store keeps, in the same
- * transaction as the rows, the highest `seq` of each file it committed (`journal_marks`), so a
+ * (rows as column-value arrays, already redacted and bounded: exactly what SQLite stores). The
+ * store keeps, in the same transaction as the rows, the highest `seq` of each file it committed (`journal_marks`), so a
  * replay inserts only lines above the mark and never twice.
  */
 import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
@@ -23,6 +23,11 @@ export type JournalRow = Array<string | number | null>;
 export interface JournalRecord {
   seq: number;
   rows: JournalRow[];
+}
+
+/** Where the journals of the audit store at `auditPath` live (`audit.sqlite` → `audit.pending/`). */
+export function journalDir(auditPath: string): string {
+  return `${auditPath.replace(/\.sqlite$/, '')}.pending`;
 }
 
 /** A journal this big is emptied after a commit that covers all of it. */
@@ -126,13 +131,7 @@ export class AuditJournal {
 
   /** Journals to replay: of processes that are gone, and this process's retired ones. */
   orphans(): string[] {
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      return [];
-    }
-    return names.filter((name) => {
+    return [...this.files()].filter((name) => {
       if (!name.endsWith('.jsonl') || OPEN_HERE.has(join(this.dir, name))) return false;
       if (this.#retired.includes(name)) return true;
       const pid = Number(name.slice(0, name.indexOf('-')));
@@ -141,7 +140,7 @@ export class AuditJournal {
     });
   }
 
-  /** Every file name present (to drop marks of files that are gone). */
+  /** Every file name in the journal directory (none when it does not exist yet). */
   files(): Set<string> {
     try {
       return new Set(readdirSync(this.dir));

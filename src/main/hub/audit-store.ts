@@ -3,14 +3,14 @@
  * approval decision and rejected request. Ordinary entries commit with `synchronous=NORMAL`
  * (durable against a process crash: WAL frames are in the OS before the call returns); decisions
  * commit with `synchronous=FULL` (fsynced) before they take effect. A call's entries can instead be
- * journaled before its reply and committed right after it (`journal`, audit-journal.ts); opening
- * a store replays the journals of processes that died in between. Nothing secret is stored: the
+ * journaled before its reply and committed with a later batch (`journal`, audit-journal.ts);
+ * opening a store replays the journals of processes that died in between. Nothing secret is stored: the
  * hub redacts sensitive args before they get here.
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import type { JsonValue } from '../kernel/types';
-import { AuditJournal } from './audit-journal';
+import { AuditJournal, journalDir } from './audit-journal';
 import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 
@@ -156,6 +156,9 @@ export class AuditStore {
   #db: Db;
   #insert: Statement;
   #setMark: Statement;
+  #markOf: Statement;
+  #allMarks: Statement;
+  #dropMark: Statement;
   #insertMany: (entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => AuditEntry[];
   #journal: AuditJournal;
   /** Rows already computed for the journal, reused by the commit. */
@@ -175,12 +178,15 @@ export class AuditStore {
     this.#migrate();
     this.#insert = this.#db.prepare(`INSERT INTO entries (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
     this.#setMark = this.#db.prepare('INSERT INTO journal_marks (file, seq) VALUES (?, ?) ON CONFLICT(file) DO UPDATE SET seq = excluded.seq');
+    this.#markOf = this.#db.prepare('SELECT seq FROM journal_marks WHERE file = ?');
+    this.#allMarks = this.#db.prepare('SELECT file FROM journal_marks');
+    this.#dropMark = this.#db.prepare('DELETE FROM journal_marks WHERE file = ?');
     this.#insertMany = this.#db.transaction((entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => {
-      const stored = entries.map((e) => this.#append(e));
+      const stored = entries.map((e) => this.append(e));
       if (mark !== undefined && seq !== undefined) this.#setMark.run(mark, seq);
       return stored;
     });
-    this.#journal = new AuditJournal(`${path.replace(/\.sqlite$/, '')}.pending`);
+    this.#journal = new AuditJournal(journalDir(path));
     try {
       this.replayJournals();
     } catch {
@@ -209,10 +215,6 @@ export class AuditStore {
 
   /** Appends one entry (synchronous=NORMAL) and returns it with its id. */
   append(entry: Omit<AuditEntry, 'id'>): AuditEntry {
-    return this.#append(entry);
-  }
-
-  #append(entry: Omit<AuditEntry, 'id'>): AuditEntry {
     const info = this.#insert.run(this.#rows.get(entry) ?? toRow(entry));
     return { ...entry, id: Number(info.lastInsertRowid) };
   }
@@ -265,7 +267,7 @@ export class AuditStore {
           .transaction(() => {
             const records = this.#journal.read(name);
             if (!records) return false;
-            const row = this.#db.prepare('SELECT seq FROM journal_marks WHERE file = ?').get(name) as { seq: number } | undefined;
+            const row = this.#markOf.get(name) as { seq: number } | undefined;
             const mark = row?.seq ?? 0;
             let top = mark;
             for (const rec of records) {
@@ -293,9 +295,9 @@ export class AuditStore {
     // Marks of files that are gone (removed above, or by another process) are no longer needed.
     // Marks are read before the directory: a file exists before its first mark and is deleted
     // before its mark, and names are never reused, so a mark without a file is stale.
-    const marks = this.#db.prepare('SELECT file FROM journal_marks').all() as Array<{ file: string }>;
+    const marks = this.#allMarks.all() as Array<{ file: string }>;
     const present = this.#journal.files();
-    for (const { file } of marks) if (!present.has(file)) this.#db.prepare('DELETE FROM journal_marks WHERE file = ?').run(file);
+    for (const { file } of marks) if (!present.has(file)) this.#dropMark.run(file);
     return inserted;
   }
 
@@ -391,7 +393,7 @@ export class AuditStore {
     if (done) {
       this.#journal.remove(done);
       try {
-        this.#db.prepare('DELETE FROM journal_marks WHERE file = ?').run(done);
+        this.#dropMark.run(done);
       } catch {
         // A stale mark is dropped by the next replay.
       }

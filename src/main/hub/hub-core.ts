@@ -274,7 +274,7 @@ class HubCore implements Hub {
     } finally {
       // Decisions by a person or rule were committed (fsynced) when made. The call's own entries
       // (its read-only permit on `accepted`, its outcome) are journaled before the reply leaves,
-      // so a kill -9 after the agent heard the answer cannot lose them, and committed right after.
+      // so a kill -9 after the agent heard the answer cannot lose them, and commit with the batch.
       this.#timeline.beforeReply();
       stopProgress();
       options.signal?.removeEventListener('abort', onAbort);

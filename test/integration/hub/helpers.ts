@@ -3,6 +3,7 @@ import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { journalDir } from '../../../src/main/hub/audit-journal';
 import { AuditStore } from '../../../src/main/hub/audit-store';
 import { createHub } from '../../../src/main/hub';
 import type { Hub, HubError } from '../../../src/main/hub';
@@ -45,7 +46,8 @@ export function auditRowsIfKilledNow(dir: string): Array<Record<string, unknown>
   const copy = mkdtempSync(join(tmpdir(), 'uplink-killed-'));
   try {
     for (const f of ['audit.sqlite', 'audit.sqlite-wal']) if (existsSync(join(dir, f))) copyFileSync(join(dir, f), join(copy, f));
-    if (existsSync(join(dir, 'audit.pending'))) cpSync(join(dir, 'audit.pending'), join(copy, 'audit.pending'), { recursive: true });
+    const journals = journalDir(join(dir, 'audit.sqlite'));
+    if (existsSync(journals)) cpSync(journals, journalDir(join(copy, 'audit.sqlite')), { recursive: true });
     new AuditStore(join(copy, 'audit.sqlite')).close();
     const db = new Database(join(copy, 'audit.sqlite'), { readonly: true });
     try {

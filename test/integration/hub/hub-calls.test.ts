@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { AgentIdentity, AuditEntry } from '../../../src/main/hub';
 import { DriverError } from '../../../src/main/drivers/contract';
 import { createHub } from '../../../src/main/hub';
+import { journalDir } from '../../../src/main/hub/audit-journal';
 import { formatDoctor } from '../../../src/main/edges/cli/format';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { closeHubs, failure, openHub } from './helpers';
@@ -283,7 +284,7 @@ describe('sensitive text', () => {
     expect(entries.some((e) => JSON.stringify(e.args).includes('•••• (sensitive, 19 chars)'))).toBe(true);
     const check = (): void => {
       const files = auditFiles(dir);
-      expect(files.some((f) => f.file.includes('audit.pending'))).toBe(true);
+      expect(files.some((f) => f.file.startsWith(journalDir(join(dir, 'audit.sqlite'))))).toBe(true);
       for (const { file, bytes } of files) {
         const text = bytes.toString('latin1');
         expect(text, file).not.toContain('hunter2-secret-text');

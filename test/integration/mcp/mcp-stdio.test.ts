@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { journalDir } from '../../../src/main/hub/audit-journal';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -196,7 +197,8 @@ describe('uplink mcp stopped by its client', () => {
     const rows = db.prepare("SELECT kind FROM entries WHERE agent_name = 'sigterm-agent' AND op = 'echo' ORDER BY id").all() as Array<{ kind: string }>;
     db.close();
     expect(rows.map((r) => r.kind)).toEqual(['accepted', 'started', 'succeeded']);
-    expect(existsSync(join(d, 'audit.pending')) ? readdirSync(join(d, 'audit.pending')) : []).toEqual([]);
+    const journals = journalDir(join(d, 'audit.sqlite'));
+    expect(existsSync(journals) ? readdirSync(journals) : []).toEqual([]);
   });
 });
 

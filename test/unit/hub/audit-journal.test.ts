@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { journalDir } from '../../../src/main/hub/audit-journal';
 import { AuditStore } from '../../../src/main/hub/audit-store';
 import type { AuditEntry } from '../../../src/main/hub';
 import { ROOT } from '../../fixtures/hub-build';
@@ -25,7 +26,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(buildDir, { recursive: true, force: true }));
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-journal-')), 'audit.sqlite');
-const pendingFiles = (path: string): string[] => (existsSync(path.replace(/\.sqlite$/, '.pending')) ? readdirSync(path.replace(/\.sqlite$/, '.pending')) : []);
+const pendingFiles = (path: string): string[] => (existsSync(journalDir(path)) ? readdirSync(journalDir(path)) : []);
 
 /** Runs the fixture scenario; resolves once it printed `ready` (and, unless `hold`, died). */
 function scenario(path: string, name: string): Promise<{ kill: () => Promise<void> }> {
@@ -148,7 +149,7 @@ describe('audit journal', () => {
     const path = fresh();
     const store = new AuditStore(path);
     store.journal([{ at: 1, type: 'event', kind: 'accepted', args: { big: 'x'.repeat(100_000) } }]);
-    const dir = path.replace(/\.sqlite$/, '.pending');
+    const dir = journalDir(path);
     const [file] = readdirSync(dir);
     expect(statSync(join(dir, file!)).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
