@@ -157,7 +157,9 @@ export class Timeline {
       // hears why). Journaled entries stay in the journal for a later replay; other events are
       // queued again for the next commit, up to a bound (best effort when SQLite keeps failing).
       if (durable) throw e;
-      if (this.#pending.length < MAX_REQUEUED) this.#pending.unshift(...batch.slice(journaled));
+      this.#pending.unshift(...batch.slice(journaled));
+      // While SQLite keeps failing, only the newest MAX_REQUEUED events wait for the next try.
+      if (this.#pending.length > MAX_REQUEUED) this.#pending.splice(0, this.#pending.length - MAX_REQUEUED);
       if (this.#pending.length > 0) this.#timer ??= setTimeout(() => this.flush(), RETRY_MS);
       return;
     }

@@ -1,0 +1,46 @@
+/** The timeline's batching when the audit store fails: events wait for another try, within a bound. */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { AuditStore } from '../../../src/main/hub/audit-store';
+import { Timeline } from '../../../src/main/hub/timeline';
+import type { AuditEntry } from '../../../src/main/hub';
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+/** A store whose commits fail while `failing` is set; records what it committed. */
+function flakyStore(): { store: AuditStore; committed: Array<Omit<AuditEntry, 'id'>>; setFailing: (f: boolean) => void } {
+  let failing = true;
+  const committed: Array<Omit<AuditEntry, 'id'>> = [];
+  const store = {
+    appendMany(entries: Array<Omit<AuditEntry, 'id'>>): AuditEntry[] {
+      if (failing) throw new Error('SQLITE_BUSY');
+      committed.push(...entries);
+      return entries.map((e, i) => ({ ...e, id: committed.length - entries.length + i + 1 }));
+    },
+  } as unknown as AuditStore;
+  return { store, committed, setFailing: (f) => (failing = f) };
+}
+
+describe('Timeline', () => {
+  it('keeps events of a failed commit for the next one, in order', () => {
+    const { store, committed, setFailing } = flakyStore();
+    const timeline = new Timeline(store);
+    timeline.record({ at: 1, type: 'event', kind: 'accepted', invocation_id: 'a' });
+    timeline.flush();
+    timeline.record({ at: 2, type: 'event', kind: 'started', invocation_id: 'a' });
+    setFailing(false);
+    vi.advanceTimersByTime(1000);
+    expect(committed.map((e) => e.kind)).toEqual(['accepted', 'started']);
+  });
+
+  it('keeps only the newest 10,000 events while the store keeps failing', () => {
+    const { store, committed, setFailing } = flakyStore();
+    const timeline = new Timeline(store);
+    for (let i = 0; i < 12_000; i++) timeline.record({ at: i, type: 'event', kind: 'progress', invocation_id: `inv-${i}` });
+    setFailing(false);
+    timeline.flush();
+    expect(committed).toHaveLength(10_000);
+    expect(committed[0]!.invocation_id).toBe('inv-2000');
+    expect(committed.at(-1)!.invocation_id).toBe('inv-11999');
+  });
+});
