@@ -1,14 +1,15 @@
 /**
- * The PanelApi over a WebSocket (browser panel). The token travels in the first frame, never in
- * the URL, so it cannot end up in an access log or the browser history. Reconnects on its own
- * with capped backoff; calls made while disconnected fail at once with an actionable message.
+ * The PanelApi over a WebSocket (browser panel). The upgrade carries the operator's session
+ * cookie; the session's key travels in the first frame, never in the URL, so it cannot end up in
+ * an access log or the browser history. Reconnects on its own with capped backoff; calls made
+ * while disconnected fail at once with an actionable message.
  */
 import type { Disposer, PanelApi, PanelErrorWire, PanelEventName, PanelMethod } from './panel-api';
 import { PanelCallError } from './panel-api';
 import { EventHub, createPanelProxy } from './panel-proxy';
 
 /** Client → server frames. */
-export type ClientFrame = { t: 'hello'; token: string } | { t: 'call'; id: number; method: PanelMethod; params: unknown };
+export type ClientFrame = { t: 'hello'; key: string } | { t: 'call'; id: number; method: PanelMethod; params: unknown };
 /** Server → client frames. */
 export type ServerFrame =
   | { t: 'ready'; version: string }
@@ -16,7 +17,7 @@ export type ServerFrame =
   | { t: 'error'; id: number | null; error: PanelErrorWire }
   | { t: 'event'; event: PanelEventName; payload: unknown };
 
-/** WebSocket close code for a bad or missing token. */
+/** WebSocket close code for a missing or expired operator session. */
 export const CLOSE_UNAUTHORIZED = 4401;
 /** The subprotocol the panel speaks (versioned, carries no secret). */
 export const PANEL_WS_PROTOCOL = 'uplink-panel.v1';
@@ -37,7 +38,10 @@ export interface WebSocketLike {
 
 export interface WsClientOptions {
   url: string;
-  token: string;
+  /** The operator session's key, read at every (re)connect. */
+  key: () => string;
+  /** Connect at once (default); otherwise on the first `reconnect()`. */
+  autoConnect?: boolean;
   createSocket: (url: string, protocol: string) => WebSocketLike;
   onState?: (state: ConnectionState, detail?: string) => void;
   /** Backoff bounds in ms (tests shorten them). */
@@ -49,6 +53,8 @@ export interface WsClientOptions {
 export interface WsPanelClient {
   api: PanelApi;
   state(): ConnectionState;
+  /** Drops the current connection (if any) and connects again now, e.g. after a new sign-in. */
+  reconnect(): void;
   close(): void;
 }
 
@@ -80,7 +86,7 @@ export function createWsPanelClient(options: WsClientOptions): WsPanelClient {
   const connect = (): void => {
     const ws = options.createSocket(options.url, PANEL_WS_PROTOCOL);
     socket = ws;
-    ws.onopen = () => ws.send(JSON.stringify({ t: 'hello', token: options.token } satisfies ClientFrame));
+    ws.onopen = () => ws.send(JSON.stringify({ t: 'hello', key: options.key() } satisfies ClientFrame));
     ws.onmessage = (ev) => {
       let frame: ServerFrame;
       try {
@@ -124,7 +130,7 @@ export function createWsPanelClient(options: WsClientOptions): WsPanelClient {
       failPending('the hub connection closed — hint: the panel reconnects on its own; retry in a moment');
       if (closed) return setState('closed');
       if (ev.code === CLOSE_UNAUTHORIZED) {
-        return setState('unauthorized', 'the hub rejected the token — hint: open the URL that `uplink serve` printed');
+        return setState('unauthorized', 'this browser is not signed in to the panel — hint: open the URL that `uplink serve` printed, or run `uplink panel-url` for a fresh one');
       }
       const delay = Math.min(maxDelay, minDelay * 2 ** attempt++);
       setState('reconnecting', `retrying in ${Math.round(delay / 100) / 10} s`);
@@ -151,10 +157,22 @@ export function createWsPanelClient(options: WsClientOptions): WsPanelClient {
     },
   });
 
-  connect();
+  if (options.autoConnect !== false) connect();
   return {
     api,
     state: () => state,
+    reconnect() {
+      if (closed) return;
+      if (timer) clearTimeout(timer);
+      const old = socket;
+      // Detach first, so its close is not taken for a drop and does not schedule a retry.
+      socket = undefined;
+      old?.close(1000, 'reconnecting');
+      failPending('the hub connection was renewed — hint: retry');
+      attempt = 0;
+      setState('connecting');
+      connect();
+    },
     close() {
       closed = true;
       if (timer) clearTimeout(timer);

@@ -26,7 +26,7 @@ export const hubModule: AppModule = {
     const server = await startHubServer({
       hub,
       dataDir,
-      mounts: (http) => [createPanelMount({ hub: http.hub, token: http.token, origin: http.origin, rendererDir, cliPath, stdioCommand: stdio, version: ctx.app.getVersion() })],
+      mounts: (http) => [createPanelMount({ hub: http.hub, token: http.token, authenticate: http.panelSession, origin: http.origin, rendererDir, cliPath, stdioCommand: stdio, version: ctx.app.getVersion() })],
     });
     ctx.onQuit(() => server.close());
     ctx.onQuit(() => hub.close());
@@ -42,11 +42,12 @@ export const hubModule: AppModule = {
       createBroadcast(),
       emit,
       Date.now(),
+      'electron',
     );
     ctx.handlers = session.handlers;
     ctx.onQuit(() => session.close());
     const unregister = registerPanelIpc(ipcMain, () => ctx.handlers, ctx.rendererIndexUrl);
     ctx.onQuit(unregister);
-    process.stdout.write(`uplink: hub running — MCP ${server.mcpUrl}; browser panel ${server.url}/ (token in ${dataDir})\n`);
+    process.stdout.write(`uplink: hub running — MCP ${server.mcpUrl}; browser panel: run \`uplink panel-url\` for a one-time link\n`);
   },
 };

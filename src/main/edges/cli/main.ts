@@ -13,7 +13,7 @@ import { driverOfChannel } from '../../drivers/contract';
 import type { ParsedArgs } from './args';
 import { runLog } from './log';
 import { formatChannels, formatDoctor, formatOps, print } from './format';
-import { DEFAULT_SERVE_PORT, runServe } from './serve';
+import { DEFAULT_SERVE_PORT, runPanelUrl, runServe } from './serve';
 import { runStdioMcp } from '../mcp/stdio';
 import { tmuxSnippet } from '../../drivers/tmux';
 
@@ -30,7 +30,9 @@ Usage:
   uplink tier <channel> <tier>                    set a channel's permission tier (human-only)
   uplink tmux-snippet                             a tmux.conf fragment: tiers in pane borders, a grant menu
   uplink mcp                                      MCP over stdio (forwards to a running hub)
-  uplink serve [--port N] [--host H]              hub + MCP (Streamable HTTP) + panel on 127.0.0.1 (port 7420; 0 = any)
+  uplink serve [--port N] [--host H]              hub + MCP (Streamable HTTP) + panel on 127.0.0.1 (port 7420; 0 = any);
+                                                  a non-loopback --host also needs --insecure-plain-http
+  uplink panel-url                                a fresh one-time URL that opens the running hub's panel
 
 Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
@@ -170,8 +172,11 @@ async function run(args: ParsedArgs): Promise<number> {
       return runStdioMcp(resolveDataDir());
     case 'serve': {
       const host = flag(args, 'host');
-      return runServe({ dataDir: resolveDataDir(), port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, ...(host ? { host } : {}), json });
+      return runServe({ dataDir: resolveDataDir(), port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, ...(host ? { host } : {}), insecure: args.flags.has('insecure-plain-http'), json });
     }
+    case 'panel-url':
+      need(args, 0, 0, 'no operands');
+      return runPanelUrl(resolveDataDir(), json);
     case undefined:
     case 'help':
       print(HELP);

@@ -1,31 +1,49 @@
 /**
  * `uplink serve`: the hub without Electron — MCP over Streamable HTTP at /mcp and the panel on the
- * same loopback port. Prints the panel URL (token in the fragment) and the MCP URL.
+ * same loopback port. Prints the panel URL (a one-time code in the fragment) and the MCP URL.
+ * One serve per data directory: a second one would take over hub.json from a live hub.
  */
-import { createHub, loadDrivers } from '../../hub';
+import { readFileSync } from 'node:fs';
+import { createHub, HubError, loadDrivers } from '../../hub';
+import { findRunningHub } from '../http/hub-json';
+import { operatorKeyPath } from '../http/operator';
 import { startHubServer } from '../http/server';
 import type { HttpContext, HttpMount } from '../http/types';
 import { createPanelMount } from '../panel';
+import { usage } from './args';
 import { print } from './format';
 
 /** `uplink serve`'s port unless `--port` says otherwise (`--port 0` picks a free one). */
 export const DEFAULT_SERVE_PORT = 7420;
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 /** Options of `uplink serve`. */
 export interface ServeOptions {
   dataDir: string;
   port: number;
   host?: string;
+  /** `--insecure-plain-http`: allows a non-loopback `--host`, where the token travels in clear text. */
+  insecure?: boolean;
   json: boolean;
 }
 
 /** The browser panel: the built renderer and the PanelApi WebSocket on the same port. */
 async function panelMounts(ctx: HttpContext): Promise<HttpMount[]> {
-  return [createPanelMount({ hub: ctx.hub, token: ctx.token, origin: ctx.origin })];
+  return [createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin })];
 }
 
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function runServe(options: ServeOptions): Promise<number> {
+  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw usage(`--port must be 0–65535, not ${options.port}`);
+  if (options.host && !LOOPBACK.has(options.host)) {
+    if (!options.insecure) throw usage(`--host ${options.host} is not a loopback address and Uplink speaks plain HTTP; pass --insecure-plain-http to do it anyway`);
+    process.stderr.write(`uplink: warning: listening on ${options.host} over plain HTTP — the MCP token and the panel's session travel in clear text on that network\n`);
+  }
+  const running = await findRunningHub(options.dataDir);
+  if (running) {
+    throw new HubError('core', 'Unavailable', `a hub (pid ${running.pid}) already serves this data directory at ${running.url}`, { hint: 'use that one (`uplink panel-url` opens its panel), stop it first, or set UPLINK_DATA_DIR for a separate hub' });
+  }
   const hub = createHub({ dataDir: options.dataDir, drivers: await loadDrivers(options.dataDir) });
   let server: Awaited<ReturnType<typeof startHubServer>>;
   try {
@@ -41,12 +59,34 @@ export async function runServe(options: ServeOptions): Promise<number> {
     throw e;
   }
   if (options.json) print(JSON.stringify({ url: server.url, panel_url: server.panelUrl, mcp_url: server.mcpUrl, pid: process.pid }));
-  else print(`Uplink hub serving\n  panel: ${server.panelUrl}\n  MCP:   ${server.mcpUrl} (Authorization: Bearer <token in ${options.dataDir}/token>)`);
+  else {
+    print(`Uplink hub serving\n  panel: ${server.panelUrl}  (opens once, within 10 minutes; \`uplink panel-url\` prints a fresh one)`);
+    print(`  MCP:   ${server.mcpUrl}  (Authorization: Bearer <the token file in the data directory>)`);
+  }
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   await server.close();
   await hub.close();
+  return 0;
+}
+
+/** `uplink panel-url`: a fresh one-time panel URL from the running hub of this data directory. */
+export async function runPanelUrl(dataDir: string, json: boolean): Promise<number> {
+  const running = await findRunningHub(dataDir);
+  if (!running) throw new HubError('core', 'Unavailable', 'no hub is running for this data directory', { hint: 'start one with `uplink serve` (or `npm start`)' });
+  let key: string;
+  try {
+    key = readFileSync(operatorKeyPath(dataDir), 'utf8').trim();
+  } catch {
+    throw new HubError('core', 'Unavailable', 'the running hub left no operator key in the data directory', { hint: 'restart the hub with this version of Uplink' });
+  }
+  const res = await fetch(new URL('/panel/code', running.url), { method: 'POST', headers: { authorization: `Operator ${key}` }, signal: AbortSignal.timeout(5000) });
+  const body = (await res.json().catch(() => ({}))) as { panel_url?: string; error?: { message?: string } };
+  if (!res.ok || typeof body.panel_url !== 'string') {
+    throw new HubError('core', 'Rejected', `the hub at ${running.url} refused a panel link (HTTP ${res.status})`, { hint: 'run it as the user that runs the hub; if the hub was restarted, try again' });
+  }
+  print(json ? JSON.stringify({ panel_url: body.panel_url }) : body.panel_url);
   return 0;
 }

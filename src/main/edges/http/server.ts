@@ -1,7 +1,9 @@
 /**
  * The hub's one HTTP server (used by `uplink serve` and the Electron main): Streamable HTTP MCP at
- * `/mcp` (bearer token, Origin check, no CORS), `/health` for liveness, and the mounts (the panel).
- * Listens on 127.0.0.1 unless the caller explicitly allows another host.
+ * `/mcp` (bearer token, no CORS), `/health` for liveness, the operator's panel sign-in
+ * (`/panel/session`, `/panel/code`), and the mounts (the panel). Every request must name this
+ * server in Host (DNS rebinding) and, when it has an Origin, come from it. Listens on 127.0.0.1
+ * unless the caller explicitly allows another host.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -16,11 +18,15 @@ import type { Hub } from '../../hub';
 import type { CallerEnvironment } from '../../drivers/contract';
 import { createMcpServer } from '../mcp/server';
 import { announceHub, retractHub } from './hub-json';
+import { createOperatorAuth, SESSION_TTL_MS } from './operator';
+import type { OperatorAuth } from './operator';
 import { ensureToken, tokenMatches } from './token';
 import type { HttpContext, HttpMount } from './types';
 
-/** An MCP session idle this long (no request in flight) is closed. */
-const SESSION_IDLE_MS = 30 * 60_000;
+/** An MCP session idle this long (no request in flight) is closed: clients vanish without DELETE. */
+const SESSION_IDLE_MS = 10 * 60_000;
+/** Open MCP sessions at most; past it the longest-idle one goes. */
+const MAX_SESSIONS = 256;
 
 /** One Streamable HTTP MCP session. */
 interface McpSession {
@@ -45,6 +51,14 @@ function callerFrom(req: IncomingMessage): CallerEnvironment | undefined {
 
 /** Largest request body accepted on `/mcp`. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Largest body of the panel sign-in routes. */
+const MAX_SIGN_IN_BYTES = 4096;
+
+/** The credential after an auth scheme (case-insensitive, RFC 7235), if the header uses it. */
+export function credentialOf(header: string | undefined, scheme: 'bearer' | 'operator'): string | undefined {
+  const m = /^(\S+)\s+(\S+)\s*$/.exec(header ?? '');
+  return m && m[1]!.toLowerCase() === scheme ? m[2] : undefined;
+}
 
 /** Options of `startHubServer`. */
 export interface HubServerOptions {
@@ -59,6 +73,9 @@ export interface HubServerOptions {
   mounts?: HttpMount[] | ((ctx: HttpContext) => HttpMount[] | Promise<HttpMount[]>);
   /** Write `<data dir>/hub.json` so `uplink mcp` forwards here (default true). */
   announce?: boolean;
+  /** Open MCP sessions at most (default 256) and how long one may sit idle (default 10 min). */
+  maxMcpSessions?: number;
+  mcpSessionIdleMs?: number;
 }
 
 /** A running hub server. */
@@ -67,8 +84,11 @@ export interface HubServer {
   url: string;
   port: number;
   mcpUrl: string;
-  /** The panel URL with the token in the fragment (never sent to a server or a Referer). */
+  /** The panel URL with a one-time code in the fragment (never sent to a server or a Referer). */
   panelUrl: string;
+  /** A fresh one-time panel URL. */
+  mintPanelUrl(): string;
+  /** The agents' MCP bearer token (opens `/mcp` only). */
   token: string;
   close(): Promise<void>;
 }
@@ -83,12 +103,12 @@ function sendError(res: ServerResponse, status: number, kind: 'Rejected' | 'Inva
   return err;
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
+async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw Object.assign(new Error('too large'), { status: 413 });
+    if (size > limit) throw Object.assign(new Error('too large'), { status: 413 });
     chunks.push(chunk as Buffer);
   }
   try {
@@ -107,26 +127,37 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   const token = ensureToken(options.dataDir);
   let origin = '';
   let port = 0;
+  let operator: OperatorAuth | undefined;
   const ownOrigins = (): string[] => [origin, `http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`];
   const ctx: HttpContext = {
     hub: options.hub,
     token,
     origin: () => origin,
     originAllowed: (o) => o === undefined || ownOrigins().includes(o),
+    hostAllowed: (h) => h !== undefined && ownOrigins().includes(`http://${h.toLowerCase()}`),
     tokenMatches: (c) => tokenMatches(token, c),
+    panelSession: (req) => operator?.sessionOf(req.headers.cookie),
   };
+  const maxSessions = options.maxMcpSessions ?? MAX_SESSIONS;
+  const idleMs = options.mcpSessionIdleMs ?? SESSION_IDLE_MS;
   const sessions = new Map<string, McpSession>();
-  // Clients that vanish without DELETE would leak their session: close idle ones.
+  const drop = (id: string, s: McpSession): void => {
+    sessions.delete(id);
+    void s.server.close().catch(() => undefined);
+  };
   const sweeper = setInterval(() => {
     const now = Date.now();
-    for (const [id, s] of sessions) {
-      if (s.inflight === 0 && now - s.lastSeen > SESSION_IDLE_MS) {
-        sessions.delete(id);
-        void s.server.close().catch(() => undefined);
-      }
-    }
-  }, 60_000);
+    for (const [id, s] of sessions) if (s.inflight === 0 && now - s.lastSeen > idleMs) drop(id, s);
+  }, Math.min(60_000, Math.max(10, idleMs / 2)));
   sweeper.unref();
+  /** Makes room for one more session: false when every open one is busy. */
+  const roomForSession = (): boolean => {
+    if (sessions.size < maxSessions) return true;
+    let idlest: [string, McpSession] | undefined;
+    for (const e of sessions) if (e[1].inflight === 0 && (!idlest || e[1].lastSeen < idlest[1].lastSeen)) idlest = e;
+    if (idlest) drop(...idlest);
+    return idlest !== undefined;
+  };
   const serve = (s: McpSession, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
     s.lastSeen = Date.now();
     s.inflight++;
@@ -152,10 +183,9 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   let mounts: HttpMount[] = [];
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const auth = req.headers.authorization;
-    const bearer = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
+    const bearer = credentialOf(req.headers.authorization, 'bearer');
     if (!ctx.tokenMatches(bearer)) {
-      const err = sendError(res, 401, 'Rejected', 'missing or wrong bearer token', `send Authorization: Bearer <the token in ${options.dataDir}/token>`, { 'www-authenticate': 'Bearer' });
+      const err = sendError(res, 401, 'Rejected', 'missing or wrong bearer token', "send Authorization: Bearer <the token file in Uplink's data directory>", { 'www-authenticate': 'Bearer' });
       audit(`HTTP 401 on /mcp: ${bearer === undefined ? 'no' : 'a wrong'} bearer token`, err);
       return;
     }
@@ -175,6 +205,11 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       if (existing) return serve(existing, req, res, body);
       if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${sessionId}`, 'initialize a new session');
       if (!isInitializeRequest(body)) return void sendError(res, 400, 'Invalid', 'no MCP session: the first request must be initialize', 'initialize first');
+      if (!roomForSession()) {
+        const err = sendError(res, 503, 'Unavailable', `all ${maxSessions} MCP sessions are open and busy`, 'retry in a moment, or close MCP clients you no longer use', { 'retry-after': '5' });
+        audit(`HTTP 503 on /mcp: ${err.message}`, err);
+        return;
+      }
       const grantsKey = randomUUID();
       const server = createMcpServer(options.hub, grantsKey, callerFrom(req));
       const transport = new StreamableHTTPServerTransport({
@@ -196,9 +231,45 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
   };
 
+  /** `POST /panel/session {code}`: the page trades its one-time code for a session. */
+  const handleSignIn = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
+    // Only a page of this server: a browser always sends Origin on a POST.
+    if (!req.headers.origin) return void sendError(res, 403, 'Rejected', 'sign-in needs the Origin of the panel page', 'open the panel URL in a browser');
+    const body = await readBody(req, MAX_SIGN_IN_BYTES).catch(() => undefined);
+    const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
+    const won = operator!.redeem(code);
+    if (!won) {
+      const err = sendError(res, 401, 'Rejected', 'this panel link is unknown, already used or expired', 'run `uplink panel-url` for a fresh link (each opens the panel once, within 10 minutes)');
+      audit('HTTP 401 on /panel/session: an unknown, used or expired code', err);
+      return;
+    }
+    const cookie = `${operator!.cookieName}=${won.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`;
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'set-cookie': cookie });
+    res.end(JSON.stringify({ key: won.session.key }));
+  };
+
+  /** `POST /panel/code` with `Authorization: Operator <operator.key>`: a fresh panel URL. */
+  const handleMintCode = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
+    if (!operator!.keyMatches(credentialOf(req.headers.authorization, 'operator'))) {
+      const err = sendError(res, 401, 'Rejected', 'missing or wrong operator key', 'run `uplink panel-url` as the user that runs the hub');
+      audit('HTTP 401 on /panel/code: no or a wrong operator key', err);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify({ panel_url: `${origin}/#code=${operator!.mintCode()}` }));
+  };
+
   const http = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', origin || 'http://127.0.0.1');
+      // A page on a rebound DNS name reaches us as same-origin: Host is what tells.
+      if (!ctx.hostAllowed(req.headers.host)) {
+        const err = sendError(res, 403, 'Rejected', `host ${String(req.headers.host).slice(0, 200)} is not this hub`, `address the hub as ${origin}`);
+        audit(`HTTP 403 on ${url.pathname}: foreign host ${String(req.headers.host).slice(0, 200)}`, err);
+        return;
+      }
       // Browsers send Origin on cross-site requests; only the hub's own origin may talk to it.
       const o = req.headers.origin;
       if (!ctx.originAllowed(o)) {
@@ -211,6 +282,8 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         return;
       }
       if (url.pathname === '/mcp') return handleMcp(req, res);
+      if (url.pathname === '/panel/session') return handleSignIn(req, res);
+      if (url.pathname === '/panel/code') return handleMintCode(req, res);
       for (const m of mounts) if (await m.handle(req, res, url)) return;
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     })().catch(() => {
@@ -220,7 +293,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   });
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', origin || 'http://127.0.0.1');
-    if (!ctx.originAllowed(req.headers.origin)) return void socket.destroy();
+    if (!ctx.hostAllowed(req.headers.host) || !ctx.originAllowed(req.headers.origin)) return void socket.destroy();
     for (const m of mounts) if (m.upgrade?.(req, socket, head, url)) return;
     socket.destroy();
   });
@@ -238,6 +311,8 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   });
   port = (http.address() as AddressInfo).port;
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  operator = createOperatorAuth(options.dataDir, port);
+  const mintPanelUrl = (): string => `${origin}/#code=${operator!.mintCode()}`;
   mounts = typeof options.mounts === 'function' ? await options.mounts(ctx) : (options.mounts ?? []);
   if (options.announce !== false) announceHub(options.dataDir, origin);
 
@@ -246,7 +321,8 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     url: origin,
     port,
     mcpUrl: `${origin}/mcp`,
-    panelUrl: `${origin}/#token=${token}`,
+    panelUrl: mintPanelUrl(),
+    mintPanelUrl,
     token,
     async close() {
       if (closed) return;

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Hub } from '../../hub';
+import type { OperatorSession } from './operator';
 
 /** Something served on the hub's port besides `/mcp`. */
 export interface HttpMount {
@@ -16,7 +17,7 @@ export interface HttpMount {
   dispose?(): Promise<void>;
 }
 
-/** What a mount factory gets: the hub, the bearer token and the server's own origin checks. */
+/** What a mount factory gets: the hub, the agents' token, the origin checks, the operator's sessions. */
 export interface HttpContext {
   hub: Hub;
   token: string;
@@ -24,6 +25,10 @@ export interface HttpContext {
   origin(): string;
   /** True when an Origin header is absent or names the hub itself. */
   originAllowed(origin: string | undefined): boolean;
-  /** True when a bearer/secret matches the token (constant time). */
+  /** True when a Host header names this server. */
+  hostAllowed(host: string | undefined): boolean;
+  /** True when a bearer/secret matches the agents' token (constant time). */
   tokenMatches(candidate: string | undefined): boolean;
+  /** The operator's panel session a request's cookie names, if live (never the agents' token). */
+  panelSession(req: IncomingMessage): OperatorSession | undefined;
 }

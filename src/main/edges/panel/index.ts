@@ -3,7 +3,7 @@
  * (strict CSP) and the PanelApi over a WebSocket at `/panel/ws`. The Electron shell uses
  * `openPanelSession` directly over IPC; both share the handlers and the validation.
  *
- * Use from the hub server: `mounts: (ctx) => [createPanelMount({ hub: ctx.hub, token: ctx.token, origin: ctx.origin })]`.
+ * Use from the hub server: `mounts: (ctx) => [createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin })]`.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -13,6 +13,7 @@ import { serveStatic } from './static';
 import type { PanelBroadcast, PanelHostInfo } from './session';
 import { openPanelSession } from './session';
 import { createPanelWs } from './ws-server';
+import type { PanelCredential } from './ws-server';
 
 /** A mount on the hub's HTTP server (structurally the hub helper's `HttpMount`). */
 export interface PanelMount {
@@ -25,8 +26,10 @@ export interface PanelMount {
 
 export interface PanelMountOptions {
   hub: Hub;
-  /** The hub's bearer token (the same as MCP's). */
+  /** The agents' MCP token, shown in the settings view (it opens nothing here). */
   token: string;
+  /** The operator's panel session of an upgrade request (the hub server's `panelSession`). */
+  authenticate: (req: IncomingMessage) => PanelCredential | undefined;
   /** Built renderer directory (`dist/renderer`). */
   rendererDir: string;
   /** The server's own origin (e.g. `http://127.0.0.1:7420`), known once listening. */
@@ -69,14 +72,14 @@ export function createPanelMount(options: PanelMountOptions): PanelMount {
     ...(options.stdioCommand ? { stdioCommand: options.stdioCommand } : {}),
   };
   const ws = createPanelWs({
-    token: options.token,
+    authenticate: options.authenticate,
     version,
     ...(options.origin ? { origin: options.origin } : {}),
-    openSession: (emit) => openPanelSession(options.hub, host, broadcast, emit, startedAt),
+    openSession: (emit, via) => openPanelSession(options.hub, host, broadcast, emit, startedAt, via),
   });
   return {
     handle(req, res, url) {
-      if (url.pathname.startsWith('/mcp') || url.pathname === '/panel/ws') return false;
+      if (url.pathname.startsWith('/mcp') || url.pathname.startsWith('/panel/')) return false;
       const origin = options.origin?.() ?? `http://127.0.0.1:${req.socket.localPort ?? 0}`;
       serveStatic(root, req, res, url.pathname, origin);
       return true;

@@ -56,15 +56,18 @@ const toPanelChannel = (driver: string, entry: { channel: string; labels: string
   return out;
 };
 
-/** Opens a session; `emit` sends an event to this panel only. */
+/** Opens a session; `emit` sends an event to this panel only; `via` names the credential (audit). */
 export function openPanelSession(
   hub: Hub,
   host: PanelHostInfo,
   broadcast: PanelBroadcast,
   emit: <E extends PanelEventName>(event: E, payload: PanelEvents[E]) => void,
   startedAt: number,
+  via?: string,
 ): PanelSession {
-  const operator: AgentIdentity = { kind: 'panel', name: 'operator', user: host.user };
+  // Who decided, and through which credential: `alice via panel-session:x1Y2z3`, `alice via electron`.
+  const by = via ? `${host.user} via ${via}` : host.user;
+  const operator: AgentIdentity = { kind: 'panel', name: 'operator', user: by };
   const disposers: Disposer[] = [];
   disposers.push(hub.attachPanel());
   disposers.push(hub.subscribe((entry) => emit('runtimeEvent', toTimelineEvent(entry))));
@@ -152,7 +155,7 @@ export function openPanelSession(
     },
     async decide({ approval_id, decision, reason }) {
       try {
-        const result = await hub.decide(approval_id, { kind: decision, by: host.user, ...(reason ? { reason } : {}) });
+        const result = await hub.decide(approval_id, { kind: decision, by, ...(reason ? { reason } : {}) });
         if (decision === 'always') rulesChanged();
         return { accepted: true, granted: result.granted, ...(result.rule_id ? { rule_id: result.rule_id } : {}) };
       } catch (error) {
@@ -164,7 +167,7 @@ export function openPanelSession(
       return hub.listRules().map(toPanelRule);
     },
     async revokeRule({ rule_id }) {
-      await hub.revokeRule(rule_id, host.user);
+      await hub.revokeRule(rule_id, by);
       rulesChanged();
       return { revoked: true };
     },
@@ -172,7 +175,7 @@ export function openPanelSession(
       return settings();
     },
     async setApprovalTimeout({ timeout_ms }) {
-      await hub.setApprovalTimeoutMs(timeout_ms, host.user);
+      await hub.setApprovalTimeoutMs(timeout_ms, by);
       return settings();
     },
     async queryTimeline({ filter, before, limit }) {

@@ -1,8 +1,9 @@
 /**
  * The PanelApi over a WebSocket at `/panel/ws`. Guards, in order: the path, a loopback Host and
  * an Origin equal to this server's own origin (no other site can drive the panel), our
- * subprotocol, then the token in the first frame (never in the URL, which may be logged).
- * Every frame is validated; a bad frame gets an error frame, never a crash.
+ * subprotocol, the operator's session cookie on the upgrade, then the session's key in the first
+ * frame. The agents' MCP token opens nothing here, wherever it is put. Every frame is validated;
+ * a bad frame gets an error frame, never a crash.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -33,18 +34,25 @@ export function isOwnOrigin(headers: { origin?: string; host?: string }, port: n
   return headers.origin !== undefined && allowed.includes(headers.origin) && host !== undefined && allowed.includes(host);
 }
 
-/** Constant-time token comparison. */
-export function tokenMatches(expected: string, given: unknown): boolean {
+/** Constant-time comparison of a secret. */
+export function secretMatches(expected: string, given: unknown): boolean {
   if (typeof given !== 'string' || expected.length === 0) return false;
   const a = Buffer.from(expected);
   const b = Buffer.from(given);
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** An operator's panel sign-in (see `http/operator.ts`): a short label for the audit, the key the page proves. */
+export interface PanelCredential {
+  label: string;
+  key: string;
+}
+
 export interface PanelWsOptions {
-  token: string;
-  /** Opens a session for an authenticated socket; `emit` pushes an event to it. */
-  openSession: (emit: <E extends PanelEventName>(event: E, payload: PanelEvents[E]) => void) => PanelSession;
+  /** The operator's session named by the upgrade request's cookie, if live. */
+  authenticate: (req: IncomingMessage) => PanelCredential | undefined;
+  /** Opens a session for an authenticated socket; `emit` pushes an event to it, `via` names the sign-in. */
+  openSession: (emit: <E extends PanelEventName>(event: E, payload: PanelEvents[E]) => void, via: string) => PanelSession;
   version: string;
   /** The server's own origin when it is not a loopback one (`serve --host`). */
   origin?: () => string;
@@ -71,7 +79,8 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
   });
   const sockets = new Set<WebSocket>();
 
-  const serve = (ws: WebSocket): void => {
+  const unauthorized = 'this browser is not signed in to the panel — hint: open the URL that `uplink serve` printed, or run `uplink panel-url` for a fresh one';
+  const serve = (ws: WebSocket, req: IncomingMessage, credential: PanelCredential | undefined): void => {
     sockets.add(ws);
     let session: PanelSession | undefined;
     const send = (frame: ServerFrame): void => {
@@ -87,6 +96,12 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
       }
       ws.send(text);
     };
+    const refuse = (): void => {
+      send({ t: 'error', id: null, error: { code: 'unauthorized', message: unauthorized } });
+      ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
+    };
+    // A browser cannot read an upgrade's HTTP status, so a refusal is a close code it can show.
+    if (!credential) return refuse();
     const authTimer = setTimeout(() => ws.close(CLOSE_UNAUTHORIZED, 'no hello'), AUTH_TIMEOUT_MS);
     ws.on('message', (data, isBinary) => {
       let frame: ClientFrame;
@@ -98,13 +113,10 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
         return send({ t: 'error', id: null, error: { code: 'invalid_request', message: 'frame is not a JSON object — hint: send {"t":"call",…}' } });
       }
       if (!session) {
-        if (frame.t !== 'hello' || !tokenMatches(options.token, frame.token)) {
-          send({ t: 'error', id: null, error: { code: 'unauthorized', message: 'bad or missing token — hint: open the URL that `uplink serve` printed' } });
-          return void ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
-        }
+        if (frame.t !== 'hello' || !secretMatches(credential.key, frame.key)) return refuse();
         clearTimeout(authTimer);
         try {
-          session = options.openSession((event, payload) => send({ t: 'event', event, payload }));
+          session = options.openSession((event, payload) => send({ t: 'event', event, payload }), `panel-session:${credential.label}`);
         } catch {
           send({ t: 'error', id: null, error: { code: 'unavailable', message: 'the hub is shutting down — hint: restart `uplink serve`' } });
           return void ws.close(1011, 'hub unavailable');
@@ -115,6 +127,8 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
         const id = typeof (frame as { id?: unknown }).id === 'number' ? (frame as { id: number }).id : null;
         return send({ t: 'error', id, error: { code: 'invalid_request', message: 'expected {"t":"call","id":<integer>,"method","params"}' } });
       }
+      // The session may have expired or been pushed out since the upgrade.
+      if (options.authenticate(req)?.key !== credential.key) return refuse();
       const open = session;
       void dispatchCall(open.handlers, frame.method, frame.params).then((outcome) =>
         send(outcome.ok ? { t: 'result', id: frame.id, result: outcome.result } : { t: 'error', id: frame.id, error: outcome.error }),
@@ -141,7 +155,8 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
         reject(socket, 400, `Bad Request: subprotocol ${PANEL_WS_PROTOCOL} required`);
         return true;
       }
-      wss.handleUpgrade(req, socket, head, (ws) => serve(ws));
+      const credential = options.authenticate(req);
+      wss.handleUpgrade(req, socket, head, (ws) => serve(ws, req, credential));
       return true;
     },
     connections: () => sockets.size,
