@@ -16,6 +16,9 @@ import { approval, createFakeHub } from './fake-hub';
 import type { FakeHub } from './fake-hub';
 
 const TOKEN = 'secret-token-0123456789';
+/** The operator's session as the hub server would find it from the cookie. */
+const SESSION = { label: 's3ss', key: 'session-key-0123456789' };
+const COOKIE = 'uplink_panel=good';
 let server: Server;
 let mount: PanelMount;
 let hub: FakeHub;
@@ -27,7 +30,7 @@ beforeEach(async () => {
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Uplink</title>');
   writeFileSync(join(dir, 'assets', 'a.js'), 'console.log(1)');
   hub = createFakeHub();
-  mount = createPanelMount({ hub, token: TOKEN, rendererDir: dir, user: 'alice' });
+  mount = createPanelMount({ hub, token: TOKEN, rendererDir: dir, user: 'alice', authenticate: (req) => (req.headers.cookie === COOKIE ? SESSION : undefined) });
   server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     void Promise.resolve(mount.handle(req, res, url)).then((handled) => {
@@ -49,8 +52,9 @@ afterEach(async () => {
 const wsUrl = () => `${origin.replace('http', 'ws')}/panel/ws`;
 
 /** Opens a raw socket and collects frames. */
-function raw(opts: { origin?: string; protocol?: string | string[] } = {}) {
-  const ws = new WebSocket(wsUrl(), opts.protocol ?? PANEL_WS_PROTOCOL, { origin: opts.origin ?? origin });
+function raw(opts: { origin?: string; protocol?: string | string[]; cookie?: string | null } = {}) {
+  const cookie = opts.cookie === undefined ? COOKIE : opts.cookie;
+  const ws = new WebSocket(wsUrl(), opts.protocol ?? PANEL_WS_PROTOCOL, { origin: opts.origin ?? origin, ...(cookie ? { headers: { cookie } } : {}) });
   const frames: ServerFrame[] = [];
   ws.on('message', (d) => frames.push(JSON.parse(d.toString()) as ServerFrame));
   const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
@@ -74,8 +78,8 @@ function client() {
   const states: string[] = [];
   const c = createWsPanelClient({
     url: wsUrl(),
-    token: TOKEN,
-    createSocket: (u, p) => new WebSocket(u, p, { origin }) as unknown as WebSocketLike,
+    key: () => SESSION.key,
+    createSocket: (u, p) => new WebSocket(u, p, { origin, headers: { cookie: COOKIE } }) as unknown as WebSocketLike,
     onState: (s) => states.push(s),
     minDelayMs: 20,
   });
@@ -119,13 +123,23 @@ describe('panel WebSocket', () => {
     await expect(s.opened).rejects.toThrow();
   });
 
-  it('closes with 4401 on a bad token and never attaches', async () => {
-    const s = raw();
+  it('without an operator session cookie the socket is closed 4401 at once, whatever the hello says', async () => {
+    const s = raw({ cookie: null });
     await s.opened;
-    s.ws.send(JSON.stringify({ t: 'hello', token: 'wrong' }));
+    s.ws.send(JSON.stringify({ t: 'hello', key: SESSION.key, token: TOKEN }));
     expect(await s.closed).toBe(CLOSE_UNAUTHORIZED);
-    expect(s.frames[0]).toMatchObject({ t: 'error', error: { code: 'unauthorized' } });
+    expect(s.frames[0]).toMatchObject({ t: 'error', error: { code: 'unauthorized', message: expect.stringContaining('uplink panel-url') } });
     expect(hub.attached).toBe(0);
+  });
+
+  it("with the cookie, a hello without the session's key (the MCP token, say) closes 4401 and never attaches", async () => {
+    for (const hello of [{ t: 'hello', key: TOKEN }, { t: 'hello', token: TOKEN }, { t: 'hello' }]) {
+      const s = raw();
+      await s.opened;
+      s.ws.send(JSON.stringify(hello));
+      expect(await s.closed).toBe(CLOSE_UNAUTHORIZED);
+      expect(hub.attached).toBe(0);
+    }
   });
 
   it('refuses calls before hello', async () => {
@@ -138,7 +152,7 @@ describe('panel WebSocket', () => {
   it('answers bad frames with errors and keeps serving', async () => {
     const s = raw();
     await s.opened;
-    s.ws.send(JSON.stringify({ t: 'hello', token: TOKEN }));
+    s.ws.send(JSON.stringify({ t: 'hello', key: SESSION.key }));
     await until(() => s.frames.some((f) => f.t === 'ready'), 'ready');
     s.ws.send('not json');
     s.ws.send(JSON.stringify({ t: 'call', id: 2, method: '__proto__', params: {} }));
@@ -180,7 +194,7 @@ describe('panel WebSocket', () => {
     const second = await c.api.decide({ approval_id: 'a1', decision: 'once' });
     expect(second.accepted).toBe(false);
     expect(second.message).toContain('already decided');
-    expect(hub.decisions).toEqual([{ id: 'a1', kind: 'deny', reason: 'not now', by: 'alice' }]);
+    expect(hub.decisions).toEqual([{ id: 'a1', kind: 'deny', reason: 'not now', by: 'alice via panel-session:s3ss' }]);
     await until(() => resolved.length === 1, 'approvalResolved');
     expect(resolved).toEqual(['a1:false:not now']);
     c.close();
