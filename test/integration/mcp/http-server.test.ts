@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createHub } from '../../../src/main/hub';
@@ -117,6 +118,127 @@ describe('startHubServer', () => {
         sock.on('error', () => resolve());
       });
       expect(seen).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/** A raw HTTP request, so Host can be anything (fetch always sends the URL's). */
+function rawRequest(port: number, opts: { path: string; method?: string; host: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: opts.path, method: opts.method ?? 'GET', headers: { host: opts.host, ...(opts.headers ?? {}) } }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+describe('HTTP hardening', () => {
+  it('every route answers only requests whose Host names this hub (DNS rebinding)', async () => {
+    const dir = tmpDataDir();
+    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false, mounts: [{ handle: (_q, res) => Boolean(res.writeHead(200).end('mounted')) }] });
+    try {
+      for (const path of ['/health', '/mcp', '/', '/panel/session', '/panel/code']) {
+        const rebound = await rawRequest(server.port, { path, method: path === '/health' || path === '/' ? 'GET' : 'POST', host: `attacker.example:${server.port}`, headers: { authorization: `Bearer ${server.token}` } });
+        expect(rebound.status, path).toBe(403);
+        expect(rebound.body, path).toContain('is not this hub');
+      }
+      for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`, `[::1]:${server.port}`]) {
+        expect((await rawRequest(server.port, { path: '/health', host })).status, host).toBe(200);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the 401 names no filesystem path', async () => {
+    const dir = tmpDataDir();
+    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false });
+    try {
+      const refused = await fetch(`${server.url}/mcp`, { method: 'POST', headers: mcpHeaders, body: initialize });
+      const message = ((await refused.json()) as { error: { message: string } }).error.message;
+      expect(refused.status).toBe(401);
+      expect(message).not.toContain(dir);
+      expect(message).not.toMatch(/\/(root|home|tmp)\//);
+      expect(message).toContain("the token file in Uplink's data directory");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the auth scheme is case-insensitive (RFC 7235)', async () => {
+    const dir = tmpDataDir();
+    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false });
+    try {
+      for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+        const ok = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, authorization: `${scheme} ${server.token}` }, body: initialize });
+        expect(ok.status, scheme).toBe(200);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('past the session cap the longest-idle MCP session goes; with all busy a new one gets 503', async () => {
+    const dir = tmpDataDir();
+    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false, maxMcpSessions: 2 });
+    const auth = { ...mcpHeaders, authorization: `Bearer ${server.token}` };
+    const open = async (): Promise<string> => {
+      const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
+      expect(res.status).toBe(200);
+      await res.text();
+      return res.headers.get('mcp-session-id')!;
+    };
+    const ping = async (sid: string): Promise<number> => {
+      const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+      await res.text();
+      return res.status;
+    };
+    const clients: Client[] = [];
+    try {
+      const a = await open();
+      await new Promise((r) => setTimeout(r, 5));
+      const b = await open();
+      await open();
+      expect(await ping(a)).toBe(404);
+      expect(await ping(b)).toBe(200);
+      // SDK clients keep a GET stream open: their sessions are busy and are never evicted.
+      for (let i = 0; i < 2; i++) {
+        const c = new Client({ name: `busy-${i}`, version: '1' });
+        await c.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${server.token}` } } }));
+        clients.push(c);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const refused = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+        'uplink error [core:Unavailable]: all 2 MCP sessions are open and busy — hint: retry in a moment, or close MCP clients you no longer use',
+      );
+      expect((await clients[0]!.ping())).toEqual({});
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+      await server.close();
+    }
+  });
+
+  it('an idle MCP session expires', async () => {
+    const dir = tmpDataDir();
+    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false, mcpSessionIdleMs: 100 });
+    try {
+      const auth = { ...mcpHeaders, authorization: `Bearer ${server.token}` };
+      const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
+      await res.text();
+      const sid = res.headers.get('mcp-session-id')!;
+      await new Promise((r) => setTimeout(r, 400));
+      const late = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...auth, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+      expect(late.status).toBe(404);
     } finally {
       await server.close();
     }

@@ -62,6 +62,11 @@ function panelSocket(server: HubServer, opts: { headers?: Record<string, string>
   const closed = new Promise<number>((resolve) => {
     ws.on('close', (code) => resolve(code));
     ws.on('error', () => resolve(-1));
+    // Still open after a while means the hub let it in.
+    setTimeout(() => {
+      resolve(0);
+      ws.terminate();
+    }, 3000).unref();
   });
   return { ws, frames, closed };
 }
@@ -99,7 +104,7 @@ describe('the panel accepts only the operator', () => {
     ];
     const t = server.token;
     const port = new URL(server.url).port;
-    const attempts = [
+    const attempts: Array<{ what: string; headers?: Record<string, string>; query?: string; hello: Record<string, unknown> }> = [
       { what: 'token in hello', hello: { token: t } },
       { what: 'token as the hello key', hello: { key: t } },
       { what: 'token as a bearer header', headers: { authorization: `Bearer ${t}` }, hello: { token: t, key: t } },
@@ -173,13 +178,13 @@ describe('the panel accepts only the operator', () => {
 describe('codes and sessions expire', () => {
   it('a code past ten minutes is refused; a session past twelve hours is gone', () => {
     let now = 1_000_000;
-    const auth = createOperatorAuth(tmpDataDir(), 1234, () => now);
+    const auth = createOperatorAuth(tmpDataDir(), () => 1234, () => now);
     const late = auth.mintCode();
     now += CODE_TTL_MS + 1;
     expect(auth.redeem(late)).toBeUndefined();
     const won = auth.redeem(auth.mintCode())!;
-    expect(auth.sessionOf(`a=b; ${auth.cookieName}=${won.id}`)).toEqual(won.session);
+    expect(auth.sessionOf(`a=b; ${auth.cookieName()}=${won.id}`)).toEqual(won.session);
     now += SESSION_TTL_MS + 1;
-    expect(auth.sessionOf(`${auth.cookieName}=${won.id}`)).toBeUndefined();
+    expect(auth.sessionOf(`${auth.cookieName()}=${won.id}`)).toBeUndefined();
   });
 });

@@ -35,7 +35,7 @@ export interface OperatorSession {
 /** What the hub's HTTP server keeps for operator access. */
 export interface OperatorAuth {
   /** The cookie's name (per port: cookies do not separate ports). */
-  cookieName: string;
+  cookieName(): string;
   mintCode(): string;
   /** Trades a live code for a new session; undefined when the code is unknown, used or expired. */
   redeem(code: unknown): { id: string; session: OperatorSession } | undefined;
@@ -64,8 +64,8 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
-/** Writes a fresh operator key (0600) and returns the state that checks codes and sessions. */
-export function createOperatorAuth(dataDir: string, port: number, now: () => number = Date.now): OperatorAuth {
+/** Writes a fresh operator key (0600) and returns the state that checks codes and sessions; `port` once listening. */
+export function createOperatorAuth(dataDir: string, port: () => number, now: () => number = Date.now): OperatorAuth {
   const key = random(32);
   const path = operatorKeyPath(dataDir);
   const tmp = `${path}.${process.pid}.tmp`;
@@ -80,8 +80,9 @@ export function createOperatorAuth(dataDir: string, port: number, now: () => num
     for (const [k, v] of map) if (expired(v)) map.delete(k);
     while (map.size > max) map.delete(map.keys().next().value as string);
   };
+  const cookieName = (): string => `uplink_panel_${port()}`;
   return {
-    cookieName: `uplink_panel_${port}`,
+    cookieName,
     mintCode() {
       const code = random(24);
       codes.set(code, now() + CODE_TTL_MS);
@@ -103,7 +104,7 @@ export function createOperatorAuth(dataDir: string, port: number, now: () => num
       return { id, session: { label: session.label, key: session.key } };
     },
     sessionOf(cookieHeader) {
-      const id = cookieValue(cookieHeader, `uplink_panel_${port}`);
+      const id = cookieValue(cookieHeader, cookieName());
       const s = id ? sessions.get(id) : undefined;
       if (!s) return undefined;
       if (s.expires <= now()) {

@@ -19,7 +19,6 @@ import type { CallerEnvironment } from '../../drivers/contract';
 import { createMcpServer } from '../mcp/server';
 import { announceHub, retractHub } from './hub-json';
 import { createOperatorAuth, SESSION_TTL_MS } from './operator';
-import type { OperatorAuth } from './operator';
 import { ensureToken, tokenMatches } from './token';
 import type { HttpContext, HttpMount } from './types';
 
@@ -127,7 +126,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   const token = ensureToken(options.dataDir);
   let origin = '';
   let port = 0;
-  let operator: OperatorAuth | undefined;
+  const operator = createOperatorAuth(options.dataDir, () => port);
   const ownOrigins = (): string[] => [origin, `http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`];
   const ctx: HttpContext = {
     hub: options.hub,
@@ -136,7 +135,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     originAllowed: (o) => o === undefined || ownOrigins().includes(o),
     hostAllowed: (h) => h !== undefined && ownOrigins().includes(`http://${h.toLowerCase()}`),
     tokenMatches: (c) => tokenMatches(token, c),
-    panelSession: (req) => operator?.sessionOf(req.headers.cookie),
+    panelSession: (req) => operator.sessionOf(req.headers.cookie),
   };
   const maxSessions = options.maxMcpSessions ?? MAX_SESSIONS;
   const idleMs = options.mcpSessionIdleMs ?? SESSION_IDLE_MS;
@@ -238,13 +237,13 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     if (!req.headers.origin) return void sendError(res, 403, 'Rejected', 'sign-in needs the Origin of the panel page', 'open the panel URL in a browser');
     const body = await readBody(req, MAX_SIGN_IN_BYTES).catch(() => undefined);
     const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
-    const won = operator!.redeem(code);
+    const won = operator.redeem(code);
     if (!won) {
       const err = sendError(res, 401, 'Rejected', 'this panel link is unknown, already used or expired', 'run `uplink panel-url` for a fresh link (each opens the panel once, within 10 minutes)');
       audit('HTTP 401 on /panel/session: an unknown, used or expired code', err);
       return;
     }
-    const cookie = `${operator!.cookieName}=${won.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`;
+    const cookie = `${operator.cookieName()}=${won.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`;
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'set-cookie': cookie });
     res.end(JSON.stringify({ key: won.session.key }));
   };
@@ -252,13 +251,13 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   /** `POST /panel/code` with `Authorization: Operator <operator.key>`: a fresh panel URL. */
   const handleMintCode = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
-    if (!operator!.keyMatches(credentialOf(req.headers.authorization, 'operator'))) {
+    if (!operator.keyMatches(credentialOf(req.headers.authorization, 'operator'))) {
       const err = sendError(res, 401, 'Rejected', 'missing or wrong operator key', 'run `uplink panel-url` as the user that runs the hub');
       audit('HTTP 401 on /panel/code: no or a wrong operator key', err);
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-    res.end(JSON.stringify({ panel_url: `${origin}/#code=${operator!.mintCode()}` }));
+    res.end(JSON.stringify({ panel_url: `${origin}/#code=${operator.mintCode()}` }));
   };
 
   const http = createServer((req, res) => {
@@ -311,8 +310,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   });
   port = (http.address() as AddressInfo).port;
   origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  operator = createOperatorAuth(options.dataDir, port);
-  const mintPanelUrl = (): string => `${origin}/#code=${operator!.mintCode()}`;
+  const mintPanelUrl = (): string => `${origin}/#code=${operator.mintCode()}`;
   mounts = typeof options.mounts === 'function' ? await options.mounts(ctx) : (options.mounts ?? []);
   if (options.announce !== false) announceHub(options.dataDir, origin);
 
