@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { buildForTests, runCli, startApprover, startServe, tmpDataDir, waitFor } from '../../fixtures/hub-build';
+import { buildForTests, runCli, startApprover, startJsonCommand, startServe, tmpDataDir, waitFor } from '../../fixtures/hub-build';
 import type { Served, TestBuild } from '../../fixtures/hub-build';
 import type { AuditEntry } from '../../../src/main/hub';
 
@@ -42,10 +42,51 @@ afterAll(async () => {
 });
 
 describe('uplink serve', () => {
-  it('prints the panel URL with the token in the fragment, and the MCP URL, on 127.0.0.1', () => {
+  it('prints a panel URL with a one-time code (not the MCP token) in the fragment, and the MCP URL, on 127.0.0.1', () => {
     expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(served.mcp_url).toBe(`${served.url}/mcp`);
-    expect(served.panel_url).toBe(`${served.url}/#token=${token}`);
+    expect(served.panel_url).toMatch(new RegExp(`^${served.url}/#code=[\\w-]{20,}$`));
+    expect(served.panel_url).not.toContain(token);
+  });
+
+  it('`uplink panel-url` prints a fresh one-time URL of the running hub that signs the panel in once', async () => {
+    const out = await runCli(b, dir, ['panel-url']);
+    expect(out.code).toBe(0);
+    const url = out.stdout.trim();
+    expect(url).toMatch(new RegExp(`^${served.url}/#code=[\\w-]{20,}$`));
+    expect(url).not.toBe(served.panel_url);
+    const signIn = () => fetch(`${served.url}/panel/session`, { method: 'POST', headers: { origin: served.url, 'content-type': 'application/json' }, body: JSON.stringify({ code: new URL(url).hash.slice('#code='.length) }) });
+    expect((await signIn()).status).toBe(200);
+    expect((await signIn()).status).toBe(401);
+  });
+
+  it('a second `uplink serve` on the same data directory exits naming the hub that holds it and leaves hub.json alone', async () => {
+    const before = readFileSync(join(dir, 'hub.json'), 'utf8');
+    const second = await runCli(b, dir, ['serve', '--port', '0']);
+    expect(second.code).toBe(1);
+    expect(second.stderr.trim().split('\n')).toEqual([expect.stringContaining(`pid ${served.pid}`)]);
+    expect(second.stderr).toContain(served.url);
+    expect(readFileSync(join(dir, 'hub.json'), 'utf8')).toBe(before);
+  });
+
+  it('an invalid --port is refused with one line', async () => {
+    const out = await runCli(b, tmpDataDir(), ['serve', '--port', '99999']);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toBe('uplink error [core:Invalid]: --port must be 0–65535, not 99999 — hint: see `uplink --help`\n');
+  });
+
+  it('a non-loopback --host needs --insecure-plain-http, which warns in one line that the token travels in clear text', async () => {
+    const refused = await runCli(b, tmpDataDir(), ['serve', '--port', '0', '--host', '0.0.0.0']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toEqual([expect.stringContaining('--insecure-plain-http')]);
+    const d = tmpDataDir();
+    const open = await startJsonCommand(b, d, ['serve', '--port', '0', '--host', '0.0.0.0', '--insecure-plain-http', '--json']);
+    try {
+      expect(open.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+      expect(open.stderr().trim().split('\n')).toEqual([expect.stringMatching(/^uplink: warning: .*0\.0\.0\.0.*clear text/)]);
+    } finally {
+      await open.stop();
+    }
   });
 
   it('creates the token file with mode 0600 and announces itself in hub.json', () => {
