@@ -69,10 +69,14 @@ export async function tmuxDriverModule(): Promise<string> {
 export interface Serve {
   proc: ChildProcess;
   url: string;
+  /** The one-time panel URL `serve` printed (opens the panel once). */
   panelUrl: string;
   mcpUrl: string;
+  /** The agents' MCP token (it does not open the panel). */
   token: string;
   dataDir: string;
+  /** A fresh one-time panel URL from `uplink panel-url`. */
+  freshPanelUrl(): string;
   stop(): Promise<void>;
 }
 
@@ -109,6 +113,7 @@ export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; co
     mcpUrl: info.mcp_url,
     token,
     dataDir,
+    freshPanelUrl: () => execFileSync(process.execPath, [join(ROOT, 'bin/uplink'), 'panel-url'], { env, encoding: 'utf8' }).trim(),
     stop: () =>
       new Promise<void>((resolve) => {
         if (proc.exitCode !== null) return resolve();

@@ -49,19 +49,32 @@ const shoot = async (name: string) => {
   await page.screenshot({ path: join(SHOTS, name) });
 };
 
-test('without the token the panel says how to get in and shows no data', async ({ browser }) => {
+test('without a sign-in the panel says how to get in and shows no data; a fresh link pasted into the tab signs in', async ({ browser }) => {
   const stranger = await browser.newPage();
-  await stranger.goto(serve.url);
-  await expect(stranger.getByRole('alert')).toContainText('open the URL that `uplink serve` printed');
+  // The agents' token, even in the old URL form, opens nothing.
+  await stranger.goto(`${serve.url}/#token=${serve.token}`);
+  await expect(stranger.getByRole('alert')).toContainText('open the URL that `uplink serve` printed, or run `uplink panel-url`');
   await expect(stranger.locator('.channel-item, article.approval')).toHaveCount(0);
+  // Pasting a link into the same tab changes only the fragment: no reload, the panel signs in.
+  const fresh = new URL(serve.freshPanelUrl());
+  await stranger.evaluate((hash) => (window.location.hash = hash), fresh.hash);
+  await expect(stranger.getByText('connected', { exact: true })).toBeVisible();
+  expect(stranger.url()).not.toContain('code=');
   await stranger.close();
 });
 
-test('the token leaves the address bar and the panel connects', async () => {
+test('a used link is refused with the reason', async ({ browser }) => {
+  const late = await browser.newPage();
+  await late.goto(serve.panelUrl);
+  await expect(late.getByRole('alert')).toContainText('this panel link is unknown, already used or expired — hint: run `uplink panel-url`');
+  await late.close();
+});
+
+test('the code leaves the address bar, the panel connects, and a reload stays signed in', async () => {
   await expect(page.getByText('connected', { exact: true })).toBeVisible();
-  expect(page.url()).not.toContain('token');
-  const history = await page.evaluate(() => window.location.href);
-  expect(history).not.toContain('#token');
+  expect(page.url()).not.toContain('code=');
+  await page.reload();
+  await expect(page.getByText('connected', { exact: true })).toBeVisible();
 });
 
 test('the channels view lists the panes, and a human raises the tier', async () => {

@@ -21,7 +21,7 @@ test('npm start falls back to the browser panel, says why in one line and prints
   let out = '';
   proc.stdout!.on('data', (d) => (out += String(d)));
   try {
-    const url = await until(() => /panel: (http:\/\/127\.0\.0\.1:\d+\/#token=\S+)/.exec(out)?.[1] ?? '', 'the panel URL on stdout', 30_000);
+    const url = await until(() => /panel: (http:\/\/127\.0\.0\.1:\d+\/#code=\S+)/.exec(out)?.[1] ?? '', 'the panel URL on stdout', 30_000);
     const lines = out.split('\n');
     expect(lines[0]).toMatch(/^uplink: not starting the Electron app: .+ — starting the browser panel instead/);
     await page.goto(url);
