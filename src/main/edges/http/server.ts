@@ -93,6 +93,7 @@ export interface HubServer {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+const LOOPBACK_PEERS = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 function sendError(res: ServerResponse, status: number, kind: 'Rejected' | 'Invalid' | 'NotFound' | 'Unavailable', message: string, hint: string, headers: Record<string, string> = {}): HubError {
   const err = new HubError('core', kind, message, { hint });
@@ -251,6 +252,8 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   /** `POST /panel/code` with `Authorization: Operator <operator.key>`: a fresh panel URL. */
   const handleMintCode = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
+    // The key lives on this machine; even a hub on another address mints codes for local callers only.
+    if (!LOOPBACK_PEERS.has(req.socket.remoteAddress ?? '')) return void sendError(res, 403, 'Rejected', 'panel links are minted for this machine only', 'run `uplink panel-url` on the machine that runs the hub');
     if (!operator.keyMatches(credentialOf(req.headers.authorization, 'operator'))) {
       const err = sendError(res, 401, 'Rejected', 'missing or wrong operator key', 'run `uplink panel-url` as the user that runs the hub');
       audit('HTTP 401 on /panel/code: no or a wrong operator key', err);
