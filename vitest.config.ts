@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Three suites, one command: unit tests run in seconds; integration tests start real tmux
-// servers, X clients and SQLite files; e2e drives `uplink serve` from a real browser.
+// Two suites, one command: unit tests run in seconds; integration tests start real tmux
+// servers, X clients and SQLite files. The browser end-to-end suite is Playwright's (test/e2e).
 export default defineConfig({
   test: {
     projects: [
@@ -18,15 +18,6 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-        },
-      },
-      {
-        test: {
-          name: 'e2e',
-          include: ['test/e2e/**/*.test.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-          fileParallelism: false,
         },
       },
     ],

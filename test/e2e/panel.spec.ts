@@ -3,17 +3,18 @@
 /**
  * The browser panel end to end: a real `uplink serve` with a real private tmux server, a real
  * MCP client over Streamable HTTP, and Debian Chromium. Screenshots of each view go to
- * docs/screenshots/ (the README shows approvals.png).
+ * test-results/screenshots/, so a test run never changes tracked files; `npm run screenshots`
+ * writes them to docs/screenshots/ (the README shows approvals.png) on purpose.
  */
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PrivateTmux, ROOT, mcpClient, startServe, toolText, until } from './harness';
 import type { Serve } from './harness';
 
-const SHOTS = join(ROOT, 'docs/screenshots');
+const SHOTS = resolve(ROOT, process.env.UPLINK_SCREENSHOTS_DIR ?? 'test-results/screenshots');
 const tmux = new PrivateTmux();
 let serve: Serve;
 let agent: Client;
