@@ -153,7 +153,7 @@ export function approval(id: string, over: Partial<PendingApproval> = {}): Pendi
   return {
     approval_id: id,
     invocation_id: `inv-${id}`,
-    agent: { kind: 'mcp', name: 'claude-code' },
+    agent: { kind: 'mcp', agent_id: 'default', name: 'claude-code' },
     channel: 'tmux:%1',
     channel_labels: ['codex'],
     op: 'send',
