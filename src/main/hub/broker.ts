@@ -52,6 +52,19 @@ function namesReusableId(pattern: string): boolean {
   return colon >= 0 && REUSABLE_ID.test(pattern.slice(colon + 1));
 }
 
+/**
+ * Whether a rule's channel pattern covers a channel. A pattern whose address is only `*` (`tmux:*`,
+ * `*`) covers every channel of the drivers it names, labelled or not: it names no target. Any other
+ * pattern is matched against the channel's labels, never its address.
+ */
+function coversChannel(pattern: string, driver: string, labels: readonly string[]): boolean {
+  const colon = pattern.indexOf(':');
+  const addr = colon >= 0 ? pattern.slice(colon + 1) : pattern;
+  if (/^\*+$/.test(addr)) return colon < 0 || globMatch(pattern.slice(0, colon), driver);
+  if (REUSABLE_ID.test(addr)) return false;
+  return labels.some((l) => globMatch(pattern, `${driver}:${l}`));
+}
+
 /** Rules that can never match, as doctor lines the operator can act on. */
 export function unmatchableRules(rules: readonly StandingRule[]): string[] {
   return rules
@@ -252,14 +265,9 @@ export class ApprovalBroker {
    * Its agent is matched against the authenticated id, never the name a client declares.
    */
   #matchRule(ctx: CallContext): StandingRule | undefined {
-    const names = ctx.labels.map((l) => `${ctx.driver}:${l}`);
     const agentId = ctx.agent.agent_id;
     return this.#host.config.get().approvals.rules.find(
-      (r) =>
-        !namesReusableId(r.channel) &&
-        names.some((n) => globMatch(r.channel, n)) &&
-        globMatch(r.op, ctx.op) &&
-        (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))),
+      (r) => coversChannel(r.channel, ctx.driver, ctx.labels) && globMatch(r.op, ctx.op) && (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))),
     );
   }
 
