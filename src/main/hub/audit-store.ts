@@ -114,8 +114,7 @@ function fromRow(row: Row): AuditEntry {
   set('op', str('op'));
   set('capability_id', str('capability_id'));
   if (row.agent_name !== null) {
-    e.agent = { kind: String(row.agent_kind) as 'mcp' | 'cli' | 'panel', name: String(row.agent_name) };
-    if (row.agent_id !== null) e.agent.agent_id = String(row.agent_id);
+    e.agent = { kind: String(row.agent_kind) as 'mcp' | 'cli' | 'panel', ...(row.agent_id !== null ? { agent_id: String(row.agent_id) } : {}), name: String(row.agent_name) };
     if (row.agent_version !== null) e.agent.version = String(row.agent_version);
     if (row.agent_user !== null) e.agent.user = String(row.agent_user);
   }

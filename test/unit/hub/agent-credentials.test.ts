@@ -4,7 +4,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { AgentCredentialStore, MAX_AGENTS } from '../../../src/main/hub/agent-credentials';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import type { HubError } from '../../../src/main/hub';
