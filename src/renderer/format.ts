@@ -28,6 +28,15 @@ export function formatAgo(at: number, now: number): string {
   return `${formatDuration(Math.max(0, now - at))} ago`;
 }
 
+/**
+ * An agent as the operator reads it: the authenticated id with the client name it declared beside
+ * it (`default (claude-code)`); the declared name alone is marked as such.
+ */
+export function agentLabel(x: { agent?: string; agent_name?: string }): string {
+  if (x.agent === undefined) return x.agent_name ? `${x.agent_name} (unauthenticated)` : '—';
+  return x.agent_name && x.agent_name !== x.agent ? `${x.agent} (${x.agent_name})` : x.agent;
+}
+
 /** How an invocation was authorized, in words. */
 export function describeAuthorization(authorized: string | undefined, by?: string): string {
   if (!authorized) return 'read-only: no approval needed';
@@ -46,8 +55,8 @@ export function describeAuthorization(authorized: string | undefined, by?: strin
  * otherwise a plain sentence built from the request, so the operator never has to read JSON to
  * know what "approve" means.
  */
-export function describeRequest(a: { agent: string; op: string; channel: string; channel_labels: string[]; provider_id: string; interaction: string; preview?: { text?: string } }): string {
+export function describeRequest(a: { agent: string; agent_name?: string; op: string; channel: string; channel_labels: string[]; provider_id: string; interaction: string; preview?: { text?: string } }): string {
   if (a.preview?.text) return a.preview.text;
   const labels = a.channel_labels.length ? ` (${a.channel_labels.join(', ')})` : '';
-  return `${a.agent} asks to run the mutating op “${a.op}” on ${a.channel}${labels} with the arguments below, through ${a.provider_id} (${a.interaction}).`;
+  return `${agentLabel(a)} asks to run the mutating op “${a.op}” on ${a.channel}${labels} with the arguments below, through ${a.provider_id} (${a.interaction}).`;
 }

@@ -5,6 +5,7 @@
  * name can never differ between the two sides (VS Code's ProxyChannel idea).
  */
 import type {
+  AgentEntry,
   ApprovalResolved,
   ApprovalRule,
   ChannelDescription,
@@ -43,6 +44,11 @@ export interface PanelCalls {
   getInvocation: { req: { invocation_id: string }; res: InvocationDetail };
   listProviders: { req: void; res: ProviderEntry[] };
   explainSelection: { req: SelectionQuery; res: SelectionExplanation };
+  /** Operator-only: named agent credentials. */
+  listAgents: { req: void; res: AgentEntry[] };
+  /** The token is in this response only; it is never stored or shown again. */
+  createAgent: { req: { name: string }; res: { id: string; token: string } };
+  revokeAgent: { req: { name: string }; res: { revoked: boolean } };
 }
 
 /** Payload of each event stream. */

@@ -47,6 +47,7 @@ const pending = rec(
     approval_id: str,
     invocation_id: str,
     agent: str,
+    agent_name: str,
     agent_kind: str,
     channel: str,
     channel_labels: strings,
@@ -85,6 +86,7 @@ const timelineEvent = rec(
     op: str,
     capability_id: str,
     agent: str,
+    agent_name: str,
     provider_id: str,
     interaction,
     state,
@@ -103,6 +105,7 @@ const timelineEvent = rec(
 );
 const filter = obj({ channel: str, op: str, agent: str, state, text: { type: 'string', maxLength: 500 } });
 const providerEntry = rec({ provider_id: str, version: str, driver: str, interaction, capabilities: strings }, ['provider_id', 'capabilities']);
+const agentEntry = rec({ id: str, created_at: str, created_by: str, revoked_at: str }, ['id', 'created_at', 'created_by']);
 const selectionRef = rec({ provider_id: str, capability_version: str, interaction }, ['provider_id', 'capability_version', 'interaction']);
 
 /** Request/response schemas of every call. `satisfies` ties the keys to `PanelCalls`. */
@@ -139,6 +142,10 @@ export const PANEL_CALLS = {
     response: rec({ invocation_id: str, events: arr(timelineEvent), error: str, authorized: str }, ['invocation_id', 'events']),
   },
   listProviders: { request: empty, response: arr(providerEntry) },
+  listAgents: { request: empty, response: arr(agentEntry) },
+  // The name's pattern is the hub's own check too; here it bounds what reaches the hub.
+  createAgent: { request: obj({ name: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,63}$' } }, ['name']), response: rec({ id: str, token: str }, ['id', 'token']) },
+  revokeAgent: { request: obj({ name: { type: 'string', minLength: 1, maxLength: 64 } }, ['name']), response: rec({ revoked: bool }, ['revoked']) },
   explainSelection: {
     request: obj(
       { capability_id: { type: 'string', minLength: 1, maxLength: 128 }, version_requirement: { type: 'string', maxLength: 128 }, provider_id: { type: 'string', maxLength: 128 }, interaction },

@@ -53,8 +53,10 @@ export const DECISIONS: readonly Decision[] = ['once', 'session', 'always', 'den
 export interface PendingApproval {
   approval_id: string;
   invocation_id: string;
-  /** The MCP client name, or `operator`/`cli`. */
+  /** The authenticated agent id (`default`, a named agent, `stdio`), or `operator`/`uplink-cli`. */
   agent: string;
+  /** The client name the agent declared (shown beside the id, never trusted). */
+  agent_name?: string;
   /** Where the agent came from: `mcp`, `cli` or `panel`. */
   agent_kind?: string;
   channel: string;
@@ -99,13 +101,21 @@ export interface ApprovalRule {
   channel: string;
   /** Glob on the op name. */
   op: string;
-  /** Glob on the agent name; absent = any agent. */
+  /** Glob on the authenticated agent id; absent = any agent. */
   agent?: string;
   created_at?: string;
   created_by?: string;
   note?: string;
   last_used_at?: number;
   uses: number;
+}
+
+/** A named agent credential (never its token). */
+export interface AgentEntry {
+  id: string;
+  created_at: string;
+  created_by: string;
+  revoked_at?: string;
 }
 
 /** Hub settings the panel shows and edits. */
@@ -141,7 +151,10 @@ export interface TimelineEvent {
   channel?: string;
   op?: string;
   capability_id?: string;
+  /** The authenticated agent id (absent on rows recorded before agents authenticated). */
   agent?: string;
+  /** The client name the agent declared. */
+  agent_name?: string;
   provider_id?: string;
   interaction?: InteractionKind;
   /** The invocation's state after this entry; `rejected` for requests that never became one. */
@@ -188,6 +201,7 @@ export interface InvocationDetail {
   channel?: string;
   op?: string;
   agent?: string;
+  agent_name?: string;
   provider_id?: string;
   interaction?: InteractionKind;
   args?: JsonValue;

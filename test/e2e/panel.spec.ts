@@ -165,6 +165,9 @@ test('an unanswered prompt times out as a deny', async () => {
 });
 
 test('"always" skips the next prompt and the rule appears in settings', async () => {
+  // "Always" names the pane by a stable label, never by its reusable id.
+  tmux.tmux('set-option', '-p', '-t', pane, '@name', 'e2e-target');
+  await new Promise((r) => setTimeout(r, 1100));
   await read();
   await view(/^Approvals/).click();
   const first = act('echo always-1');
@@ -178,7 +181,7 @@ test('"always" skips the next prompt and the rule appears in settings', async ()
   await expect(page.getByRole('navigation', { name: 'Views' }).getByLabel(/pending/)).toHaveCount(0);
   await view(/^Rules/).click();
   const rules = page.getByRole('table', { name: 'Standing rules' });
-  await expect(rules).toContainText(channel());
+  await expect(rules).toContainText('tmux:e2e-target');
   await expect(rules).toContainText('type');
   await expect(rules).toContainText(/ago \(1×\)/);
   // The stdio command an agent runs: this checkout's launcher (a packaged app names itself).

@@ -15,7 +15,7 @@ import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 
 /** Bumped when the table layout changes; migrations run from the stored `user_version`. */
-export const AUDIT_SCHEMA_VERSION = 3;
+export const AUDIT_SCHEMA_VERSION = 4;
 
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_EVERY_MS = 2000;
@@ -30,7 +30,7 @@ const COLUMNS = [
   'at', 'type', 'kind', 'invocation_id', 'sequence', 'channel', 'op', 'capability_id',
   'agent_kind', 'agent_name', 'agent_version', 'agent_user', 'provider_id', 'interaction', 'state',
   'error_code', 'error_kind', 'message', 'hint', 'detail', 'authorized', 'granted', 'by_who', 'reason',
-  'args', 'duration_ms', 'output',
+  'args', 'duration_ms', 'output', 'agent_id',
 ] as const;
 
 type Row = Record<(typeof COLUMNS)[number], string | number | null> & { id: number };
@@ -54,6 +54,9 @@ const MIGRATIONS: string[] = [
   `ALTER TABLE entries ADD COLUMN output TEXT;`,
   // v3: per journal file, the highest line committed with its rows (replay inserts only above it).
   `CREATE TABLE IF NOT EXISTS journal_marks (file TEXT PRIMARY KEY, seq INTEGER NOT NULL);`,
+  // v4: the authenticated agent (agent_name is what the client declared); agent filters use it.
+  `ALTER TABLE entries ADD COLUMN agent_id TEXT;
+   CREATE INDEX entries_agent_id ON entries(agent_id, id);`,
 ];
 
 /** JSON text of a value, cut to `MAX_ARGS_CHARS` (still valid JSON: a string saying what was cut). */
@@ -95,7 +98,7 @@ function toRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
     entry.provider_id ?? null, entry.interaction ?? null, entry.state ?? null, entry.error_code ?? null,
     entry.error_kind ?? null, entry.message ?? null, entry.hint ?? null, entry.detail ?? null,
     entry.authorized ?? null, entry.granted === undefined ? null : entry.granted ? 1 : 0, entry.by ?? null,
-    entry.reason ?? null, args, entry.duration_ms ?? null, output,
+    entry.reason ?? null, args, entry.duration_ms ?? null, output, entry.agent?.agent_id ?? null,
   ];
 }
 
@@ -111,7 +114,7 @@ function fromRow(row: Row): AuditEntry {
   set('op', str('op'));
   set('capability_id', str('capability_id'));
   if (row.agent_name !== null) {
-    e.agent = { kind: String(row.agent_kind) as 'mcp' | 'cli' | 'panel', name: String(row.agent_name) };
+    e.agent = { kind: String(row.agent_kind) as 'mcp' | 'cli' | 'panel', ...(row.agent_id !== null ? { agent_id: String(row.agent_id) } : {}), name: String(row.agent_name) };
     if (row.agent_version !== null) e.agent.version = String(row.agent_version);
     if (row.agent_user !== null) e.agent.user = String(row.agent_user);
   }
@@ -330,12 +333,12 @@ export class AuditStore {
     };
     eq('channel', 'channel', q.channel);
     eq('op', 'op', q.op);
-    eq('agent_name', 'agent', q.agent);
+    eq('agent_id', 'agent', q.agent);
     eq('state', 'state', q.state);
     eq('type', 'type', q.type);
     eq('invocation_id', 'invocation_id', q.invocation_id);
     if (q.text) {
-      where.push(`(channel LIKE @text ESCAPE '\\' OR op LIKE @text ESCAPE '\\' OR agent_name LIKE @text ESCAPE '\\' OR message LIKE @text ESCAPE '\\' OR reason LIKE @text ESCAPE '\\' OR args LIKE @text ESCAPE '\\' OR invocation_id LIKE @text ESCAPE '\\')`);
+      where.push(`(channel LIKE @text ESCAPE '\\' OR op LIKE @text ESCAPE '\\' OR agent_id LIKE @text ESCAPE '\\' OR agent_name LIKE @text ESCAPE '\\' OR message LIKE @text ESCAPE '\\' OR reason LIKE @text ESCAPE '\\' OR args LIKE @text ESCAPE '\\' OR invocation_id LIKE @text ESCAPE '\\')`);
       params.text = `%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     }
     const forward = q.after !== undefined;

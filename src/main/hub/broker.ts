@@ -43,6 +43,57 @@ function newId(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
+/** A channel address that is a reusable id: a tmux pane (`%3`) or a desktop window (`0x3a00007`, `a11y-…`). */
+const REUSABLE_ID = /^(%|0x[0-9a-f]|a11y-)/i;
+
+/** Whether a rule's channel pattern names a reusable id (such a rule never matches). */
+function namesReusableId(pattern: string): boolean {
+  const colon = pattern.indexOf(':');
+  return colon >= 0 && REUSABLE_ID.test(pattern.slice(colon + 1));
+}
+
+/**
+ * Whether a rule's channel pattern covers a channel. A pattern whose address is only `*` (`tmux:*`,
+ * `*`) covers every channel of the drivers it names, labelled or not: it names no target. Any other
+ * pattern is matched against the channel's labels, never its address.
+ */
+function coversChannel(pattern: string, driver: string, labels: readonly string[]): boolean {
+  const colon = pattern.indexOf(':');
+  const addr = colon >= 0 ? pattern.slice(colon + 1) : pattern;
+  if (/^\*+$/.test(addr)) return colon < 0 || globMatch(pattern.slice(0, colon), driver);
+  if (REUSABLE_ID.test(addr)) return false;
+  return labels.some((l) => globMatch(pattern, `${driver}:${l}`));
+}
+
+/** Rules that can never match, as doctor lines the operator can act on. */
+export function unmatchableRules(rules: readonly StandingRule[]): string[] {
+  return rules
+    .filter((r) => namesReusableId(r.channel))
+    .map((r) => `standing rule ${r.id} names ${r.channel}, a reusable id, and never matches — hint: label the target and name the label instead (e.g. tmux:<@name>)`);
+}
+
+/**
+ * What an "Always" rule covers: the deciding request's authenticated agent and one stable name of
+ * its channel (the label the call used, else the first). Refused (the prompt stays open) when
+ * either is missing, since a rule on a reusable id or a declared name would cover someone else.
+ */
+function alwaysScope(ctx: CallContext): { channel: string; agent: string } {
+  const agent = ctx.agent.agent_id;
+  if (agent === undefined) {
+    throw new HubError('core', 'Rejected', `cannot approve always: the request's agent did not authenticate`, { hint: 'approve once or for the session instead' });
+  }
+  const addr = ctx.channel.slice(ctx.channel.indexOf(':') + 1);
+  const stable = ctx.labels.filter((l) => !/[*?]/.test(l) && !REUSABLE_ID.test(l));
+  const label = stable.includes(addr) ? addr : stable[0];
+  if (label === undefined) {
+    const how = ctx.driver === 'tmux' ? `label the pane (\`tmux set -p -t ${addr} @name <name>\`)` : 'give the target a stable label';
+    throw new HubError('core', 'Rejected', `cannot approve always on ${ctx.channel}: it has no stable label, and its id can be reused by another target later`, {
+      hint: `${how}, or approve once or for the session instead`,
+    });
+  }
+  return { channel: `${ctx.driver}:${label}`, agent };
+}
+
 /** The approval broker. */
 export class ApprovalBroker {
   #host: BrokerHost;
@@ -134,8 +185,9 @@ export class ApprovalBroker {
     let ruleId: string | undefined;
     // "always" edits the config first: if that fails the prompt stays open and nothing is decided.
     if (decision.kind === 'always') {
+      const scope = alwaysScope(ctx);
       ruleId = newId('rule');
-      const rule: StandingRule = { id: ruleId, channel: ctx.channel, op: ctx.op, agent: ctx.agent.name, created_at: new Date(this.#host.now()).toISOString(), created_by: decision.by };
+      const rule: StandingRule = { id: ruleId, ...scope, op: ctx.op, created_at: new Date(this.#host.now()).toISOString(), created_by: decision.by };
       editConfig(
         this.#host.config,
         (raw) => {
@@ -204,13 +256,18 @@ export class ApprovalBroker {
   }
 
   #sessionKey(ctx: CallContext): string {
-    return JSON.stringify([ctx.agent.kind, ctx.agent.session ?? ctx.agent.name, ctx.channel, ctx.op]);
+    return JSON.stringify([ctx.agent.kind, ctx.agent.agent_id, ctx.agent.session ?? ctx.agent.name, ctx.channel, ctx.op]);
   }
 
+  /**
+   * A rule matches the channel's stable names only (its labels), never the address the call used:
+   * pane and window ids are reused, so a rule on one could silently cover another target later.
+   * Its agent is matched against the authenticated id, never the name a client declares.
+   */
   #matchRule(ctx: CallContext): StandingRule | undefined {
-    const names = [ctx.channel, ...ctx.labels.map((l) => `${ctx.driver}:${l}`)];
+    const agentId = ctx.agent.agent_id;
     return this.#host.config.get().approvals.rules.find(
-      (r) => names.some((n) => globMatch(r.channel, n)) && globMatch(r.op, ctx.op) && (r.agent === undefined || globMatch(r.agent, ctx.agent.name)),
+      (r) => coversChannel(r.channel, ctx.driver, ctx.labels) && globMatch(r.op, ctx.op) && (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))),
     );
   }
 

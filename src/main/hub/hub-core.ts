@@ -9,7 +9,9 @@ import type { InteractionKind, JsonValue, RuntimeDiagnostic, RuntimeEvent, Selec
 import { driverOfChannel } from '../drivers/contract';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, RecvBatch, SendReceipt } from '../drivers/contract';
 import { AuditStore } from './audit-store';
-import { ApprovalBroker } from './broker';
+import { ApprovalBroker, unmatchableRules } from './broker';
+import { AgentCredentialStore } from './agent-credentials';
+import type { AgentCredential, AgentSummary } from './agent-credentials';
 import { CallTable } from './call-context';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
@@ -71,6 +73,7 @@ class HubCore implements Hub {
   #calls = new CallTable();
   #registry: ChannelRegistry;
   #broker: ApprovalBroker;
+  #agents: AgentCredentialStore;
   #runtime: Runtime;
   #providers: DriverProvider[] = [];
   #waiters = new Map<string, (e: RuntimeEvent) => void>();
@@ -95,6 +98,7 @@ class HubCore implements Hub {
     this.#config = new ConfigStore(paths.config, schemas);
     if (options.watchConfig !== false) this.#disposers.push(this.#config.watch());
     this.#audit = new AuditStore(paths.audit);
+    this.#agents = new AgentCredentialStore(this.dataDir);
     this.#timeline = new Timeline(this.#audit);
     // A broken config file is recorded once per distinct error (the file is the operator's input).
     const configRejected = (error: string): void =>
@@ -188,13 +192,18 @@ class HubCore implements Hub {
     } catch (e) {
       audit = { ok: false, path: this.#audit.path, error: (e as Error).message };
     }
+    const agentsError = this.#agents.error();
+    const agents = { ok: agentsError === undefined, path: this.#agents.path, ...(agentsError ? { error: `${agentsError} — no named agent token is accepted until it is fixed` } : {}) };
+    const warnings = unmatchableRules(this.#config.get().approvals.rules);
     return {
-      ok: config.ok && audit.ok && drivers.every((d) => d.ok),
+      ok: config.ok && audit.ok && agents.ok && drivers.every((d) => d.ok),
       drivers,
       config,
       audit,
+      agents,
       panels_attached: this.#broker.panelsAttached(),
       ...(this.#disabled.length ? { disabled: this.#disabled } : {}),
+      ...(warnings.length ? { warnings } : {}),
     };
   }
 
@@ -402,6 +411,31 @@ class HubCore implements Hub {
 
   async setApprovalTimeoutMs(ms: number, by: string): Promise<void> {
     setApprovalTimeout(this.#config, (e, d) => this.#timeline.record(e, d), this.#now(), ms, by);
+  }
+
+  // ── agent credentials ────────────────────────────────────────────────────────────────────
+  listAgents(): AgentSummary[] {
+    return this.#agents.list();
+  }
+
+  async createAgent(name: string, by: string): Promise<{ id: string; token: string }> {
+    const created = this.#agents.create(name, by, this.#now());
+    this.#agentDecision('agent-create', created.id, by, `agent ${created.id} created`);
+    return created;
+  }
+
+  async revokeAgent(name: string, by: string): Promise<void> {
+    this.#agents.revoke(name, this.#now());
+    this.#agentDecision('agent-revoke', name, by, `agent ${name} revoked; its token is refused from now on`);
+  }
+
+  authenticateAgent(bearer: string | undefined): AgentCredential | undefined {
+    return this.#agents.authenticate(bearer);
+  }
+
+  /** The operator's change to a credential, fsynced like any decision (the token is never in it). */
+  #agentDecision(op: string, id: string, by: string, reason: string): void {
+    this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', op, authorized: 'operator', by, reason, granted: op === 'agent-create', args: { name: id } }, true);
   }
 
   // ── human-only controls ──────────────────────────────────────────────────────────────────

@@ -9,6 +9,7 @@
 import type { InteractionKind, JsonValue } from '../kernel/types';
 import type { HubError } from './errors';
 import type { ChannelEntry, DoctorReport, RecvBatch, SendReceipt } from '../drivers/contract';
+import type { AgentCredential, AgentSummary } from './agent-credentials';
 import type {
   AgentIdentity,
   ApprovalDecision,
@@ -112,6 +113,16 @@ export interface Hub {
   approvalTimeoutMs(): number;
   /** Writes `approvals.timeout_ms` to the config file. */
   setApprovalTimeoutMs(ms: number, by: string): Promise<void>;
+
+  // ── agent credentials (operator-only: panel and CLI) ─────────────────────────────────────
+  /** Named agents in `<data dir>/agents.json`, revoked ones included (never their tokens). */
+  listAgents(): AgentSummary[];
+  /** Creates a named agent; the token is returned once and never stored. Audited (never the token). */
+  createAgent(name: string, by: string): Promise<{ id: string; token: string }>;
+  /** Revokes a named agent: its token gets 401 from now on. Audited. */
+  revokeAgent(name: string, by: string): Promise<void>;
+  /** The named agent a bearer token belongs to (not revoked), if any. */
+  authenticateAgent(bearer: string | undefined): AgentCredential | undefined;
 
   // ── human-only controls ──────────────────────────────────────────────────────────────────
   /** Sets a channel's tier via `Driver.setTier` (panel/CLI only, never MCP); audited. */

@@ -7,5 +7,6 @@ export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './error
 export { resolveDataDir, ensureDataDir, dataPaths } from './data-dir';
 export { MAX_MESSAGE_BYTES, CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './driver-provider';
 export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_DRIVER_TIMEOUT_MS } from './config';
+export type { AgentCredential, AgentSummary } from './agent-credentials';
 export { loadDrivers } from './default-drivers';
 export type { DriverSet, SectionGetter } from './default-drivers';

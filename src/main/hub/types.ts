@@ -19,9 +19,16 @@ import type {
 /** Releases a subscription. */
 export type Disposer = () => void;
 
-/** Who is asking: an MCP client (name/version from its initialize), the CLI (OS user) or the panel. */
+/**
+ * Who is asking: an MCP client, the CLI (OS user) or the panel. `agent_id` is who the caller
+ * authenticated as (an MCP bearer token's agent, `stdio` for an embedded hub's own client); `name`
+ * is what the client declared in its initialize — shown beside the id, never trusted.
+ */
 export interface AgentIdentity {
   kind: 'mcp' | 'cli' | 'panel';
+  /** The authenticated agent; absent only on rows recorded before agents authenticated. */
+  agent_id?: string;
+  /** The declared client name (MCP clientInfo.name), or `uplink-cli` / `operator`. */
   name: string;
   version?: string;
   /** The OS user (CLI) or operator name (panel). */
@@ -129,11 +136,15 @@ export type ApprovalEvent =
 /** A standing rule in `<data dir>/config.json` `approvals.rules`: auto-approves matching requests. */
 export interface StandingRule {
   id: string;
-  /** Glob (`*`, `?`) on the channel address, e.g. `tmux:%3` or `tmux:*`. */
+  /**
+   * Glob (`*`, `?`) on the channel's stable names, `<driver>:<label>` for each of its labels (a tmux
+   * pane's `@name`, a desktop window's title or class), e.g. `tmux:codex`. Never matched against
+   * reusable ids (`tmux:%3`, `desktop:0x3a00007`): those can name another target later.
+   */
   channel: string;
   /** Glob on the op name (`send` for sends). */
   op: string;
-  /** Glob on the agent name; omitted = any agent. */
+  /** Glob on the authenticated agent id (never the declared client name); omitted = any agent. */
   agent?: string;
   created_at?: string;
   created_by?: string;
@@ -191,7 +202,7 @@ export interface AuditEntry {
 export interface AuditQuery {
   channel?: string;
   op?: string;
-  /** Agent name. */
+  /** The authenticated agent id. */
   agent?: string;
   state?: InvocationState | 'rejected';
   type?: AuditEntryType;
@@ -222,6 +233,10 @@ export interface HubDoctor {
   panels_attached: number;
   /** Drivers left out by `hub.drivers` in the config file. */
   disabled?: string[];
+  /** `<data dir>/agents.json`: when broken, no named agent token is accepted. */
+  agents: { ok: boolean; path: string; error?: string };
+  /** Things that work but not as the operator may think (e.g. rules that can never match). */
+  warnings?: string[];
 }
 
 /** A send request as the edges take it (reply_hint defaults to `full`). */

@@ -1,5 +1,5 @@
 /** Channels, providers, rules and settings: loads and operator actions. */
-import type { RunOpResult, SelectionQuery } from '../../shared/panel-types';
+import type { AgentEntry, RunOpResult, SelectionQuery } from '../../shared/panel-types';
 import type { JsonValue } from '../../shared/wire';
 import { getApi } from '../api';
 import { get, load, message, set, toast } from './common';
@@ -109,6 +109,35 @@ export async function setApprovalTimeout(ms: number): Promise<void> {
     const settings = await getApi().setApprovalTimeout({ timeout_ms: ms });
     set((s) => ({ settings: { ...s.settings, settings: { loading: false, data: settings } } }));
     toast('info', `approval timeout set to ${Math.round(ms / 1000)} s`);
+  } catch (error) {
+    toast('error', message(error));
+  }
+}
+
+/** Named agent credentials; undefined (with a toast) when the call failed. */
+export async function listAgents(): Promise<AgentEntry[] | undefined> {
+  try {
+    return await getApi().listAgents();
+  } catch (error) {
+    toast('error', message(error));
+    return undefined;
+  }
+}
+
+/** Creates an agent; resolves with its token (shown once) or undefined (with a toast). */
+export async function createAgent(name: string): Promise<{ id: string; token: string } | undefined> {
+  try {
+    return await getApi().createAgent({ name });
+  } catch (error) {
+    toast('error', message(error));
+    return undefined;
+  }
+}
+
+export async function revokeAgent(name: string): Promise<void> {
+  try {
+    await getApi().revokeAgent({ name });
+    toast('info', `agent ${name} revoked`);
   } catch (error) {
     toast('error', message(error));
   }

@@ -4,7 +4,7 @@
  */
 import { useState } from 'react';
 import type { Decision, PendingApproval } from '../../shared/panel-types';
-import { describeRequest, formatDuration } from '../format';
+import { agentLabel, describeRequest, formatDuration } from '../format';
 import { ArgsView } from './ArgsView';
 import { Badge, Kbd } from './common';
 
@@ -61,10 +61,10 @@ export function ApprovalCard({ approval: a, now, deciding, next, onDecide, reaso
   const urgent = left < 15_000;
   const reasonId = `reason-${a.approval_id}`;
   return (
-    <article className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`} aria-label={`${a.agent} wants ${a.op} on ${a.channel}`} data-approval-id={a.approval_id}>
+    <article className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`} aria-label={`${agentLabel(a)} wants ${a.op} on ${a.channel}`} data-approval-id={a.approval_id}>
       <header className="approval-head">
         <div className="approval-title">
-          <span className="agent">{a.agent}</span>
+          <span className="agent">{agentLabel(a)}</span>
           <span className="muted"> wants to </span>
           <span className="op">{a.op}</span>
           <span className="muted"> on </span>

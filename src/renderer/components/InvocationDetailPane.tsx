@@ -2,7 +2,7 @@
 import type { InvocationDetail, TimelineEvent } from '../../shared/panel-types';
 import type { Loadable } from '../store';
 import type { InvocationRow } from '../store/timeline-model';
-import { describeAuthorization, formatClock, formatDateTime, formatDuration } from '../format';
+import { agentLabel, describeAuthorization, formatClock, formatDateTime, formatDuration } from '../format';
 import { ArgsView } from './ArgsView';
 import { Badge, ErrorBox, Loading, stateTone } from './common';
 
@@ -46,7 +46,7 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
           <dt>State</dt>
           <dd><Badge tone={stateTone(state)}>{state}</Badge> {d?.duration_ms !== undefined && <span className="muted">in {formatDuration(d.duration_ms)}</span>}</dd>
           <dt>Agent</dt>
-          <dd>{d?.agent ?? row.agent ?? '—'}</dd>
+          <dd>{agentLabel(d?.agent || d?.agent_name ? d : row)}</dd>
           <dt>Capability</dt>
           <dd className="mono">{d?.capability_id ?? '—'}</dd>
           <dt>Provider</dt>

@@ -2,7 +2,8 @@
 import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { loadRules, loadSettings, revokeRule, setApprovalTimeout } from '../actions';
+import { createAgent, listAgents, loadRules, loadSettings, revokeAgent, revokeRule, setApprovalTimeout } from '../actions';
+import type { AgentEntry } from '../../shared/panel-types';
 import { useStore } from '../store';
 import { formatAgo, formatDuration } from '../format';
 import { CopyField, Empty, ErrorBox, Loading, useNow } from './common';
@@ -24,6 +25,77 @@ export function mcpCommands(mcpUrl: string | undefined, token: string | undefine
   const stdio = `claude mcp add uplink -- ${argv.map(shellWord).join(' ')}`;
   if (!mcpUrl) return { stdio };
   return { stdio, http: `claude mcp add --transport http uplink ${mcpUrl} --header "Authorization: Bearer ${token ?? '<token>'}"` };
+}
+
+/**
+ * Named agent credentials: a call's agent is the credential it authenticated with. A new token is
+ * shown here once, in a connect command, and never again (the hub keeps only its hash).
+ */
+function AgentsSection({ mcpUrl }: { mcpUrl: string | undefined }) {
+  const [agents, setAgents] = useState<AgentEntry[] | undefined>();
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<{ id: string; token: string } | undefined>();
+  const refresh = () => void listAgents().then((a) => a && setAgents(a));
+  useEffect(refresh, []);
+  const create = (e: FormEvent) => {
+    e.preventDefault();
+    void createAgent(name.trim()).then((c) => {
+      if (!c) return;
+      setCreated(c);
+      setName('');
+      refresh();
+    });
+  };
+  const live = agents?.filter((a) => !a.revoked_at) ?? [];
+  return (
+    <>
+      <h3>Agents</h3>
+      <p className="muted small">
+        Each agent connects with its own token, and rules and the timeline name it by that. The client name an agent declares is shown beside it, never trusted.
+      </p>
+      {agents && agents.length === 0 && <Empty title="No named agents">Agents connect with the hub's default token (shown as “default”).</Empty>}
+      {agents && agents.length > 0 && (
+        <table className="table" aria-label="Agents">
+          <thead>
+            <tr>
+              <th scope="col">Agent</th>
+              <th scope="col">Created</th>
+              <th scope="col">Status</th>
+              <th scope="col"><span className="sr-only">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {agents.map((a) => (
+              <tr key={a.id}>
+                <td className="mono">{a.id}</td>
+                <td>{`${a.created_at.slice(0, 16).replace('T', ' ')} by ${a.created_by}`}</td>
+                <td>{a.revoked_at ? `revoked ${a.revoked_at.slice(0, 16).replace('T', ' ')}` : 'active'}</td>
+                <td>
+                  {live.includes(a) && (
+                    <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeAgent(a.id).then(refresh)}>Revoke</button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <form className="inline-form" onSubmit={create}>
+        <label>
+          New agent
+          <input value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. claude-build" pattern="[a-z][a-z0-9_\-]{0,63}" maxLength={64} />
+        </label>
+        <button type="submit" className="btn" disabled={!name.trim()}>Create</button>
+      </form>
+      {created && (
+        <div className="connect" role="status">
+          <p>Agent <b>{created.id}</b> created. Its token is shown only now:</p>
+          <CopyField label="Claude Code over HTTP, as this agent" value={mcpCommands(mcpUrl, created.token, undefined).http ?? created.token} />
+          <button type="button" className="btn btn-small" onClick={() => setCreated(undefined)}>Done</button>
+        </div>
+      )}
+    </>
+  );
 }
 
 function NotificationsToggle() {
@@ -120,6 +192,7 @@ export function SettingsView() {
           <p className="muted small">The HTTP command carries the hub's token (shown masked; Copy copies it in full). The stdio command forwards to this hub while it runs.</p>
         </div>
       )}
+      <AgentsSection mcpUrl={s?.mcp_url} />
       <h3>Data</h3>
       {s && (
         <dl className="kv">

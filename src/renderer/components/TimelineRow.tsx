@@ -1,7 +1,7 @@
 /** One invocation in the timeline: time, state, who did what where, its events in sequence. */
 import { memo } from 'react';
 import type { InvocationRow } from '../store/timeline-model';
-import { formatClock, formatDuration } from '../format';
+import { agentLabel, formatClock, formatDuration } from '../format';
 import { Badge, stateTone } from './common';
 
 const SHORT: Record<string, string> = {
@@ -37,7 +37,7 @@ export const TimelineRow = memo(function TimelineRow({ row, selected, onSelect, 
     >
       <span role="cell" className="tl-time">{formatClock(row.first_at)}</span>
       <span role="cell" className="tl-state"><Badge tone={stateTone(row.state)}>{row.state}</Badge></span>
-      <span role="cell" className="tl-agent" title={row.agent}>{row.agent ?? '—'}</span>
+      <span role="cell" className="tl-agent" title={agentLabel(row)}>{agentLabel(row)}</span>
       <span role="cell" className="tl-op">{row.op ?? (row.state === 'action' ? 'setting' : '—')}</span>
       <span role="cell" className="tl-channel" title={row.channel}>{row.channel ?? '—'}</span>
       <span role="cell" className="tl-events" aria-label="events in sequence">

@@ -14,6 +14,7 @@ export interface InvocationRow {
   channel?: string;
   op?: string;
   agent?: string;
+  agent_name?: string;
   provider_id?: string;
   interaction?: string;
   /** `action`: an operator action recorded without an invocation (e.g. a tier change). */
@@ -44,6 +45,7 @@ function summarize(row: InvocationRow): void {
     row.channel ??= e.channel;
     row.op ??= e.op;
     row.agent ??= e.agent;
+    row.agent_name ??= e.agent_name;
     row.provider_id ??= e.provider_id;
     row.interaction ??= e.interaction;
   }

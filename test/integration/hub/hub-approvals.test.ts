@@ -10,7 +10,7 @@ import type { AgentIdentity, ApprovalEvent, Hub, HubError, PendingApproval } fro
 import { closeHubs, failure, openHub } from './helpers';
 import { tmpDataDir, waitFor } from '../../fixtures/hub-build';
 
-const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', version: '2.1.0', session: 's1' };
+const agent: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0', session: 's1' };
 
 const open = (dir?: string): ReturnType<typeof openHub> => openHub({ ...(dir ? { dir } : {}), progressIntervalMs: 30 });
 
@@ -212,7 +212,7 @@ describe('approvals', () => {
     const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { tmux: unknown; approvals: { timeout_ms: number; rules: Array<Record<string, string>> } };
     expect(file.tmux).toEqual({ socket: '/tmp/x' });
     expect(file.approvals.timeout_ms).toBe(60000);
-    expect(file.approvals.rules).toEqual([expect.objectContaining({ id: decided.rule_id, channel: 'test:alpha', op: 'write', agent: 'claude-code', created_by: 'alice' })]);
+    expect(file.approvals.rules).toEqual([expect.objectContaining({ id: decided.rule_id, channel: 'test:a', op: 'write', agent: 'builder', created_by: 'alice' })]);
     await first.hub.close();
 
     // Restart: no panel needed, the rule decides, and its use is tracked.
@@ -224,7 +224,7 @@ describe('approvals', () => {
     expect(rules[0]!.last_used_at).toBeGreaterThan(0);
     expect(second.hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({ authorized: `rule:${decided.rule_id}`, granted: true });
     // The audit of the first run survived the restart.
-    expect(second.hub.queryAudit({ agent: 'claude-code', state: 'succeeded' }).entries).toHaveLength(2);
+    expect(second.hub.queryAudit({ agent: 'builder', state: 'succeeded' }).entries).toHaveLength(2);
 
     await second.hub.revokeRule(decided.rule_id!, 'alice');
     expect(second.hub.listRules()).toEqual([]);
@@ -235,7 +235,7 @@ describe('approvals', () => {
 
   it('a hand-written rule with globs approves matching requests only', async () => {
     const dir = tmpDataDir();
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [{ id: 'writes-on-alpha', channel: 'test:al*', op: 'write', agent: 'claude-*' }] } }));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [{ id: 'writes-on-alpha', channel: 'test:a*', op: 'write', agent: 'build*' }] } }));
     const { hub } = open(dir);
     expect(await hub.invoke('test:alpha', 'write', { text: 'x' }, { agent })).toEqual({ written: 1 });
     await expect(hub.invoke('test:beta', 'write', { text: 'x' }, { agent })).rejects.toThrow(/no Uplink panel/);

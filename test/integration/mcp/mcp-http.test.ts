@@ -110,7 +110,7 @@ describe('uplink serve', () => {
     const none = await fetch(served.mcp_url, { method: 'POST', headers: mcpHeaders, body: initialize });
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
-    expect(((await none.json()) as { error: { message: string } }).error.message).toMatch(/^uplink error \[core:Rejected\]: missing or wrong bearer token — hint: /);
+    expect(((await none.json()) as { error: { message: string } }).error.message).toMatch(/^uplink error \[core:Rejected\]: missing, wrong or revoked bearer token — hint: /);
     const wrong = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${'x'.repeat(token.length)}` }, body: initialize });
     expect(wrong.status).toBe(401);
     await expect(httpClient(served.mcp_url, 'wrong-token')).rejects.toThrow();
@@ -139,7 +139,7 @@ describe('uplink serve', () => {
       return rows.some((r) => r.message.includes('HTTP 403')) ? rows : undefined;
     }, 20_000, 'audited refusals');
     expect(entries.some((e) => e.message.startsWith('HTTP 401 on /mcp: no bearer token'))).toBe(true);
-    expect(entries.some((e) => e.message.startsWith('HTTP 401 on /mcp: a wrong bearer token'))).toBe(true);
+    expect(entries.some((e) => e.message.startsWith('HTTP 401 on /mcp: a wrong or revoked bearer token'))).toBe(true);
     expect(entries.some((e) => e.message.startsWith('HTTP 403 on /mcp: foreign origin http://evil.example'))).toBe(true);
     expect(entries.some((e) => e.message.startsWith('HTTP 413 on /mcp'))).toBe(true);
     expect(JSON.stringify(entries)).not.toContain(token);
@@ -165,9 +165,10 @@ describe('approvals over HTTP and durability', () => {
     hub.child.kill('SIGKILL');
     await new Promise((resolve) => hub.child.once('close', resolve));
     const decision = (await auditAfterCrash(d)).find((e) => e.type === 'decision' && e.op === 'write');
-    expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { name: 'durable-agent', version: '1.2.3' } });
+    expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { agent_id: 'default', name: 'durable-agent', version: '1.2.3' } });
     const config = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) as { approvals: { rules: Array<{ channel: string; op: string }> } };
-    expect(config.approvals.rules).toEqual([expect.objectContaining({ channel: 'test:alpha', op: 'write', agent: 'durable-agent' })]);
+    // Scoped to the authenticated agent and the channel's label, never the declared name or the address.
+    expect(config.approvals.rules).toEqual([expect.objectContaining({ channel: 'test:a', op: 'write', agent: 'default' })]);
   });
 
   it('default-policy decisions and outcomes reported to the agent survive kill -9', async () => {

@@ -13,14 +13,15 @@ import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { buildForTests, cliEnv, runCli, startApprover, startServe, tmpDataDir, ROOT } from '../../fixtures/hub-build';
 import type { Served, TestBuild } from '../../fixtures/hub-build';
+import type { AuditEntry } from '../../../src/main/hub';
 
 let b: TestBuild;
 let dir: string;
 let client: Client;
 
-async function connect(dataDir: string, name = 'vitest-agent'): Promise<Client> {
+async function connect(dataDir: string, name = 'vitest-agent', extraEnv: Record<string, string> = {}): Promise<Client> {
   const c = new Client({ name, version: '9.9.9' });
-  const env = cliEnv(b, dataDir) as Record<string, string>;
+  const env = cliEnv(b, dataDir, extraEnv) as Record<string, string>;
   await c.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env, cwd: ROOT, stderr: 'pipe' }));
   return c;
 }
@@ -175,10 +176,11 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     expect(entries.some((e) => e.kind === 'failed' && e.op === 'crash' && e.error_kind === 'Upstream')).toBe(true);
     expect(entries.some((e) => e.kind === 'failed' && e.op === 'bad-output' && e.error_code === 'output_schema_violation')).toBe(true);
     const human = await runCli(b, dir, ['log', '--limit', '1000']);
-    expect(human.stdout).toMatch(/agent=mcp:vitest-agent@9\.9\.9/);
+    // The embedded hub's own client is `stdio`; the name it declared is shown beside it.
+    expect(human.stdout).toMatch(/agent=mcp:stdio \(vitest-agent@9\.9\.9\)/);
     // How each call was authorized, in the human log too.
-    expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:vitest-agent@9\.9\.9 .*authorized=default_policy/);
-    expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:vitest-agent@9\.9\.9 .*denied=default_policy\s+reason="no panel attached"/);
+    expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*authorized=default_policy/);
+    expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*denied=default_policy\s+reason="no panel attached"/);
   });
 });
 
@@ -237,6 +239,27 @@ describe('uplink mcp forwarding to a running hub', () => {
   });
 });
 
+describe('uplink mcp forwarding as a named agent', () => {
+  it('relays with $UPLINK_AGENT_TOKEN as the bearer: the call is that agent, the declared name beside it', async () => {
+    const d = tmpDataDir();
+    const created = await runCli(b, d, ['agents', 'create', 'relay-bot', '--json']);
+    expect(created.code).toBe(0);
+    const { token: agentToken } = JSON.parse(created.stdout) as { token: string };
+    const served = await startServe(b, d);
+    const c = await connect(d, 'claude-code', { UPLINK_AGENT_TOKEN: agentToken });
+    try {
+      expect(JSON.parse(text(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } })))).toEqual({ text: 'hi' });
+      const log = await runCli(b, d, ['log', '--json', '--agent', 'relay-bot', '--op', 'echo']);
+      const rows = log.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEntry);
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.every((e) => e.agent?.agent_id === 'relay-bot' && e.agent.name === 'claude-code')).toBe(true);
+    } finally {
+      await c.close();
+      await served.stop();
+    }
+  });
+});
+
 describe("uplink mcp forwarding: approvals reach the running hub's panel", () => {
   it("a stdio agent's channel_act is approved by the operator of the running hub", async () => {
     const d = tmpDataDir();
@@ -248,9 +271,9 @@ describe("uplink mcp forwarding: approvals reach the running hub's panel", () =>
       expect(JSON.parse(text(r))).toEqual({ written: 9 });
       const log = await runCli(b, d, ['log', '--json', '--op', 'write']);
       const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision');
-      expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { kind: 'mcp', name: 'relayed-agent', version: '9.9.9' } });
+      expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { kind: 'mcp', agent_id: 'default', name: 'relayed-agent', version: '9.9.9' } });
       const human = await runCli(b, d, ['log', '--op', 'write']);
-      expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:relayed-agent@9\.9\.9 .*authorized=operator\s+by=stand-in-operator/);
+      expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:default \(relayed-agent@9\.9\.9\) .*authorized=operator\s+by=stand-in-operator/);
     } finally {
       await c.close();
       await hub.stop();

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { AUDIT_SCHEMA_VERSION, AuditStore } from '../../../src/main/hub/audit-store';
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-audit-')), 'audit.sqlite');
-const agent = { kind: 'mcp' as const, name: 'claude', version: '1' };
+const agent = { kind: 'mcp' as const, agent_id: 'builder', name: 'claude', version: '1' };
 
 describe('AuditStore', () => {
   it('uses WAL and records its schema version', () => {
@@ -46,7 +46,10 @@ describe('AuditStore', () => {
     s.appendDurable({ at: 2000, type: 'decision', kind: 'decision', authorized: 'operator', by: 'alice', granted: false, reason: 'no 100% sure' });
     expect(s.query({ channel: 'tmux:%1' }).entries).toHaveLength(12);
     expect(s.query({ op: 'send' }).entries).toHaveLength(9);
-    expect(s.query({ agent: 'claude', state: 'succeeded' }).entries).toHaveLength(25);
+    expect(s.query({ agent: 'builder', state: 'succeeded' }).entries).toHaveLength(25);
+    // The agent filter is the authenticated id: a declared client name matches nothing.
+    expect(s.query({ agent: 'claude' }).entries).toHaveLength(0);
+    expect(s.query({ agent: 'builder' }).entries[0]!.agent).toEqual(agent);
     expect(s.query({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'operator', by: 'alice', granted: false });
     expect(s.query({ text: 'item-17' }).entries.map((e) => e.args)).toEqual([{ n: 17, note: 'item-17' }]);
     expect(s.query({ text: '100%' }).entries).toHaveLength(1);
@@ -99,12 +102,14 @@ describe('AuditStore', () => {
     const path = fresh();
     new AuditStore(path).close();
     const db = new Database(path);
-    db.exec('ALTER TABLE entries DROP COLUMN output');
+    db.exec('DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output');
     db.pragma('user_version = 1');
-    db.prepare("INSERT INTO entries (at, type, kind, invocation_id) VALUES (5, 'event', 'accepted', 'old-1')").run();
+    db.prepare("INSERT INTO entries (at, type, kind, invocation_id, agent_kind, agent_name) VALUES (5, 'event', 'accepted', 'old-1', 'mcp', 'claude')").run();
     db.close();
     const store = new AuditStore(path);
     expect(store.query({ invocation_id: 'old-1' }).entries.map((e) => e.kind)).toEqual(['accepted']);
+    // A row from before agents authenticated keeps its declared name and claims no agent id.
+    expect(store.query({ invocation_id: 'old-1' }).entries[0]!.agent).toEqual({ kind: 'mcp', name: 'claude' });
     store.append({ at: 6, type: 'event', kind: 'succeeded', invocation_id: 'old-1', output: { ok: true } });
     expect(store.query({ invocation_id: 'old-1' }).entries[0]!.output).toEqual({ ok: true });
     store.close();

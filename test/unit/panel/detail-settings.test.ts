@@ -10,7 +10,7 @@ import { checkResponse } from '../../../src/main/edges/panel/validate';
 import type { AuditEntry } from '../../../src/main/hub/types';
 import { createFakeHub } from './fake-hub';
 
-const agent = { kind: 'mcp' as const, name: 'claude-code' };
+const agent = { kind: 'mcp' as const, agent_id: 'default', name: 'claude-code' };
 const base = { invocation_id: 'inv-1', channel: 'tmux:%1', op: 'read', capability_id: 'tmux.read', agent, provider_id: 'uplink/tmux', interaction: 'typed' as const };
 
 function session(host: Partial<PanelHostInfo> = {}) {
@@ -30,7 +30,7 @@ describe('invocation detail', () => {
     for (const e of entries) hub.emitEntry(e);
     const d = await s.handlers.getInvocation({ invocation_id: 'inv-1' });
     expect(checkResponse('getInvocation', d).ok).toBe(true);
-    expect(d).toMatchObject({ invocation_id: 'inv-1', channel: 'tmux:%1', op: 'read', agent: 'claude-code', args: { lines: 5 }, state: 'succeeded', duration_ms: 5, output: { text: 'hello' }, authorized: 'read_only' });
+    expect(d).toMatchObject({ invocation_id: 'inv-1', channel: 'tmux:%1', op: 'read', agent: 'default', agent_name: 'claude-code', args: { lines: 5 }, state: 'succeeded', duration_ms: 5, output: { text: 'hello' }, authorized: 'read_only' });
     expect(d.events.map((e) => e.sequence)).toEqual([1, 2, 3]);
     expect(d.error).toBeUndefined();
     s.close();

@@ -4,6 +4,7 @@
  */
 import type { Hub } from '../../../src/main/hub/hub';
 import type { ApprovalEvent, AuditEntry, PendingApproval, StandingRuleStatus } from '../../../src/main/hub/types';
+import type { AgentSummary } from '../../../src/main/hub/agent-credentials';
 import { DriverError } from '../../../src/main/drivers/contract';
 
 export interface FakeHub extends Hub {
@@ -11,6 +12,7 @@ export interface FakeHub extends Hub {
   entries: AuditEntry[];
   pending: PendingApproval[];
   rules: StandingRuleStatus[];
+  agents: AgentSummary[];
   decisions: Array<{ id: string; kind: string; reason?: string; by: string }>;
   emitEntry(e: AuditEntry): void;
   addApproval(a: PendingApproval): void;
@@ -26,6 +28,7 @@ export function createFakeHub(): FakeHub {
     entries: [],
     pending: [],
     rules: [],
+    agents: [],
     decisions: [],
     emitEntry(e) {
       hub.entries.push(e);
@@ -56,7 +59,7 @@ export function createFakeHub(): FakeHub {
       return { channel: { channel, labels: ['codex'], detail: { tier: 'observer' } }, ops: [] };
     },
     async doctor() {
-      return { ok: true, drivers: [], config: { ok: true, path: '' }, audit: { ok: true, path: '' }, panels_attached: hub.attached };
+      return { ok: true, drivers: [], config: { ok: true, path: '' }, audit: { ok: true, path: '' }, agents: { ok: true, path: '' }, panels_attached: hub.attached };
     },
     async driverReports() {
       return [];
@@ -124,6 +127,17 @@ export function createFakeHub(): FakeHub {
     async setApprovalTimeoutMs(ms) {
       timeout = ms;
     },
+    listAgents: () => hub.agents,
+    async createAgent(name, by) {
+      hub.agents.push({ id: name, created_at: new Date(0).toISOString(), created_by: by });
+      return { id: name, token: `token-of-${name}` };
+    },
+    async revokeAgent(name) {
+      const a = hub.agents.find((x) => x.id === name);
+      if (!a) throw new DriverError('NotFound', `no agent "${name}"`);
+      a.revoked_at = new Date(0).toISOString();
+    },
+    authenticateAgent: () => undefined,
     async setTier() {},
     providers: () => [{ provider_id: 'uplink/tmux', version: '1.0.0', driver: 'tmux', interaction: 'typed', capabilities: ['tmux.read', 'tmux.send'] }],
     async explainSelection() {
@@ -139,7 +153,7 @@ export function approval(id: string, over: Partial<PendingApproval> = {}): Pendi
   return {
     approval_id: id,
     invocation_id: `inv-${id}`,
-    agent: { kind: 'mcp', name: 'claude-code' },
+    agent: { kind: 'mcp', agent_id: 'default', name: 'claude-code' },
     channel: 'tmux:%1',
     channel_labels: ['codex'],
     op: 'send',

@@ -188,7 +188,7 @@ describe('panel WebSocket', () => {
     await until(() => added.length === 1, 'approvalAdded');
     const pending = await c.api.listPendingApprovals();
     expect(checkResponse('listPendingApprovals', pending).ok).toBe(true);
-    expect(pending[0]).toMatchObject({ agent: 'claude-code', channel: 'tmux:%1', op: 'send', requested_at: 1000, expires_at: 121_000 });
+    expect(pending[0]).toMatchObject({ agent: 'default', agent_name: 'claude-code', channel: 'tmux:%1', op: 'send', requested_at: 1000, expires_at: 121_000 });
     const first = await c.api.decide({ approval_id: 'a1', decision: 'deny', reason: 'not now' });
     expect(first).toEqual({ accepted: true, granted: false });
     const second = await c.api.decide({ approval_id: 'a1', decision: 'once' });

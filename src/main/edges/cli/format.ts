@@ -1,6 +1,6 @@
 /** Human-readable output of the CLI (the `--json` forms are the contract payloads as they are). */
 import type { ChannelEntry } from '../../drivers/contract';
-import type { AuditEntry, HubDoctor, OpDescription } from '../../hub';
+import type { AgentIdentity, AuditEntry, HubDoctor, OpDescription } from '../../hub';
 
 /** Writes a line (or block) to stdout. */
 export function print(text: string): void {
@@ -17,6 +17,8 @@ export function formatDoctor(r: HubDoctor): string {
   if (r.disabled?.length) lines.push(`off  ${r.disabled.join(', ')} (left out by hub.drivers in the config file)`);
   lines.push(`${r.config.ok ? 'ok  ' : 'FAIL'} config ${r.config.path}${r.config.error ? `\n       ${r.config.error}` : ''}`);
   lines.push(`${r.audit.ok ? 'ok  ' : 'FAIL'} audit ${r.audit.path}${r.audit.error ? `\n       ${r.audit.error}` : ''}`);
+  lines.push(`${r.agents.ok ? 'ok  ' : 'FAIL'} agents ${r.agents.path}${r.agents.error ? `\n       ${r.agents.error}` : ''}`);
+  for (const w of r.warnings ?? []) lines.push(`warn ${w}`);
   lines.push(r.ok ? 'healthy' : 'NOT healthy');
   return lines.join('\n');
 }
@@ -32,12 +34,22 @@ export function formatOps(ops: OpDescription[]): string {
   return ops.map((o) => `${o.op.padEnd(width)}  ${o.mutating ? 'mutating ' : 'read-only'}  ${o.tool.padEnd(15)}  ${o.summary}`).join('\n');
 }
 
+/**
+ * An agent as people read it: the authenticated id, the declared client name beside it when it
+ * differs (`default (claude-code@2.1.0)`); rows from before agents authenticated say so.
+ */
+function agentText(a: AgentIdentity): string {
+  const declared = `${a.name}${a.version ? `@${a.version}` : ''}`;
+  if (a.agent_id === undefined) return `${declared} (unauthenticated)`;
+  return a.agent_id === a.name ? declared : `${a.agent_id} (${declared})`;
+}
+
 /** One audit entry as a log line. */
 export function formatEntry(e: AuditEntry): string {
   const parts = [new Date(e.at).toISOString(), `#${e.id}`, e.type === 'event' ? e.kind : e.type];
   if (e.channel) parts.push(e.channel);
   if (e.op) parts.push(e.op);
-  if (e.agent) parts.push(`agent=${e.agent.kind}:${e.agent.name}${e.agent.version ? `@${e.agent.version}` : ''}${e.agent.user ? `(${e.agent.user})` : ''}`);
+  if (e.agent) parts.push(`agent=${e.agent.kind}:${agentText(e.agent)}${e.agent.user ? `(${e.agent.user})` : ''}`);
   if (e.invocation_id) parts.push(e.invocation_id);
   if (e.provider_id) parts.push(`provider=${e.provider_id}`);
   if (e.interaction) parts.push(`interaction=${e.interaction}`);

@@ -12,6 +12,7 @@ import { flag, intFlag, parseArgs, usage, USAGE_HINT } from './args';
 import { driverOfChannel } from '../../drivers/contract';
 import type { ParsedArgs } from './args';
 import { runLog } from './log';
+import { runAgents } from './agents';
 import { formatChannels, formatDoctor, formatOps, print } from './format';
 import { DEFAULT_SERVE_PORT, runPanelUrl, runServe } from './serve';
 import { runStdioMcp } from '../mcp/stdio';
@@ -28,6 +29,7 @@ Usage:
   uplink invoke <channel> <op> [json-args] [--interaction kind] [--provider id]
   uplink log [--follow] [--limit N] [--channel C] [--op O] [--agent A] [--state S] [--text T]
   uplink tier <channel> <tier>                    set a channel's permission tier (human-only)
+  uplink agents [create <name> | revoke <name>]   named agent credentials (a new token is shown once)
   uplink tmux-snippet                             a tmux.conf fragment: tiers in pane borders, a grant menu
   uplink mcp                                      MCP over stdio (forwards to a running hub)
   uplink serve [--port N] [--host H]              hub + MCP (Streamable HTTP) + panel on 127.0.0.1 (port 7420; 0 = any);
@@ -48,7 +50,7 @@ function cliAgent(): AgentIdentity {
   } catch {
     // No passwd entry (containers): keep "unknown".
   }
-  return { kind: 'cli', name: 'uplink-cli', user };
+  return { kind: 'cli', agent_id: 'uplink-cli', name: 'uplink-cli', user };
 }
 
 async function withHub<T>(run: (hub: Hub) => Promise<T>): Promise<T> {
@@ -163,6 +165,10 @@ async function run(args: ParsedArgs): Promise<number> {
           ...(flag(args, 'text') ? { text: flag(args, 'text') } : {}),
         },
       });
+    case 'agents': {
+      const operands = need(args, 0, 2, '[create <name> | revoke <name>]');
+      return withHub((hub) => runAgents(hub, operands, cliAgent().user ?? 'unknown', json));
+    }
     case 'tmux-snippet':
       need(args, 0, 0, 'no operands');
       // Printed for the user to paste: Uplink never edits their tmux config itself.

@@ -14,7 +14,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { HubError } from '../../hub';
-import type { Hub } from '../../hub';
+import type { AgentCredential, Hub } from '../../hub';
 import type { CallerEnvironment } from '../../drivers/contract';
 import { createMcpServer } from '../mcp/server';
 import { announceHub, retractHub } from './hub-json';
@@ -33,6 +33,8 @@ interface McpSession {
   server: McpServer;
   lastSeen: number;
   inflight: number;
+  /** The agent that opened it. */
+  agent_id: string;
 }
 
 /** Headers `uplink mcp` sets when it relays an agent to this hub: where that agent runs. */
@@ -182,15 +184,22 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   };
   let mounts: HttpMount[] = [];
 
+  /** Who a bearer token is: the data dir's default MCP token, or a named agent's (not revoked). */
+  const authenticate = (bearer: string | undefined): AgentCredential | undefined =>
+    ctx.tokenMatches(bearer) ? { id: 'default' } : options.hub.authenticateAgent(bearer);
+
   const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const bearer = credentialOf(req.headers.authorization, 'bearer');
-    if (!ctx.tokenMatches(bearer)) {
-      const err = sendError(res, 401, 'Rejected', 'missing or wrong bearer token', "send Authorization: Bearer <the token file in Uplink's data directory>", { 'www-authenticate': 'Bearer' });
-      audit(`HTTP 401 on /mcp: ${bearer === undefined ? 'no' : 'a wrong'} bearer token`, err);
+    const credential = authenticate(bearer);
+    if (!credential) {
+      const err = sendError(res, 401, 'Rejected', 'missing, wrong or revoked bearer token', "send Authorization: Bearer <the token file in Uplink's data directory, or a named agent's token from `uplink agents create`>", { 'www-authenticate': 'Bearer' });
+      audit(`HTTP 401 on /mcp: ${bearer === undefined ? 'no' : 'a wrong or revoked'} bearer token`, err);
       return;
     }
     const sid = req.headers['mcp-session-id'];
     const sessionId = typeof sid === 'string' ? sid : undefined;
+    // A session belongs to the agent that opened it: another credential cannot speak in it.
+    const owned = (s: McpSession | undefined): McpSession | undefined => (s && s.agent_id === credential.id ? s : undefined);
     if (req.method === 'POST') {
       let body: unknown;
       try {
@@ -201,7 +210,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         audit(`HTTP ${status} on /mcp: ${err.message}`, err);
         return;
       }
-      const existing = sessionId ? sessions.get(sessionId) : undefined;
+      const existing = owned(sessionId ? sessions.get(sessionId) : undefined);
       if (existing) return serve(existing, req, res, body);
       if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${sessionId}`, 'initialize a new session');
       if (!isInitializeRequest(body)) return void sendError(res, 400, 'Invalid', 'no MCP session: the first request must be initialize', 'initialize first');
@@ -211,12 +220,12 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         return;
       }
       const grantsKey = randomUUID();
-      const server = createMcpServer(options.hub, grantsKey, callerFrom(req));
+      const server = createMcpServer(options.hub, credential, grantsKey, callerFrom(req));
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => void sessions.set(id, session),
       });
-      const session: McpSession = { transport, server, lastSeen: Date.now(), inflight: 0 };
+      const session: McpSession = { transport, server, lastSeen: Date.now(), inflight: 0, agent_id: credential.id };
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
@@ -224,7 +233,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       return serve(session, req, res, body);
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
-      const existing = sessionId ? sessions.get(sessionId) : undefined;
+      const existing = owned(sessionId ? sessions.get(sessionId) : undefined);
       if (!existing) return void sendError(res, sessionId ? 404 : 400, 'NotFound', 'unknown or missing MCP session', 'initialize a new session');
       return serve(existing, req, res);
     }

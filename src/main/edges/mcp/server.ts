@@ -1,7 +1,7 @@
 /**
  * The MCP server over a hub (official SDK, low-level `Server` so the hub controls validation and
- * error text). One server per MCP session; the client's name/version from `initialize` travel with
- * every call as the agent. Long calls send `notifications/progress` when the request carried a
+ * error text). One server per MCP session; every call's agent is the credential the session
+ * authenticated with, the client's name/version from `initialize` beside it. Long calls send `notifications/progress` when the request carried a
  * progressToken.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,7 @@ import type { InteractionKind, JsonValue } from '../../kernel/types';
 import { HubError, toHubError } from '../../hub';
 import { driverOfChannel } from '../../drivers/contract';
 import type { CallerEnvironment } from '../../drivers/contract';
-import type { AgentIdentity, CallOptions, Hub, HubProgress } from '../../hub';
+import type { AgentCredential, AgentIdentity, CallOptions, Hub, HubProgress } from '../../hub';
 import { checkToolArgs, parseArgs, TOOLS } from './tools';
 import type { ToolName } from './tools';
 
@@ -29,14 +29,23 @@ function ok(payload: unknown): CallToolResult {
 }
 
 /**
- * Creates an MCP server bound to the hub. `session` scopes "approve for the session" grants;
- * `caller` is where a relayed agent runs (its `$TMUX`/`$TMUX_PANE`), passed on to drivers.
+ * Creates an MCP server bound to the hub for one authenticated agent: `credential` is who the
+ * connection authenticated as (the agent of every call; the client's declared name travels beside
+ * it, untrusted). `session` scopes "approve for the session" grants; `caller` is where a relayed
+ * agent runs (its `$TMUX`/`$TMUX_PANE`), passed on to drivers.
  */
-export function createMcpServer(hub: Hub, session: string = randomUUID(), caller?: CallerEnvironment): Server {
+export function createMcpServer(hub: Hub, credential: AgentCredential, session: string = randomUUID(), caller?: CallerEnvironment): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const agent = (): AgentIdentity => {
     const client = server.getClientVersion();
-    return { kind: 'mcp', name: client?.name || 'unknown-mcp-client', ...(client?.version ? { version: client.version } : {}), session, ...(caller ? { caller } : {}) };
+    return {
+      kind: 'mcp',
+      agent_id: credential.id,
+      name: client?.name || 'unknown-mcp-client',
+      ...(client?.version ? { version: client.version } : {}),
+      session,
+      ...(caller ? { caller } : {}),
+    };
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));

@@ -1,7 +1,8 @@
 /**
  * `uplink mcp`: MCP over stdio. When a hub of this data dir is running (hub.json + liveness), the
  * JSON-RPC messages are relayed to its `/mcp` endpoint so approvals reach its panel and the
- * client's initialize (name/version) reaches it unchanged. Otherwise an embedded headless hub
+ * client's initialize (name/version) reaches it unchanged; the bearer is `$UPLINK_AGENT_TOKEN` (a
+ * named agent's token) when set, else the data dir's default token. Otherwise an embedded headless hub
  * serves the session: read-only ops run, mutating ones are denied with the hint.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -20,7 +21,8 @@ export async function runStdioMcp(dataDir: string): Promise<number> {
   const running = await findRunningHub(dataDir);
   if (running) return relay(dataDir, new URL('/mcp', running.url));
   const hub = createHub({ dataDir, drivers: await loadDrivers(dataDir) });
-  const server = createMcpServer(hub);
+  // No credential crosses stdio: the client is whoever started this process.
+  const server = createMcpServer(hub, { id: 'stdio' });
   const transport = new StdioServerTransport();
   // A client stops its server by closing stdin or by a signal: either way the hub closes, so
   // queued audit entries commit and the journal goes away (a kill -9 leaves it for replay).
@@ -41,7 +43,8 @@ export async function runStdioMcp(dataDir: string): Promise<number> {
 
 /** Relays stdio ↔ Streamable HTTP without interpreting the messages (beyond the protocol version). */
 async function relay(dataDir: string, url: URL): Promise<number> {
-  const token = ensureToken(dataDir);
+  // A named agent authenticates with its own token; otherwise the data dir's default one.
+  const token = process.env.UPLINK_AGENT_TOKEN?.trim() || ensureToken(dataDir);
   const stdio = new StdioServerTransport();
   // The running hub's drivers cannot see this process's environment: say where the agent runs
   // (its own tmux pane), so envelopes, replies and the own-pane guard refer to the agent's pane.

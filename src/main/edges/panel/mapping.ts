@@ -1,16 +1,24 @@
 /**
  * Maps hub types onto the panel's wire types (src/shared/panel-types.ts). The panel wire is
- * flatter than the hub's: an agent is its name, times are epoch milliseconds.
+ * flatter than the hub's: an agent is its authenticated id (its declared name beside it), times
+ * are epoch milliseconds.
  */
-import type { AuditEntry, PendingApproval as HubPending, StandingRuleStatus } from '../../hub/types';
+import type { AgentIdentity, AuditEntry, PendingApproval as HubPending, StandingRuleStatus } from '../../hub/types';
 import type { ApprovalRule, InvocationDetail, PendingApproval, TimelineEvent } from '../../../shared/panel-types';
+
+/** The authenticated id as `agent` (what filters match), the declared name beside it. */
+function agentFields(a: AgentIdentity | undefined): { agent?: string; agent_name?: string } {
+  if (!a) return {};
+  return a.agent_id === undefined ? { agent_name: a.name } : { agent: a.agent_id, agent_name: a.name };
+}
 
 /** A pending approval as the panel shows it. */
 export function toPanelApproval(a: HubPending): PendingApproval {
   const out: PendingApproval = {
     approval_id: a.approval_id,
     invocation_id: a.invocation_id,
-    agent: a.agent.name,
+    agent: a.agent.agent_id ?? 'unauthenticated',
+    agent_name: a.agent.name,
     agent_kind: a.agent.kind,
     channel: a.channel,
     channel_labels: a.channel_labels,
@@ -38,7 +46,7 @@ export function toTimelineEvent(e: AuditEntry): TimelineEvent {
     channel: e.channel,
     op: e.op,
     capability_id: e.capability_id,
-    agent: e.agent?.name,
+    ...agentFields(e.agent),
     provider_id: e.provider_id,
     interaction: e.interaction,
     state: e.state,
@@ -75,7 +83,7 @@ export function toInvocationDetail(invocationId: string, entries: AuditEntry[]):
     detail.capability_id ??= e.capability_id;
     detail.channel ??= e.channel;
     detail.op ??= e.op;
-    detail.agent ??= e.agent?.name;
+    if (e.agent && detail.agent === undefined && detail.agent_name === undefined) Object.assign(detail, agentFields(e.agent));
     detail.provider_id ??= e.provider_id;
     detail.interaction ??= e.interaction;
     if (e.args !== undefined) detail.args ??= e.args;

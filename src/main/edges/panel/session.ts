@@ -67,7 +67,7 @@ export function openPanelSession(
 ): PanelSession {
   // Who decided, and through which credential: `alice via panel-session:x1Y2z3`, `alice via electron`.
   const by = via ? `${host.user} via ${via}` : host.user;
-  const operator: AgentIdentity = { kind: 'panel', name: 'operator', user: by };
+  const operator: AgentIdentity = { kind: 'panel', agent_id: 'operator', name: 'operator', user: by };
   const disposers: Disposer[] = [];
   disposers.push(hub.attachPanel());
   disposers.push(hub.subscribe((entry) => emit('runtimeEvent', toTimelineEvent(entry))));
@@ -198,6 +198,16 @@ export function openPanelSession(
     },
     async listProviders() {
       return hub.providers().map((p) => ({ provider_id: p.provider_id, version: p.version, driver: p.driver, interaction: p.interaction, capabilities: p.capabilities }));
+    },
+    async listAgents() {
+      return hub.listAgents();
+    },
+    async createAgent({ name }) {
+      return hub.createAgent(name, host.user);
+    },
+    async revokeAgent({ name }) {
+      await hub.revokeAgent(name, host.user);
+      return { revoked: true };
     },
     async explainSelection({ capability_id, version_requirement, provider_id, interaction }) {
       const raw = await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) }, version_requirement || undefined);
