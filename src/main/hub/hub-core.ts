@@ -20,7 +20,8 @@ import { redactArgs, isSensitive } from './redact';
 import { checkCall } from './call-checks';
 import { revokeRule, setApprovalTimeout } from './approval-settings';
 import type { CheckedCall } from './call-checks';
-import { eventEntry, kernelText, startProgress, TERMINAL, Timeline } from './timeline';
+import { auditUnavailable, eventEntry, kernelText, startProgress, TERMINAL, Timeline } from './timeline';
+import { checkBounds, deepPlaceholder, MAX_DEPTH, nestsDeeperThan } from './bounds';
 import { ChannelRegistry, withDeadline } from './registry';
 import { dataPaths, ensureDataDir } from './data-dir';
 import type {
@@ -218,13 +219,18 @@ class HubCore implements Hub {
   async #call(channel: string, op: string, args: JsonValue, options: CallOptions): Promise<JsonValue> {
     const agent = options.agent;
     let checked: CheckedCall;
+    let bounded = false;
     try {
+      // Bounds first: nothing below may recurse over or store an unbounded value.
+      checkBounds(channel, op, args);
+      bounded = true;
       if (this.#closed) throw new HubError('core', 'Unavailable', 'the hub is shutting down', { hint: 'start it again and retry' });
+      this.#auditWritable();
       checked = await checkCall(this.#registry, channel, op, args, options, Math.min(this.#driverTimeout(), 15_000));
     } catch (e) {
-      const err = toHubError(channel, e);
-      this.#rejected(channel, op, args, agent, err);
-      this.#timeline.beforeReply();
+      const err = toHubError(bounded ? channel : undefined, e);
+      this.#rejected(channel, op, args, agent, err, undefined, bounded);
+      this.#replyAudited();
       throw err;
     }
     const { spec, labels } = checked;
@@ -248,6 +254,7 @@ class HubCore implements Hub {
     const stopProgress = startProgress(ctx, options, this.#options.progressIntervalMs ?? 2000, this.#now);
     const onAbort = (): void => void this.#runtime.cancel(invocationId).catch(() => undefined);
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    let output: JsonValue;
     try {
       try {
         await this.#runtime.start({
@@ -266,21 +273,37 @@ class HubCore implements Hub {
         throw err;
       }
       const last = await terminal;
-      if (last.kind === 'succeeded') {
-        const snap = await this.#runtime.get(invocationId);
-        return snap.result!.output;
-      }
-      throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
+      if (last.kind !== 'succeeded') throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
+      output = (await this.#runtime.get(invocationId)).result!.output;
+    } catch (e) {
+      this.#replyAudited();
+      throw e;
     } finally {
-      // Decisions by a person or rule were committed (fsynced) when made. The call's own entries
-      // (its read-only permit on `accepted`, its outcome) are journaled before the reply leaves,
-      // so a kill -9 after the agent heard the answer cannot lose them, and commit with the batch.
-      this.#timeline.beforeReply();
       stopProgress();
       options.signal?.removeEventListener('abort', onAbort);
       this.#waiters.delete(invocationId);
       this.#calls.delete(invocationId);
     }
+    this.#replyAudited();
+    return output;
+  }
+
+  /**
+   * Before any reply or error leaves: decisions by a person or rule were committed (fsynced) when
+   * made; the call's own entries (its read-only permit on `accepted`, its outcome, a refusal) are
+   * journaled now, so a kill -9 after the agent heard the answer cannot lose them, and commit with
+   * the batch. When they can be neither journaled nor committed, the caller hears that instead.
+   */
+  #replyAudited(): void {
+    if (!this.#timeline.beforeReply()) throw auditUnavailable(this.#audit.failure() ?? 'the last write failed');
+  }
+
+  /** Refuses a new call while the audit cannot be written, after one more try of what is queued. */
+  #auditWritable(): void {
+    if (this.#audit.failure() === undefined) return;
+    this.#timeline.flush();
+    const failure = this.#audit.failure();
+    if (failure !== undefined) throw auditUnavailable(failure);
   }
 
   #mapError(ctx: CallContext, e: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
@@ -299,7 +322,7 @@ class HubCore implements Hub {
   }
 
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): void {
-    this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, error);
+    this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, error, undefined, false);
     this.#timeline.beforeReply();
   }
 
@@ -312,10 +335,14 @@ class HubCore implements Hub {
     return this.#timeline.query(query);
   }
 
-  #rejected(channel: string, op: string, args: JsonValue | undefined, agent: AgentIdentity, err: HubError, ctx?: CallContext): void {
+  /** Records a refusal; `bounded` says the request passed the bounds (else nothing looks it up). */
+  #rejected(channel: string, op: string, args: JsonValue | undefined, agent: AgentIdentity, err: HubError, ctx?: CallContext, bounded = true): void {
     let stored = args;
     let sensitive = ctx?.sensitive === true;
-    if (!ctx) {
+    if (!ctx && !bounded) {
+      sensitive = !!args && typeof args === 'object' && !Array.isArray(args) && args.sensitive === true;
+      stored = nestsDeeperThan(args, MAX_DEPTH) ? deepPlaceholder() : sensitive ? redactArgs(args, []) : args;
+    } else if (!ctx) {
       try {
         const { sensitive_args } = this.#registry.op(channel, op);
         stored = redactArgs(args, sensitive_args);

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import Database from 'better-sqlite3';
 import { journalDir } from '../../../src/main/hub/audit-journal';
 import { AuditStore } from '../../../src/main/hub/audit-store';
 import type { AuditEntry } from '../../../src/main/hub';
@@ -130,11 +131,15 @@ describe('audit journal', () => {
   it('a failed commit leaves its journaled entries for a replay, skipping only the row SQLite refuses', () => {
     const path = fresh();
     const store = new AuditStore(path);
+    // SQLite refuses every row of this invocation, even the placeholder the store falls back to.
+    const db = new Database(path);
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON entries WHEN NEW.invocation_id = 'inv-bad' BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END");
+    db.close();
     const good: Omit<AuditEntry, 'id'> = { at: 1, type: 'event', kind: 'accepted', invocation_id: 'inv-good' };
-    const refused = { type: 'event', kind: 'accepted', invocation_id: 'inv-bad' } as unknown as Omit<AuditEntry, 'id'>; // no `at`: NOT NULL
+    const refused: Omit<AuditEntry, 'id'> = { at: 1, type: 'event', kind: 'accepted', invocation_id: 'inv-bad' };
     const batch = [good, refused];
     const seq = store.journal(batch);
-    expect(() => store.appendMany(batch, false, seq)).toThrow(/NOT NULL/);
+    expect(() => store.appendMany(batch, false, seq)).toThrow(/refused by trigger/);
     expect(calls(store)).toEqual([]);
     // Later calls journal to a new file and commit normally.
     const next: Array<Omit<AuditEntry, 'id'>> = [{ at: 2, type: 'event', kind: 'accepted', invocation_id: 'inv-next' }];
