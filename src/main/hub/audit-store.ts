@@ -21,6 +21,9 @@ export const AUDIT_SCHEMA_VERSION = 3;
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_EVERY_MS = 2000;
 
+/** Least time between two integrity checks (`doctor` can be asked for often). */
+const INTEGRITY_EVERY_MS = 10_000;
+
 /** Longest args/output JSON kept per entry; longer is cut (the audit is a log, not a payload store). */
 const MAX_ARGS_CHARS = 16 * 1024;
 /** Longest single string kept inside a stored output (screenshots are summarized, not stored). */
@@ -237,6 +240,8 @@ export class AuditStore {
   #failure: string | undefined;
   #timer: ReturnType<typeof setInterval>;
   #closed = false;
+  /** The last integrity check. */
+  #checked: { at: number; damage?: string } | undefined;
 
   constructor(path: string) {
     this.path = path;
@@ -474,6 +479,26 @@ export class AuditStore {
     if (forward) page.next_cursor = last ? last.id : q.after;
     else if (more && last) page.next_cursor = last.id;
     return page;
+  }
+
+  /**
+   * Damage in the file (`PRAGMA quick_check`: every page and index, without the slow cross-checks;
+   * a fraction of a second for hundreds of MB), or undefined when it is sound. Run at most every
+   * INTEGRITY_EVERY_MS; between runs the last answer stands.
+   */
+  damage(): string | undefined {
+    const now = Date.now();
+    if (this.#checked && now - this.#checked.at < INTEGRITY_EVERY_MS) return this.#checked.damage;
+    let damage: string | undefined;
+    try {
+      const rows = this.#db.pragma('quick_check(10)') as Array<Record<string, unknown>>;
+      const problems = rows.map((r) => String(Object.values(r)[0])).filter((t) => t !== 'ok');
+      if (problems.length) damage = `the integrity check of ${this.path} failed: ${cut(problems.join('; '), 1000)}`;
+    } catch (e) {
+      damage = `the integrity check of ${this.path} failed: ${cut(String((e as Error)?.message ?? e), 1000)}`;
+    }
+    this.#checked = { at: now, ...(damage ? { damage } : {}) };
+    return damage;
   }
 
   /** The id of the newest entry (0 when empty). */

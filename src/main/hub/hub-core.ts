@@ -54,6 +54,8 @@ export interface HubOptions {
   progressIntervalMs?: number;
   /** Deadline for `Driver.preview` before the prompt shows without it (default 4000 ms). */
   previewTimeoutMs?: number;
+  /** How long pending prompts wait for a panel to re-attach after the last one left (default 15 s). */
+  panelGraceMs?: number;
   /** Watch config.json for changes (default true). */
   watchConfig?: boolean;
   now?: () => number;
@@ -119,6 +121,7 @@ class HubCore implements Hub {
       record: (entry, durable) => this.#timeline.record(entry, durable),
       preview: (ctx) => this.#preview(ctx),
       now: this.#now,
+      ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
     });
     this.#runtime = new Runtime({ policy: this.#broker.policy, now: this.#now, onDiagnostic: (d) => this.#diagnostic(d) });
     for (const { id, driver } of this.#registry.drivers()) {
@@ -186,6 +189,8 @@ class HubCore implements Hub {
     let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
     try {
       this.#audit.lastId();
+      const error = this.#audit.failure() ? `the audit log cannot be written (${this.#audit.failure()}); new calls are refused until it can` : this.#audit.damage();
+      if (error) audit = { ok: false, path: this.#audit.path, error };
     } catch (e) {
       audit = { ok: false, path: this.#audit.path, error: (e as Error).message };
     }
