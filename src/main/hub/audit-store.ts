@@ -96,8 +96,11 @@ function summarized(value: JsonValue): JsonValue {
   return value;
 }
 
-/** A text column bounded to `max` characters (anything that is not a string is stored as null). */
-function text(value: unknown, max = MAX_TEXT_CHARS): string | null {
+/**
+ * A text column bounded to `max` characters (anything that is not a string is stored as null).
+ * The default is a backstop above every limit of `boundedEntry` (whose cut text it keeps whole).
+ */
+function text(value: unknown, max = MAX_TEXT_CHARS + 64): string | null {
   return typeof value === 'string' ? cut(value, max) : null;
 }
 
