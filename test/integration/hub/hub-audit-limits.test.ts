@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AgentIdentity, JsonValue, PendingApproval } from '../../../src/main/hub';
+import type { AgentIdentity, PendingApproval } from '../../../src/main/hub';
+import type { JsonValue } from '../../../src/main/kernel/types';
 import { auditRowsIfKilledNow, closeHubs, failure, openHub } from './helpers';
 
 const agent: AgentIdentity = { kind: 'mcp', name: 'deep-agent', version: '1' };

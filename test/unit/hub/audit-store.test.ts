@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AUDIT_SCHEMA_VERSION, AuditStore } from '../../../src/main/hub/audit-store';
-import type { JsonValue } from '../../../src/main/hub';
+import type { JsonValue } from '../../../src/main/kernel/types';
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-audit-')), 'audit.sqlite');
 const agent = { kind: 'mcp' as const, name: 'claude', version: '1' };
