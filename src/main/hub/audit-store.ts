@@ -241,6 +241,8 @@ export class AuditStore {
   #rows = new WeakMap<Omit<AuditEntry, 'id'>, { entry: Omit<AuditEntry, 'id'>; row: JournalRow }>();
   /** Why the last write failed (journal or commit); cleared by the next commit that succeeds. */
   #failure: string | undefined;
+  /** Told when `failure()` changes (the panel shows it). */
+  onFailureChange: ((failure: string | undefined) => void) | undefined;
   #timer: ReturnType<typeof setInterval>;
   #closed = false;
   /** The last integrity check. */
@@ -333,7 +335,17 @@ export class AuditStore {
     const err = e as NodeJS.ErrnoException;
     const code = typeof err?.code === 'string' ? `${err.code}: ` : '';
     const message = String(err?.message ?? e).replace(/\s+/g, ' ');
-    this.#failure = cut(message.startsWith(code) ? message : `${code}${message}`, 300);
+    this.#setFailure(cut(message.startsWith(code) ? message : `${code}${message}`, 300));
+  }
+
+  #setFailure(failure: string | undefined): void {
+    if (failure === this.#failure) return;
+    this.#failure = failure;
+    try {
+      this.onFailureChange?.(failure);
+    } catch {
+      // A listener's failure must not break a write.
+    }
   }
 
   /**
@@ -362,7 +374,7 @@ export class AuditStore {
     if (durable) this.#db.pragma('synchronous = FULL');
     try {
       const stored = this.#insertMany(entries, journaled === undefined ? undefined : this.#journal.name, journaled);
-      this.#failure = undefined;
+      this.#setFailure(undefined);
       if (journaled !== undefined) this.#journal.committed(journaled);
       return stored;
     } catch (e) {
@@ -413,7 +425,7 @@ export class AuditStore {
         if (done) this.#journal.remove(name);
         this.#journal.replayed(name);
         // A replay that wrote is a commit that succeeded: the store can be written again.
-        if (wrote) this.#failure = undefined;
+        if (wrote) this.#setFailure(undefined);
       } catch {
         // Busy or unreadable: the next open or tick tries again.
       }

@@ -87,6 +87,7 @@ class HubCore implements Hub {
   /** Drivers left out by `hub.drivers`, and names there that match no driver (doctor says so). */
   #disabled: string[] = [];
   #unknownDrivers: string[] = [];
+  #auditListeners = new Set<(failure: string | undefined) => void>();
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -98,6 +99,9 @@ class HubCore implements Hub {
     this.#config = new ConfigStore(paths.config, schemas);
     if (options.watchConfig !== false) this.#disposers.push(this.#config.watch());
     this.#audit = new AuditStore(paths.audit);
+    this.#audit.onFailureChange = (failure) => {
+      for (const l of this.#auditListeners) l(failure);
+    };
     this.#timeline = new Timeline(this.#audit);
     // A broken config file is recorded once per distinct error (the file is the operator's input).
     const configRejected = (error: string): void =>
@@ -338,6 +342,15 @@ class HubCore implements Hub {
 
   queryAudit(query: AuditQuery): AuditPage {
     return this.#timeline.query(query);
+  }
+
+  auditFailure(): string | undefined {
+    return this.#audit.failure();
+  }
+
+  onAuditChange(listener: (failure: string | undefined) => void): Disposer {
+    this.#auditListeners.add(listener);
+    return () => this.#auditListeners.delete(listener);
   }
 
   /** Records a refusal; `bounded` says the request passed the bounds (else nothing looks it up). */

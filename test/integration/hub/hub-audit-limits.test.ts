@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { AgentIdentity, PendingApproval } from '../../../src/main/hub';
 import type { JsonValue } from '../../../src/main/kernel/types';
+import { createBroadcast, openPanelSession } from '../../../src/main/edges/panel';
 import { auditRowsIfKilledNow, closeHubs, failure, openHub } from './helpers';
 
 const agent: AgentIdentity = { kind: 'mcp', name: 'deep-agent', version: '1' };
@@ -137,6 +138,11 @@ describe('a full disk', () => {
     if (!disk) return ctx.skip();
     const dir = join(disk, 'data');
     const { hub } = openHub({ dir });
+    // A panel is open: it is told when the audit fails and when it recovers.
+    const statuses: Array<string | undefined> = [];
+    const panel = openPanelSession(hub, { version: '0.1.0', user: 'alice' }, createBroadcast(), (event, payload) => {
+      if (event === 'hubStatus') statuses.push((payload as { audit_error?: string }).audit_error);
+    }, Date.now());
     expect(await hub.invoke('test:alpha', 'noop', {}, { agent })).toEqual({ ok: true });
     const filler = fill(disk);
     const answered: string[] = [];
@@ -165,6 +171,9 @@ describe('a full disk', () => {
     }
     expect(back).toEqual({ text: 'back' });
     expect((await hub.doctor()).audit.ok).toBe(true);
+    expect(statuses.find((s) => s !== undefined)).toMatch(/^(ENOSPC|SQLITE_FULL)/);
+    expect(statuses.at(-1)).toBeUndefined();
+    panel.close();
     // Every read the agent heard of is in the audit a kill -9 would leave.
     const rows = auditRowsIfKilledNow(dir);
     const texts = rows.filter((r) => r.kind === 'accepted' && typeof r.args === 'string').map((r) => (JSON.parse(r.args as string) as { text?: string }).text);

@@ -45,7 +45,8 @@ export const PAGE_BYTES = 1024 * 1024;
 
 /** Builds the hub status payload. */
 export function hubStatus(hub: Hub, startedAt: number, version: string): PanelEvents['hubStatus'] {
-  return { started_at: startedAt, pending_approvals: hub.pendingApprovals().length, attached_panels: hub.panelsAttached(), version };
+  const auditError = hub.auditFailure?.();
+  return { started_at: startedAt, pending_approvals: hub.pendingApprovals().length, attached_panels: hub.panelsAttached(), version, ...(auditError ? { audit_error: auditError } : {}) };
 }
 
 const toPanelChannel = (driver: string, entry: { channel: string; labels: string[]; detail: JsonValue }): PanelChannel => {
@@ -91,6 +92,8 @@ export function openPanelSession(
     }),
   );
   disposers.push(broadcast.on((event, payload) => emit(event, payload)));
+  const auditOff = hub.onAuditChange?.(() => emit('hubStatus', hubStatus(hub, startedAt, host.version)));
+  if (auditOff) disposers.push(auditOff);
   broadcast.emit('hubStatus', hubStatus(hub, startedAt, host.version));
 
   const settings = (): PanelSettings => {
