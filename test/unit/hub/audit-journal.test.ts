@@ -4,13 +4,13 @@
  * alone; torn and refused lines do not block the rest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import Database from 'better-sqlite3';
-import { journalDir } from '../../../src/main/hub/audit-journal';
+import { AuditJournal, journalDir } from '../../../src/main/hub/audit-journal';
 import { AuditStore } from '../../../src/main/hub/audit-store';
 import type { AuditEntry } from '../../../src/main/hub';
 import { ROOT } from '../../fixtures/hub-build';
@@ -160,5 +160,34 @@ describe('audit journal', () => {
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(readFileSync(join(dir, file!), 'utf8').length).toBeLessThan(17_000);
     store.close();
+  });
+
+  it('a write the full disk cut short leaves no partial line: the next line after space is freed replays whole', (ctx) => {
+    const mnt = mkdtempSync(join(tmpdir(), 'uplink-journal-full-'));
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt], { stdio: 'ignore' });
+    } catch {
+      rmSync(mnt, { recursive: true, force: true });
+      return ctx.skip();
+    }
+    try {
+      const journal = new AuditJournal(join(mnt, 'audit.pending'));
+      journal.append([[1, 'event', 'accepted', 'first']]);
+      const filler = join(mnt, 'filler');
+      try {
+        writeFileSync(filler, Buffer.alloc(2 * 1024 * 1024));
+      } catch {
+        // ENOSPC: the disk is full now.
+      }
+      expect(() => journal.append([[2, 'event', 'accepted', 'x'.repeat(64 * 1024)]])).toThrow(/ENOSPC/);
+      rmSync(filler);
+      journal.append([[3, 'event', 'accepted', 'after']]);
+      const name = journal.name!;
+      journal.close();
+      expect(journal.read(name)!.map((r) => r.rows[0]![3])).toEqual(['first', 'after']);
+    } finally {
+      execFileSync('umount', ['-l', mnt]);
+      rmSync(mnt, { recursive: true, force: true });
+    }
   });
 });
