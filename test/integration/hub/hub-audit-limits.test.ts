@@ -37,6 +37,8 @@ function auditBytes(dir: string): number {
 describe('bounded input before any recursion or storage', () => {
   it('args nested 6,000 deep are refused with one line, audited as a bounded row, and the calls behind are audited', async () => {
     const { hub, dir } = openHub();
+    const live: string[] = [];
+    hub.subscribe((entry) => live.push(JSON.stringify(entry)));
     const err = await failure(hub.invoke('test:alpha', 'echo', { text: 'x', deep: nested(6000) }, { agent }));
     expect(err.rendered).toBe('uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)');
     for (let i = 0; i < 50; i++) expect(await hub.invoke('test:alpha', 'echo', { text: `read ${i}` }, { agent })).toEqual({ text: `read ${i}` });
@@ -52,6 +54,20 @@ describe('bounded input before any recursion or storage', () => {
     expect(await write).toEqual({ written: 1 });
     // The live stream and the history have it too.
     expect(hub.queryAudit({ state: 'rejected' }).entries[0]).toMatchObject({ args: '<not stored: nesting deeper than 64>' });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(live.find((l) => l.includes('"rejected"'))).toContain('<not stored: nesting deeper than 64>');
+    expect(live.filter((l) => l.includes('"succeeded"'))).toHaveLength(51);
+  });
+
+  it("the panel's runOp is bounded the same way", async () => {
+    const { hub } = openHub();
+    const s = openPanelSession(hub, { version: '0.1.0', user: 'alice' }, createBroadcast(), () => undefined, Date.now());
+    const r = await s.handlers.runOp({ channel: 'test:alpha', op: 'echo', args: { text: 'x', deep: nested(6000) } });
+    expect(r).toEqual({ ok: false, error: 'uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)' });
+    const c = await s.handlers.runOp({ channel: `test:${'x'.repeat(100_000)}`, op: 'noop', args: {} });
+    expect(c).toMatchObject({ ok: false, error: expect.stringMatching(/^uplink error \[core:Invalid\]: the channel is 100005 characters; the limit is 512/) });
+    expect(await s.handlers.runOp({ channel: 'test:alpha', op: 'noop', args: {} })).toEqual({ ok: true, output: { ok: true } });
+    s.close();
   });
 
   it('args at the depth limit pass the bounds; one level more does not', async () => {
