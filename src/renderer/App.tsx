@@ -53,6 +53,17 @@ function ConnectionBanner() {
   );
 }
 
+/** The hub refuses agents' calls while its audit log cannot be written; the operator sees why. */
+function AuditBanner() {
+  const error = useStore((s) => s.connection.status?.audit_error);
+  if (!error) return null;
+  return (
+    <div className="banner banner-closed" role="alert">
+      The audit log cannot be written ({error}): agents&apos; calls are refused until it can. Free disk space in the Uplink data directory; the hub resumes by itself.
+    </div>
+  );
+}
+
 /** On every other view, a waiting prompt is still impossible to miss. */
 function PendingBanner({ count }: { count: number }) {
   return (
@@ -111,6 +122,7 @@ export function App() {
       </nav>
       <main className="main">
         <ConnectionBanner />
+        <AuditBanner />
         {pending > 0 && view !== 'approvals' && <PendingBanner count={pending} />}
         <CurrentView view={view} />
       </main>

@@ -161,7 +161,7 @@ export const PANEL_EVENTS = {
   approvalAdded: pending,
   approvalResolved: resolved,
   rulesChanged: arr(rule),
-  hubStatus: rec({ started_at: num, pending_approvals: int, attached_panels: int, version: str }, ['started_at', 'pending_approvals', 'attached_panels']),
+  hubStatus: rec({ started_at: num, pending_approvals: int, attached_panels: int, version: str, audit_error: str }, ['started_at', 'pending_approvals', 'attached_panels']),
 } satisfies Record<PanelEventName, Schema>;
 
 /** Every method name, in a stable order (the generators iterate this). */

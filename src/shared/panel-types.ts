@@ -267,4 +267,6 @@ export interface HubStatus {
   pending_approvals: number;
   attached_panels: number;
   version: string;
+  /** Why the audit log cannot be written (agents' calls are refused until it can). */
+  audit_error?: string;
 }

@@ -73,12 +73,23 @@ export class AuditJournal {
     }
     const seq = this.#seq + 1;
     const line = `${JSON.stringify({ seq, rows })}\n`;
-    let written = writeSync(this.#fd, line);
     const size = Buffer.byteLength(line);
-    if (written < size) {
-      // A short write (the disk filling up): write the rest of the bytes, or throw trying.
-      const bytes = Buffer.from(line);
-      while (written < size) written += writeSync(this.#fd, bytes, written);
+    try {
+      let written = writeSync(this.#fd, line);
+      if (written < size) {
+        // A short write (the disk filling up): write the rest of the bytes, or throw trying.
+        const bytes = Buffer.from(line);
+        while (written < size) written += writeSync(this.#fd, bytes, written);
+      }
+    } catch (e) {
+      // Part of the line may be in the file: cut it off, or the next line would be glued to it
+      // and lost on replay. If even that fails, further lines go to a new file.
+      try {
+        ftruncateSync(this.#fd, this.#bytes);
+      } catch {
+        this.retire();
+      }
+      throw e;
     }
     this.#seq = seq;
     this.#bytes += size;

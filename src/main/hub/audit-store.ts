@@ -13,12 +13,16 @@ import type { JsonValue } from '../kernel/types';
 import { AuditJournal, journalDir } from './audit-journal';
 import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
+import { cut, deepPlaceholder, MAX_CHANNEL_CHARS, MAX_CLIENT_CHARS, MAX_DEPTH, MAX_OP_CHARS, MAX_TEXT_CHARS, nestsDeeperThan } from './bounds';
 
 /** Bumped when the table layout changes; migrations run from the stored `user_version`. */
 export const AUDIT_SCHEMA_VERSION = 4;
 
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_EVERY_MS = 2000;
+
+/** Least time between two integrity checks (`doctor` can be asked for often). */
+const INTEGRITY_EVERY_MS = 10_000;
 
 /** Longest args/output JSON kept per entry; longer is cut (the audit is a log, not a payload store). */
 const MAX_ARGS_CHARS = 16 * 1024;
@@ -59,9 +63,17 @@ const MIGRATIONS: string[] = [
    CREATE INDEX entries_agent_id ON entries(agent_id, id);`,
 ];
 
-/** JSON text of a value, cut to `MAX_ARGS_CHARS` (still valid JSON: a string saying what was cut). */
+/**
+ * JSON text of a value, cut to `MAX_ARGS_CHARS` (still valid JSON: a string saying what was cut).
+ * Never throws: a value that cannot be serialized is stored as a placeholder saying why.
+ */
 function boundedJson(value: JsonValue): string {
-  const text = JSON.stringify(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? 'null';
+  } catch (e) {
+    return JSON.stringify(`<not stored: ${cut(String((e as Error)?.message ?? e), 200)}>`);
+  }
   return text.length > MAX_ARGS_CHARS ? JSON.stringify(`${text.slice(0, MAX_ARGS_CHARS)}… (cut, ${text.length} chars)`) : text;
 }
 
@@ -87,19 +99,83 @@ function summarized(value: JsonValue): JsonValue {
   return value;
 }
 
-/** The entry's column values in `COLUMNS` order (what is inserted, and what the journal holds). */
+/**
+ * A text column bounded to `max` characters (anything that is not a string is stored as null).
+ * The default is a backstop above every limit of `boundedEntry` (whose cut text it keeps whole).
+ */
+function text(value: unknown, max = MAX_TEXT_CHARS + 64): string | null {
+  return typeof value === 'string' ? cut(value, max) : null;
+}
+
+/**
+ * The entry as it is stored and streamed: text fields, client identity, args and output bounded
+ * (nesting first, so nothing below recurses deeper than `MAX_DEPTH`). The entry itself when it is
+ * already within bounds (the usual case: no copy).
+ */
+export function boundedEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
+  let out = entry;
+  const set = <K extends keyof AuditEntry>(k: K, v: AuditEntry[K]): void => {
+    if (out === entry) out = { ...entry };
+    (out as AuditEntry)[k] = v;
+  };
+  for (const [k, max] of TEXT_LIMITS) {
+    const v = entry[k];
+    if (typeof v === 'string' && v.length > max) set(k, cut(v, max));
+  }
+  const agent = entry.agent;
+  if (agent && [agent.name, agent.version, agent.user, agent.session].some((v) => typeof v === 'string' && v.length > MAX_CLIENT_CHARS)) {
+    const bound = (v: string | undefined): string | undefined => (v === undefined ? v : cut(v, MAX_CLIENT_CHARS));
+    set('agent', { ...agent, name: bound(agent.name)!, ...(agent.version !== undefined ? { version: bound(agent.version) } : {}), ...(agent.user !== undefined ? { user: bound(agent.user) } : {}), ...(agent.session !== undefined ? { session: bound(agent.session) } : {}) });
+  }
+  if (entry.args !== undefined && nestsDeeperThan(entry.args, MAX_DEPTH)) set('args', deepPlaceholder());
+  if (entry.output !== undefined) set('output', nestsDeeperThan(entry.output, MAX_DEPTH) ? deepPlaceholder() : summarizeOutput(entry.output));
+  return out;
+}
+
+/** Text fields of an entry and the longest each is kept. */
+const TEXT_LIMITS: Array<[keyof AuditEntry & ('channel' | 'op' | 'message' | 'hint' | 'detail' | 'reason' | 'by' | 'invocation_id' | 'capability_id' | 'provider_id' | 'authorized' | 'error_code' | 'error_kind'), number]> = [
+  ['channel', MAX_CHANNEL_CHARS],
+  ['op', MAX_OP_CHARS],
+  ['message', MAX_TEXT_CHARS],
+  ['hint', MAX_TEXT_CHARS],
+  ['detail', MAX_TEXT_CHARS],
+  ['reason', MAX_TEXT_CHARS],
+  ['by', MAX_CLIENT_CHARS],
+  ['invocation_id', MAX_CLIENT_CHARS],
+  ['capability_id', MAX_CLIENT_CHARS],
+  ['provider_id', MAX_CLIENT_CHARS],
+  ['authorized', MAX_CLIENT_CHARS],
+  ['error_code', MAX_CLIENT_CHARS],
+  ['error_kind', MAX_CLIENT_CHARS],
+];
+
+/** The (bounded) entry's column values in `COLUMNS` order (what is inserted, and what the journal holds). */
 function toRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
   const args = entry.args === undefined ? null : boundedJson(entry.args);
-  const output = entry.output === undefined ? null : boundedJson(summarizeOutput(entry.output));
+  const output = entry.output === undefined ? null : boundedJson(entry.output);
+  const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   return [
-    entry.at, entry.type, entry.kind, entry.invocation_id ?? null, entry.sequence ?? null,
-    entry.channel ?? null, entry.op ?? null, entry.capability_id ?? null, entry.agent?.kind ?? null,
-    entry.agent?.name ?? null, entry.agent?.version ?? null, entry.agent?.user ?? null,
-    entry.provider_id ?? null, entry.interaction ?? null, entry.state ?? null, entry.error_code ?? null,
-    entry.error_kind ?? null, entry.message ?? null, entry.hint ?? null, entry.detail ?? null,
-    entry.authorized ?? null, entry.granted === undefined ? null : entry.granted ? 1 : 0, entry.by ?? null,
-    entry.reason ?? null, args, entry.duration_ms ?? null, output, entry.agent?.agent_id ?? null,
+    num(entry.at) ?? 0, text(entry.type, MAX_OP_CHARS) ?? 'event', text(entry.kind, MAX_OP_CHARS) ?? 'event', text(entry.invocation_id), num(entry.sequence),
+    text(entry.channel), text(entry.op), text(entry.capability_id), text(entry.agent?.kind),
+    text(entry.agent?.name), text(entry.agent?.version), text(entry.agent?.user),
+    text(entry.provider_id), text(entry.interaction), text(entry.state), text(entry.error_code),
+    text(entry.error_kind), text(entry.message), text(entry.hint), text(entry.detail),
+    text(entry.authorized), entry.granted === undefined ? null : entry.granted ? 1 : 0, text(entry.by),
+    text(entry.reason), args, num(entry.duration_ms), output, text(entry.agent?.agent_id),
   ];
+}
+
+/** The row stored instead of one SQLite refused: when and what it was, and why it is not there. */
+function placeholderRow(entry: Omit<AuditEntry, 'id'>, error: unknown): JournalRow {
+  const row: JournalRow = COLUMNS.map(() => null);
+  const at = (c: (typeof COLUMNS)[number]): number => COLUMNS.indexOf(c);
+  row[at('at')] = typeof entry.at === 'number' && Number.isFinite(entry.at) ? entry.at : 0;
+  row[at('type')] = text(entry.type, MAX_OP_CHARS) ?? 'event';
+  row[at('kind')] = text(entry.kind, MAX_OP_CHARS) ?? 'event';
+  row[at('invocation_id')] = text(entry.invocation_id, MAX_CLIENT_CHARS);
+  row[at('state')] = text(entry.state, MAX_OP_CHARS);
+  row[at('message')] = `<not stored: ${cut(String((error as Error)?.message ?? error), 200)}>`;
+  return row;
 }
 
 function fromRow(row: Row): AuditEntry {
@@ -164,10 +240,16 @@ export class AuditStore {
   #dropMark: Statement;
   #insertMany: (entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => AuditEntry[];
   #journal: AuditJournal;
-  /** Rows already computed for the journal, reused by the commit. */
-  #rows = new WeakMap<Omit<AuditEntry, 'id'>, JournalRow>();
+  /** Bounded entries and rows already computed for the journal, reused by the commit. */
+  #rows = new WeakMap<Omit<AuditEntry, 'id'>, { entry: Omit<AuditEntry, 'id'>; row: JournalRow }>();
+  /** Why the last write failed (journal or commit); cleared by the next commit that succeeds. */
+  #failure: string | undefined;
+  /** Told when `failure()` changes (the panel shows it). */
+  onFailureChange: ((failure: string | undefined) => void) | undefined;
   #timer: ReturnType<typeof setInterval>;
   #closed = false;
+  /** The last integrity check. */
+  #checked: { at: number; damage?: string } | undefined;
 
   constructor(path: string) {
     this.path = path;
@@ -185,7 +267,7 @@ export class AuditStore {
     this.#allMarks = this.#db.prepare('SELECT file FROM journal_marks');
     this.#dropMark = this.#db.prepare('DELETE FROM journal_marks WHERE file = ?');
     this.#insertMany = this.#db.transaction((entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => {
-      const stored = entries.map((e) => this.append(e));
+      const stored = entries.map((e) => this.#appendContained(e));
       if (mark !== undefined && seq !== undefined) this.#setMark.run(mark, seq);
       return stored;
     });
@@ -216,10 +298,57 @@ export class AuditStore {
       .immediate();
   }
 
-  /** Appends one entry (synchronous=NORMAL) and returns it with its id. */
+  /** Appends one entry (synchronous=NORMAL) and returns it, bounded as stored, with its id. */
   append(entry: Omit<AuditEntry, 'id'>): AuditEntry {
-    const info = this.#insert.run(this.#rows.get(entry) ?? toRow(entry));
-    return { ...entry, id: Number(info.lastInsertRowid) };
+    const { entry: bounded, row } = this.#prepared(entry);
+    const info = this.#insert.run(row);
+    return { ...bounded, id: Number(info.lastInsertRowid) };
+  }
+
+  #prepared(entry: Omit<AuditEntry, 'id'>): { entry: Omit<AuditEntry, 'id'>; row: JournalRow } {
+    let p = this.#rows.get(entry);
+    if (!p) {
+      const bounded = boundedEntry(entry);
+      p = { entry: bounded, row: toRow(bounded) };
+      this.#rows.set(entry, p);
+    }
+    return p;
+  }
+
+  /**
+   * Appends one entry; one SQLite refuses is stored as a placeholder saying why, so one bad row
+   * never holds back a batch. Throws only when the placeholder fails too (the store is failing).
+   */
+  #appendContained(entry: Omit<AuditEntry, 'id'>): AuditEntry {
+    try {
+      return this.append(entry);
+    } catch (e) {
+      const row = placeholderRow(entry, e);
+      const info = this.#insert.run(row);
+      return { at: row[0] as number, type: entry.type, kind: entry.kind, message: row[COLUMNS.indexOf('message')] as string, ...(row[3] ? { invocation_id: row[3] as string } : {}), id: Number(info.lastInsertRowid) };
+    }
+  }
+
+  /** Why the audit cannot be written right now (the last write failed), or undefined. */
+  failure(): string | undefined {
+    return this.#failure;
+  }
+
+  #failed(e: unknown): void {
+    const err = e as NodeJS.ErrnoException;
+    const code = typeof err?.code === 'string' ? `${err.code}: ` : '';
+    const message = String(err?.message ?? e).replace(/\s+/g, ' ');
+    this.#setFailure(cut(message.startsWith(code) ? message : `${code}${message}`, 300));
+  }
+
+  #setFailure(failure: string | undefined): void {
+    if (failure === this.#failure) return;
+    this.#failure = failure;
+    try {
+      this.onFailureChange?.(failure);
+    } catch {
+      // A listener's failure must not break a write.
+    }
   }
 
   /**
@@ -228,12 +357,13 @@ export class AuditStore {
    * written (the caller commits at once instead).
    */
   journal(entries: Array<Omit<AuditEntry, 'id'>>): number {
-    const rows = entries.map((e) => {
-      const row = toRow(e);
-      this.#rows.set(e, row);
-      return row;
-    });
-    return this.#journal.append(rows);
+    const rows = entries.map((e) => this.#prepared(e).row);
+    try {
+      return this.#journal.append(rows);
+    } catch (e) {
+      this.#failed(e);
+      throw e;
+    }
   }
 
   /**
@@ -247,9 +377,11 @@ export class AuditStore {
     if (durable) this.#db.pragma('synchronous = FULL');
     try {
       const stored = this.#insertMany(entries, journaled === undefined ? undefined : this.#journal.name, journaled);
+      this.#setFailure(undefined);
       if (journaled !== undefined) this.#journal.committed(journaled);
       return stored;
     } catch (e) {
+      this.#failed(e);
       if (journaled !== undefined) this.#journal.retire();
       throw e;
     } finally {
@@ -265,6 +397,7 @@ export class AuditStore {
   replayJournals(): number {
     let inserted = 0;
     for (const name of this.#journal.orphans()) {
+      let wrote = false;
       try {
         const done = this.#db
           .transaction(() => {
@@ -285,12 +418,17 @@ export class AuditStore {
               }
               top = Math.max(top, rec.seq);
             }
-            if (top > mark) this.#setMark.run(name, top);
+            if (top > mark) {
+              this.#setMark.run(name, top);
+              wrote = true;
+            }
             return true;
           })
           .immediate();
         if (done) this.#journal.remove(name);
         this.#journal.replayed(name);
+        // A replay that wrote is a commit that succeeded: the store can be written again.
+        if (wrote) this.#setFailure(undefined);
       } catch {
         // Busy or unreadable: the next open or tick tries again.
       }
@@ -359,6 +497,26 @@ export class AuditStore {
     if (forward) page.next_cursor = last ? last.id : q.after;
     else if (more && last) page.next_cursor = last.id;
     return page;
+  }
+
+  /**
+   * Damage in the file (`PRAGMA quick_check`: every page and index, without the slow cross-checks;
+   * a fraction of a second for hundreds of MB), or undefined when it is sound. Run at most every
+   * INTEGRITY_EVERY_MS; between runs the last answer stands.
+   */
+  damage(): string | undefined {
+    const now = Date.now();
+    if (this.#checked && now - this.#checked.at < INTEGRITY_EVERY_MS) return this.#checked.damage;
+    let damage: string | undefined;
+    try {
+      const rows = this.#db.pragma('quick_check(10)') as Array<Record<string, unknown>>;
+      const problems = rows.map((r) => String(Object.values(r)[0])).filter((t) => t !== 'ok');
+      if (problems.length) damage = `the integrity check of ${this.path} failed: ${cut(problems.join('; '), 1000)}`;
+    } catch (e) {
+      damage = `the integrity check of ${this.path} failed: ${cut(String((e as Error)?.message ?? e), 1000)}`;
+    }
+    this.#checked = { at: now, ...(damage ? { damage } : {}) };
+    return damage;
   }
 
   /** The id of the newest entry (0 when empty). */

@@ -27,7 +27,12 @@ export interface BrokerHost {
   /** Driver preview for the prompt (bounded in time by the hub). */
   preview(ctx: CallContext): Promise<ApprovalPreview | undefined>;
   now(): number;
+  /** How long pending prompts wait for a panel to re-attach after the last one left (default 15 s). */
+  panelGraceMs?: number;
 }
+
+/** Default wait for a panel to come back before pending prompts are denied. */
+export const PANEL_GRACE_MS = 15_000;
 
 interface Pending {
   approval: PendingApproval;
@@ -102,6 +107,8 @@ export class ApprovalBroker {
   #sessionGrants = new Set<string>();
   #listeners = new Set<(e: ApprovalEvent) => void>();
   #panels = 0;
+  /** Runs out when no panel came back in time after the last one detached. */
+  #grace: ReturnType<typeof setTimeout> | undefined;
 
   constructor(host: BrokerHost) {
     this.#host = host;
@@ -143,17 +150,25 @@ export class ApprovalBroker {
 
   /**
    * Marks a panel as attached; returns the detach. When the last panel detaches, pending prompts
-   * are denied at once (SPEC: with no panel attached, mutating ops are denied at once): nobody is
-   * left to answer them, and the agent should hear so now rather than at the timeout.
+   * wait `panelGraceMs` for one to come back (a reloading tab, a panel dropped for reading too
+   * slowly) and are denied only then: nobody is left to answer them, and the agent should hear
+   * so long before the timeout. New requests meanwhile are denied at once, as with no panel.
    */
   attachPanel(): Disposer {
     this.#panels++;
+    if (this.#grace) clearTimeout(this.#grace);
+    this.#grace = undefined;
     let done = false;
     return () => {
       if (done) return;
       done = true;
       this.#panels--;
-      if (this.#panels === 0) this.#denyAllNoPanel();
+      if (this.#panels > 0 || this.#pending.size === 0) return;
+      this.#grace = setTimeout(() => {
+        this.#grace = undefined;
+        if (this.#panels === 0) this.#denyAllNoPanel();
+      }, this.#host.panelGraceMs ?? PANEL_GRACE_MS);
+      this.#grace.unref?.();
     };
   }
 
@@ -218,6 +233,7 @@ export class ApprovalBroker {
 
   /** The invocation ended while waiting (cancelled): drop its prompt. */
   abandon(invocationId: string, why: 'cancelled' | 'closed'): void {
+    if (why === 'closed' && this.#grace) clearTimeout(this.#grace);
     for (const [id, p] of this.#pending) {
       if (p.ctx.invocation_id !== invocationId && why !== 'closed') continue;
       this.#finish(id, why);

@@ -1,13 +1,12 @@
 /**
  * What the hub checks before a call becomes a kernel invocation: the op exists, the caller used
- * the right class, args are an object within the size limit, the channel exists — and, for
+ * the right class, args are an object, the channel exists — and, for
  * drivers that know which interaction kinds can serve a channel right now (desktop:
  * `interactionsFor`), which kind the kernel may select.
  */
 import { INTERACTION_KINDS } from '../kernel/types';
 import type { InteractionKind, JsonValue } from '../kernel/types';
 import { driverOfChannel } from '../drivers/contract';
-import { MAX_MESSAGE_BYTES } from './driver-provider';
 import { HubError } from './errors';
 import type { ChannelRegistry } from './registry';
 import { withDeadline } from './registry';
@@ -31,11 +30,6 @@ export async function checkCall(registry: ChannelRegistry, channel: string, op: 
   }
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     throw new HubError(driverName, 'Invalid', `args for ${op} must be a JSON object`, { hint: `see channel_describe {channel: "${channel}", op: "${op}"}` });
-  }
-  const size = Buffer.byteLength(JSON.stringify(args));
-  const message = (args as { message?: unknown }).message;
-  if ((typeof message === 'string' && Buffer.byteLength(message) > MAX_MESSAGE_BYTES) || size > MAX_MESSAGE_BYTES + 1024) {
-    throw new HubError(driverName, 'Invalid', `the ${op} payload is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (64 KiB)`, { hint: 'split it into smaller messages, or send a file path instead of the content' });
   }
   if (op === 'recv') return { spec, labels: [], ...(options.interaction ? { interaction: options.interaction } : {}) };
   const labels = (await registry.find(channel)).labels;

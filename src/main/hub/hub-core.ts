@@ -22,7 +22,8 @@ import { redactArgs, isSensitive } from './redact';
 import { checkCall } from './call-checks';
 import { revokeRule, setApprovalTimeout } from './approval-settings';
 import type { CheckedCall } from './call-checks';
-import { eventEntry, kernelText, startProgress, TERMINAL, Timeline } from './timeline';
+import { auditUnavailable, eventEntry, kernelText, startProgress, TERMINAL, Timeline } from './timeline';
+import { checkBounds, deepPlaceholder, MAX_DEPTH, nestsDeeperThan } from './bounds';
 import { ChannelRegistry, withDeadline } from './registry';
 import { dataPaths, ensureDataDir } from './data-dir';
 import type {
@@ -55,6 +56,8 @@ export interface HubOptions {
   progressIntervalMs?: number;
   /** Deadline for `Driver.preview` before the prompt shows without it (default 4000 ms). */
   previewTimeoutMs?: number;
+  /** How long pending prompts wait for a panel to re-attach after the last one left (default 15 s). */
+  panelGraceMs?: number;
   /** Watch config.json for changes (default true). */
   watchConfig?: boolean;
   now?: () => number;
@@ -87,6 +90,7 @@ class HubCore implements Hub {
   /** Drivers left out by `hub.drivers`, and names there that match no driver (doctor says so). */
   #disabled: string[] = [];
   #unknownDrivers: string[] = [];
+  #auditListeners = new Set<(failure: string | undefined) => void>();
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -99,6 +103,9 @@ class HubCore implements Hub {
     if (options.watchConfig !== false) this.#disposers.push(this.#config.watch());
     this.#audit = new AuditStore(paths.audit);
     this.#agents = new AgentCredentialStore(this.dataDir);
+    this.#audit.onFailureChange = (failure) => {
+      for (const l of this.#auditListeners) l(failure);
+    };
     this.#timeline = new Timeline(this.#audit);
     // A broken config file is recorded once per distinct error (the file is the operator's input).
     const configRejected = (error: string): void =>
@@ -122,6 +129,7 @@ class HubCore implements Hub {
       record: (entry, durable) => this.#timeline.record(entry, durable),
       preview: (ctx) => this.#preview(ctx),
       now: this.#now,
+      ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
     });
     this.#runtime = new Runtime({ policy: this.#broker.policy, now: this.#now, onDiagnostic: (d) => this.#diagnostic(d) });
     for (const { id, driver } of this.#registry.drivers()) {
@@ -189,6 +197,8 @@ class HubCore implements Hub {
     let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
     try {
       this.#audit.lastId();
+      const error = this.#audit.failure() ? `the audit log cannot be written (${this.#audit.failure()}); new calls are refused until it can` : this.#audit.damage();
+      if (error) audit = { ok: false, path: this.#audit.path, error };
     } catch (e) {
       audit = { ok: false, path: this.#audit.path, error: (e as Error).message };
     }
@@ -227,13 +237,18 @@ class HubCore implements Hub {
   async #call(channel: string, op: string, args: JsonValue, options: CallOptions): Promise<JsonValue> {
     const agent = options.agent;
     let checked: CheckedCall;
+    let bounded = false;
     try {
+      // Bounds first: nothing below may recurse over or store an unbounded value.
+      checkBounds(channel, op, args);
+      bounded = true;
       if (this.#closed) throw new HubError('core', 'Unavailable', 'the hub is shutting down', { hint: 'start it again and retry' });
+      this.#auditWritable();
       checked = await checkCall(this.#registry, channel, op, args, options, Math.min(this.#driverTimeout(), 15_000));
     } catch (e) {
-      const err = toHubError(channel, e);
-      this.#rejected(channel, op, args, agent, err);
-      this.#timeline.beforeReply();
+      const err = toHubError(bounded ? channel : undefined, e);
+      this.#rejected(channel, op, args, agent, err, undefined, bounded);
+      this.#replyAudited();
       throw err;
     }
     const { spec, labels } = checked;
@@ -257,6 +272,7 @@ class HubCore implements Hub {
     const stopProgress = startProgress(ctx, options, this.#options.progressIntervalMs ?? 2000, this.#now);
     const onAbort = (): void => void this.#runtime.cancel(invocationId).catch(() => undefined);
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    let output: JsonValue;
     try {
       try {
         await this.#runtime.start({
@@ -275,21 +291,37 @@ class HubCore implements Hub {
         throw err;
       }
       const last = await terminal;
-      if (last.kind === 'succeeded') {
-        const snap = await this.#runtime.get(invocationId);
-        return snap.result!.output;
-      }
-      throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
+      if (last.kind !== 'succeeded') throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
+      output = (await this.#runtime.get(invocationId)).result!.output;
+    } catch (e) {
+      this.#replyAudited();
+      throw e;
     } finally {
-      // Decisions by a person or rule were committed (fsynced) when made. The call's own entries
-      // (its read-only permit on `accepted`, its outcome) are journaled before the reply leaves,
-      // so a kill -9 after the agent heard the answer cannot lose them, and commit with the batch.
-      this.#timeline.beforeReply();
       stopProgress();
       options.signal?.removeEventListener('abort', onAbort);
       this.#waiters.delete(invocationId);
       this.#calls.delete(invocationId);
     }
+    this.#replyAudited();
+    return output;
+  }
+
+  /**
+   * Before any reply or error leaves: decisions by a person or rule were committed (fsynced) when
+   * made; the call's own entries (its read-only permit on `accepted`, its outcome, a refusal) are
+   * journaled now, so a kill -9 after the agent heard the answer cannot lose them, and commit with
+   * the batch. When they can be neither journaled nor committed, the caller hears that instead.
+   */
+  #replyAudited(): void {
+    if (!this.#timeline.beforeReply()) throw auditUnavailable(this.#audit.failure() ?? 'the last write failed');
+  }
+
+  /** Refuses a new call while the audit cannot be written, after one more try of what is queued. */
+  #auditWritable(): void {
+    if (this.#audit.failure() === undefined) return;
+    this.#timeline.flush();
+    const failure = this.#audit.failure();
+    if (failure !== undefined) throw auditUnavailable(failure);
   }
 
   #mapError(ctx: CallContext, e: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
@@ -308,7 +340,7 @@ class HubCore implements Hub {
   }
 
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): void {
-    this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, error);
+    this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, error, undefined, false);
     this.#timeline.beforeReply();
   }
 
@@ -321,10 +353,23 @@ class HubCore implements Hub {
     return this.#timeline.query(query);
   }
 
-  #rejected(channel: string, op: string, args: JsonValue | undefined, agent: AgentIdentity, err: HubError, ctx?: CallContext): void {
+  auditFailure(): string | undefined {
+    return this.#audit.failure();
+  }
+
+  onAuditChange(listener: (failure: string | undefined) => void): Disposer {
+    this.#auditListeners.add(listener);
+    return () => this.#auditListeners.delete(listener);
+  }
+
+  /** Records a refusal; `bounded` says the request passed the bounds (else nothing looks it up). */
+  #rejected(channel: string, op: string, args: JsonValue | undefined, agent: AgentIdentity, err: HubError, ctx?: CallContext, bounded = true): void {
     let stored = args;
     let sensitive = ctx?.sensitive === true;
-    if (!ctx) {
+    if (!ctx && !bounded) {
+      sensitive = !!args && typeof args === 'object' && !Array.isArray(args) && args.sensitive === true;
+      stored = nestsDeeperThan(args, MAX_DEPTH) ? deepPlaceholder() : sensitive ? redactArgs(args, []) : args;
+    } else if (!ctx) {
       try {
         const { sensitive_args } = this.#registry.op(channel, op);
         stored = redactArgs(args, sensitive_args);

@@ -89,6 +89,10 @@ export interface Hub {
   subscribe(listener: (entry: AuditEntry) => void): Disposer;
   /** Reads the audit store (survives restarts). */
   queryAudit(query: AuditQuery): AuditPage;
+  /** Why the audit cannot be written right now (new calls are refused meanwhile), or undefined. */
+  auditFailure?(): string | undefined;
+  /** Told whenever `auditFailure()` changes. */
+  onAuditChange?(listener: (failure: string | undefined) => void): Disposer;
 
   // ── approvals ─────────────────────────────────────────────────────────────────────────────
   /** Marks a panel as attached; mutating ops `ask` only while at least one is. Returns the detach. */

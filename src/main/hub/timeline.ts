@@ -6,7 +6,7 @@
 import type { ErrorCode, InvocationState, RuntimeEvent } from '../kernel/types';
 import type { AuditStore } from './audit-store';
 import type { CallContext } from './call-context';
-import type { HubError } from './errors';
+import { HubError } from './errors';
 import type { AuditEntry, AuditPage, AuditQuery, CallOptions, Disposer } from './types';
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -18,6 +18,13 @@ const FLUSH_MAX = 256;
 const MAX_REQUEUED = 10_000;
 /** Wait before trying a failed commit again. */
 const RETRY_MS = 1000;
+
+/** What a call hears when its audit rows cannot be written (and what new calls hear until they can). */
+export function auditUnavailable(why: string): HubError {
+  return new HubError('core', 'Unavailable', `the audit log cannot be written (${why})`, {
+    hint: 'free disk space (or repair the audit file) in the Uplink data directory; the hub retries by itself and `uplink doctor` shows the audit state',
+  });
+}
 
 /** The invocation's state after an event. */
 export function stateAfter(kind: RuntimeEvent['kind']): InvocationState {
@@ -131,21 +138,25 @@ export class Timeline {
    * journal write; the SQLite commit follows with the batch (within FLUSH_MS), off the reply's
    * path. Without a journal (the disk refused it) it commits now instead.
    */
-  beforeReply(): void {
-    if (this.#pending.length === this.#journaled) return;
+  beforeReply(): boolean {
+    if (this.#pending.length === this.#journaled) return true;
     try {
       this.#journalSeq = this.#audit.journal(this.#pending.slice(this.#journaled));
       this.#journaled = this.#pending.length;
+      return true;
     } catch {
-      this.flush();
+      return this.flush();
     }
   }
 
-  /** Commits what is queued (fsynced with `durable`); a failed durable commit throws. */
-  flush(durable = false): void {
+  /**
+   * Commits what is queued (fsynced with `durable`); returns whether it did. A failed durable
+   * commit throws the audit's `Unavailable` error.
+   */
+  flush(durable = false): boolean {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#pending.length === 0) return;
+    if (this.#pending.length === 0) return true;
     const journaled = this.#journaled;
     const batch = this.#pending.splice(0);
     this.#journaled = 0;
@@ -153,15 +164,16 @@ export class Timeline {
     try {
       stored = this.#audit.appendMany(batch, durable, journaled > 0 ? this.#journalSeq : undefined);
     } catch (e) {
-      // A decision that cannot be recorded must not take effect (it is dropped, and the caller
-      // hears why). Journaled entries stay in the journal for a later replay; other events are
-      // queued again for the next commit, up to a bound (best effort when SQLite keeps failing).
-      if (durable) throw e;
-      this.#pending.unshift(...batch.slice(journaled));
+      // A decision that cannot be recorded must not take effect (it is dropped — the last entry,
+      // the one that asked for this commit — and the caller hears why). Journaled entries stay in
+      // the journal for a later replay; other events are queued again for the next commit, up to
+      // a bound (best effort when SQLite keeps failing).
+      this.#pending.unshift(...batch.slice(journaled, durable ? -1 : undefined));
       // While SQLite keeps failing, only the newest MAX_REQUEUED events wait for the next try.
       if (this.#pending.length > MAX_REQUEUED) this.#pending.splice(0, this.#pending.length - MAX_REQUEUED);
       if (this.#pending.length > 0) this.#timer ??= setTimeout(() => this.flush(), RETRY_MS);
-      return;
+      if (durable) throw auditUnavailable(this.#audit.failure() ?? String((e as Error)?.message ?? e));
+      return false;
     }
     for (const entry of stored) {
       for (const l of this.#listeners) {
@@ -172,6 +184,7 @@ export class Timeline {
         }
       }
     }
+    return true;
   }
 
   /** Reads the store (after committing what is queued). */

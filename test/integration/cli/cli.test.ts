@@ -96,6 +96,14 @@ describe('uplink CLI', () => {
     expect(human.stdout).toMatch(new RegExp(`authorized=cli {2}by=${userInfo().username}`));
   });
 
+  it('invoke with args nested 6,000 deep: one line, exit 1, and the next call works', async () => {
+    const deep = `{"text":"x","deep":${'{"a":'.repeat(6000)}{}${'}'.repeat(6000)}}`;
+    const r = await runCli(b, dir, ['invoke', 'test:alpha', 'echo', deep]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe('uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)');
+    expect((await runCli(b, dir, ['invoke', 'test:alpha', 'echo', '{"text":"after"}'])).code).toBe(0);
+  });
+
   it('invoke prints the op result (class-agnostic) and honours --interaction/--provider', async () => {
     const r = await runCli(b, dir, ['invoke', 'test:alpha', 'write', '{"text":"abcd"}', '--json']);
     expect(r.code).toBe(0);

@@ -175,8 +175,8 @@ describe('approvals', () => {
     expect(err.message).toContain('no Uplink panel is open');
   });
 
-  it('when the last panel detaches, pending prompts are denied at once with the hint how to approve', async () => {
-    const { hub, driver, dir } = open();
+  it('when the last panel detaches and none comes back within the grace, pending prompts are denied with the hint how to approve', async () => {
+    const { hub, driver, dir } = openHub({ progressIntervalMs: 30, panelGraceMs: 300 });
     const first = hub.attachPanel();
     const second = hub.attachPanel();
     const events: ApprovalEvent[] = [];
@@ -188,7 +188,12 @@ describe('approvals', () => {
     // Another panel is still attached: the prompt stays.
     expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
     second();
+    const detachedAt = Date.now();
+    // Within the grace the prompt waits for a panel to come back.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
     const err = await call;
+    expect(Date.now() - detachedAt).toBeGreaterThanOrEqual(290);
     expect(err.rendered).toBe(
       `uplink error [test:Rejected]: write on test:alpha needs operator approval and the Uplink panel was closed before the operator decided — hint: open the panel (\`uplink serve\`, or \`npm start\` for the desktop app) and retry, or add a standing rule to ${join(dir, 'config.json')} approvals.rules`,
     );
@@ -197,6 +202,23 @@ describe('approvals', () => {
     expect(events).toContainEqual({ type: 'resolved', approval_id: p.approval_id, granted: false, authorized: 'default_policy' });
     expect(hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'default_policy', granted: false, op: 'write', reason: 'the last panel detached before a decision' });
     await expect(hub.decide(p.approval_id, { kind: 'once', by: 'late' })).rejects.toThrow(/already decided/);
+  });
+
+  it('a panel that re-attaches within the grace sees the still-pending prompt and decides it', async () => {
+    const { hub, driver } = openHub({ progressIntervalMs: 30, panelGraceMs: 300 });
+    const detach = hub.attachPanel();
+    const prompt = nextPrompt(hub);
+    const call = hub.invoke('test:alpha', 'write', { text: 'x' }, { agent });
+    const p = await prompt;
+    // The panel drops (a reload, or closed for reading too slowly) and comes back.
+    detach();
+    await new Promise((r) => setTimeout(r, 150));
+    hub.attachPanel();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
+    await hub.decide(p.approval_id, { kind: 'once', by: 'alice' });
+    expect(await call).toEqual({ written: 1 });
+    expect(driver.state.invoked.map((i) => i.op)).toEqual(['write']);
   });
 
   it('always appends a rule to config.json (preserving the rest) that approves later calls, also after a restart', async () => {

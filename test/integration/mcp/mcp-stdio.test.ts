@@ -11,7 +11,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { buildForTests, cliEnv, runCli, startApprover, startServe, tmpDataDir, ROOT } from '../../fixtures/hub-build';
+import { spawn } from 'node:child_process';
+import { buildForTests, cliEnv, runCli, startApprover, startServe, tmpDataDir, waitFor, ROOT } from '../../fixtures/hub-build';
 import type { Served, TestBuild } from '../../fixtures/hub-build';
 import type { AuditEntry } from '../../../src/main/hub';
 
@@ -181,6 +182,53 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     // How each call was authorized, in the human log too.
     expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*authorized=default_policy/);
     expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*denied=default_policy\s+reason="no panel attached"/);
+  });
+});
+
+describe('uplink mcp and input built to break the audit', () => {
+  it('args nested 6,000 deep (36 KB of JSON) are refused with one line; 50 reads behind are answered and audited; it exits on stdin close', async () => {
+    const d = tmpDataDir();
+    // Raw JSON-RPC lines: the SDK client cannot even serialize such an object (its JSON.stringify overflows).
+    const child = spawn(process.execPath, [b.launcher, 'mcp'], { env: cliEnv(b, d) as Record<string, string>, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const replies = new Map<number, { result?: CallToolResult }>();
+    let buf = '';
+    child.stdout.on('data', (c: Buffer) => {
+      buf += c.toString();
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const msg = JSON.parse(buf.slice(0, i)) as { id?: number; result?: CallToolResult };
+        buf = buf.slice(i + 1);
+        if (typeof msg.id === 'number') replies.set(msg.id, msg);
+      }
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const send = (line: string): boolean => child.stdin.write(`${line}\n`);
+    const reply = (id: number): Promise<{ result?: CallToolResult }> => waitFor(() => replies.get(id), 15_000, `reply ${id}`);
+    send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'deep-agent', version: '1' } } }));
+    await reply(1);
+    send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    const deep = `${'{"a":'.repeat(6000)}{}${'}'.repeat(6000)}`;
+    send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"channel_observe","arguments":{"channel":"test:alpha","op":"echo","args":{"text":"x","deep":${deep}}}}}`);
+    const refused = (await reply(2)).result!;
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toBe('uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)');
+    for (let i = 0; i < 50; i++) send(JSON.stringify({ jsonrpc: '2.0', id: 100 + i, method: 'tools/call', params: { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: `r${i}` } } } }));
+    for (let i = 0; i < 50; i++) expect(JSON.parse(text((await reply(100 + i)).result))).toEqual({ text: `r${i}` });
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const db = new Database(join(d, 'audit.sqlite'), { readonly: true });
+    const rows = db.prepare("SELECT type, kind, message FROM entries WHERE agent_name = 'deep-agent' ORDER BY id").all() as Array<{ type: string; kind: string; message: string | null }>;
+    db.close();
+    expect(rows.filter((r) => r.kind === 'succeeded')).toHaveLength(50);
+    expect(rows.find((r) => r.type === 'rejected')).toMatchObject({ message: 'args nest deeper than 64 levels' });
+  });
+
+  it('a 2 MB channel or op name is refused naming the limit', async () => {
+    const huge = 'x'.repeat(2 * 1024 * 1024);
+    const a = await client.callTool({ name: 'channel_observe', arguments: { channel: `test:${huge}`, op: 'noop' } });
+    expect(text(a)).toMatch(/^uplink error \[core:Invalid\]: the channel is 2097157 characters; the limit is 512 — hint: /);
+    const o = await client.callTool({ name: 'channel_describe', arguments: { channel: 'test:alpha', op: huge } });
+    expect(text(o)).toMatch(/^uplink error \[core:Invalid\]: the op name is 2097152 characters; the limit is 128 — hint: /);
+    expect(JSON.parse(text(await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } })))).toEqual({ ok: true });
   });
 });
 

@@ -4,12 +4,13 @@
  * alone; torn and refused lines do not block the rest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { journalDir } from '../../../src/main/hub/audit-journal';
+import Database from 'better-sqlite3';
+import { AuditJournal, journalDir } from '../../../src/main/hub/audit-journal';
 import { AuditStore } from '../../../src/main/hub/audit-store';
 import type { AuditEntry } from '../../../src/main/hub';
 import { ROOT } from '../../fixtures/hub-build';
@@ -130,11 +131,15 @@ describe('audit journal', () => {
   it('a failed commit leaves its journaled entries for a replay, skipping only the row SQLite refuses', () => {
     const path = fresh();
     const store = new AuditStore(path);
+    // SQLite refuses every row of this invocation, even the placeholder the store falls back to.
+    const db = new Database(path);
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON entries WHEN NEW.invocation_id = 'inv-bad' BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END");
+    db.close();
     const good: Omit<AuditEntry, 'id'> = { at: 1, type: 'event', kind: 'accepted', invocation_id: 'inv-good' };
-    const refused = { type: 'event', kind: 'accepted', invocation_id: 'inv-bad' } as unknown as Omit<AuditEntry, 'id'>; // no `at`: NOT NULL
+    const refused: Omit<AuditEntry, 'id'> = { at: 1, type: 'event', kind: 'accepted', invocation_id: 'inv-bad' };
     const batch = [good, refused];
     const seq = store.journal(batch);
-    expect(() => store.appendMany(batch, false, seq)).toThrow(/NOT NULL/);
+    expect(() => store.appendMany(batch, false, seq)).toThrow(/refused by trigger/);
     expect(calls(store)).toEqual([]);
     // Later calls journal to a new file and commit normally.
     const next: Array<Omit<AuditEntry, 'id'>> = [{ at: 2, type: 'event', kind: 'accepted', invocation_id: 'inv-next' }];
@@ -155,5 +160,34 @@ describe('audit journal', () => {
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(readFileSync(join(dir, file!), 'utf8').length).toBeLessThan(17_000);
     store.close();
+  });
+
+  it('a write the full disk cut short leaves no partial line: the next line after space is freed replays whole', (ctx) => {
+    const mnt = mkdtempSync(join(tmpdir(), 'uplink-journal-full-'));
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt], { stdio: 'ignore' });
+    } catch {
+      rmSync(mnt, { recursive: true, force: true });
+      return ctx.skip();
+    }
+    try {
+      const journal = new AuditJournal(join(mnt, 'audit.pending'));
+      journal.append([[1, 'event', 'accepted', 'first']]);
+      const filler = join(mnt, 'filler');
+      try {
+        writeFileSync(filler, Buffer.alloc(2 * 1024 * 1024));
+      } catch {
+        // ENOSPC: the disk is full now.
+      }
+      expect(() => journal.append([[2, 'event', 'accepted', 'x'.repeat(64 * 1024)]])).toThrow(/ENOSPC/);
+      rmSync(filler);
+      journal.append([[3, 'event', 'accepted', 'after']]);
+      const name = journal.name!;
+      journal.close();
+      expect(journal.read(name)!.map((r) => r.rows[0]![3])).toEqual(['first', 'after']);
+    } finally {
+      execFileSync('umount', ['-l', mnt]);
+      rmSync(mnt, { recursive: true, force: true });
+    }
   });
 });

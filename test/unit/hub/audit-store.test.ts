@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AUDIT_SCHEMA_VERSION, AuditStore } from '../../../src/main/hub/audit-store';
+import type { JsonValue } from '../../../src/main/kernel/types';
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-audit-')), 'audit.sqlite');
 const agent = { kind: 'mcp' as const, agent_id: 'builder', name: 'claude', version: '1' };
@@ -125,6 +126,48 @@ describe('AuditStore', () => {
     expect(e.id).toBe(back.id);
     expect(typeof back.args).toBe('string');
     expect(String(back.args).length).toBeLessThan(17_000);
+    s.close();
+  });
+
+  it('one entry that cannot be serialized or stored is contained to itself: a bounded placeholder, the rest of the batch commits', () => {
+    const path = fresh();
+    const s = new AuditStore(path);
+    let deep: JsonValue = {};
+    for (let i = 0; i < 6000; i++) deep = { a: deep };
+    // A cycle nests without end: it is caught by the same bound.
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    // SQLite refuses one row (as a full or damaged table would refuse one insert).
+    const db = new Database(path);
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON entries WHEN NEW.message = 'poison' BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END");
+    db.close();
+    const stored = s.appendMany([
+      { at: 1, type: 'event', kind: 'accepted', invocation_id: 'deep', args: deep, output: deep },
+      { at: 2, type: 'event', kind: 'accepted', invocation_id: 'cyclic', args: cyclic as unknown as JsonValue },
+      { at: 3, type: 'rejected', kind: 'rejected', invocation_id: 'poison', message: 'poison' },
+      { at: 4, type: 'event', kind: 'accepted', invocation_id: 'fine', args: { ok: true } },
+    ]);
+    // What the live stream gets is what was stored: bounded.
+    expect(stored.map((e) => e.args)).toEqual(['<not stored: nesting deeper than 64>', '<not stored: nesting deeper than 64>', undefined, { ok: true }]);
+    expect(() => JSON.stringify(stored)).not.toThrow();
+    const back = s.query({ after: 0 }).entries;
+    expect(back.map((e) => e.invocation_id)).toEqual(['deep', 'cyclic', 'poison', 'fine']);
+    expect(back[0]).toMatchObject({ args: '<not stored: nesting deeper than 64>', output: '<not stored: nesting deeper than 64>' });
+    expect(back[2]!.message).toBe('<not stored: refused by trigger>');
+    s.close();
+  });
+
+  it('bounds every text field and the client identity on the record', () => {
+    const s = new AuditStore(fresh());
+    const huge = 'y'.repeat(1_000_000);
+    s.append({ at: 1, type: 'rejected', kind: 'rejected', channel: huge, op: huge, message: huge, hint: huge, detail: huge, reason: huge, agent: { kind: 'mcp', name: huge, version: huge } });
+    const back = s.query({}).entries[0]!;
+    expect(back.channel!.length).toBeLessThan(600);
+    expect(back.op!.length).toBeLessThan(200);
+    expect(back.agent!.name.length).toBeLessThan(300);
+    expect(back.agent!.version!.length).toBeLessThan(300);
+    for (const t of [back.message, back.hint, back.detail, back.reason]) expect(t!.length).toBeLessThan(8300);
+    expect(back.message).toMatch(/… \(cut, 1000000 chars\)$/);
     s.close();
   });
 });

@@ -43,4 +43,22 @@ describe('Timeline', () => {
     expect(committed[0]!.invocation_id).toBe('inv-2000');
     expect(committed.at(-1)!.invocation_id).toBe('inv-11999');
   });
+
+  it('a decision that cannot be committed fails with the audit line and leaves the events queued before it', () => {
+    const { store, committed, setFailing } = flakyStore();
+    (store as unknown as { failure: () => string }).failure = () => 'SQLITE_FULL: database or disk is full';
+    const timeline = new Timeline(store);
+    timeline.record({ at: 1, type: 'event', kind: 'accepted', invocation_id: 'other-agent' });
+    let thrown: unknown;
+    try {
+      timeline.record({ at: 2, type: 'decision', kind: 'decision', invocation_id: 'decided', granted: true }, true);
+    } catch (e) {
+      thrown = e;
+    }
+    expect((thrown as { rendered?: string }).rendered).toMatch(/^uplink error \[core:Unavailable\]: the audit log cannot be written \(SQLITE_FULL: database or disk is full\) — hint: /);
+    setFailing(false);
+    vi.advanceTimersByTime(1000);
+    // The other agent's event was not dropped with the decision; the decision did not take effect.
+    expect(committed.map((e) => e.invocation_id)).toEqual(['other-agent']);
+  });
 });

@@ -5,6 +5,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { HubError } from '../../hub';
+import { checkBounds, MAX_OP_CHARS } from '../../hub/bounds';
 
 /** The tool names. */
 export type ToolName = 'channel_list' | 'channel_describe' | 'channel_send' | 'channel_observe' | 'channel_act' | 'channel_recv' | 'channel_doctor';
@@ -72,6 +73,14 @@ const validators = new Map<string, ValidateFunction>(TOOLS.map((t) => [t.name, a
 export function checkToolArgs(name: string, raw: unknown): Record<string, unknown> {
   const validate = validators.get(name);
   const input = (raw ?? {}) as Record<string, unknown>;
+  // Bounds before anything looks deeper (the schema check, the driver name, the audit record).
+  checkBounds(input.channel, input.op, input.args);
+  for (const field of ['driver', 'provider', 'interaction'] as const) {
+    const v = input[field];
+    if (typeof v === 'string' && v.length > MAX_OP_CHARS) {
+      throw new HubError('core', 'Invalid', `${name} ${field} is ${v.length} characters; the limit is ${MAX_OP_CHARS}`, { hint: `see the ${name} input schema in tools/list` });
+    }
+  }
   const chan = typeof input.channel === 'string' ? input.channel : undefined;
   const driver = chan && chan.indexOf(':') > 0 ? chan.slice(0, chan.indexOf(':')) : 'core';
   if (!validate) {

@@ -40,9 +40,13 @@ export interface PanelSession {
 
 const TMUX_TIERS = ['observer', 'operator', 'godmode'];
 
+/** Most bytes of events in one page of `queryTimeline`, whatever its `limit`. */
+export const PAGE_BYTES = 1024 * 1024;
+
 /** Builds the hub status payload. */
 export function hubStatus(hub: Hub, startedAt: number, version: string): PanelEvents['hubStatus'] {
-  return { started_at: startedAt, pending_approvals: hub.pendingApprovals().length, attached_panels: hub.panelsAttached(), version };
+  const auditError = hub.auditFailure?.();
+  return { started_at: startedAt, pending_approvals: hub.pendingApprovals().length, attached_panels: hub.panelsAttached(), version, ...(auditError ? { audit_error: auditError } : {}) };
 }
 
 const toPanelChannel = (driver: string, entry: { channel: string; labels: string[]; detail: JsonValue }): PanelChannel => {
@@ -91,6 +95,8 @@ export function openPanelSession(
     }),
   );
   disposers.push(broadcast.on((event, payload) => emit(event, payload)));
+  const auditOff = hub.onAuditChange?.(() => emit('hubStatus', hubStatus(hub, startedAt, host.version)));
+  if (auditOff) disposers.push(auditOff);
   broadcast.emit('hubStatus', hubStatus(hub, startedAt, host.version));
 
   const settings = (): PanelSettings => {
@@ -180,9 +186,23 @@ export function openPanelSession(
     },
     async queryTimeline({ filter, before, limit }) {
       const page = hub.queryAudit({ ...filter, ...(before !== undefined ? { before } : {}), limit: Math.min(limit ?? 500, 1000) });
+      // A page is bounded in bytes as well as count, so one frame never keeps a panel (or the
+      // hub's socket) busy for long: the newest events up to PAGE_BYTES, the rest on the next page.
+      const events = [];
+      let bytes = 0;
+      let next = page.next_cursor ?? null;
+      for (const entry of page.entries) {
+        const event = toTimelineEvent(entry);
+        bytes += Buffer.byteLength(JSON.stringify(event));
+        if (bytes > PAGE_BYTES && events.length > 0) {
+          next = events[events.length - 1]!.cursor;
+          break;
+        }
+        events.push(event);
+      }
       // The store pages newest first; the panel wants ascending order.
-      const events = page.entries.map(toTimelineEvent).sort((a, b) => a.cursor - b.cursor);
-      return { events, next_before: page.next_cursor ?? null };
+      events.sort((a, b) => a.cursor - b.cursor);
+      return { events, next_before: next };
     },
     async getInvocation({ invocation_id }) {
       const entries = [];
