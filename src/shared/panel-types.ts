@@ -62,6 +62,8 @@ export interface PendingApproval {
   op: string;
   capability_id: string;
   args: JsonValue;
+  /** `args` has sensitive text redacted; `revealApprovalArgs` shows it to the operator. */
+  sensitive?: boolean;
   provider_id: string;
   interaction: InteractionKind;
   /** What the op will do, in words and (desktop) a fresh screenshot with a mark. */

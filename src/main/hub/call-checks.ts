@@ -32,6 +32,10 @@ export async function checkCall(registry: ChannelRegistry, channel: string, op: 
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     throw new HubError(driverName, 'Invalid', `args for ${op} must be a JSON object`, { hint: `see channel_describe {channel: "${channel}", op: "${op}"}` });
   }
+  // Refused before the kernel ever sees it: a "true" would read as "not sensitive" to a driver.
+  if ('sensitive' in args && typeof args.sensitive !== 'boolean') {
+    throw new HubError(driverName, 'Invalid', `args.sensitive for ${op} must be true or false, not a ${args.sensitive === null ? 'null' : Array.isArray(args.sensitive) ? 'list' : typeof args.sensitive}`, { hint: 'pass "sensitive": true to keep the text out of the audit' });
+  }
   const size = Buffer.byteLength(JSON.stringify(args));
   const message = (args as { message?: unknown }).message;
   if ((typeof message === 'string' && Buffer.byteLength(message) > MAX_MESSAGE_BYTES) || size > MAX_MESSAGE_BYTES + 1024) {

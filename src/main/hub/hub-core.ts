@@ -321,8 +321,8 @@ class HubCore implements Hub {
         stored = redactArgs(args, sensitive_args);
         sensitive = isSensitive(args, sensitive_args);
       } catch {
-        sensitive = !!args && typeof args === 'object' && !Array.isArray(args) && args.sensitive === true;
-        stored = sensitive ? redactArgs(args, []) : args;
+        sensitive = isSensitive(args, []);
+        stored = redactArgs(args, []);
       }
     }
     this.#timeline.record({
@@ -363,7 +363,11 @@ class HubCore implements Hub {
   async #preview(ctx: CallContext): Promise<ApprovalPreview | undefined> {
     const { driver, addr } = this.#registry.resolve(ctx.channel);
     if (!driver.preview) return undefined;
-    const args = ctx.sensitive ? ctx.args : ctx.rawArgs;
+    // A driver hides text under its own `sensitive: true` flag and then needs the real text (to say
+    // "type 27 characters"); fields named by sensitive_args stay redacted, the driver knows nothing of them.
+    const raw = ctx.rawArgs;
+    const flagged = !!raw && typeof raw === 'object' && !Array.isArray(raw) && raw.sensitive === true;
+    const args = ctx.sensitive && !flagged ? ctx.args : raw;
     return withDeadline(ctx.driver, 'preview()', this.#options.previewTimeoutMs ?? 4000, () => driver.preview!(addr, ctx.op, args ?? {}));
   }
 
@@ -374,6 +378,10 @@ class HubCore implements Hub {
 
   panelsAttached(): number {
     return this.#broker.panelsAttached();
+  }
+
+  revealApprovalArgs(approvalId: string, by: string): JsonValue {
+    return this.#broker.reveal(approvalId, by);
   }
 
   pendingApprovals(): PendingApproval[] {

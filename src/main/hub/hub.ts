@@ -96,6 +96,11 @@ export interface Hub {
   panelsAttached(): number;
   /** Pending approvals, oldest first. */
   pendingApprovals(): PendingApproval[];
+  /**
+   * The raw args of a pending approval whose args are redacted (operator only: panel). Never stored;
+   * the audit records that `by` revealed them. `NotFound` once the prompt is decided.
+   */
+  revealApprovalArgs(approvalId: string, by: string): JsonValue;
   /** Approval added/resolved events. */
   subscribeApprovals(listener: (event: ApprovalEvent) => void): Disposer;
   /**

@@ -97,6 +97,11 @@ export function createFakeHub(): FakeHub {
     },
     panelsAttached: () => hub.attached,
     pendingApprovals: () => [...hub.pending],
+    revealApprovalArgs(id) {
+      const p = hub.pending.find((a) => a.approval_id === id);
+      if (!p) throw new DriverError('NotFound', `no pending approval ${id}`, { hint: 'only a pending prompt can be revealed' });
+      return p.args;
+    },
     subscribeApprovals(listener) {
       approvalListeners.add(listener);
       return () => approvalListeners.delete(listener);

@@ -160,6 +160,9 @@ export function openPanelSession(
         return { accepted: false, message: renderError(undefined, error) };
       }
     },
+    async revealApprovalArgs({ approval_id }) {
+      return { args: hub.revealApprovalArgs(approval_id, host.user) };
+    },
     async listRules() {
       return hub.listRules().map(toPanelRule);
     },
