@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import type { JsonValue } from '../kernel/types';
 import { AuditJournal, journalDir } from './audit-journal';
+import { createPrivate, tightenFiles } from './data-dir';
 import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 
@@ -168,8 +169,11 @@ export class AuditStore {
 
   constructor(path: string) {
     this.path = path;
+    // The audit holds read output: private from birth, and tightened when an older run left it open.
+    createPrivate(path);
     this.#db = new Database(path);
     this.#db.pragma('journal_mode = WAL');
+    tightenFiles([path, `${path}-wal`, `${path}-shm`]);
     this.#db.pragma('synchronous = NORMAL');
     // Another process (CLI beside a running hub) may hold the write lock briefly.
     this.#db.pragma('busy_timeout = 5000');
