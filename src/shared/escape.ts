@@ -21,3 +21,11 @@ function escapeOne(c: string): string {
 export function escapeControl(text: string): string {
   return text.replace(CONTROL, escapeOne);
 }
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `text` with every lone surrogate (not encodable as UTF-8) replaced by U+FFFD. */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\ufffd');
+}

@@ -12,6 +12,7 @@ import type { Database as Db, Statement } from 'better-sqlite3';
 import type { JsonValue } from '../kernel/types';
 import { AuditJournal, journalDir } from './audit-journal';
 import { createPrivate, tightenFiles } from './data-dir';
+import { wellFormed } from '../../shared/escape';
 import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 
@@ -85,8 +86,35 @@ function summarized(value: JsonValue): JsonValue {
   return value;
 }
 
+const JSON_COLUMNS = new Set([COLUMNS.indexOf('args'), COLUMNS.indexOf('output')]);
+
+/**
+ * Lone surrogates (agents send any JSON string) replaced by U+FFFD, so every stored byte is valid
+ * UTF-8. JSON cells carry them as `\udxxx` escapes (also where a cut split a pair): re-encoded.
+ */
+function wellFormedRow(row: JournalRow): JournalRow {
+  for (let i = 0; i < row.length; i++) {
+    const v = row[i];
+    if (typeof v !== 'string') continue;
+    if (JSON_COLUMNS.has(i)) {
+      if (v.includes('\\ud')) row[i] = JSON.stringify(JSON.parse(v, wellFormedJson));
+    } else row[i] = wellFormed(v);
+  }
+  return row;
+}
+
+function wellFormedJson(_key: string, x: unknown): unknown {
+  if (typeof x === 'string') return wellFormed(x);
+  if (x && typeof x === 'object' && !Array.isArray(x)) return Object.fromEntries(Object.entries(x).map(([k, v]) => [wellFormed(k), v]));
+  return x;
+}
+
 /** The entry's column values in `COLUMNS` order (what is inserted, and what the journal holds). */
 function toRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
+  return wellFormedRow(rawRow(entry));
+}
+
+function rawRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
   const args = entry.args === undefined ? null : boundedJson(entry.args);
   const output = entry.output === undefined ? null : boundedJson(summarizeOutput(entry.output));
   return [
