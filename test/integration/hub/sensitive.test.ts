@@ -4,8 +4,12 @@
  * non-boolean `sensitive` is refused without the text reaching the audit.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { createTmuxDriver, tmuxConfigSchema } from '../../../src/main/drivers/tmux';
+import { createHub } from '../../../src/main/hub';
 import type { AgentIdentity, ApprovalEvent, Hub, PendingApproval } from '../../../src/main/hub';
-import { auditFiles } from '../../fixtures/hub-build';
+import { sectionSchema } from '../../../src/main/hub/default-drivers';
+import { auditFiles, tmpDataDir } from '../../fixtures/hub-build';
+import { TmuxTestServer } from '../../fixtures/tmux-server';
 import { closeHubs, failure, openHub } from './helpers';
 
 const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', session: 's1' };
@@ -71,5 +75,30 @@ describe('sensitive args', () => {
     const rejected = hub.queryAudit({ state: 'rejected' }).entries[0];
     expect(rejected?.args).toMatchObject({ text: `•••• (sensitive, ${SECRET.length} chars)` });
     expect(stored(hub, dir, SECRET)).toBe(false);
+  });
+});
+
+describe('sensitive text in a real tmux prompt', () => {
+  it('the preview says how long the secret is, not the placeholder', async () => {
+    const server = TmuxTestServer.start();
+    const dir = tmpDataDir();
+    const env = TmuxTestServer.cleanEnv();
+    const hub = createHub({ dataDir: dir, drivers: { configSchemas: { tmux: sectionSchema(tmuxConfigSchema) }, create: (section) => [createTmuxDriver({ socket: server.socket, env, config: section('tmux') })] } });
+    try {
+      const peer = server.split('cat');
+      hub.attachPanel();
+      const prompt = nextPrompt(hub);
+      const call = hub.invoke(`tmux:${peer}`, 'type', { text: SECRET, enter: true, sensitive: true }, { agent });
+      const p = await prompt;
+      expect(p.args).toEqual({ text: `•••• (sensitive, ${SECRET.length} chars)`, enter: true, sensitive: true });
+      expect(p.preview?.text).toMatch(new RegExp(`^type ${SECRET.length} characters \\(sensitive, hidden\\) into .* and press Enter`));
+      expect(p.preview?.text).not.toContain('curl');
+      await hub.decide(p.approval_id, { kind: 'deny', by: 'alice' });
+      await failure(call);
+      expect(stored(hub, dir, SECRET)).toBe(false);
+    } finally {
+      await hub.close();
+      server.stop();
+    }
   });
 });
