@@ -71,7 +71,7 @@ const rule = rec(
   ['rule_id', 'channel', 'op', 'uses'],
 );
 const settings = rec(
-  { approval_timeout_ms: num, mcp_url: str, mcp_token: str, cli_path: str, stdio_command: strings, data_dir: str, version: str },
+  { approval_timeout_ms: num, config_error: str, mcp_url: str, mcp_token: str, cli_path: str, stdio_command: strings, data_dir: str, version: str },
   ['approval_timeout_ms', 'data_dir'],
 );
 const timelineEvent = rec(

@@ -113,6 +113,8 @@ export interface ApprovalRule {
 /** Hub settings the panel shows and edits. */
 export interface PanelSettings {
   approval_timeout_ms: number;
+  /** config.json is broken: the file, the error and which config is in force. */
+  config_error?: string;
   /** e.g. `http://127.0.0.1:7345/mcp`. */
   mcp_url?: string;
   /** The bearer token for MCP over HTTP; the operator copies it into `claude mcp add`. */

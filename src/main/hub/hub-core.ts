@@ -175,13 +175,17 @@ class HubCore implements Hub {
     return Promise.all(this.#registry.drivers().map(({ id }) => this.#registry.doctorOf(id)));
   }
 
+  configStatus(problem?: string): HubDoctor['config'] {
+    const error = this.#config.error() === undefined ? problem : `${this.#config.error()} (${this.#config.fallback()})`;
+    return { ok: error === undefined, path: this.#config.path, ...(error ? { error } : {}) };
+  }
+
   async doctor(): Promise<HubDoctor> {
     const drivers = await this.driverReports();
     const unknown = this.#unknownDrivers.length
       ? `hub.drivers names ${this.#unknownDrivers.join(', ')}, which no driver is (known: ${[...this.#disabled, ...this.#registry.drivers().map((d) => d.id)].sort().join(', ')})`
       : undefined;
-    const cfgErr = this.#config.error() === undefined ? unknown : `${this.#config.error()} (${this.#config.fallback()})`;
-    const config = { ok: cfgErr === undefined, path: this.#config.path, ...(cfgErr ? { error: cfgErr } : {}) };
+    const config = this.configStatus(unknown);
     let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
     try {
       this.#audit.lastId();

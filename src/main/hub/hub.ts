@@ -63,6 +63,8 @@ export interface Hub {
   describe(channel: string, op?: string, agent?: AgentIdentity): Promise<{ channel: ChannelEntry; ops: OpDescription[] }>;
   /** Hub + per-driver health; `ok` only when every driver and the config are healthy. */
   doctor(): Promise<HubDoctor>;
+  /** The config file's state (doctor's `config`): a broken file says its error and which config is in force. */
+  configStatus(): HubDoctor['config'];
   /** Each driver's own doctor report. */
   driverReports(): Promise<DoctorReport[]>;
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTmuxDriver, tmuxConfigSchema } from '../../../src/main/drivers/tmux';
+import { createBroadcast, openPanelSession } from '../../../src/main/edges/panel';
 import { createHub, type Hub, type HubError } from '../../../src/main/hub';
 import { sectionSchema } from '../../../src/main/hub/default-drivers';
 import { tmpDataDir } from '../../fixtures/hub-build';
@@ -71,6 +72,10 @@ describe('config.json fails closed', () => {
       expect(doctor.config.error).toContain(path);
       expect(doctor.config.error).toContain('the last good config stays in use');
       expect((await readRefused(hub, secret)).message).toMatch(/read_deny/);
+      expect(hub.configStatus()).toEqual(doctor.config);
+      const panel = openPanelSession(hub, { version: '0', user: 'alice' }, createBroadcast(), () => undefined, Date.now());
+      expect((await panel.handlers.getSettings({})).config_error).toBe(doctor.config.error);
+      panel.close();
       await hub.close();
 
       const restarted = open();

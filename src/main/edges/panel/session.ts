@@ -92,6 +92,8 @@ export function openPanelSession(
 
   const settings = (): PanelSettings => {
     const out: PanelSettings = { approval_timeout_ms: hub.approvalTimeoutMs(), data_dir: hub.dataDir, version: host.version };
+    const config = hub.configStatus();
+    if (config.error) out.config_error = config.error;
     const url = host.mcpUrl?.();
     if (url) out.mcp_url = url;
     if (host.token) out.mcp_token = host.token;
