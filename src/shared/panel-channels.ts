@@ -54,6 +54,7 @@ const pending = rec(
     op: str,
     capability_id: str,
     args: json,
+    sensitive: bool,
     provider_id: str,
     interaction,
     preview,
@@ -71,7 +72,7 @@ const rule = rec(
   ['rule_id', 'channel', 'op', 'uses'],
 );
 const settings = rec(
-  { approval_timeout_ms: num, mcp_url: str, mcp_token: str, cli_path: str, stdio_command: strings, data_dir: str, version: str },
+  { approval_timeout_ms: num, config_error: str, mcp_url: str, mcp_token: str, cli_path: str, stdio_command: strings, data_dir: str, version: str },
   ['approval_timeout_ms', 'data_dir'],
 );
 const timelineEvent = rec(
@@ -126,6 +127,7 @@ export const PANEL_CALLS = {
     request: obj({ approval_id: id, decision, reason: { type: 'string', maxLength: 2000 } }, ['approval_id', 'decision']),
     response: rec({ accepted: bool, granted: bool, rule_id: str, message: str }, ['accepted']),
   },
+  revealApprovalArgs: { request: obj({ approval_id: id }, ['approval_id']), response: rec({ args: json }, ['args']) },
   listRules: { request: empty, response: arr(rule) },
   revokeRule: { request: obj({ rule_id: id }, ['rule_id']), response: rec({ revoked: bool }, ['revoked']) },
   getSettings: { request: empty, response: settings },

@@ -64,6 +64,8 @@ export interface PendingApproval {
   op: string;
   capability_id: string;
   args: JsonValue;
+  /** `args` has sensitive text redacted; `revealApprovalArgs` shows it to the operator. */
+  sensitive?: boolean;
   provider_id: string;
   interaction: InteractionKind;
   /** What the op will do, in words and (desktop) a fresh screenshot with a mark. */
@@ -121,6 +123,8 @@ export interface AgentEntry {
 /** Hub settings the panel shows and edits. */
 export interface PanelSettings {
   approval_timeout_ms: number;
+  /** config.json is broken: the file, the error and which config is in force. */
+  config_error?: string;
   /** e.g. `http://127.0.0.1:7345/mcp`. */
   mcp_url?: string;
   /** The bearer token for MCP over HTTP; the operator copies it into `claude mcp add`. */

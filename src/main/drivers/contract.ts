@@ -4,6 +4,7 @@
  * JSON-RPC unchanged: no callbacks, class instances or shared mutable state cross this boundary.
  */
 import type { JsonSchema, JsonValue } from '../kernel/types';
+import { escapeControl } from '../../shared/escape';
 
 export type DriverKind = 'messaging' | 'capability' | 'both';
 
@@ -184,10 +185,13 @@ export function driverOfChannel(channel: string | undefined): string {
   return i > 0 ? channel.slice(0, i) : 'core';
 }
 
-/** Renders exactly `uplink error [<driver>:<Kind>]: <message> — hint: <hint>` (no hint part without a hint). */
+/**
+ * Renders exactly `uplink error [<driver>:<Kind>]: <message> — hint: <hint>` (no hint part without a
+ * hint), always one line: messages quote channel names and pane text, which may hold anything.
+ */
 export function renderDriverError(driver: string, error: Pick<DriverErrorWire, 'kind' | 'message' | 'hint'>): string {
   const head = `uplink error [${driver}:${error.kind}]: ${error.message}`;
-  return error.hint ? `${head} — hint: ${error.hint}` : head;
+  return escapeControl(error.hint ? `${head} — hint: ${error.hint}` : head);
 }
 
 /** Fail closed: an op that does not say it is read-only is mutating. */

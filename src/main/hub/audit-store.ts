@@ -11,6 +11,8 @@ import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
 import type { JsonValue } from '../kernel/types';
 import { AuditJournal, journalDir } from './audit-journal';
+import { createPrivate, tightenFiles } from './data-dir';
+import { wellFormed } from '../../shared/escape';
 import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 import { cut, deepPlaceholder, MAX_CHANNEL_CHARS, MAX_CLIENT_CHARS, MAX_DEPTH, MAX_OP_CHARS, MAX_TEXT_CHARS, nestsDeeperThan } from './bounds';
@@ -149,8 +151,35 @@ const TEXT_LIMITS: Array<[keyof AuditEntry & ('channel' | 'op' | 'message' | 'hi
   ['error_kind', MAX_CLIENT_CHARS],
 ];
 
+const JSON_COLUMNS = new Set([COLUMNS.indexOf('args'), COLUMNS.indexOf('output')]);
+
+/**
+ * Lone surrogates (agents send any JSON string) replaced by U+FFFD, so every stored byte is valid
+ * UTF-8. JSON cells carry them as `\udxxx` escapes (also where a cut split a pair): re-encoded.
+ */
+function wellFormedRow(row: JournalRow): JournalRow {
+  for (let i = 0; i < row.length; i++) {
+    const v = row[i];
+    if (typeof v !== 'string') continue;
+    if (JSON_COLUMNS.has(i)) {
+      if (v.includes('\\ud')) row[i] = JSON.stringify(JSON.parse(v, wellFormedJson));
+    } else row[i] = wellFormed(v);
+  }
+  return row;
+}
+
+function wellFormedJson(_key: string, x: unknown): unknown {
+  if (typeof x === 'string') return wellFormed(x);
+  if (x && typeof x === 'object' && !Array.isArray(x)) return Object.fromEntries(Object.entries(x).map(([k, v]) => [wellFormed(k), v]));
+  return x;
+}
+
 /** The (bounded) entry's column values in `COLUMNS` order (what is inserted, and what the journal holds). */
 function toRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
+  return wellFormedRow(rawRow(entry));
+}
+
+function rawRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
   const args = entry.args === undefined ? null : boundedJson(entry.args);
   const output = entry.output === undefined ? null : boundedJson(entry.output);
   const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -253,8 +282,11 @@ export class AuditStore {
 
   constructor(path: string) {
     this.path = path;
+    // The audit holds read output: private from birth, and tightened when an older run left it open.
+    createPrivate(path);
     this.#db = new Database(path);
     this.#db.pragma('journal_mode = WAL');
+    tightenFiles([path, `${path}-wal`, `${path}-shm`]);
     this.#db.pragma('synchronous = NORMAL');
     // Another process (CLI beside a running hub) may hold the write lock briefly.
     this.#db.pragma('busy_timeout = 5000');

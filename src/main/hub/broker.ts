@@ -6,7 +6,7 @@
  * survives a crash.
  */
 import { randomBytes } from 'node:crypto';
-import type { ApprovalOutcome, Policy, PolicyDecision } from '../kernel/types';
+import type { ApprovalOutcome, JsonValue, Policy, PolicyDecision } from '../kernel/types';
 import type { ApprovalPreview } from '../drivers/contract';
 import type { AuditStore } from './audit-store';
 import type { CallContext, CallTable } from './call-context';
@@ -231,6 +231,35 @@ export class ApprovalBroker {
     return { approval_id: approvalId, granted, ...(ruleId ? { rule_id: ruleId } : {}) };
   }
 
+  /**
+   * The raw args of a pending prompt, for the operator to see what will be injected before
+   * approving. Answered from memory only while the prompt is pending; the audit records that the
+   * operator looked, never what they saw.
+   */
+  reveal(approvalId: string, by: string): JsonValue {
+    const p = this.#pending.get(approvalId);
+    if (!p) throw new HubError('core', 'NotFound', `no pending approval ${approvalId}`, { hint: 'only a prompt still waiting for a decision can be revealed' });
+    const { ctx } = p;
+    if (ctx.sensitive) {
+      this.#host.record(
+        {
+          at: this.#host.now(),
+          type: 'decision',
+          kind: 'decision',
+          invocation_id: ctx.invocation_id,
+          channel: ctx.channel,
+          op: ctx.op,
+          capability_id: ctx.capability_id,
+          agent: ctx.agent,
+          by,
+          reason: 'operator revealed sensitive args',
+        },
+        true,
+      );
+    }
+    return ctx.rawArgs ?? {};
+  }
+
   /** The invocation ended while waiting (cancelled): drop its prompt. */
   abandon(invocationId: string, why: 'cancelled' | 'closed'): void {
     if (why === 'closed' && this.#grace) clearTimeout(this.#grace);
@@ -303,6 +332,7 @@ export class ApprovalBroker {
       interaction: ctx.interaction ?? 'typed',
       created_at: now,
       deadline: now + timeout,
+      ...(ctx.sensitive ? { sensitive: true } : {}),
     };
     ctx.approval_id = approval.approval_id;
     return new Promise<ApprovalOutcome>((resolve) => {

@@ -31,6 +31,10 @@ export async function checkCall(registry: ChannelRegistry, channel: string, op: 
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     throw new HubError(driverName, 'Invalid', `args for ${op} must be a JSON object`, { hint: `see channel_describe {channel: "${channel}", op: "${op}"}` });
   }
+  // Refused before the kernel ever sees it: a "true" would read as "not sensitive" to a driver.
+  if ('sensitive' in args && typeof args.sensitive !== 'boolean') {
+    throw new HubError(driverName, 'Invalid', `args.sensitive for ${op} must be true or false, not a ${args.sensitive === null ? 'null' : Array.isArray(args.sensitive) ? 'list' : typeof args.sensitive}`, { hint: 'pass "sensitive": true to keep the text out of the audit' });
+  }
   if (op === 'recv') return { spec, labels: [], ...(options.interaction ? { interaction: options.interaction } : {}) };
   const labels = (await registry.find(channel)).labels;
   const checked: CheckedCall = { spec, labels, ...(options.interaction ? { interaction: options.interaction } : {}) };

@@ -4,8 +4,12 @@
  * Writes (new "always" rules, revokes, the timeout) are atomic (temp file + rename) and preserve
  * every other section. Each good load is also copied to `config.last-good.json`, which a later
  * start uses when the file is broken by then (so "last good" holds across restarts too).
+ *
+ * It fails closed: the file holds the operator's guards (read_deny, write grants, rules), so a file
+ * that is emptied, deleted after a config was loaded, unreadable, oversized or nested too deeply is
+ * broken, never "the defaults". Only a data dir where no config was ever loaded runs on defaults.
  */
-import { existsSync, readFileSync, renameSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, watch, writeFileSync } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -18,6 +22,52 @@ import type { Disposer, StandingRule } from './types';
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 /** Default deadline for one driver call. */
 export const DEFAULT_DRIVER_TIMEOUT_MS = 90_000;
+/** A config is a few KiB; anything past this is a mistake or an attack on the parser. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** Nesting bound, checked before JSON.parse, ajv and the error locator (all recursive) see the text. */
+export const MAX_CONFIG_DEPTH = 64;
+
+/** The deepest `[`/`{` nesting of a JSON text, counting only brackets outside strings. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
+
+/** Reads at most `limit + 1` bytes, so an oversized file is refused without being read whole. */
+function readBounded(path: string, limit: number): { text: string } | { size: number } {
+  const fd = openSync(path, 'r');
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error('not a regular file');
+    // Tightened on load: the file names panes, grants and rules, which are nobody else's business.
+    if ((st.mode & 0o077) !== 0) {
+      try {
+        chmodSync(path, 0o600);
+      } catch {
+        // Not ours to change (another owner): reading it is still fine.
+      }
+    }
+    if (st.size > limit) return { size: st.size };
+    const buf = Buffer.alloc(limit + 1);
+    let n = 0;
+    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
+    if (n > limit) return { size: n };
+    return { text: buf.subarray(0, n).toString('utf8') };
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** The config file as the hub reads it; driver sections are opaque here and validated by their schema. */
 export interface UplinkConfig {
@@ -99,6 +149,8 @@ export class ConfigStore {
   #debounce: ReturnType<typeof setTimeout> | undefined;
   /** What is in use while the file is broken (said by `doctor` and the audit). */
   #fallback = 'the defaults are in use: no good config was loaded before';
+  /** A config file was loaded by this process: its disappearance is then a breakage, not a reset. */
+  #loaded = false;
 
   constructor(path: string, sectionSchemas: Record<string, JsonSchema> = {}) {
     this.path = path;
@@ -149,19 +201,21 @@ export class ConfigStore {
       return parsed.error;
     }
     this.#error = undefined;
+    if (parsed.file) this.#loaded = true;
     this.#current = normalize(parsed.raw);
     this.#fallback = 'the last good config stays in use';
-    this.#saveLastGood(parsed.raw);
+    if (parsed.file) this.#saveLastGood(parsed.raw);
     for (const l of this.#listeners) l(this.#current);
     return undefined;
   }
 
-  /** Keeps a copy of a config that loaded (0600, temp + rename); best effort. */
+  /**
+   * Keeps a copy of a config that loaded (0600, temp + rename); best effort. Never deleted: its
+   * presence is also how a later start knows a config existed, so a deleted file reads as broken.
+   */
   #saveLastGood(raw: Record<string, unknown>): void {
     const text = `${JSON.stringify(raw, null, 2)}\n`;
     try {
-      // No file (or an empty one) means the defaults: no copy, so a stale one cannot come back.
-      if (Object.keys(raw).length === 0) return void rmSync(this.lastGoodPath, { force: true });
       if (existsSync(this.lastGoodPath) && readFileSync(this.lastGoodPath, 'utf8') === text) return;
       const tmp = `${this.lastGoodPath}.${process.pid}.tmp`;
       writeFileSync(tmp, text, { mode: 0o600 });
@@ -174,9 +228,9 @@ export class ConfigStore {
   /** Loads the copy saved by an earlier run, if it is still valid. */
   #loadLastGood(): void {
     try {
-      const raw: unknown = JSON.parse(readFileSync(this.lastGoodPath, 'utf8'));
-      if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !this.#validate(raw)) return;
-      this.#current = normalize(raw as Record<string, unknown>);
+      const parsed = this.#parse(this.lastGoodPath);
+      if ('error' in parsed) return;
+      this.#current = normalize(parsed.raw);
       this.#fallback = `the last good config (saved in ${this.lastGoodPath}) stays in use`;
     } catch {
       // No copy (first run) or unreadable: the defaults stay, and `fallback()` says so.
@@ -213,7 +267,7 @@ export class ConfigStore {
   update(edit: (raw: Record<string, unknown>) => void): void {
     const parsed = this.#readRaw();
     if ('error' in parsed) {
-      throw new Error(`${this.path} is broken (${parsed.error}) — hint: fix the file first; ${this.#fallback}`);
+      throw new Error(`${this.path} is broken (${parsed.error}) — hint: fix the file first (write {} to start from the defaults); ${this.#fallback}`);
     }
     const raw = parsed.raw;
     edit(raw);
@@ -222,6 +276,7 @@ export class ConfigStore {
     writeFileSync(tmp, `${JSON.stringify(raw, null, 2)}\n`, { mode: 0o600 });
     renameSync(tmp, this.path);
     this.#error = undefined;
+    this.#loaded = true;
     this.#current = normalize(raw);
     this.#fallback = 'the last good config stays in use';
     this.#saveLastGood(raw);
@@ -239,27 +294,41 @@ export class ConfigStore {
     this.#watcher = undefined;
   }
 
-  #readRaw(): { raw: Record<string, unknown> } | { error: string } {
-    if (!existsSync(this.path)) return { raw: {} };
+  #readRaw(): { raw: Record<string, unknown>; file: boolean } | { error: string } {
+    if (!existsSync(this.path)) {
+      // Never loaded anywhere (fresh install): the defaults. Loaded before, here or by an earlier
+      // run: a deletion must not silently drop read_deny, grants and rules.
+      if (!this.#loaded && !existsSync(this.lastGoodPath)) return { raw: {}, file: false };
+      return { error: `${this.path} is missing (it held a config that was loaded before)` };
+    }
+    const parsed = this.#parse(this.path);
+    return 'error' in parsed ? parsed : { raw: parsed.raw, file: true };
+  }
+
+  /** Reads, bounds, parses and validates one config file. */
+  #parse(path: string): { raw: Record<string, unknown> } | { error: string } {
     let text: string;
     try {
-      text = readFileSync(this.path, 'utf8');
+      const read = readBounded(path, MAX_CONFIG_BYTES);
+      if ('size' in read) return { error: `${path} is too large (over ${MAX_CONFIG_BYTES} bytes)` };
+      text = read.text;
     } catch (e) {
-      return { error: `cannot read ${this.path}: ${(e as Error).message}` };
+      return { error: `cannot read ${path}: ${(e as Error).message}` };
     }
-    if (text.trim() === '') return { raw: {} };
+    if (text.trim() === '') return { error: `${path} is empty` };
+    if (jsonDepth(text) > MAX_CONFIG_DEPTH) return { error: `${path} nests deeper than ${MAX_CONFIG_DEPTH} levels` };
     let raw: unknown;
     try {
       raw = JSON.parse(text);
     } catch (e) {
       const where = jsonErrorLocation(text) ?? 'an unknown position';
-      return { error: `${this.path}: invalid JSON at ${where} (${(e as Error).message})` };
+      return { error: `${path}: invalid JSON at ${where} (${(e as Error).message})` };
     }
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { error: `${this.path}: the top level must be a JSON object` };
-    if (!this.#validate(raw)) return { error: `${this.path}: ${describeAjv(this.#validate.errors)}` };
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { error: `${path}: the top level must be a JSON object` };
+    if (!this.#validate(raw)) return { error: `${path}: ${describeAjv(this.#validate.errors)}` };
     const rules = ((raw as { approvals?: { rules?: StandingRule[] } }).approvals?.rules ?? []).map((r) => r.id);
     const dup = rules.find((id, i) => rules.indexOf(id) !== i);
-    if (dup) return { error: `${this.path}: /approvals/rules has the rule id "${dup}" twice` };
+    if (dup) return { error: `${path}: /approvals/rules has the rule id "${dup}" twice` };
     return { raw: raw as Record<string, unknown> };
   }
 }

@@ -2,7 +2,7 @@
  * Where Uplink keeps its files: `UPLINK_DATA_DIR`, else the platform's user data directory.
  * Paths of the files in it are named here once so every process agrees on them.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -15,10 +15,44 @@ export function resolveDataDir(env: NodeJS.ProcessEnv = process.env, platform: N
   return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'uplink');
 }
 
-/** Creates the data directory (0700) if needed and returns it. */
+/**
+ * Creates the data directory (0700) if needed and returns it. One that already exists is tightened
+ * to 0700 too: it holds the token, the audit (read output) and the config. A shared sticky
+ * directory (`/tmp`) or one owned by someone else is left as it is.
+ */
 export function ensureDataDir(dir: string): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    const st = statSync(dir);
+    const ours = typeof process.getuid !== 'function' || st.uid === process.getuid();
+    if ((st.mode & 0o077) !== 0 && (st.mode & 0o1000) === 0 && ours) chmodSync(dir, 0o700);
+  } catch {
+    // Not ours to change: the files in it are still created 0600.
+  }
   return dir;
+}
+
+/** Tightens existing files to 0600 (best effort; a missing file is skipped). */
+export function tightenFiles(paths: readonly string[]): void {
+  for (const path of paths) {
+    try {
+      if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    } catch {
+      // Missing, or not ours: nothing to tighten.
+    }
+  }
+}
+
+/**
+ * Creates `path` empty with mode 0600 unless it exists, so a file another library then opens
+ * (SQLite, which gives its -wal and -shm the database's mode) is never born readable by others.
+ */
+export function createPrivate(path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch {
+    // Already there (tightened after opening), or a read-only dir the open will report.
+  }
 }
 
 /** The files of a data directory. */

@@ -187,13 +187,17 @@ class HubCore implements Hub {
     return Promise.all(this.#registry.drivers().map(({ id }) => this.#registry.doctorOf(id)));
   }
 
+  configStatus(problem?: string): HubDoctor['config'] {
+    const error = this.#config.error() === undefined ? problem : `${this.#config.error()} (${this.#config.fallback()})`;
+    return { ok: error === undefined, path: this.#config.path, ...(error ? { error } : {}) };
+  }
+
   async doctor(): Promise<HubDoctor> {
     const drivers = await this.driverReports();
     const unknown = this.#unknownDrivers.length
       ? `hub.drivers names ${this.#unknownDrivers.join(', ')}, which no driver is (known: ${[...this.#disabled, ...this.#registry.drivers().map((d) => d.id)].sort().join(', ')})`
       : undefined;
-    const cfgErr = this.#config.error() === undefined ? unknown : `${this.#config.error()} (${this.#config.fallback()})`;
-    const config = { ok: cfgErr === undefined, path: this.#config.path, ...(cfgErr ? { error: cfgErr } : {}) };
+    const config = this.configStatus(unknown);
     let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
     try {
       this.#audit.lastId();
@@ -375,8 +379,8 @@ class HubCore implements Hub {
         stored = redactArgs(args, sensitive_args);
         sensitive = isSensitive(args, sensitive_args);
       } catch {
-        sensitive = !!args && typeof args === 'object' && !Array.isArray(args) && args.sensitive === true;
-        stored = sensitive ? redactArgs(args, []) : args;
+        sensitive = isSensitive(args, []);
+        stored = redactArgs(args, []);
       }
     }
     this.#timeline.record({
@@ -417,7 +421,11 @@ class HubCore implements Hub {
   async #preview(ctx: CallContext): Promise<ApprovalPreview | undefined> {
     const { driver, addr } = this.#registry.resolve(ctx.channel);
     if (!driver.preview) return undefined;
-    const args = ctx.sensitive ? ctx.args : ctx.rawArgs;
+    // A driver hides text under its own `sensitive: true` flag and then needs the real text (to say
+    // "type 27 characters"); fields named by sensitive_args stay redacted, the driver knows nothing of them.
+    const raw = ctx.rawArgs;
+    const flagged = !!raw && typeof raw === 'object' && !Array.isArray(raw) && raw.sensitive === true;
+    const args = ctx.sensitive && !flagged ? ctx.args : raw;
     return withDeadline(ctx.driver, 'preview()', this.#options.previewTimeoutMs ?? 4000, () => driver.preview!(addr, ctx.op, args ?? {}));
   }
 
@@ -428,6 +436,10 @@ class HubCore implements Hub {
 
   panelsAttached(): number {
     return this.#broker.panelsAttached();
+  }
+
+  revealApprovalArgs(approvalId: string, by: string): JsonValue {
+    return this.#broker.reveal(approvalId, by);
   }
 
   pendingApprovals(): PendingApproval[] {

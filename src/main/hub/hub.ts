@@ -64,6 +64,8 @@ export interface Hub {
   describe(channel: string, op?: string, agent?: AgentIdentity): Promise<{ channel: ChannelEntry; ops: OpDescription[] }>;
   /** Hub + per-driver health; `ok` only when every driver and the config are healthy. */
   doctor(): Promise<HubDoctor>;
+  /** The config file's state (doctor's `config`): a broken file says its error and which config is in force. */
+  configStatus(): HubDoctor['config'];
   /** Each driver's own doctor report. */
   driverReports(): Promise<DoctorReport[]>;
 
@@ -101,6 +103,11 @@ export interface Hub {
   panelsAttached(): number;
   /** Pending approvals, oldest first. */
   pendingApprovals(): PendingApproval[];
+  /**
+   * The raw args of a pending approval whose args are redacted (operator only: panel). Never stored;
+   * the audit records that `by` revealed them. `NotFound` once the prompt is decided.
+   */
+  revealApprovalArgs(approvalId: string, by: string): JsonValue;
   /** Approval added/resolved events. */
   subscribeApprovals(listener: (event: ApprovalEvent) => void): Disposer;
   /**

@@ -1,30 +1,41 @@
 /**
- * Keeping sensitive text out of the audit store and approval prompts: fields named by an op's
- * `sensitive_args`, and every string field of args that say `sensitive: true` (tmux `type`).
+ * Keeping sensitive text out of the audit store: fields named by an op's `sensitive_args`, and the
+ * text fields of args that carry a `sensitive` flag (tmux `type`). Sensitive means "not stored",
+ * never "not shown to the approver": the raw args stay in memory for the prompt's Reveal.
  */
 import type { JsonValue } from '../kernel/types';
 
-/** How a redacted value is shown. */
+/** How a redacted value is shown: the length of the secret itself, in characters (code points). */
 export function redactedText(value: string): string {
-  return `•••• (sensitive, ${value.length} chars)`;
+  return `•••• (sensitive, ${[...value].length} chars)`;
+}
+
+/**
+ * Whether args carry a `sensitive` flag. Any value but exactly `false` counts: a `"true"` or `1`
+ * is refused by the op's schema, but only after the request is recorded, so storage fails closed.
+ */
+function flagged(args: { [key: string]: JsonValue }): boolean {
+  return Object.prototype.hasOwnProperty.call(args, 'sensitive') && args.sensitive !== false;
 }
 
 /** Whether these args carry sensitive text. */
 export function isSensitive(args: JsonValue | undefined, sensitiveArgs: readonly string[] | undefined): boolean {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return false;
-  if (args.sensitive === true) return true;
+  if (flagged(args)) return true;
   return (sensitiveArgs ?? []).some((k) => k in args);
 }
 
 /** A copy of args with sensitive fields replaced; non-object args are returned as they are. */
 export function redactArgs(args: JsonValue | undefined, sensitiveArgs: readonly string[] | undefined): JsonValue | undefined {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return args;
-  const all = args.sensitive === true;
+  const all = flagged(args);
   const named = new Set(sensitiveArgs ?? []);
   const out: { [key: string]: JsonValue } = {};
   for (const [k, v] of Object.entries(args)) {
-    if (named.has(k)) out[k] = typeof v === 'string' ? redactedText(v) : redactedText(JSON.stringify(v));
-    else if (all && typeof v === 'string') out[k] = redactedText(v);
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    // Under the flag, anything that can hold text is hidden (a list of keys spells a password too);
+    // booleans, numbers and null (enter, timeouts) stay for the operator.
+    if (named.has(k) || (all && v !== null && (typeof v === 'string' || typeof v === 'object'))) out[k] = redactedText(text);
     else out[k] = v;
   }
   return out;

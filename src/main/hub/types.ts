@@ -98,6 +98,8 @@ export interface PendingApproval {
   capability_id: string;
   /** Args in full, except sensitive fields shown as `•••• (sensitive, N chars)`. */
   args: JsonValue;
+  /** The args carry sensitive text: the operator can see it with `revealApprovalArgs`. */
+  sensitive?: boolean;
   provider_id: string;
   interaction: InteractionKind;
   /** Milliseconds since the epoch. */

@@ -1,5 +1,6 @@
 /** Approvals: the pending list, decisions (final, sent once) and notifications. */
 import type { ApprovalResolved, Decision, PendingApproval } from '../../shared/panel-types';
+import type { JsonValue } from '../../shared/wire';
 import { getApi } from '../api';
 import { get, message, set, toast } from './common';
 import { loadRules } from './views';
@@ -71,5 +72,15 @@ function notifyApproval(a: PendingApproval): void {
     new Notification(`Uplink: ${a.agent} wants ${a.op} on ${a.channel}`, { body: 'Approve or deny in the Uplink panel', tag: a.approval_id });
   } catch {
     /* notifications unavailable: the badge and title still show it */
+  }
+}
+
+/** The raw args of a pending prompt with sensitive text; undefined (and a toast) when it failed. */
+export async function revealApprovalArgs(approvalId: string): Promise<JsonValue | undefined> {
+  try {
+    return (await getApi().revealApprovalArgs({ approval_id: approvalId })).args;
+  } catch (error) {
+    toast('error', message(error));
+    return undefined;
   }
 }

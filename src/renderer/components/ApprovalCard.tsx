@@ -3,7 +3,10 @@
  * decision is sent (`deciding`), every button is disabled — a decision is final.
  */
 import { useState } from 'react';
+import { escapeControl } from '../../shared/escape';
 import type { Decision, PendingApproval } from '../../shared/panel-types';
+import type { JsonValue } from '../../shared/wire';
+import { revealApprovalArgs } from '../actions';
 import { agentLabel, describeRequest, formatDuration } from '../format';
 import { ArgsView } from './ArgsView';
 import { Badge, Kbd } from './common';
@@ -54,6 +57,32 @@ function Screenshot({ approval }: { approval: PendingApproval }) {
   );
 }
 
+/**
+ * Sensitive text is redacted in the prompt (it is never stored), but the operator decides what is
+ * injected, so Reveal fetches it from the hub's memory while the prompt is pending.
+ */
+function SensitiveArgs({ approval: a }: { approval: PendingApproval }) {
+  const [revealed, setRevealed] = useState<JsonValue>();
+  const [busy, setBusy] = useState(false);
+  const toggle = async (): Promise<void> => {
+    if (revealed !== undefined) return setRevealed(undefined);
+    setBusy(true);
+    try {
+      setRevealed(await revealApprovalArgs(a.approval_id));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <ArgsView args={revealed ?? a.args} />
+      <button type="button" className="btn btn-small" disabled={busy} onClick={() => void toggle()} title="Show the sensitive text this request would inject (it is not stored; the audit notes that you looked)">
+        {revealed === undefined ? 'Reveal' : 'Hide'}
+      </button>
+    </>
+  );
+}
+
 export function ApprovalCard({ approval: a, now, deciding, next, onDecide, reason, onReason }: ApprovalCardProps) {
   const waited = now - a.requested_at;
   const left = Math.max(0, a.expires_at - now);
@@ -61,15 +90,15 @@ export function ApprovalCard({ approval: a, now, deciding, next, onDecide, reaso
   const urgent = left < 15_000;
   const reasonId = `reason-${a.approval_id}`;
   return (
-    <article className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`} aria-label={`${agentLabel(a)} wants ${a.op} on ${a.channel}`} data-approval-id={a.approval_id}>
+    <article className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`} aria-label={escapeControl(`${agentLabel(a)} wants ${a.op} on ${a.channel}`)} data-approval-id={a.approval_id}>
       <header className="approval-head">
         <div className="approval-title">
-          <span className="agent">{agentLabel(a)}</span>
+          <span className="agent">{escapeControl(agentLabel(a))}</span>
           <span className="muted"> wants to </span>
-          <span className="op">{a.op}</span>
+          <span className="op">{escapeControl(a.op)}</span>
           <span className="muted"> on </span>
-          <span className="channel">{a.channel}</span>
-          {a.channel_labels.length > 0 && <span className="labels"> ({a.channel_labels.join(', ')})</span>}
+          <span className="channel">{escapeControl(a.channel)}</span>
+          {a.channel_labels.length > 0 && <span className="labels"> ({escapeControl(a.channel_labels.join(', '))})</span>}
         </div>
         <div className={`countdown ${urgent ? 'countdown-urgent' : ''}`} title="Denied automatically when the time runs out">
           <span>waited {formatDuration(waited)}</span>
@@ -79,11 +108,11 @@ export function ApprovalCard({ approval: a, now, deciding, next, onDecide, reaso
           </div>
         </div>
       </header>
-      <p className="will-do">{describeRequest(a)}</p>
+      <p className="will-do">{escapeControl(describeRequest(a))}</p>
       <div className="approval-body">
         <section aria-label="Arguments">
           <h4>Arguments</h4>
-          <ArgsView args={a.args} />
+          {a.sensitive ? <SensitiveArgs approval={a} /> : <ArgsView args={a.args} />}
         </section>
         <Screenshot approval={a} />
       </div>

@@ -1,28 +1,33 @@
 /**
  * Arguments in full and readable: strings as text (a message reads as a message, newlines and
- * all, never escaped JSON), numbers and booleans as values, nested data as indented JSON.
+ * all, never escaped JSON), numbers and booleans as values, nested data as indented JSON. The
+ * operator approves exactly what is injected, so control characters are shown as escapes, and a
+ * newline (Enter, to a shell) is shown as `\n` before the line break.
  */
+import { escapeControl } from '../../shared/escape';
 import type { JsonValue } from '../../shared/wire';
+
+const shown = (s: string): string => s.split('\n').map(escapeControl).join('\\n\n');
 
 /** Enum-like strings (`full`, `Enter`) read better as chips than as text blocks. */
 const isToken = (s: string): boolean => s.length > 0 && s.length <= 24 && !/\s/.test(s);
 
 function Value({ value }: { value: JsonValue }) {
-  if (typeof value === 'string' && isToken(value)) return <code className="arg-chip">{value}</code>;
-  if (typeof value === 'string') return <div className="arg-text">{value === '' ? <em className="muted">(empty)</em> : value}</div>;
+  if (typeof value === 'string' && isToken(value)) return <code className="arg-chip">{escapeControl(value)}</code>;
+  if (typeof value === 'string') return <div className="arg-text">{value === '' ? <em className="muted">(empty)</em> : shown(value)}</div>;
   if (value === null || typeof value !== 'object') return <code className="arg-scalar">{String(value)}</code>;
   if (Array.isArray(value) && value.every((v) => typeof v === 'string' && v.length < 40)) {
     return (
       <div className="arg-list">
         {value.map((v, i) => (
           <code key={i} className="arg-chip">
-            {v as string}
+            {escapeControl(v as string)}
           </code>
         ))}
       </div>
     );
   }
-  return <pre className="json">{JSON.stringify(value, null, 2)}</pre>;
+  return <pre className="json">{JSON.stringify(value, null, 2).split('\n').map(escapeControl).join('\n')}</pre>;
 }
 
 export function ArgsView({ args }: { args: JsonValue | undefined }) {
@@ -34,7 +39,7 @@ export function ArgsView({ args }: { args: JsonValue | undefined }) {
     <dl className="args">
       {entries.map(([k, v]) => (
         <div className="arg" key={k}>
-          <dt>{k}</dt>
+          <dt>{escapeControl(k)}</dt>
           <dd>
             <Value value={v} />
           </dd>

@@ -134,6 +134,7 @@ export function SettingsView() {
       <header className="view-head">
         <h2 id="settings-h">Rules &amp; settings</h2>
       </header>
+      {s?.config_error && <ErrorBox error={`config.json is broken: ${s.config_error}`} />}
       <h3>Standing rules</h3>
       <p className="muted small">A rule approves matching requests without asking. “Always” on a prompt creates one; they live in config.json.</p>
       {rules.error && <ErrorBox error={rules.error} onRetry={() => void loadRules()} />}

@@ -1,5 +1,6 @@
 /** One invocation in the timeline: time, state, who did what where, its events in sequence. */
 import { memo } from 'react';
+import { escapeControl } from '../../shared/escape';
 import type { InvocationRow } from '../store/timeline-model';
 import { agentLabel, formatClock, formatDuration } from '../format';
 import { Badge, stateTone } from './common';
@@ -37,9 +38,9 @@ export const TimelineRow = memo(function TimelineRow({ row, selected, onSelect, 
     >
       <span role="cell" className="tl-time">{formatClock(row.first_at)}</span>
       <span role="cell" className="tl-state"><Badge tone={stateTone(row.state)}>{row.state}</Badge></span>
-      <span role="cell" className="tl-agent" title={agentLabel(row)}>{agentLabel(row)}</span>
-      <span role="cell" className="tl-op">{row.op ?? (row.state === 'action' ? 'setting' : '—')}</span>
-      <span role="cell" className="tl-channel" title={row.channel}>{row.channel ?? '—'}</span>
+      <span role="cell" className="tl-agent" title={escapeControl(agentLabel(row))}>{escapeControl(agentLabel(row))}</span>
+      <span role="cell" className="tl-op">{row.op ? escapeControl(row.op) : row.state === 'action' ? 'setting' : '—'}</span>
+      <span role="cell" className="tl-channel" title={row.channel && escapeControl(row.channel)}>{row.channel ? escapeControl(row.channel) : '—'}</span>
       <span role="cell" className="tl-events" aria-label="events in sequence">
         {row.state === 'action' && <span className="muted small">{row.events[0]?.reason ?? row.events[0]?.message ?? ''}</span>}
         {row.events.filter((e) => e.kind !== 'decision').map((e) => (

@@ -1,4 +1,5 @@
 /** Small building blocks shared by every view: states, badges, copy fields, keyboard hints. */
+import { escapeControl } from '../../shared/escape';
 import { useEffect, useState } from 'react';
 import type { ReactNode } from 'react';
 
@@ -32,7 +33,7 @@ export function Loading({ what }: { what: string }) {
 export function ErrorBox({ error, onRetry }: { error: string; onRetry?: () => void }) {
   return (
     <div className="error-box" role="alert">
-      <span className="error-text">{error}</span>
+      <span className="error-text">{error.split('\n').map(escapeControl).join('\n')}</span>
       {onRetry && (
         <button type="button" className="btn btn-small" onClick={onRetry}>
           Retry

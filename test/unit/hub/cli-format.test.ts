@@ -1,6 +1,6 @@
 /** `uplink log` lines say how each call was authorized and by whom. */
 import { describe, expect, it } from 'vitest';
-import { formatEntry } from '../../../src/main/edges/cli/format';
+import { formatDoctor, formatEntry, jsonForTerminal } from '../../../src/main/edges/cli/format';
 import type { AuditEntry } from '../../../src/main/hub';
 
 const base: AuditEntry = { id: 7, at: Date.UTC(2026, 0, 2, 3, 4, 5), type: 'decision', kind: 'decision', channel: 'tmux:%3', op: 'send', agent: { kind: 'mcp', agent_id: 'default', name: 'claude-code', version: '2.1.0' } };
@@ -21,5 +21,42 @@ describe('formatEntry', () => {
     const line = formatEntry({ ...base, ...extra });
     expect(line.startsWith('2026-01-02T03:04:05.000Z  #7  ')).toBe(true);
     expect(line).toMatch(re);
+  });
+});
+
+describe('nothing an agent wrote reaches the terminal raw', () => {
+  const forged = 'test:x\n2026-01-01T00:00:00.000Z  #999  decision  tmux:%1  type  authorized=operator  by=root';
+
+  it('a channel name carrying a forged log line stays one line with \\n visible', () => {
+    const line = formatEntry({ ...base, type: 'rejected', kind: 'rejected', channel: forged, error_kind: 'NotFound', message: `no channel ${forged}` });
+    expect(line.split('\n')).toHaveLength(1);
+    expect(line).toContain('test:x\\n2026-01-01T00:00:00.000Z  #999  decision');
+  });
+
+  it('ESC, BEL, C1 and line separators are shown as escapes', () => {
+    const line = formatEntry({ ...base, channel: 'test:\u001b[2J\u001b]0;owned\u0007', op: 'a\u009b\u007fb\u2028c\r\t' });
+    expect(line).toContain('test:\\x1b[2J\\x1b]0;owned\\x07');
+    expect(line).toContain('a\\x9b\\x7fb\\u2028c\\r\\t');
+    // eslint-disable-next-line no-control-regex -- looking for raw control characters is the point
+    expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
+  });
+
+  it('doctor output escapes what drivers report, line by line', () => {
+    const out = formatDoctor({
+      ok: false,
+      drivers: [{ driver: 'tmux', ok: false, lines: ['pane \u001b]0;owned\u0007 gone'] }],
+      config: { ok: false, path: '/d/config.json', error: '/d/config.json is empty\nforged' },
+      audit: { ok: true, path: '/d/audit.sqlite' },
+      agents: { ok: true, path: '/d/agents.json' },
+      panels_attached: 0,
+    });
+    expect(out.split('\n')).toEqual(['FAIL tmux', '       pane \\x1b]0;owned\\x07 gone', 'FAIL config /d/config.json', '       /d/config.json is empty\\nforged', 'ok   audit /d/audit.sqlite', 'NOT healthy']);
+  });
+
+  it('JSON for a terminal stays valid JSON with DEL, C1 and U+2028 as \\u escapes', () => {
+    const value = { text: 'a\u007f\u009b\u2028\n' };
+    const out = jsonForTerminal(value);
+    expect(out).toBe('{"text":"a\\u007f\\u009b\\u2028\\n"}');
+    expect(JSON.parse(out)).toEqual(value);
   });
 });

@@ -1,9 +1,9 @@
 /** The config file: defaults, validation with locations, last-good on breakage, atomic edits, watching. */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigStore, DEFAULT_APPROVAL_TIMEOUT_MS } from '../../../src/main/hub/config';
+import { ConfigStore, DEFAULT_APPROVAL_TIMEOUT_MS, MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, jsonDepth } from '../../../src/main/hub/config';
 import { jsonErrorLocation } from '../../../src/main/hub/json-locate';
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-cfg-')), 'config.json');
@@ -105,13 +105,94 @@ describe('ConfigStore across restarts', () => {
     expect(c.fallback()).toBe('the defaults are in use: no good config was loaded before');
   });
 
-  it('removing the file drops the saved copy, so old rules cannot come back', () => {
+  it('deleting the file after a config loaded is a breakage: the last good config stays, here and after a restart', () => {
     const path = fresh();
-    writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'old', channel: 'a', op: 'b' }] } }));
+    writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'old', channel: 'a', op: 'b' }] }, tmux: { read_deny: ['secret*'] } }));
     const c = new ConfigStore(path);
     rmSync(path);
-    c.reload();
-    writeFileSync(path, '{ broken');
-    expect(new ConfigStore(path).get().approvals.rules).toEqual([]);
+    expect(c.reload()).toBe(`${path} is missing (it held a config that was loaded before)`);
+    expect(c.get().tmux).toEqual({ read_deny: ['secret*'] });
+    expect(existsSync(c.lastGoodPath)).toBe(true);
+    const restarted = new ConfigStore(path);
+    expect(restarted.error()).toMatch(/is missing/);
+    expect(restarted.get().approvals.rules.map((r) => r.id)).toEqual(['old']);
+    expect(restarted.get().tmux).toEqual({ read_deny: ['secret*'] });
+  });
+
+  it('an emptied file is broken, not the defaults, and the saved copy survives it', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ tmux: { read_deny: ['secret*'] } }));
+    const c = new ConfigStore(path);
+    for (const empty of ['', '  \n']) {
+      writeFileSync(path, empty);
+      expect(c.reload()).toBe(`${path} is empty`);
+      expect(c.get().tmux).toEqual({ read_deny: ['secret*'] });
+      expect(new ConfigStore(path).get().tmux).toEqual({ read_deny: ['secret*'] });
+    }
+  });
+
+  it('writing {} is how the defaults come back, and a later deletion still keeps them', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ tmux: { read_deny: ['secret*'] } }));
+    const c = new ConfigStore(path);
+    writeFileSync(path, '{}');
+    expect(c.reload()).toBeUndefined();
+    expect(c.get().tmux).toBeUndefined();
+    rmSync(path);
+    expect(c.reload()).toMatch(/is missing/);
+    expect(new ConfigStore(path).get().tmux).toBeUndefined();
+  });
+
+  it('a deeply nested file is refused before anything recursive parses it, and the last good config is used on restart', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ tmux: { read_deny: ['secret*'] } }));
+    const c = new ConfigStore(path);
+    writeFileSync(path, '['.repeat(100_000));
+    expect(c.reload()).toBe(`${path} nests deeper than ${MAX_CONFIG_DEPTH} levels`);
+    writeFileSync(path, `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
+    expect(c.reload()).toMatch(/nests deeper/);
+    const restarted = new ConfigStore(path);
+    expect(restarted.error()).toMatch(/nests deeper/);
+    expect(restarted.get().tmux).toEqual({ read_deny: ['secret*'] });
+  });
+
+  it('brackets inside strings do not count as nesting', () => {
+    expect(jsonDepth(JSON.stringify({ a: '[[[[{{{{\\"[[' }))).toBe(1);
+    expect(jsonDepth('{"a":[{"b":[]}]}')).toBe(4);
+  });
+
+  it('an oversized file is refused without parsing it', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ tmux: { read_deny: ['secret*'] } }));
+    const c = new ConfigStore(path);
+    writeFileSync(path, JSON.stringify({ note: 'x'.repeat(MAX_CONFIG_BYTES) }));
+    expect(c.reload()).toBe(`${path} is too large (over ${MAX_CONFIG_BYTES} bytes)`);
+    expect(c.get().tmux).toEqual({ read_deny: ['secret*'] });
+  });
+
+  it('an unreadable file (a directory in its place) is broken', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ tmux: { read_deny: ['secret*'] } }));
+    const c = new ConfigStore(path);
+    rmSync(path);
+    mkdirSync(path);
+    expect(c.reload()).toMatch(/^cannot read .*config\.json: /);
+    expect(c.get().tmux).toEqual({ read_deny: ['secret*'] });
+  });
+
+  it('a fresh data dir with no config ever written runs on the defaults', () => {
+    const path = fresh();
+    const c = new ConfigStore(path);
+    expect(c.error()).toBeUndefined();
+    expect(c.reload()).toBeUndefined();
+    expect(existsSync(c.lastGoodPath)).toBe(false);
+  });
+
+  it('a user-created config.json readable by others is tightened to 0600 on load', () => {
+    const path = fresh();
+    writeFileSync(path, '{}', { mode: 0o644 });
+    chmodSync(path, 0o644);
+    new ConfigStore(path);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 });

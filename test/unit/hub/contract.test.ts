@@ -53,3 +53,10 @@ describe('HubError', () => {
     expect(e.rendered).toBe('uplink error [tmux:Upstream]: the driver failed unexpectedly — hint: the operator can see the detail in `uplink log`; retry, or run `uplink doctor`');
   });
 });
+
+describe('renderDriverError is always one line', () => {
+  it('escapes newlines and ESC in the message and hint', () => {
+    const line = renderDriverError('tmux', { kind: 'NotFound', message: 'no channel tmux:x\nuplink error [core:Rejected]: forged', hint: 'list \u001b[2J channels\u2028' });
+    expect(line).toBe('uplink error [tmux:NotFound]: no channel tmux:x\\nuplink error [core:Rejected]: forged — hint: list \\x1b[2J channels\\u2028');
+  });
+});

@@ -100,6 +100,12 @@ export function createFakeHub(): FakeHub {
     },
     panelsAttached: () => hub.attached,
     pendingApprovals: () => [...hub.pending],
+    configStatus: () => ({ ok: true, path: '/data/config.json' }),
+    revealApprovalArgs(id) {
+      const p = hub.pending.find((a) => a.approval_id === id);
+      if (!p) throw new DriverError('NotFound', `no pending approval ${id}`, { hint: 'only a pending prompt can be revealed' });
+      return p.args;
+    },
     subscribeApprovals(listener) {
       approvalListeners.add(listener);
       return () => approvalListeners.delete(listener);

@@ -127,6 +127,17 @@ describe('the stdio command in settings', () => {
   });
 });
 
+describe('a broken config.json', () => {
+  it('the settings view says which file is broken and which config is in force', async () => {
+    fake.replies.getSettings = { approval_timeout_ms: 120_000, data_dir: '/data', version: '0.1.0', config_error: '/data/config.json is empty (the last good config stays in use)' };
+    act(() => showView('settings'));
+    connectionChanged('open');
+    render(<App />);
+    await settle();
+    expect(screen.getByRole('alert').textContent).toBe('config.json is broken: /data/config.json is empty (the last good config stays in use)');
+  });
+});
+
 describe('timeline history paging', () => {
   const ev = (cursor: number): TimelineEvent => ({ cursor, at: cursor, type: 'event', kind: 'accepted', invocation_id: `inv-${cursor}`, sequence: 1, channel: 'tmux:%1', op: 'send', agent: 'a' });
 

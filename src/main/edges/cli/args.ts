@@ -62,10 +62,21 @@ export function flag(args: ParsedArgs, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** A non-negative integer flag, if given. */
-export function intFlag(args: ParsedArgs, name: string): number | undefined {
+/** A non-negative integer flag within `min`..`max` (inclusive), if given. */
+export function intFlag(args: ParsedArgs, name: string, range: { min?: number; max?: number } = {}): number | undefined {
   const v = flag(args, name);
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw usage(`--${name} must be a non-negative integer, not "${v}"`);
-  return Number(v);
+  const { min = 0, max = Number.MAX_SAFE_INTEGER } = range;
+  const n = Number(v);
+  const what = range.min === undefined && range.max === undefined ? 'a non-negative integer' : `an integer from ${min} to ${max}`;
+  if (!/^\d+$/.test(v) || n < min || n > max) throw usage(`--${name} must be ${what}, not "${v}"`);
+  return n;
+}
+
+/** A flag that must be one of `values`, if given. */
+export function enumFlag<T extends string>(args: ParsedArgs, name: string, values: readonly T[]): T | undefined {
+  const v = flag(args, name);
+  if (v === undefined) return undefined;
+  if (!(values as readonly string[]).includes(v)) throw usage(`--${name} must be one of ${values.join(', ')}, not "${v}"`);
+  return v as T;
 }

@@ -1,6 +1,24 @@
-/** Human-readable output of the CLI (the `--json` forms are the contract payloads as they are). */
+/**
+ * Human-readable output of the CLI (the `--json` forms are the contract payloads as they are).
+ * Everything agents or panes wrote (channel names, messages, args) goes through `escapeControl`:
+ * a newline would forge a log line, an ESC sequence would drive the operator's terminal.
+ */
 import type { ChannelEntry } from '../../drivers/contract';
 import type { AgentIdentity, AuditEntry, HubDoctor, OpDescription } from '../../hub';
+import { escapeControl } from '../../../shared/escape';
+
+/**
+ * JSON for a terminal: JSON.stringify escapes C0 but leaves DEL, C1 and U+2028/9 raw, which some
+ * terminals act on; those become `\u` escapes, so the text stays valid JSON and inert.
+ */
+export function jsonForTerminal(value: unknown, indent?: number): string {
+  return (JSON.stringify(value, null, indent) ?? '').replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Each line of a multi-line text escaped on its own (the line breaks are ours). */
+export function escapeLines(text: string): string {
+  return text.split('\n').map(escapeControl).join('\n');
+}
 
 /** Writes a line (or block) to stdout. */
 export function print(text: string): void {
@@ -15,23 +33,26 @@ export function formatDoctor(r: HubDoctor): string {
   }
   if (r.drivers.length === 0) lines.push('     no drivers are enabled');
   if (r.disabled?.length) lines.push(`off  ${r.disabled.join(', ')} (left out by hub.drivers in the config file)`);
-  lines.push(`${r.config.ok ? 'ok  ' : 'FAIL'} config ${r.config.path}${r.config.error ? `\n       ${r.config.error}` : ''}`);
-  lines.push(`${r.audit.ok ? 'ok  ' : 'FAIL'} audit ${r.audit.path}${r.audit.error ? `\n       ${r.audit.error}` : ''}`);
-  lines.push(`${r.agents.ok ? 'ok  ' : 'FAIL'} agents ${r.agents.path}${r.agents.error ? `\n       ${r.agents.error}` : ''}`);
+  lines.push(`${r.config.ok ? 'ok  ' : 'FAIL'} config ${r.config.path}`);
+  if (r.config.error) lines.push(`       ${r.config.error}`);
+  lines.push(`${r.audit.ok ? 'ok  ' : 'FAIL'} audit ${r.audit.path}`);
+  if (r.audit.error) lines.push(`       ${r.audit.error}`);
+  lines.push(`${r.agents.ok ? 'ok  ' : 'FAIL'} agents ${r.agents.path}`);
+  if (r.agents.error) lines.push(`       ${r.agents.error}`);
   for (const w of r.warnings ?? []) lines.push(`warn ${w}`);
   lines.push(r.ok ? 'healthy' : 'NOT healthy');
-  return lines.join('\n');
+  return lines.map(escapeControl).join('\n');
 }
 
 export function formatChannels(channels: ChannelEntry[]): string {
   if (channels.length === 0) return 'no channels';
   const width = Math.max(...channels.map((c) => c.channel.length));
-  return channels.map((c) => `${c.channel.padEnd(width)}  ${c.labels.length ? `[${c.labels.join(', ')}]` : '-'}  ${JSON.stringify(c.detail)}`).join('\n');
+  return channels.map((c) => escapeControl(`${c.channel.padEnd(width)}  ${c.labels.length ? `[${c.labels.join(', ')}]` : '-'}  ${JSON.stringify(c.detail)}`)).join('\n');
 }
 
 export function formatOps(ops: OpDescription[]): string {
   const width = Math.max(...ops.map((o) => o.op.length));
-  return ops.map((o) => `${o.op.padEnd(width)}  ${o.mutating ? 'mutating ' : 'read-only'}  ${o.tool.padEnd(15)}  ${o.summary}`).join('\n');
+  return ops.map((o) => escapeControl(`${o.op.padEnd(width)}  ${o.mutating ? 'mutating ' : 'read-only'}  ${o.tool.padEnd(15)}  ${o.summary}`)).join('\n');
 }
 
 /**
@@ -44,7 +65,7 @@ function agentText(a: AgentIdentity): string {
   return a.agent_id === a.name ? declared : `${a.agent_id} (${declared})`;
 }
 
-/** One audit entry as a log line. */
+/** One audit entry as one log line, whatever its fields hold. */
 export function formatEntry(e: AuditEntry): string {
   const parts = [new Date(e.at).toISOString(), `#${e.id}`, e.type === 'event' ? e.kind : e.type];
   if (e.channel) parts.push(e.channel);
@@ -59,5 +80,5 @@ export function formatEntry(e: AuditEntry): string {
   if (e.duration_ms !== undefined) parts.push(`${e.duration_ms}ms`);
   if (e.error_kind) parts.push(`error=${e.error_kind}: ${e.message ?? ''}`);
   if (e.detail) parts.push(`detail=${JSON.stringify(e.detail)}`);
-  return parts.join('  ');
+  return escapeControl(parts.join('  '));
 }

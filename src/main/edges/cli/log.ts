@@ -2,8 +2,9 @@
 import { existsSync } from 'node:fs';
 import { AuditStore } from '../../hub/audit-store';
 import { dataPaths } from '../../hub';
-import type { AuditQuery } from '../../hub';
-import { formatEntry, print } from './format';
+import type { AuditEntry, AuditQuery } from '../../hub';
+import { INVOCATION_STATES } from '../../../shared/wire';
+import { formatEntry, jsonForTerminal, print } from './format';
 
 /** Options of `uplink log`. */
 export interface LogOptions {
@@ -11,6 +12,24 @@ export interface LogOptions {
   follow: boolean;
   limit: number;
   query: AuditQuery;
+}
+
+/** What `--state` may be: an invocation state, or `rejected` (refused before it ran). */
+export const LOG_STATES = [...INVOCATION_STATES, 'rejected'] as const;
+/** `--limit` bound: the entries are held in memory before printing oldest-first. */
+export const MAX_LOG_LIMIT = 1_000_000;
+
+/** The newest `limit` entries matching `query`, newest first, paging past the store's page size. */
+function newest(store: AuditStore, query: AuditQuery, limit: number): AuditEntry[] {
+  const out: AuditEntry[] = [];
+  let before: number | undefined;
+  while (out.length < limit) {
+    const page = store.query({ ...query, limit: Math.min(1000, limit - out.length), ...(before !== undefined ? { before } : {}) });
+    out.push(...page.entries);
+    if (page.next_cursor === undefined) break;
+    before = page.next_cursor;
+  }
+  return out;
 }
 
 /** Prints the newest entries oldest-first; with `follow`, keeps printing new ones until SIGINT. */
@@ -22,13 +41,13 @@ export async function runLog(dataDir: string, options: LogOptions): Promise<numb
   }
   const store = new AuditStore(path);
   const show = (entries: ReturnType<AuditStore['query']>['entries']): void => {
-    for (const e of entries) print(options.json ? JSON.stringify(e) : formatEntry(e));
+    for (const e of entries) print(options.json ? jsonForTerminal(e) : formatEntry(e));
   };
   try {
-    const page = store.query({ ...options.query, limit: options.limit });
-    show([...page.entries].reverse());
+    const entries = newest(store, options.query, options.limit);
+    show([...entries].reverse());
     if (!options.follow) return 0;
-    let cursor = page.entries[0]?.id ?? store.lastId();
+    let cursor = entries[0]?.id ?? store.lastId();
     await new Promise<void>((resolve) => {
       const timer = setInterval(() => {
         const next = store.query({ ...options.query, after: cursor, limit: 1000 });

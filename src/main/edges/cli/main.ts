@@ -8,12 +8,13 @@ import { userInfo } from 'node:os';
 import type { JsonValue } from '../../kernel/types';
 import { createHub, HubError, isDriverError, loadDrivers, resolveDataDir, toHubError } from '../../hub';
 import type { AgentIdentity, Hub } from '../../hub';
-import { flag, intFlag, parseArgs, usage, USAGE_HINT } from './args';
+import { enumFlag, flag, intFlag, parseArgs, usage, USAGE_HINT } from './args';
 import { driverOfChannel } from '../../drivers/contract';
 import type { ParsedArgs } from './args';
-import { runLog } from './log';
+import { LOG_STATES, MAX_LOG_LIMIT, runLog } from './log';
 import { runAgents } from './agents';
-import { formatChannels, formatDoctor, formatOps, print } from './format';
+import { escapeLines, formatChannels, formatDoctor, formatOps, jsonForTerminal, print } from './format';
+import { escapeControl } from '../../../shared/escape';
 import { DEFAULT_SERVE_PORT, runPanelUrl, runServe } from './serve';
 import { runStdioMcp } from '../mcp/stdio';
 import { tmuxSnippet } from '../../drivers/tmux';
@@ -113,7 +114,7 @@ async function run(args: ParsedArgs): Promise<number> {
         const batch = await hub.recv(cursor, { agent: cliAgent(), ...(driver ? { driver } : {}) });
         if (json) print(JSON.stringify(batch, null, 2));
         else {
-          for (const item of batch.items) print(`#${item.cursor}  ${item.at}${item.from ? `  from=${item.from}` : ''}${item.id ? `  id=${item.id}` : ''}\n    ${item.raw}`);
+          for (const item of batch.items) print(escapeLines(`#${item.cursor}  ${item.at}${item.from ? `  from=${item.from}` : ''}${item.id ? `  id=${item.id}` : ''}\n    ${escapeControl(item.raw)}`));
           print(batch.items.length ? `next cursor: ${batch.next_cursor}` : `nothing new (next cursor: ${batch.next_cursor})`);
         }
         return 0;
@@ -140,7 +141,7 @@ async function run(args: ParsedArgs): Promise<number> {
           ...(interaction ? { interaction: interaction as 'typed' } : {}),
           ...(provider ? { provider } : {}),
         });
-        print(JSON.stringify(result, null, 2));
+        print(jsonForTerminal(result, 2));
         return 0;
       });
     }
@@ -156,12 +157,12 @@ async function run(args: ParsedArgs): Promise<number> {
       return runLog(resolveDataDir(), {
         json,
         follow: args.flags.has('follow'),
-        limit: intFlag(args, 'limit') ?? 50,
+        limit: intFlag(args, 'limit', { min: 1, max: MAX_LOG_LIMIT }) ?? 50,
         query: {
           ...(flag(args, 'channel') ? { channel: flag(args, 'channel') } : {}),
           ...(flag(args, 'op') ? { op: flag(args, 'op') } : {}),
           ...(flag(args, 'agent') ? { agent: flag(args, 'agent') } : {}),
-          ...(flag(args, 'state') ? { state: flag(args, 'state') as 'failed' } : {}),
+          ...(flag(args, 'state') !== undefined ? { state: enumFlag(args, 'state', LOG_STATES) } : {}),
           ...(flag(args, 'text') ? { text: flag(args, 'text') } : {}),
         },
       });

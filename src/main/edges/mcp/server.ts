@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { InteractionKind, JsonValue } from '../../kernel/types';
 import { HubError, toHubError } from '../../hub';
@@ -113,7 +113,53 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
       return errorResult(err.rendered);
     }
   });
+  collapseProtocolErrors(server, (rejected) => hub.recordRejected({ agent: agent() }, rejected));
   return server;
+}
+
+/**
+ * The SDK validates requests itself (zod) before our handlers run, and answers with the issue list
+ * as multi-line JSON. Every handler is wrapped so such errors reach the agent as one rendered line
+ * with the same JSON-RPC code, and a malformed tools/call is audited like any other refusal.
+ */
+function collapseProtocolErrors(server: Server, audit: (error: HubError) => void): void {
+  type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
+  const handlers = (server as unknown as { _requestHandlers: Map<string, Handler> })._requestHandlers;
+  for (const [method, handler] of handlers) {
+    handlers.set(method, async (request, extra) => {
+      try {
+        return await handler(request, extra);
+      } catch (e) {
+        // A bare ZodError (the SDK's parse of the request) is bad params, not a server failure.
+        const zod = Array.isArray((e as { issues?: unknown })?.issues);
+        const code = Number.isSafeInteger((e as { code?: unknown })?.code) ? (e as { code: number }).code : zod ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+        const err = protocolError(method, code, e instanceof Error ? e.message : String(e));
+        if (method === 'tools/call') audit(err);
+        throw Object.assign(new Error(err.rendered), { code });
+      }
+    });
+  }
+}
+
+/** The first issue of an SDK validation error (`…: [ {path, message}, … ]`), else the text itself, in one line. */
+function protocolError(method: string, code: number, raw: string): HubError {
+  const text = raw.replace(/^MCP error -?\d+: /, '');
+  let detail = text;
+  const list = /^([^[]*?):?\s*(\[[\s\S]*\])\s*$/.exec(text);
+  if (list) {
+    try {
+      const [first] = JSON.parse(list[2]!) as Array<{ path?: unknown[]; message?: string }>;
+      if (first) detail = `${list[1] || `invalid ${method} request`}: ${(first.path ?? []).map(String).join('/') || '/'} ${first.message ?? 'is invalid'}`;
+    } catch {
+      // Not JSON after all: the text, on one line.
+    }
+  }
+  detail = detail.replace(/\s+/g, ' ').trim().slice(0, 500);
+  if (code === ErrorCode.InvalidParams || code === ErrorCode.InvalidRequest) {
+    return new HubError('core', 'Invalid', detail, { hint: 'call a tool as {name: string, arguments: object}; see tools/list for each input schema' });
+  }
+  if (code === ErrorCode.MethodNotFound) return new HubError('core', 'NotFound', detail, { hint: 'this server offers tools only: tools/list, tools/call' });
+  return new HubError('core', 'Upstream', detail, { hint: 'retry; if it persists run `uplink doctor`' });
 }
 
 function errorResult(text: string): CallToolResult {

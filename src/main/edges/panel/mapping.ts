@@ -31,6 +31,7 @@ export function toPanelApproval(a: HubPending): PendingApproval {
     expires_at: a.deadline,
   };
   if (a.preview) out.preview = a.preview;
+  if (a.sensitive) out.sensitive = true;
   return out;
 }
 

@@ -101,6 +101,8 @@ export function openPanelSession(
 
   const settings = (): PanelSettings => {
     const out: PanelSettings = { approval_timeout_ms: hub.approvalTimeoutMs(), data_dir: hub.dataDir, version: host.version };
+    const config = hub.configStatus();
+    if (config.error) out.config_error = config.error;
     const url = host.mcpUrl?.();
     if (url) out.mcp_url = url;
     if (host.token) out.mcp_token = host.token;
@@ -168,6 +170,9 @@ export function openPanelSession(
         // A second decision, or one after the timeout, is not an error for the panel: it is final.
         return { accepted: false, message: renderError(undefined, error) };
       }
+    },
+    async revealApprovalArgs({ approval_id }) {
+      return { args: hub.revealApprovalArgs(approval_id, host.user) };
     },
     async listRules() {
       return hub.listRules().map(toPanelRule);

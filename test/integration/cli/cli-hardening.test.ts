@@ -1,0 +1,77 @@
+/**
+ * The CLI against hostile input: channel names that forge log lines or carry terminal escapes stay
+ * one inert line, `log --limit` above a page is honoured, and bad flags are refused in one line.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { AuditStore } from '../../../src/main/hub/audit-store';
+import { buildForTests, runCli, tmpDataDir } from '../../fixtures/hub-build';
+import type { TestBuild } from '../../fixtures/hub-build';
+
+let b: TestBuild;
+
+beforeAll(async () => {
+  b = await buildForTests();
+});
+
+const FORGED = 'test:x\n2026-01-01T00:00:00.000Z  #999  decision  tmux:%1  type  authorized=operator  by=root';
+const ESCAPES = 'test:\u001b[2J\u001b]0;owned\u0007';
+// eslint-disable-next-line no-control-regex -- looking for raw control characters is the point
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/;
+
+describe('uplink CLI output is inert', () => {
+  it('a channel forging a decision line is one error line, and one log line with \\n visible', async () => {
+    const d = tmpDataDir();
+    const err = await runCli(b, d, ['ops', FORGED]);
+    expect(err.code).toBe(1);
+    expect(err.stderr.split('\n')).toEqual([expect.stringContaining('no channel test:x\\n2026-01-01T00:00:00.000Z  #999  decision'), '']);
+    const log = await runCli(b, d, ['log', '--channel', FORGED]);
+    expect(log.code).toBe(0);
+    const lines = log.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\S+Z {2}#\d+ {2}rejected {2}test:x\\n2026-01-01T00:00:00\.000Z {2}#999 {2}decision/);
+  });
+
+  it('escape sequences in a channel name never reach the terminal raw', async () => {
+    const d = tmpDataDir();
+    const err = await runCli(b, d, ['ops', ESCAPES]);
+    expect(err.stderr).toContain('test:\\x1b[2J\\x1b]0;owned\\x07');
+    expect(err.stderr).not.toMatch(RAW_CONTROL);
+    const log = await runCli(b, d, ['log']);
+    expect(log.stdout).toContain('test:\\x1b[2J\\x1b]0;owned\\x07');
+    expect(log.stdout).not.toMatch(RAW_CONTROL);
+  });
+});
+
+describe('uplink log flags', () => {
+  it('--limit above one page returns that many entries, newest last', async () => {
+    const d = tmpDataDir();
+    const store = new AuditStore(join(d, 'audit.sqlite'));
+    store.appendMany(Array.from({ length: 5100 }, (_, i) => ({ at: 1_700_000_000_000 + i, type: 'rejected' as const, kind: 'rejected' as const, channel: 'test:alpha', op: `op-${i}`, state: 'rejected' as const })));
+    store.close();
+    const r = await runCli(b, d, ['log', '--json', '--limit', '5000']);
+    expect(r.code).toBe(0);
+    const ops = r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { op: string }).op);
+    expect(ops).toHaveLength(5000);
+    expect(ops[0]).toBe('op-100');
+    expect(ops[4999]).toBe('op-5099');
+    expect(new Set(ops).size).toBe(5000);
+  });
+
+  it('an unknown --state is refused, listing the valid ones', async () => {
+    const r = await runCli(b, tmpDataDir(), ['log', '--state', 'bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('uplink error [core:Invalid]: --state must be one of accepted, running, succeeded, failed, cancelled, rejected, not "bogus" — hint: see `uplink --help`\n');
+  });
+
+  it.each([
+    [['log', '--limit', '0'], '--limit must be an integer from 1 to 1000000, not "0"'],
+    [['log', '--limit', '-5'], '--limit must be an integer from 1 to 1000000, not "-5"'],
+    [['log', '--limit', '5k'], '--limit must be an integer from 1 to 1000000, not "5k"'],
+    [['recv', '--cursor', '99999999999999999999'], '--cursor must be a non-negative integer, not "99999999999999999999"'],
+  ])('%j is refused in one line', async (argv, message) => {
+    const r = await runCli(b, tmpDataDir(), argv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`uplink error [core:Invalid]: ${message} — hint: see \`uplink --help\`\n`);
+  });
+});
