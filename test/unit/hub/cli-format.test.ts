@@ -50,7 +50,7 @@ describe('nothing an agent wrote reaches the terminal raw', () => {
       agents: { ok: true, path: '/d/agents.json' },
       panels_attached: 0,
     });
-    expect(out.split('\n')).toEqual(['FAIL tmux', '       pane \\x1b]0;owned\\x07 gone', 'FAIL config /d/config.json', '       /d/config.json is empty\\nforged', 'ok   audit /d/audit.sqlite', 'NOT healthy']);
+    expect(out.split('\n')).toEqual(['FAIL tmux', '       pane \\x1b]0;owned\\x07 gone', 'FAIL config /d/config.json', '       /d/config.json is empty\\nforged', 'ok   audit /d/audit.sqlite', 'ok   agents /d/agents.json', 'NOT healthy']);
   });
 
   it('JSON for a terminal stays valid JSON with DEL, C1 and U+2028 as \\u escapes', () => {
