@@ -92,7 +92,7 @@ export function parsePaneLine(line: string): PaneInfo | undefined {
  * other pane holds this label"), so it is an error. Only counts: the lines carry pane titles.
  */
 export function unreadablePanes(count: number): DriverError {
-  return new DriverError('Upstream', `tmux printed ${count} pane line${count === 1 ? '' : 's'} but none could be parsed (the pane format came back rewritten)`, {
+  return new DriverError('Upstream', `${count === 1 ? 'the pane line tmux printed could not be parsed' : `none of the ${count} pane lines tmux printed could be parsed`} (the pane format came back rewritten)`, {
     hint: 'check that `tmux` on PATH is tmux itself and current (`tmux -V`): a wrapper or an old tmux can rewrite the output',
   });
 }
