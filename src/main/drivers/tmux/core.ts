@@ -142,7 +142,9 @@ export class TmuxCore {
         throw error;
       });
       const pane = parsePaneLine(lines[0] ?? '');
-      if (!pane && lines[0]) throw unreadablePanes(1);
+      // A missing pane prints the format with empty pane fields; a pane id followed by no
+      // separator means the line came back rewritten.
+      if (!pane && /^%\d/.test(lines[0] ?? '')) throw unreadablePanes(1);
       if (!pane || pane.id !== addr) throw this.#noPane(addr);
       this.#observe(pane);
       return pane;
