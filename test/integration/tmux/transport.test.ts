@@ -24,7 +24,7 @@ describe('tmux transport', () => {
     server = TmuxTestServer.start('cat');
     const client = await ControlClient.attach({
       tmux: 'tmux',
-      socketArgs: ['-S', server.socket],
+      globalArgs: ['-S', server.socket],
       session: 'it',
       env: TmuxTestServer.cleanEnv(),
       failure: (text) => tmuxFailure(text, server!.socket),

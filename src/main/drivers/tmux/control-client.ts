@@ -21,7 +21,8 @@ interface Waiter {
 /** How to start a control client. */
 export interface ControlClientOptions {
   tmux: string;
-  socketArgs: string[];
+  /** tmux's own flags before `-C` (socket, UTF-8). */
+  globalArgs: string[];
   session: string;
   env: NodeJS.ProcessEnv;
   /** Per-command reply timeout. */
@@ -50,7 +51,7 @@ export class ControlClient {
 
   /** Attaches and waits for the greeting; rejects `Unavailable` when control mode cannot start. */
   static attach(options: ControlClientOptions): Promise<ControlClient> {
-    const args = [...options.socketArgs, '-C', 'attach-session', '-f', 'ignore-size', '-t', options.session];
+    const args = [...options.globalArgs, '-C', 'attach-session', '-f', 'ignore-size', '-t', options.session];
     const child = spawn(options.tmux, args, { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const client = new ControlClient(child, options);
     return client.#start();

@@ -6,7 +6,7 @@
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { TmuxConfig } from './config';
 import { decide, paneName, requireReadable, requireTier, type PaneDecision, type Tier } from './policy';
-import { PANE_FORMAT, parsePaneLine, parsePaneList, type PaneInfo } from './panes';
+import { PANE_FORMAT, parsePaneLine, parsePaneList, unreadablePanes, type PaneInfo } from './panes';
 import { TmuxTransport } from './transport';
 import { waitForToken, type PaneProbe } from './watch';
 
@@ -142,6 +142,9 @@ export class TmuxCore {
         throw error;
       });
       const pane = parsePaneLine(lines[0] ?? '');
+      // A missing pane prints the format with empty pane fields; a pane id followed by no
+      // separator means the line came back rewritten.
+      if (!pane && /^%\d/.test(lines[0] ?? '')) throw unreadablePanes(1);
       if (!pane || pane.id !== addr) throw this.#noPane(addr);
       this.#observe(pane);
       return pane;

@@ -1,8 +1,10 @@
 /**
  * Pane facts as the driver reads them from tmux in one format string per pane: identity, where
- * it is, what runs in it, and the human-set grant options. Fields are separated by US (0x1f);
- * a line with the wrong shape (a label containing the separator) fails closed.
+ * it is, what runs in it, and the human-set grant options. Fields are separated by US (0x1f),
+ * which tmux prints as is only to a UTF-8 client (the transport always asks for one); a line
+ * with the wrong shape (a label containing the separator) fails closed.
  */
+import { DriverError } from '../contract';
 import type { PaneMarks } from './policy';
 
 const SEP = '\u001f';
@@ -84,7 +86,21 @@ export function parsePaneLine(line: string): PaneInfo | undefined {
   return info;
 }
 
-/** Parses `list-panes -a -F PANE_FORMAT` output, one entry per pane id (linked windows repeat). */
+/**
+ * Pane lines tmux printed of which none parses: the format came back rewritten (e.g. sanitized
+ * for a client tmux thinks is not UTF-8). An empty list would pass for "no panes" (and for "no
+ * other pane holds this label"), so it is an error. Only counts: the lines carry pane titles.
+ */
+export function unreadablePanes(count: number): DriverError {
+  return new DriverError('Upstream', `${count === 1 ? 'the pane line tmux printed could not be parsed' : `none of the ${count} pane lines tmux printed could be parsed`} (the pane format came back rewritten)`, {
+    hint: 'check that `tmux` on PATH is tmux itself and current (`tmux -V`): a wrapper or an old tmux can rewrite the output',
+  });
+}
+
+/**
+ * Parses `list-panes -a -F PANE_FORMAT` output, one entry per pane id (linked windows repeat);
+ * `unreadablePanes` when lines were printed but none parses.
+ */
 export function parsePaneList(lines: readonly string[]): PaneInfo[] {
   const seen = new Set<string>();
   const panes: PaneInfo[] = [];
@@ -94,5 +110,7 @@ export function parsePaneList(lines: readonly string[]): PaneInfo[] {
     seen.add(pane.id);
     panes.push(pane);
   }
+  const printed = lines.filter((line) => line !== '').length;
+  if (panes.length === 0 && printed > 0) throw unreadablePanes(printed);
   return panes;
 }

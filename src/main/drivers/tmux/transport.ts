@@ -106,7 +106,7 @@ export class TmuxTransport {
 
   /** Runs `tmux [-S socket] <args>` as a one-shot process. */
   oneShot(args: readonly string[], timeoutMs = 10_000): Promise<string[]> {
-    const argv = [...this.#socketArgs(), ...args];
+    const argv = [...this.#globalArgs(), ...args];
     return new Promise((resolve, reject) => {
       execFile(this.tmux, argv, { env: this.#env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
         if (error) {
@@ -169,8 +169,14 @@ export class TmuxTransport {
     await Promise.all(pending);
   }
 
-  #socketArgs(): string[] {
-    return this.#socket ? ['-S', this.#socket] : [];
+  /**
+   * `-u` makes tmux print UTF-8 to us whatever our locale: a client started without one (`env -i`,
+   * an MCP client's minimal environment) otherwise gets every byte outside printable ASCII as `_`,
+   * the field separator of the pane format included. It is a client flag, so it holds whatever
+   * environment the server was started in.
+   */
+  #globalArgs(): string[] {
+    return ['-u', ...(this.#socket ? ['-S', this.#socket] : [])];
   }
 
   /** A changed socket (config edit) drops every connection to the old server. */
@@ -221,7 +227,7 @@ export class TmuxTransport {
     const socket = this.#socket;
     const attempt = ControlClient.attach({
       tmux: this.tmux,
-      socketArgs: this.#socketArgs(),
+      globalArgs: this.#globalArgs(),
       session: sessionId,
       env: this.#env,
       failure: (text) => tmuxFailure(text, socket),
