@@ -178,8 +178,7 @@ class HubCore implements Hub {
     } catch (e) {
       // An unknown channel or op asked about by an agent is bad input too: it goes to the audit.
       const err = toHubError(channel, e);
-      if (agent) this.recordRejected({ channel, ...(op ? { op } : {}), agent }, err);
-      throw err;
+      throw agent ? this.recordRejected({ channel, ...(op ? { op } : {}), agent }, err) : err;
     }
   }
 
@@ -343,9 +342,9 @@ class HubCore implements Hub {
     });
   }
 
-  recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): void {
+  recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): HubError {
     this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, error, undefined, false);
-    this.#timeline.beforeReply();
+    return this.#timeline.beforeReply() ? error : auditUnavailable(this.#audit.failure() ?? 'the last write failed');
   }
 
   // ── timeline ──────────────────────────────────────────────────────────────────────────────

@@ -82,9 +82,11 @@ export interface Hub {
 
   /**
    * Records a request an edge refused before it reached the hub (malformed JSON args, bad tool
-   * arguments), so every bad input is in the audit too.
+   * arguments), so every bad input is in the audit too. Returns the error to answer with: `error`
+   * itself, or `[core:Unavailable]` when the refusal could not be audited (nothing is answered
+   * unaudited, refusals included).
    */
-  recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): void;
+  recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): HubError;
 
   // ── timeline ──────────────────────────────────────────────────────────────────────────────
   /** Every audit entry as it is recorded (kernel events enriched, decisions, rejected requests). */

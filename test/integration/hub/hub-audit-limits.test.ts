@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { AgentIdentity, PendingApproval } from '../../../src/main/hub';
+import { HubError } from '../../../src/main/hub';
 import type { JsonValue } from '../../../src/main/kernel/types';
 import { createBroadcast, openPanelSession } from '../../../src/main/edges/panel';
 import { auditRowsIfKilledNow, closeHubs, failure, openHub } from './helpers';
@@ -175,6 +176,9 @@ describe('a full disk', () => {
     // Refused before running, every time, while the disk is full.
     const again = await failure(hub.invoke('test:alpha', 'echo', { text: 'still full' }, { agent }));
     expect(again.rendered).toMatch(/^uplink error \[core:Unavailable\]: the audit log cannot be written/);
+    // A refusal made at an edge (bad tool arguments) is an answer too: it is not sent unaudited.
+    const edge = hub.recordRejected({ channel: 'test:alpha', op: 'echo', agent }, new HubError('core', 'Invalid', 'bad tool arguments'));
+    expect(edge.rendered).toMatch(/^uplink error \[core:Unavailable\]: the audit log cannot be written/);
     const doctor = await hub.doctor();
     expect(doctor.ok).toBe(false);
     expect(doctor.audit).toMatchObject({ ok: false, error: expect.stringMatching(/^the audit log cannot be written \((ENOSPC|SQLITE_FULL)/) });

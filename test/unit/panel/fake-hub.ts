@@ -73,7 +73,7 @@ export function createFakeHub(): FakeHub {
     async recv() {
       return { items: [], next_cursor: 0 };
     },
-    recordRejected() {},
+    recordRejected: (_request, error) => error,
     subscribe(listener) {
       entryListeners.add(listener);
       return () => entryListeners.delete(listener);

@@ -132,8 +132,7 @@ async function run(args: ParsedArgs): Promise<number> {
             parsed = JSON.parse(raw) as JsonValue;
           } catch (e) {
             const err = new HubError(driverOfChannel(channel), 'Invalid', `json-args is not valid JSON (${(e as Error).message})`, { hint: `quote it for the shell, e.g. uplink invoke ${channel} ${op} '{"lines": 20}'` });
-            hub.recordRejected({ channel: channel!, op: op!, agent: cliAgent() }, err);
-            throw err;
+            throw hub.recordRejected({ channel: channel!, op: op!, agent: cliAgent() }, err);
           }
         }
         const result = await hub.invoke(channel!, op!, parsed, {

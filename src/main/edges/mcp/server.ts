@@ -104,11 +104,11 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
       }
     } catch (e) {
       const chan = rawArgs && typeof rawArgs.channel === 'string' ? rawArgs.channel : undefined;
-      const err = toHubError(chan, e);
+      let err = toHubError(chan, e);
       // The hub audits what reaches it; refusals made here are recorded explicitly.
       if (!reachedHub && !['channel_list', 'channel_doctor'].includes(name)) {
         const op = rawArgs && typeof rawArgs.op === 'string' ? rawArgs.op : name === 'channel_send' ? 'send' : undefined;
-        hub.recordRejected({ ...(chan ? { channel: chan } : {}), ...(op ? { op } : {}), agent: agent() }, err);
+        err = hub.recordRejected({ ...(chan ? { channel: chan } : {}), ...(op ? { op } : {}), agent: agent() }, err);
       }
       return errorResult(err.rendered);
     }
@@ -122,7 +122,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
  * as multi-line JSON. Every handler is wrapped so such errors reach the agent as one rendered line
  * with the same JSON-RPC code, and a malformed tools/call is audited like any other refusal.
  */
-function collapseProtocolErrors(server: Server, audit: (error: HubError) => void): void {
+function collapseProtocolErrors(server: Server, audit: (error: HubError) => HubError): void {
   type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
   const handlers = (server as unknown as { _requestHandlers: Map<string, Handler> })._requestHandlers;
   for (const [method, handler] of handlers) {
@@ -133,9 +133,9 @@ function collapseProtocolErrors(server: Server, audit: (error: HubError) => void
         // A bare ZodError (the SDK's parse of the request) is bad params, not a server failure.
         const zod = Array.isArray((e as { issues?: unknown })?.issues);
         const code = Number.isSafeInteger((e as { code?: unknown })?.code) ? (e as { code: number }).code : zod ? ErrorCode.InvalidParams : ErrorCode.InternalError;
-        const err = protocolError(method, code, e instanceof Error ? e.message : String(e));
-        if (method === 'tools/call') audit(err);
-        throw Object.assign(new Error(err.rendered), { code });
+        const refused = protocolError(method, code, e instanceof Error ? e.message : String(e));
+        const err = method === 'tools/call' ? audit(refused) : refused;
+        throw Object.assign(new Error(err.rendered), { code: err === refused ? code : ErrorCode.InternalError });
       }
     });
   }
