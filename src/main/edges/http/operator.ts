@@ -7,9 +7,10 @@
  * visits; the key cannot. `uplink panel-url` mints new codes with `<data dir>/operator.key`
  * (rotated at every start, mode 0600), which is neither the token nor in the token file.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { secretEquals } from './token';
 
 /** A one-time code is good for this long. */
 export const CODE_TTL_MS = 10 * 60_000;
@@ -46,13 +47,6 @@ export interface OperatorAuth {
 
 const random = (bytes: number): string => randomBytes(bytes).toString('base64url');
 
-/** Constant-time equality of two strings. */
-export function secretEquals(expected: string, given: unknown): boolean {
-  if (typeof given !== 'string' || expected.length === 0) return false;
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /** Reads one cookie from a `Cookie` header. */
 export function cookieValue(header: string | undefined, name: string): string | undefined {

@@ -19,7 +19,7 @@ import type { CallerEnvironment } from '../../drivers/contract';
 import { createMcpServer } from '../mcp/server';
 import { announceHub, retractHub } from './hub-json';
 import { createOperatorAuth, SESSION_TTL_MS } from './operator';
-import { ensureToken, tokenMatches } from './token';
+import { ensureToken, secretEquals } from './token';
 import type { HttpContext, HttpMount } from './types';
 
 /** An MCP session idle this long (no request in flight) is closed: clients vanish without DELETE. */
@@ -137,7 +137,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     origin: () => origin,
     originAllowed: (o) => o === undefined || ownOrigins().includes(o),
     hostAllowed: (h) => h !== undefined && ownOrigins().includes(`http://${h.toLowerCase()}`),
-    tokenMatches: (c) => tokenMatches(token, c),
+    tokenMatches: (c) => secretEquals(token, c),
     panelSession: (req) => operator.sessionOf(req.headers.cookie),
   };
   const maxSessions = options.maxMcpSessions ?? MAX_SESSIONS;

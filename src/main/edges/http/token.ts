@@ -24,10 +24,10 @@ export function ensureToken(dataDir: string): string {
   return token;
 }
 
-/** Constant-time comparison of a candidate with the token. */
-export function tokenMatches(token: string, candidate: string | undefined): boolean {
-  if (!candidate) return false;
-  const a = Buffer.from(token);
-  const b = Buffer.from(candidate);
+/** Constant-time comparison of a secret (the token, the operator key, a session key) with a candidate. */
+export function secretEquals(expected: string, given: unknown): boolean {
+  if (typeof given !== 'string' || expected.length === 0) return false;
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
   return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -5,7 +5,6 @@
  * frame. The agents' MCP token opens nothing here, wherever it is put. Every frame is validated;
  * a bad frame gets an error frame, never a crash.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
@@ -13,6 +12,7 @@ import type { WebSocket } from 'ws';
 import type { PanelEventName, PanelEvents } from '../../../shared/panel-api';
 import type { ClientFrame, ServerFrame } from '../../../shared/panel-ws';
 import { CLOSE_UNAUTHORIZED, PANEL_WS_PROTOCOL } from '../../../shared/panel-ws';
+import { secretEquals } from '../http/token';
 import { dispatchCall } from './dispatch';
 import type { PanelSession } from './session';
 
@@ -32,14 +32,6 @@ export function isOwnOrigin(headers: { origin?: string; host?: string }, port: n
   const allowed = [...ownOrigins(port), ...extra];
   const host = headers.host ? `http://${headers.host}` : undefined;
   return headers.origin !== undefined && allowed.includes(headers.origin) && host !== undefined && allowed.includes(host);
-}
-
-/** Constant-time comparison of a secret. */
-export function secretMatches(expected: string, given: unknown): boolean {
-  if (typeof given !== 'string' || expected.length === 0) return false;
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** An operator's panel sign-in (see `http/operator.ts`): a short label for the audit, the key the page proves. */
@@ -113,7 +105,7 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
         return send({ t: 'error', id: null, error: { code: 'invalid_request', message: 'frame is not a JSON object — hint: send {"t":"call",…}' } });
       }
       if (!session) {
-        if (frame.t !== 'hello' || !secretMatches(credential.key, frame.key)) return refuse();
+        if (frame.t !== 'hello' || !secretEquals(credential.key, frame.key)) return refuse();
         clearTimeout(authTimer);
         try {
           session = options.openSession((event, payload) => send({ t: 'event', event, payload }), `panel-session:${credential.label}`);
