@@ -2,6 +2,7 @@
  * A channel's page: labels, tier (with the human-only control where the driver has one), a
  * read-only preview, and each op with its summary, schemas and a form to run it as the operator.
  */
+import { escapeControl } from '../../shared/escape';
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { RunOpResult } from '../../shared/panel-types';
@@ -61,9 +62,9 @@ export function ChannelPage({ channel }: { channel: string }) {
   return (
     <div className="channel-page">
       <header className="view-head">
-        <h2 className="mono">{channel}</h2>
+        <h2 className="mono">{escapeControl(channel)}</h2>
         {d?.channel.labels.map((l) => (
-          <Badge key={l} tone="accent">{l}</Badge>
+          <Badge key={l} tone="accent">{escapeControl(l)}</Badge>
         ))}
       </header>
       {described?.loading && !d && <Loading what="the channel" />}
@@ -100,7 +101,7 @@ export function ChannelPage({ channel }: { channel: string }) {
         {preview?.loading && !preview.data && <Loading what="the preview" />}
         {preview?.error && <ErrorBox error={preview.error} />}
         {preview?.data?.error && <p className="muted small">{preview.data.error}</p>}
-        {preview?.data?.text !== undefined && <pre className="pane-text" aria-label="Recent text">{preview.data.text || '(empty)'}</pre>}
+        {preview?.data?.text !== undefined && <pre className="pane-text" aria-label="Recent text">{preview.data.text ? preview.data.text.split('\n').map(escapeControl).join('\n') : '(empty)'}</pre>}
         {preview?.data?.image_png && <img className="preview-img" src={`data:image/png;base64,${preview.data.image_png}`} alt={`Screenshot of ${channel}`} />}
       </section>
       {d && (

@@ -1,4 +1,5 @@
 /** Channels by driver, each driver's health, and the selected channel's page. */
+import { escapeControl } from '../../shared/escape';
 import { useEffect } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { PanelChannel } from '../../shared/panel-types';
@@ -11,7 +12,7 @@ function detailLine(c: PanelChannel): string {
   const d = c.detail;
   if (!d || typeof d !== 'object' || Array.isArray(d)) return '';
   const pick = ['command', 'title', 'class', 'pid', 'size', 'session', 'window'].filter((k) => d[k] !== undefined && d[k] !== null);
-  return pick.map((k) => `${k} ${String(d[k])}`).join(' · ');
+  return escapeControl(pick.map((k) => `${k} ${String(d[k])}`).join(' · '));
 }
 
 export function ChannelsView() {
@@ -60,9 +61,9 @@ export function ChannelsView() {
                 {channels.map((c) => (
                   <li key={c.channel} role="option" aria-selected={selected === c.channel}>
                     <button type="button" className={`channel-item ${selected === c.channel ? 'selected' : ''}`} onClick={() => selectChannel(c.channel)}>
-                      <span className="channel-name mono">{c.channel}</span>
+                      <span className="channel-name mono">{escapeControl(c.channel)}</span>
                       {c.labels.map((l) => (
-                        <Badge key={l} tone="accent">{l}</Badge>
+                        <Badge key={l} tone="accent">{escapeControl(l)}</Badge>
                       ))}
                       {c.tier && <Badge tone={c.tier === 'observer' ? 'neutral' : c.tier === 'godmode' ? 'bad' : 'warn'} title="Permission tier">{c.tier}</Badge>}
                       <span className="channel-detail muted small">{detailLine(c)}</span>

@@ -1,4 +1,5 @@
 /** Standing rules (revoke, last use), the approval timeout, how to connect an agent, the data directory. */
+import { escapeControl } from '../../shared/escape';
 import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
@@ -157,9 +158,9 @@ export function SettingsView() {
             {rules.data.map((r) => (
               <tr key={r.rule_id}>
                 <td className="mono">{r.rule_id}</td>
-                <td className="mono">{r.channel}</td>
-                <td className="mono">{r.op}</td>
-                <td>{r.agent ?? 'any'}</td>
+                <td className="mono">{escapeControl(r.channel)}</td>
+                <td className="mono">{escapeControl(r.op)}</td>
+                <td>{r.agent === undefined ? 'any' : escapeControl(r.agent)}</td>
                 <td>{r.created_at ? `${r.created_at.slice(0, 16).replace('T', ' ')}${r.created_by ? ` by ${r.created_by}` : ''}` : '—'}</td>
                 <td>{r.last_used_at ? `${formatAgo(r.last_used_at, now)} (${r.uses}×)` : 'never'}</td>
                 <td>

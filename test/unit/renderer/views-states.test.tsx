@@ -175,3 +175,38 @@ describe('a decision is final', () => {
     expect(screen.getByText(/denied: nobody answered in time/)).toBeTruthy();
   });
 });
+
+describe('names agents and panes control are shown inert', () => {
+  const hostile = 'tmux:x\u001b]0;owned\u0007\ny';
+  // eslint-disable-next-line no-control-regex -- looking for raw control characters is the point
+  const RAW = /[\u001b\u0007\u2028]/;
+
+  it('channels: a channel name, label and detail with control characters are escaped', async () => {
+    fake.replies.listChannels = {
+      channels: [{ channel: hostile, driver: 'tmux', labels: ['lab\u2028el'], detail: { title: 'ti\u001b[2Jtle' } }],
+      health: [{ driver: 'tmux', ok: true, lines: [] }],
+      errors: [],
+    };
+    act(() => showView('channels'));
+    connectionChanged('open');
+    render(<App />);
+    await settle();
+    const list = screen.getByRole('listbox', { name: 'tmux channels' });
+    expect(list.textContent).toContain('tmux:x\\x1b]0;owned\\x07\\ny');
+    expect(list.textContent).toContain('lab\\u2028el');
+    expect(list.textContent).toContain('ti\\x1b[2Jtle');
+    expect(list.textContent).not.toMatch(RAW);
+  });
+
+  it('settings: a standing rule with control characters in its channel, op and agent is escaped', async () => {
+    fake.replies.listRules = [{ rule_id: 'r1', channel: hostile, op: 'ty\u001bpe', agent: 'ag\u0007ent', uses: 0 }];
+    act(() => showView('settings'));
+    connectionChanged('open');
+    render(<App />);
+    await settle();
+    const row = screen.getByText((_, el) => el?.tagName === 'TR' && (el.textContent ?? '').includes('ty\\x1bpe'));
+    expect(row.textContent).toContain('tmux:x\\x1b]0;owned\\x07\\ny');
+    expect(row.textContent).toContain('ag\\x07ent');
+    expect(row.textContent).not.toMatch(RAW);
+  });
+});
