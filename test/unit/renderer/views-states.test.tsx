@@ -210,3 +210,39 @@ describe('names agents and panes control are shown inert', () => {
     expect(row.textContent).not.toMatch(RAW);
   });
 });
+
+describe('named agents in settings', () => {
+  it('lists agents, shows a new token once, and revokes', async () => {
+    const agents = [{ id: 'claude-build', created_at: '2026-11-30T10:00:00.000Z', created_by: 'alice' }];
+    fake.replies.listAgents = () => agents;
+    fake.replies.createAgent = (p: unknown) => {
+      const name = (p as { name: string }).name;
+      agents.push({ id: name, created_at: '2026-11-30T11:00:00.000Z', created_by: 'alice' });
+      return { id: name, token: 'tok-shown-once' };
+    };
+    fake.replies.revokeAgent = (p: unknown) => {
+      Object.assign(agents.find((a) => a.id === (p as { name: string }).name)!, { revoked_at: '2026-11-30T12:00:00.000Z' });
+      return { revoked: true };
+    };
+    act(() => showView('settings'));
+    connectionChanged('open');
+    render(<App />);
+    await settle();
+    const table = screen.getByRole('table', { name: 'Agents' });
+    expect(within(table).getByText('claude-build')).not.toBeNull();
+    fireEvent.change(screen.getByLabelText('New agent'), { target: { value: 'reviewer' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Create' }));
+    await settle();
+    expect(fake.calls.filter((c) => c.method === 'createAgent').map((c) => c.params)).toEqual([{ name: 'reviewer' }]);
+    const shown = screen.getAllByRole('status').find((el) => el.textContent?.includes('Agent reviewer created'))!;
+    expect(shown.textContent).toContain('tok-shown-once');
+    fireEvent.click(within(shown).getByRole('button', { name: 'Done' }));
+    expect(screen.queryByText(/tok-shown-once/)).toBeNull();
+    const row = within(screen.getByRole('table', { name: 'Agents' })).getByText('reviewer').closest('tr')!;
+    fireEvent.click(within(row as HTMLElement).getByRole('button', { name: 'Revoke' }));
+    await settle();
+    expect(fake.calls.filter((c) => c.method === 'revokeAgent').map((c) => c.params)).toEqual([{ name: 'reviewer' }]);
+    expect(row.textContent).toContain('revoked');
+    expect(within(row as HTMLElement).queryByRole('button', { name: 'Revoke' })).toBeNull();
+  });
+});
