@@ -44,6 +44,11 @@ interface Pending {
 /** Keeps a bounded memory of finished approvals, so a late decision gets "already decided". */
 const DECIDED_MEMORY = 2000;
 
+/** The fields every decision about a call carries. */
+function decisionOf(ctx: CallContext, at: number): Omit<AuditEntry, 'id'> {
+  return { at, type: 'decision', kind: 'decision', invocation_id: ctx.invocation_id, channel: ctx.channel, op: ctx.op, capability_id: ctx.capability_id, agent: ctx.agent };
+}
+
 function newId(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
@@ -240,23 +245,7 @@ export class ApprovalBroker {
     const p = this.#pending.get(approvalId);
     if (!p) throw new HubError('core', 'NotFound', `no pending approval ${approvalId}`, { hint: 'only a prompt still waiting for a decision can be revealed' });
     const { ctx } = p;
-    if (ctx.sensitive) {
-      this.#host.record(
-        {
-          at: this.#host.now(),
-          type: 'decision',
-          kind: 'decision',
-          invocation_id: ctx.invocation_id,
-          channel: ctx.channel,
-          op: ctx.op,
-          capability_id: ctx.capability_id,
-          agent: ctx.agent,
-          by,
-          reason: 'operator revealed sensitive args',
-        },
-        true,
-      );
-    }
+    if (ctx.sensitive) this.#host.record({ ...decisionOf(ctx, this.#host.now()), by, reason: 'operator revealed sensitive args' }, true);
     return ctx.rawArgs ?? {};
   }
 
@@ -375,14 +364,7 @@ export class ApprovalBroker {
   #decision(ctx: CallContext, granted: boolean, authorized: string, by: string | undefined, reason: string, durable = false): void {
     this.#host.record(
       {
-        at: this.#host.now(),
-        type: 'decision',
-        kind: 'decision',
-        invocation_id: ctx.invocation_id,
-        channel: ctx.channel,
-        op: ctx.op,
-        capability_id: ctx.capability_id,
-        agent: ctx.agent,
+        ...decisionOf(ctx, this.#host.now()),
         ...(ctx.provider_id ? { provider_id: ctx.provider_id } : {}),
         ...(ctx.interaction ? { interaction: ctx.interaction } : {}),
         granted,

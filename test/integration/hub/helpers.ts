@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { journalDir } from '../../../src/main/hub/audit-journal';
 import { AuditStore } from '../../../src/main/hub/audit-store';
 import { createHub } from '../../../src/main/hub';
-import type { Hub, HubError } from '../../../src/main/hub';
+import type { ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
 
@@ -58,4 +58,16 @@ export function auditRowsIfKilledNow(dir: string): Array<Record<string, unknown>
   } finally {
     rmSync(copy, { recursive: true, force: true });
   }
+}
+
+/** Waits for the next prompt the panel would show. */
+export function nextPrompt(hub: Hub): Promise<PendingApproval> {
+  return new Promise((resolve) => {
+    const off = hub.subscribeApprovals((e: ApprovalEvent) => {
+      if (e.type === 'added') {
+        off();
+        resolve(e.approval);
+      }
+    });
+  });
 }

@@ -7,24 +7,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentIdentity, ApprovalEvent, Hub, PendingApproval } from '../../../src/main/hub';
-import { closeHubs, failure, openHub } from './helpers';
+import type { AgentIdentity } from '../../../src/main/hub';
+import { closeHubs, failure, nextPrompt, openHub } from './helpers';
 import { auditFiles, tmpDataDir } from '../../fixtures/hub-build';
 
 const trusted: AgentIdentity = { kind: 'mcp', agent_id: 'trusted-agent', name: 'claude-code', session: 's1' };
 /** Another credential (the default token) declaring the trusted agent's id as its client name. */
 const impostor: AgentIdentity = { kind: 'mcp', agent_id: 'default', name: 'trusted-agent', session: 's2' };
 
-function nextPrompt(hub: Hub): Promise<PendingApproval> {
-  return new Promise((resolve) => {
-    const off = hub.subscribeApprovals((e: ApprovalEvent) => {
-      if (e.type === 'added') {
-        off();
-        resolve(e.approval);
-      }
-    });
-  });
-}
 
 function withRules(rules: unknown[]): string {
   const dir = tmpDataDir();

@@ -6,8 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentIdentity, ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
-import { closeHubs, failure, openHub } from './helpers';
+import type { AgentIdentity, ApprovalEvent, HubError } from '../../../src/main/hub';
+import { closeHubs, failure, nextPrompt, openHub } from './helpers';
 import { tmpDataDir, waitFor } from '../../fixtures/hub-build';
 
 const agent: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0', session: 's1' };
@@ -15,17 +15,6 @@ const agent: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-c
 const open = (dir?: string): ReturnType<typeof openHub> => openHub({ ...(dir ? { dir } : {}), progressIntervalMs: 30 });
 
 
-/** Waits for the next prompt the panel would show. */
-function nextPrompt(hub: Hub): Promise<PendingApproval> {
-  return new Promise((resolve) => {
-    const off = hub.subscribeApprovals((e: ApprovalEvent) => {
-      if (e.type === 'added') {
-        off();
-        resolve(e.approval);
-      }
-    });
-  });
-}
 
 afterEach(closeHubs);
 
