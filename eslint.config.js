@@ -1,4 +1,4 @@
-// Lint: typescript-eslint's recommended rules, plus the import direction of STYLE.md enforced
+// Lint: typescript-eslint's recommended rules, plus the import direction of docs/architecture.md enforced
 // with `no-restricted-imports`, so that a wrong import fails CI instead of a review.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -22,7 +22,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'no-restricted-imports': ['error', { paths: [{ name: 'electron', message: 'Only src/main/electron and src/preload may import electron (STYLE.md import direction).' }] }],
+      'no-restricted-imports': ['error', { paths: [{ name: 'electron', message: 'Only src/main/electron and src/preload may import electron (docs/architecture.md import direction).' }] }],
     },
   },
   {

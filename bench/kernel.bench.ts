@@ -1,5 +1,5 @@
 /**
- * Kernel benchmark (issue 2): per-invocation latency of a no-op read_only capability through
+ * Kernel benchmark: per-invocation latency of a no-op read_only capability through
  * `start` → terminal versus calling the provider directly (the difference is the kernel's
  * overhead), throughput with 1,000 invocations in flight, and heap bytes per retained terminal
  * invocation at 10,000 retained. Terminal states are awaited through `subscribe`, not polling.

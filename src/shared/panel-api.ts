@@ -1,5 +1,5 @@
 /**
- * The PanelApi: the one contract between the renderer and the hub (SPEC §1). The Electron
+ * The PanelApi: the one contract between the renderer and the hub. The Electron
  * preload and the browser's WebSocket client both implement it, and both the IPC handlers and
  * the WebSocket server are generated from the channel map in `panel-channels.ts`, so a method
  * name can never differ between the two sides (VS Code's ProxyChannel idea).

@@ -1,5 +1,5 @@
 /**
- * The driver wire contract (SPEC §3, mirroring cc-uplink's `src/core/driver.rs`). Every payload is
+ * The driver wire contract (docs/driver-contract.md; the shapes of cc-uplink's Driver trait). Every payload is
  * plain JSON with the contract's snake_case names, so a driver can later run out of process over
  * JSON-RPC unchanged: no callbacks, class instances or shared mutable state cross this boundary.
  */

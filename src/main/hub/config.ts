@@ -18,7 +18,7 @@ import type { JsonSchema } from '../kernel/types';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer, StandingRule } from './types';
 
-/** Default approval timeout (SPEC §4). */
+/** Default approval timeout: two minutes, then an unanswered prompt is denied. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 /** Default deadline for one driver call. */
 export const DEFAULT_DRIVER_TIMEOUT_MS = 90_000;

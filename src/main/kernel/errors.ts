@@ -1,6 +1,6 @@
 /**
  * The kernel's one error type and the fixed, agent-safe messages it carries. Messages never
- * contain provider-originated text or instance values (SPEC §2, guarantee 7): provider detail
+ * contain provider-originated text or instance values (docs/kernel.md, guarantee 7): provider detail
  * goes to the operator through `RuntimeOptions.onDiagnostic` instead.
  */
 import type { ErrorCode, SoftwareUseErrorWire } from './types';

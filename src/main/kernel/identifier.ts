@@ -1,5 +1,5 @@
 /**
- * The sua-sdk identifier grammar (SPEC §2): 1–128 chars of lowercase ASCII letters, digits,
+ * The sua-sdk identifier grammar: 1–128 chars of lowercase ASCII letters, digits,
  * `.`, `/`, `-`; starts with a letter, ends with a letter or digit, no two separators in a row.
  */
 

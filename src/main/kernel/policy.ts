@@ -8,7 +8,7 @@ import type { ApprovalDetail, ApprovalOutcome, Policy, PolicyDecision } from './
 const PERMIT: PolicyDecision = Object.freeze({ kind: 'permit' });
 const DENY_MUTATING: PolicyDecision = Object.freeze({ kind: 'deny', reason: 'the default policy denies mutating capabilities' });
 
-/** Permits `read_only` capabilities and denies `mutating` ones (SPEC §2, guarantee 3). */
+/** Permits `read_only` capabilities and denies `mutating` ones (docs/kernel.md, guarantee 3). */
 export const defaultPolicy: Policy = (ctx) => (ctx.offer.capability.safety === 'read_only' ? PERMIT : DENY_MUTATING);
 
 /** A decision after checking; `invalid` means the policy broke its contract (fail closed). */

@@ -1,5 +1,5 @@
 /**
- * The retained invocations and the retention bound (SPEC §2, guarantee 9): at the bound the
+ * The retained invocations and the retention bound (docs/kernel.md, guarantee 9): at the bound the
  * invocation that became terminal longest ago is evicted; active ones never are, and when every
  * retained invocation is active a start fails closed with `resource_exhausted`.
  */

@@ -1,6 +1,6 @@
 /**
  * The sua runtime: registration, deterministic selection, policy, schema contracts and the
- * asynchronous invocation lifecycle (SPEC §2). Pure: no I/O; time comes in through `now`.
+ * asynchronous invocation lifecycle (docs/kernel.md). Pure: no I/O; time comes in through `now`.
  *
  * Invariants worth knowing when reading this file:
  * - An invocation is active while `state` is `accepted` or `running`; `controller` is set only

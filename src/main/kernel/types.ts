@@ -1,5 +1,5 @@
 /**
- * Wire types of the sua-sdk contract (SPEC §2). Field names and enum values keep the SDK's
+ * Wire types of the sua-sdk contract (docs/kernel.md). Field names and enum values keep the SDK's
  * snake_case so that a Rust peer could read them. Uplink's own extensions are marked as such.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The tmux driver (SPEC §3.1): cross-pane messaging and pane ops, at behaviour parity with
+ * The tmux driver: cross-pane messaging and pane ops, at behaviour parity with
  * cc-uplink's tmux driver. `createTmuxDriver` is what the hub enables; `tmuxConfigSchema` is the
  * schema of the config file's `tmux` section; `tmuxSnippet` is the `uplink tmux-snippet` text.
  */

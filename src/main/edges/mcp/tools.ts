@@ -1,5 +1,5 @@
 /**
- * The seven MCP tools of SPEC §4 (cc-uplink's names and parameters), their input schemas, and the
+ * The seven MCP tools (cc-uplink's names and parameters; see docs/driver-contract.md), their input schemas, and the
  * validation of a call's arguments. Every failure becomes one rendered `uplink error […]` line.
  */
 import Ajv2020 from 'ajv/dist/2020.js';
