@@ -75,6 +75,18 @@ export default tseslint.config(
     },
   },
   {
+    // The panel never takes keyboard focus from a window an agent may be typing into: nothing in the
+    // shell raises or focuses a window. A window shows itself (which focuses it) only when it first
+    // appears or when the operator launches the app again; each such call says why it is allowed.
+    files: ['src/main/electron/**/*.ts', 'src/preload/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: 'CallExpression[callee.property.name=/^(focus|moveTop|focusOnWebView|setAlwaysOnTop|requestFocus|show)$/]',
+        message: 'The panel must not take keyboard focus on its own: reach the operator with a notification or the flashing task-bar entry (attention.ts).',
+      }],
+    },
+  },
+  {
     files: ['src/preload/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [layer('main', 'The preload imports only electron and src/shared.'), layer('renderer', 'The preload imports only electron and src/shared.')] }],
@@ -86,6 +98,10 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         paths: [{ name: 'electron', message: 'The renderer talks only to PanelApi.' }],
         patterns: [layer('main', 'The renderer imports only src/shared.'), layer('preload', 'The renderer imports only src/shared.'), { regex: '^node:', message: 'The renderer runs in a browser: no Node modules.' }],
+      }],
+      'no-restricted-syntax': ['error', {
+        selector: "CallExpression[callee.object.name='window'][callee.property.name='focus']",
+        message: 'The panel must not raise its own window: the operator may be watching an agent type elsewhere.',
       }],
     },
   },

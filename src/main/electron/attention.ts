@@ -62,6 +62,7 @@ export function notifyApproval(deps: AttentionDeps, a: PendingApproval): boolean
   n.on('click', () => {
     if (!win.isDestroyed() && (!win.isVisible() || win.isMinimized())) win.showInactive();
   });
+  // eslint-disable-next-line no-restricted-syntax -- an OS notification, not a window: it takes no focus
   n.show();
   return true;
 }

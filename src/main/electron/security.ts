@@ -48,6 +48,7 @@ export const singleInstanceModule: AppModule = {
       const w = ctx.window;
       if (!w || launchMode(argv, process.defaultApp === true) === 'mcp') return;
       if (w.isMinimized()) w.restore();
+      // eslint-disable-next-line no-restricted-syntax -- the operator launched the app a second time by hand
       w.show();
     });
   },

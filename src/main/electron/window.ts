@@ -29,6 +29,7 @@ function createWindow(ctx: ModuleContext): BrowserWindow {
       disableBlinkFeatures: 'Auxclick',
     },
   });
+  // eslint-disable-next-line no-restricted-syntax -- the window the operator opened, appearing for the first time
   win.once('ready-to-show', () => win.show());
   void win.loadURL(ctx.rendererIndexUrl);
   win.on('closed', () => {
