@@ -1,21 +1,22 @@
 /**
- * `Uplink mcp`: the Electron main bundle started with `mcp` serves MCP over stdio headless. No
+ * `Uplink mcp`: the built Electron main bundle (`npm run build`) started with `mcp` serves MCP over stdio headless. No
  * Electron binary exists here, so the bundle runs under Node with a stand-in `electron` module
  * that records what the main process asks of it: it must open no window, take no
  * single-instance lock (that would hand the launch to the running panel) and print nothing on
  * stdout but the protocol. A real MCP SDK client drives it over stdio.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 let dir: string;
+/** The main-process bundle the app ships. */
+const MAIN = join(ROOT, 'dist/electron/main.cjs');
 
 /** The stand-in: every property access on `app` is recorded; BrowserWindow construction too. */
 const STUB = `
@@ -38,7 +39,7 @@ require.cache.electron = { id: 'electron', filename: 'electron', loaded: true, e
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'uplink-mcp-mode-'));
-  await build({ entryPoints: [join(ROOT, 'src/main/electron/main.ts')], outfile: join(dir, 'main.cjs'), bundle: true, platform: 'node', format: 'cjs', packages: 'external', external: ['electron'], logLevel: 'warning' });
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing — run \`npm run build\` first`);
   writeFileSync(join(dir, 'electron-stub.cjs'), STUB);
   // A private tmux socket path that does not exist: the embedded hub never reaches the user's tmux.
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ tmux: { socket: join(dir, 'no-tmux.sock') } }));
@@ -52,7 +53,7 @@ describe('the Electron main started as `Uplink mcp`', () => {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'TMUX' && k !== 'TMUX_PANE') env[k] = v;
     Object.assign(env, { UPLINK_DATA_DIR: dir, UPLINK_STUB_LOG: logFile, NODE_PATH: join(ROOT, 'node_modules') });
-    const transport = new StdioClientTransport({ command: process.execPath, args: ['--require', join(dir, 'electron-stub.cjs'), join(dir, 'main.cjs'), 'mcp'], env, stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: ['--require', join(dir, 'electron-stub.cjs'), MAIN, 'mcp'], env, stderr: 'pipe' });
     const client = new Client({ name: 'mcp-mode-test', version: '1.0.0' });
     await client.connect(transport);
     const { tools } = await client.listTools();
