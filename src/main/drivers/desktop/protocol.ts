@@ -1,7 +1,7 @@
 /**
- * The desktop helper protocol: JSON lines over the helper's stdio. Requests carry a driver op
- * (or a helper-only op), the channel's binding as `target`, the op's args and the selected
- * interaction kind; replies carry the op's result or a DriverError payload. Nothing here is
+ * The desktop helper protocol: JSON lines over the helper's stdin/stdout, one call at a time.
+ * Requests carry a driver op (or a helper-only op), the channel's binding as `target`, the op's
+ * args and the selected interaction kind; replies carry the op's result or a DriverError payload. Nothing here is
  * X11-specific: window ids are opaque strings, so HWND or AX helpers can answer the same lines.
  */
 import type { JsonValue } from '../../kernel/types';

@@ -32,22 +32,33 @@ class A11y:
 
     def __init__(self, timeout_ms=3000):
         self._ready = False
+        self._address = None
         self._timeout_ms = timeout_ms
 
     def _init(self):
         if not self._ready:
-            # libatspi aborts the whole process when it cannot reach its bus: find and try the bus
-            # first, the way libatspi looks for it, and refuse cleanly instead.
-            _check_bus(self._timeout_ms)
+            # libatspi aborts the whole process when it cannot reach its bus, and blocks for
+            # seconds then answers "-1 applications" when the registry is missing or hung: try
+            # both first, the way libatspi finds them, and refuse cleanly instead.
+            address = _check_bus(self._timeout_ms)
+            _check_registry(address, self._timeout_ms)
             Atspi.init()
             # A hung application must not block the helper forever: bound each D-Bus call.
             Atspi.set_timeout(self._timeout_ms, self._timeout_ms * 2)
+            self._address = address
             self._ready = True
         _pump()
 
     def reachable(self):
+        """How many applications the registry lists; the registry is asked afresh every time."""
+        if self._ready:
+            _check_registry(self._address, self._timeout_ms)
         self._init()
-        return Atspi.get_desktop(0).get_child_count()
+        count = Atspi.get_desktop(0).get_child_count()
+        if count < 0:
+            raise HelperError("Unavailable", "the AT-SPI registry did not list the applications",
+                              hint="restart the desktop session's at-spi2-registryd (at-spi2-core)")
+        return count
 
     def apps_by_pid(self):
         self._init()
@@ -315,12 +326,38 @@ def _bus_address(timeout_ms):
 
 
 def _check_bus(timeout_ms):
+    """The accessibility bus address, once a connection to it succeeded."""
     address = _bus_address(timeout_ms)
     try:
         Gio.DBusConnection.new_for_address_sync(address, _BUS_FLAGS, None, None).close_sync(None)
     except GLib.Error as exc:
         raise HelperError("Unavailable", "accessibility bus %s unreachable: %s" % (address, exc.message),
                           hint="restart the desktop session's at-spi-bus-launcher, or use --interaction visual_ui")
+    return address
+
+
+def _check_registry(address, timeout_ms):
+    """One bounded call to the registry, the service that lists the accessible applications."""
+    try:
+        conn = Gio.DBusConnection.new_for_address_sync(address, _BUS_FLAGS, None, None)
+    except GLib.Error as exc:
+        raise HelperError("Unavailable", "accessibility bus %s unreachable: %s" % (address, exc.message),
+                          hint="restart the desktop session's at-spi-bus-launcher, or use --interaction visual_ui")
+    try:
+        conn.call_sync("org.a11y.atspi.Registry", "/org/a11y/atspi/accessible/root", "org.freedesktop.DBus.Properties",
+                       "Get", GLib.Variant("(ss)", ("org.a11y.atspi.Accessible", "ChildCount")), GLib.VariantType.new("(v)"),
+                       Gio.DBusCallFlags.NONE, timeout_ms, None)
+    except GLib.Error as exc:
+        remote = Gio.DBusError.get_remote_error(exc) or ""
+        if remote in ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"):
+            raise HelperError("Unavailable", "no AT-SPI registry on the accessibility bus %s" % address,
+                              hint="install at-spi2-core and restart the desktop session (its bus starts at-spi2-registryd)")
+        Gio.DBusError.strip_remote_error(exc)
+        raise HelperError("Unavailable", "the AT-SPI registry on the accessibility bus %s is not answering (%s)"
+                          % (address, " ".join(exc.message.split())[:200]),
+                          hint="restart at-spi2-registryd or the desktop session; visual_ui still works")
+    finally:
+        conn.close_sync(None)
 
 
 def frame_id(pid, frame):

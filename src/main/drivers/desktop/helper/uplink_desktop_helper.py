@@ -2,7 +2,10 @@
 """Uplink's desktop helper: one long-lived process that does the native work of the desktop
 driver, so a crash or hang here cannot take the hub down.
 
-Protocol: JSON lines over stdio. Each request is
+Protocol: JSON lines, requests on stdin and replies on stdout. Native libraries (GTK, AT-SPI,
+Xlib) print to stdout at will, so at startup the protocol takes private copies of both and fd 1
+becomes stderr: whatever they print lands with the helper's diagnostics, never in a reply. Each
+request is
   {"id": 7, "op": "<op>", "target": {"window": "0x3a00007", "pid": 123, "start_time": 456},
    "args": {...}, "interaction": "semantic_ui" | "visual_ui"}
 and each reply is {"id": 7, "ok": true, "result": ...} or
@@ -17,6 +20,7 @@ import json
 import os
 import sys
 import time
+import traceback
 import warnings
 
 # PyGObject flags some AT-SPI 2.46 names as deprecated; they are the ones Debian 12 ships.
@@ -29,6 +33,75 @@ from errors import HelperError, read_process_name, read_start_time, target_chang
 
 PROTOCOL = 1
 VISUAL_OPS = ("screenshot", "click", "key")
+INTERACTIONS = ("semantic_ui", "visual_ui")
+# Arguments an op cannot run without, checked before any backend is touched.
+REQUIRED_ARGS = {
+    "click": ("x", "y"), "key": ("chord",), "type": ("text",), "activate": ("path",),
+    "set-text": ("path", "text"), "element": ("path",),
+}
+INTERNAL_MESSAGE = "the desktop helper failed unexpectedly"
+INTERNAL_HINT = "retry; the operator finds the detail in `uplink log` and the helper's stderr"
+MAX_EVIDENCE = 4000
+
+
+def parse_request(raw):
+    """(id, op, target, args, interaction) of one request line, or Invalid naming what is wrong."""
+    try:
+        req = json.loads(raw)
+    except ValueError as exc:
+        raise HelperError("Invalid", "bad request: not JSON (%s)" % exc)
+    if not isinstance(req, dict):
+        raise HelperError("Invalid", "bad request: not a JSON object")
+    req_id = req.get("id")
+    if req_id is not None and not _is_int(req_id):
+        raise HelperError("Invalid", "bad request: id must be an integer")
+    return req_id, req
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_request(req):
+    op, target, args, interaction = req.get("op"), req.get("target"), req.get("args"), req.get("interaction")
+    if not isinstance(op, str):
+        raise HelperError("Invalid", "bad request: op must be a string")
+    if target is not None and not (isinstance(target, dict) and isinstance(target.get("window"), str)
+                                   and _is_int(target.get("pid")) and (target.get("start_time") is None or _is_int(target["start_time"]))):
+        raise HelperError("Invalid", "bad request: target must be {window: string, pid: integer, start_time: integer or null}")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise HelperError("Invalid", "bad request: args must be an object")
+    if interaction is not None and interaction not in INTERACTIONS:
+        raise HelperError("Invalid", "bad request: interaction must be semantic_ui or visual_ui")
+    missing = [name for name in REQUIRED_ARGS.get(op, ()) if name not in args]
+    if missing:
+        raise HelperError("Invalid", "bad request: %s needs argument %s" % (op, ", ".join(missing)))
+    return op, target, args, interaction
+
+
+def reply_to(helper, raw, log):
+    """The reply to one request line. Only HelperError is a deliberate answer: anything else is a
+    bug or a native failure whose text may hold anything, so the agent gets a fixed message and
+    the traceback goes to the operator (evidence, which the hub keeps out of agent replies) and `log`."""
+    req_id = None
+    try:
+        req_id, req = parse_request(raw)
+        result = helper.handle(*check_request(req))
+        return {"id": req_id, "ok": True, "result": result}
+    except HelperError as exc:
+        return {"id": req_id, "ok": False, "error": exc.to_wire()}
+    except Exception as exc:  # noqa: BLE001 — report, keep serving
+        trace = traceback.format_exc()
+        log.write(trace)
+        log.flush()
+        if helper._x11 is not None and type(exc).__name__ in ("ConnectionClosedError", "DisplayConnectionError"):
+            helper._x11.reset()
+            return {"id": req_id, "ok": False, "error": {"kind": "Unavailable", "message": "the connection to the X display broke",
+                                                          "hint": "retry; the helper reconnects on the next call"}}
+        return {"id": req_id, "ok": False, "error": {"kind": "Upstream", "message": INTERNAL_MESSAGE, "hint": INTERNAL_HINT,
+                                                      "evidence": trace[-MAX_EVIDENCE:]}}
 
 
 def is_a11y_window(target):
@@ -246,30 +319,27 @@ class Helper:
         return {"ok": ok, "lines": lines, "checks": checks}
 
 
+def private_stdio():
+    """(requests, replies): private copies of stdin and stdout; fd 0 then reads /dev/null and fd 1
+    writes to stderr, so no library can steal a request or corrupt a reply."""
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8", errors="replace")
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    return requests, replies
+
+
 def main():
+    requests, replies = private_stdio()
     helper = Helper()
-    out = sys.stdout
-    for raw in sys.stdin:
-        raw = raw.strip()
-        if not raw:
+    for raw in requests:
+        if not raw.strip():
             continue
-        req_id = None
-        try:
-            req = json.loads(raw)
-            req_id = req.get("id")
-            result = helper.handle(req.get("op"), req.get("target"), req.get("args") or {}, req.get("interaction"))
-            reply = {"id": req_id, "ok": True, "result": result}
-        except HelperError as exc:
-            reply = {"id": req_id, "ok": False, "error": exc.to_wire()}
-        except (KeyError, TypeError, ValueError) as exc:
-            reply = {"id": req_id, "ok": False, "error": {"kind": "Invalid", "message": "bad request: %s" % exc}}
-        except Exception as exc:  # noqa: BLE001 — report, keep serving
-            if helper._x11 is not None and type(exc).__name__ in ("ConnectionClosedError", "DisplayConnectionError"):
-                helper._x11.reset()
-            reply = {"id": req_id, "ok": False,
-                     "error": {"kind": "Upstream", "message": "%s: %s" % (type(exc).__name__, exc)}}
-        out.write(json.dumps(reply) + "\n")
-        out.flush()
+        replies.write(json.dumps(reply_to(helper, raw, sys.stderr)) + "\n")
+        replies.flush()
 
 
 if __name__ == "__main__":

@@ -320,23 +320,51 @@ class X11:
     def _stroke(self, keysym, mods):
         d = self.d()
         keycode, shift, scratch = self._keycode(keysym)
-        mod_codes = [d.keysym_to_keycode(m) for m in mods]
+        codes = [d.keysym_to_keycode(m) for m in mods]
         if shift:
-            mod_codes.append(d.keysym_to_keycode(XK.XK_Shift_L))
-        for mc in mod_codes:
-            xtest.fake_input(d, X.KeyPress, mc)
-        xtest.fake_input(d, X.KeyPress, keycode)
-        xtest.fake_input(d, X.KeyRelease, keycode)
-        for mc in reversed(mod_codes):
-            xtest.fake_input(d, X.KeyRelease, mc)
+            codes.append(d.keysym_to_keycode(XK.XK_Shift_L))
+        codes.append(keycode)
+        pressed = []
+        done = False
+        # A modifier left down or a borrowed keycode left bound would change every later keystroke
+        # on this display, the operator's own included: undo them whatever fails on the way.
+        try:
+            if scratch is not None:
+                d.change_keyboard_mapping(scratch, [(keysym,) * len(self._scratch_syms)])
+                d.sync()
+                time.sleep(0.02)
+            for code in codes:
+                xtest.fake_input(d, X.KeyPress, code)
+                pressed.append(code)
+            while pressed:
+                xtest.fake_input(d, X.KeyRelease, pressed[-1])
+                pressed.pop()
+            done = True
+        finally:
+            self._undo(d, pressed, scratch, strict=done)
+
+    def _undo(self, d, pressed, scratch, strict):
+        """Releases keys still down and unbinds a borrowed keycode, trying every step; after a
+        failure (`strict` false) the first error stays the one reported."""
+        steps = [lambda c=c: xtest.fake_input(d, X.KeyRelease, c) for c in reversed(pressed)]
         if scratch is not None:
-            d.sync()
-            time.sleep(0.02)  # let the client read the key before the scratch mapping is undone
-            d.change_keyboard_mapping(scratch, [(0,) * len(self._scratch_syms)])
-            d.sync()
+            def unbind():
+                d.sync()
+                time.sleep(0.02)  # let the client read the key before its mapping goes
+                d.change_keyboard_mapping(scratch, [(0,) * len(self._scratch_syms)])
+                d.sync()
+            steps.append(unbind)
+        failure = None
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 — keep undoing
+                failure = failure or exc
+        if failure is not None and strict:
+            raise failure
 
     def _keycode(self, keysym):
-        """(keycode, needs shift, scratch keycode to restore or None)."""
+        """(keycode, needs shift, free keycode to borrow for this keysym or None)."""
         d = self.d()
         for keycode, index in d.keysym_to_keycodes(keysym):
             if index == 0:
@@ -349,12 +377,8 @@ class X11:
         mapping = d.get_keyboard_mapping(first, count)
         for offset, syms in enumerate(mapping):
             if all(s == 0 for s in syms):
-                keycode = first + offset
                 self._scratch_syms = syms
-                d.change_keyboard_mapping(keycode, [(keysym,) * len(syms)])
-                d.sync()
-                time.sleep(0.02)
-                return keycode, False, keycode
+                return first + offset, False, first + offset
         raise HelperError("Unavailable", "no free keycode to type keysym 0x%x" % keysym)
 
     # -- pixels -------------------------------------------------------------------------------
