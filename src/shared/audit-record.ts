@@ -101,11 +101,14 @@ export type RecordAgent = FromSchema<typeof RECORD_AGENT_SCHEMA>;
 /** One audit row, as stored, streamed, sent to the panel and printed by `uplink log --json`. */
 export type AuditRecord = FromSchema<typeof AUDIT_RECORD_SCHEMA>;
 
+/** A timeline event: the record without its output (the invocation's detail carries that). */
+export const TIMELINE_EVENT_SCHEMA = omitProperties(AUDIT_RECORD_SCHEMA, 'output');
+
 /** `schema` without some of its properties (a narrower view of the same record). */
 export function omitProperties<S extends { properties: Record<string, unknown> }, K extends keyof S['properties'] & string>(
   schema: S,
   ...keys: K[]
-): Record<string, unknown> {
+): Omit<S, 'properties'> & { properties: Record<string, unknown> } {
   const properties = Object.fromEntries(Object.entries(schema.properties).filter(([k]) => !keys.includes(k as K)));
   return { ...schema, properties };
 }
@@ -135,29 +138,35 @@ const who = (by: string | undefined): string => (by ? ` (${by})` : '');
  * How a call was authorized, in words, from the record that says so (a decision, or the
  * `accepted` entry of a read-only call); `waiting for the operator` on the request of a prompt
  * not yet answered; undefined when the record says nothing about it. A record with
- * `granted: false` is never worded as an approval.
+ * `granted: false` is never worded as an approval. The phrase carries the record's `reason` where
+ * it is the why (a denial) or the what (an operator's action outside any call); elsewhere the
+ * reason only repeats the phrase.
  */
 export function describeAuthorization(r: AuthorizationFacts): string | undefined {
   const a = r.authorized;
   if (!a) return r.kind === 'approval_requested' ? 'waiting for the operator' : undefined;
   const denied = r.granted === false;
+  // An operator's action (a tier, an agent credential), not an answer to an agent's call.
+  if (!r.invocation_id && !r.decision && (a === 'operator' || a === 'cli')) return `${a === 'cli' ? 'from the CLI' : 'by the operator'}${who(r.by)}${quoted(r.reason)}`;
   if (a === 'timeout') return 'timed out: the operator did not answer in time';
   if (a === 'cancelled') return 'cancelled while waiting for the operator';
   if (a === 'closed') return 'denied: the hub stopped before the operator decided';
   if (a === 'default_policy') return denied ? `denied by the default policy${quoted(r.reason)}` : 'read-only: no approval needed';
+  if (denied) return `denied ${a === 'operator' ? 'by the operator' : a === 'cli' ? 'from the CLI' : `(${a})`}${who(r.by)}${quoted(r.reason)}`;
   if (a === 'operator') {
-    if (denied) return `denied by the operator${who(r.by)}${quoted(r.reason)}`;
-    // An operator's action on the panel (a tier, an agent), not an answer to a prompt.
-    if (!r.invocation_id && !r.decision) return `done by the operator${who(r.by)}`;
     if (r.decision === 'session') return `approved for the session by the operator${who(r.by)}`;
     if (r.decision === 'always') return `approved always by the operator${who(r.by)}${r.rule_id ? `, as standing rule ${r.rule_id}` : ''}`;
     return `approved ${r.decision === 'once' ? 'once ' : ''}by the operator${who(r.by)}`;
   }
-  if (a === 'cli') return denied ? `denied from the CLI${who(r.by)}${quoted(r.reason)}` : `run from the CLI${r.by ? ` by ${r.by}` : ''}`;
-  if (denied) return `denied (${a})${quoted(r.reason)}`;
+  if (a === 'cli') return `run from the CLI${r.by ? ` by ${r.by}` : ''}`;
   if (a === 'session') return 'approved for the session (granted earlier by the operator)';
   if (a.startsWith('rule:')) return `approved by standing rule ${a.slice(5)}`;
   return `approved (${a})`;
+}
+
+/** The same wording for an approval prompt's end (`ApprovalResolved`). */
+export function describeResolution(r: { granted: boolean; authorized: string; by?: string; reason?: string; decision?: string; rule_id?: string }): string {
+  return describeAuthorization({ ...r, kind: 'decision', invocation_id: 'prompt' } as AuthorizationFacts) ?? r.authorized;
 }
 
 /**
