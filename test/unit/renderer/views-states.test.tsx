@@ -172,6 +172,6 @@ describe('a decision is final', () => {
     fake.emit('approvalResolved', { approval_id: 'a1', granted: false, authorized: 'timeout' });
     await settle();
     expect(screen.queryByRole('article')).toBeNull();
-    expect(screen.getByText(/denied: nobody answered in time/)).toBeTruthy();
+    expect(screen.getByText(/timed out: the operator did not answer in time/)).toBeTruthy();
   });
 });
