@@ -37,19 +37,6 @@ export function agentLabel(x: { agent?: string; agent_name?: string }): string {
   return x.agent_name && x.agent_name !== x.agent ? `${x.agent} (${x.agent_name})` : x.agent;
 }
 
-/** How an invocation was authorized, in words. */
-export function describeAuthorization(authorized: string | undefined, by?: string): string {
-  if (!authorized) return 'read-only: no approval needed';
-  if (authorized === 'operator') return `approved by the operator${by ? ` (${by})` : ''}`;
-  if (authorized === 'session') return 'approved for this session';
-  if (authorized === 'default_policy') return 'decided by the default policy';
-  if (authorized === 'cli') return `run from the CLI${by ? ` by ${by}` : ''}`;
-  if (authorized === 'timeout') return 'denied: nobody answered in time';
-  if (authorized === 'read_only') return 'read-only: no approval needed';
-  if (authorized.startsWith('rule:')) return `approved by standing rule ${authorized.slice(5)}`;
-  return authorized;
-}
-
 /**
  * What a prompt's op will do, in words: the driver's own preview sentence when it gave one,
  * otherwise a plain sentence built from the request, so the operator never has to read JSON to

@@ -5,7 +5,8 @@
  * in `PanelCalls` is all it takes to expose it everywhere.
  */
 import type { PanelEventName, PanelMethod } from './panel-api';
-import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS } from './wire';
+import { RECORD_AGENT_SCHEMA, TIMELINE_EVENT_SCHEMA } from './audit-record';
+import { INTERACTION_KINDS, INVOCATION_STATES } from './wire';
 
 type Schema = Record<string, unknown>;
 
@@ -33,7 +34,6 @@ const empty = obj({});
 const interaction = strEnum(...INTERACTION_KINDS);
 const state = strEnum(...INVOCATION_STATES, 'rejected');
 const decision = strEnum('once', 'session', 'always', 'deny');
-const eventKind = strEnum(...RUNTIME_EVENT_KINDS, 'decision', 'rejected');
 const suError = rec({ code: str, message: str, retryable: bool }, ['code', 'message', 'retryable']);
 const preview = rec({ text: str, image_png: str, mark: rec({ x: num, y: num, width: num, height: num }, ['x', 'y']) });
 const channel = rec({ channel: str, labels: strings, detail: json, driver: str, tier: str, tiers: strings }, ['channel', 'labels', 'driver']);
@@ -64,7 +64,7 @@ const pending = rec(
   ['approval_id', 'invocation_id', 'agent', 'channel', 'op', 'args', 'requested_at', 'expires_at'],
 );
 const resolved = rec(
-  { approval_id: str, granted: bool, authorized: str, by: str, reason: str, rule_id: str },
+  { approval_id: str, granted: bool, authorized: str, by: str, reason: str, rule_id: str, decision },
   ['approval_id', 'granted', 'authorized'],
 );
 const rule = rec(
@@ -75,35 +75,7 @@ const settings = rec(
   { approval_timeout_ms: num, config_error: str, mcp_url: str, mcp_token: str, cli_path: str, stdio_command: strings, data_dir: str, version: str },
   ['approval_timeout_ms', 'data_dir'],
 );
-const timelineEvent = rec(
-  {
-    cursor: num,
-    at: num,
-    type: strEnum('event', 'decision', 'rejected'),
-    kind: eventKind,
-    invocation_id: str,
-    sequence: int,
-    channel: str,
-    op: str,
-    capability_id: str,
-    agent: str,
-    agent_name: str,
-    provider_id: str,
-    interaction,
-    state,
-    error_code: str,
-    message: str,
-    hint: str,
-    detail: str,
-    authorized: str,
-    granted: bool,
-    by: str,
-    reason: str,
-    args: json,
-    duration_ms: num,
-  },
-  ['cursor', 'at', 'type', 'kind'],
-);
+const timelineEvent: Schema = TIMELINE_EVENT_SCHEMA;
 const filter = obj({ channel: str, op: str, agent: str, state, text: { type: 'string', maxLength: 500 } });
 const providerEntry = rec({ provider_id: str, version: str, driver: str, interaction, capabilities: strings }, ['provider_id', 'capabilities']);
 const agentEntry = rec({ id: str, created_at: str, created_by: str, revoked_at: str }, ['id', 'created_at', 'created_by']);
@@ -141,7 +113,7 @@ export const PANEL_CALLS = {
   },
   getInvocation: {
     request: obj({ invocation_id: id }, ['invocation_id']),
-    response: rec({ invocation_id: str, events: arr(timelineEvent), error: str, authorized: str }, ['invocation_id', 'events']),
+    response: rec({ invocation_id: str, agent: RECORD_AGENT_SCHEMA, events: arr(timelineEvent), error: str }, ['invocation_id', 'events']),
   },
   listProviders: { request: empty, response: arr(providerEntry) },
   listAgents: { request: empty, response: arr(agentEntry) },

@@ -2,6 +2,7 @@
  * Payloads of the PanelApi (main ↔ renderer). Plain JSON, snake_case like the rest of the wire.
  * Every type here has a JSON Schema twin in `panel-channels.ts`, checked on receipt in main.
  */
+import type { AuditRecord, RecordAgent } from './audit-record';
 import type {
   ApprovalPreview,
   ChannelEntry,
@@ -10,7 +11,6 @@ import type {
   InvocationState,
   JsonValue,
   OpSpec,
-  RuntimeEventKind,
   SoftwareUseErrorWire,
 } from './wire';
 
@@ -80,11 +80,13 @@ export interface PendingApproval {
 export interface ApprovalResolved {
   approval_id: string;
   granted: boolean;
-  /** `operator`, `rule:<id>`, `session`, `default_policy`, `cli` or `timeout`. */
+  /** As on the audit record: `operator`, `default_policy`, `timeout`, `cancelled` or `closed`. */
   authorized: string;
   by?: string;
   reason?: string;
   rule_id?: string;
+  /** The operator's answer, when they gave one. */
+  decision?: Decision;
 }
 
 /** The answer to `decide`: `accepted` is false when the prompt was already decided or timed out. */
@@ -141,40 +143,13 @@ export interface PanelSettings {
 }
 
 /** The kinds of timeline entry: kernel events, operator decisions and rejected requests. */
-export type TimelineKind = RuntimeEventKind | 'decision' | 'rejected';
+export type TimelineKind = AuditRecord['kind'];
 
-/** One timeline entry: an audit row (kernel event with context, a decision, or a rejected request). */
-export interface TimelineEvent {
-  /** Global, monotonic id in the audit store; the history cursor. */
-  cursor: number;
-  at: number;
-  type: 'event' | 'decision' | 'rejected';
-  kind: TimelineKind;
-  invocation_id?: string;
-  sequence?: number;
-  channel?: string;
-  op?: string;
-  capability_id?: string;
-  /** The authenticated agent id (absent on rows recorded before agents authenticated). */
-  agent?: string;
-  /** The client name the agent declared. */
-  agent_name?: string;
-  provider_id?: string;
-  interaction?: InteractionKind;
-  /** The invocation's state after this entry; `rejected` for requests that never became one. */
-  state?: InvocationState | 'rejected';
-  error_code?: string;
-  message?: string;
-  hint?: string;
-  /** Operator-only detail (provider error text). */
-  detail?: string;
-  authorized?: string;
-  granted?: boolean;
-  by?: string;
-  reason?: string;
-  args?: JsonValue;
-  duration_ms?: number;
-}
+/**
+ * One timeline entry: an audit record (`audit-record.ts`) without its output; `id` is the
+ * history cursor.
+ */
+export type TimelineEvent = Omit<AuditRecord, 'output'>;
 
 /** Timeline filters; every present field must match. */
 export interface TimelineFilter {
@@ -198,14 +173,13 @@ export interface TimelinePage {
   next_before: number | null;
 }
 
-/** Everything the timeline's detail pane shows for one invocation. */
+/** Everything the timeline's detail pane shows for one invocation (how it was authorized: `invocationAuthorization(events)`). */
 export interface InvocationDetail {
   invocation_id: string;
   capability_id?: string;
   channel?: string;
   op?: string;
-  agent?: string;
-  agent_name?: string;
+  agent?: RecordAgent;
   provider_id?: string;
   interaction?: InteractionKind;
   args?: JsonValue;
@@ -216,9 +190,6 @@ export interface InvocationDetail {
   /** Rendered error as the agent saw it, plus operator-only detail. */
   error?: string;
   error_detail?: string;
-  /** How it was authorized (`operator`, `rule:<id>`, `session`, `default_policy`, `cli`, `read_only`), by whom. */
-  authorized?: string;
-  authorized_by?: string;
   events: TimelineEvent[];
 }
 

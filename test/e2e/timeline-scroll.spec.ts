@@ -15,7 +15,7 @@ test('auto-follow pauses on scroll-up and older history pages in at the top', as
     type Listener = (payload: unknown) => void;
     const listeners = new Map<string, Set<Listener>>();
     const calls: unknown[] = [];
-    const ev = (cursor: number) => ({ cursor, at: 1_700_000_000_000 + cursor, type: 'event', kind: 'succeeded', invocation_id: `inv-${cursor}`, sequence: 1, channel: 'tmux:%1', op: 'read', agent: 'claude-code', state: 'succeeded', duration_ms: 3 });
+    const ev = (cursor: number) => ({ id: cursor, at: 1_700_000_000_000 + cursor, type: 'event', kind: 'succeeded', invocation_id: `inv-${cursor}`, sequence: 1, channel: 'tmux:%1', op: 'read', agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' }, state: 'succeeded', duration_ms: 3 });
     const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ev(from + i));
     const replies: Record<string, (p: { before?: number }) => unknown> = {
       listPendingApprovals: () => [],

@@ -13,12 +13,13 @@ import type { JsonValue } from '../kernel/types';
 import { AuditJournal, journalDir } from './audit-journal';
 import { createPrivate, tightenFiles } from './data-dir';
 import { wellFormed } from '../../shared/escape';
+import { AUDIT_RECORD_SCHEMA } from '../../shared/audit-record';
 import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 import { cut, deepPlaceholder, MAX_CHANNEL_CHARS, MAX_CLIENT_CHARS, MAX_DEPTH, MAX_OP_CHARS, MAX_TEXT_CHARS, nestsDeeperThan } from './bounds';
 
 /** Bumped when the table layout changes; migrations run from the stored `user_version`. */
-export const AUDIT_SCHEMA_VERSION = 4;
+export const AUDIT_SCHEMA_VERSION = 5;
 
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_EVERY_MS = 2000;
@@ -31,15 +32,57 @@ const MAX_ARGS_CHARS = 16 * 1024;
 /** Longest single string kept inside a stored output (screenshots are summarized, not stored). */
 const MAX_OUTPUT_STRING = 2048;
 
-/** The stored columns, in insert order. Only ever appended to (journal lines are positional). */
-const COLUMNS = [
+/** How a record field is stored: text, integer, a boolean as 0/1, or JSON text. */
+type Codec = 'text' | 'integer' | 'boolean' | 'json';
+/** A column: the record field it holds (`sub` for the agent's fields) and how. */
+interface Column {
+  name: string;
+  field: string;
+  sub?: string;
+  codec: Codec;
+  /** Enums (type, kind, state…) are short: cut where free text would not be. */
+  short: boolean;
+}
+
+/** SQL names where the record's would not do (`by` is an SQL keyword; `agent_id` is already prefixed). */
+const SQL_NAMES: Record<string, string> = { by: 'by_who', 'agent.agent_id': 'agent_id' };
+
+function codecOf(schema: { type?: string }): Codec {
+  if (schema.type === 'string') return 'text';
+  if (schema.type === 'integer' || schema.type === 'number') return 'integer';
+  if (schema.type === 'boolean') return 'boolean';
+  return 'json';
+}
+
+/**
+ * The stored columns, generated from the record's schema in its property order (the id is the
+ * row id; an object's fields are flattened as `<field>_<sub>`). That order is the journal's line
+ * format, so it only ever grows at its end.
+ */
+export const COLUMNS: readonly Column[] = Object.entries(AUDIT_RECORD_SCHEMA.properties).flatMap(([field, schema]): Column[] => {
+  if (field === 'id') return [];
+  const nested = (schema as { properties?: Record<string, { type?: string; enum?: unknown }> }).properties;
+  if (!nested) return [{ name: SQL_NAMES[field] ?? field, field, codec: codecOf(schema as { type?: string }), short: 'enum' in schema }];
+  return Object.entries(nested).map(([sub, s]) => ({ name: SQL_NAMES[`${field}.${sub}`] ?? `${field}_${sub}`, field, sub, codec: codecOf(s), short: 'enum' in s }));
+});
+const COLUMN_NAMES = COLUMNS.map((c) => c.name);
+const at = (name: string): number => COLUMN_NAMES.indexOf(name);
+
+/**
+ * The columns journal lines written before schema 5 hold, in their order (a journal left by a
+ * process that died before an upgrade is replayed through it).
+ */
+const V4_JOURNAL_COLUMNS = [
   'at', 'type', 'kind', 'invocation_id', 'sequence', 'channel', 'op', 'capability_id',
   'agent_kind', 'agent_name', 'agent_version', 'agent_user', 'provider_id', 'interaction', 'state',
   'error_code', 'error_kind', 'message', 'hint', 'detail', 'authorized', 'granted', 'by_who', 'reason',
   'args', 'duration_ms', 'output', 'agent_id',
-] as const;
+];
 
-type Row = Record<(typeof COLUMNS)[number], string | number | null> & { id: number };
+/** NOT NULL columns: what is stored when the entry lacks a usable value. */
+const FALLBACK: Record<string, string | number> = { at: 0, type: 'event', kind: 'event' };
+
+type Row = Record<string, string | number | null> & { id: number };
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE entries (
@@ -63,6 +106,9 @@ const MIGRATIONS: string[] = [
   // v4: the authenticated agent (agent_name is what the client declared); agent filters use it.
   `ALTER TABLE entries ADD COLUMN agent_id TEXT;
    CREATE INDEX entries_agent_id ON entries(agent_id, id);`,
+  // v5: the operator's answer (once/session/always/deny) and the rule an `always` created.
+  `ALTER TABLE entries ADD COLUMN decision TEXT;
+   ALTER TABLE entries ADD COLUMN rule_id TEXT;`,
 ];
 
 /**
@@ -135,7 +181,7 @@ export function boundedEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'i
 }
 
 /** Text fields of an entry and the longest each is kept. */
-const TEXT_LIMITS: Array<[keyof AuditEntry & ('channel' | 'op' | 'message' | 'hint' | 'detail' | 'reason' | 'by' | 'invocation_id' | 'capability_id' | 'provider_id' | 'authorized' | 'error_code' | 'error_kind'), number]> = [
+const TEXT_LIMITS: Array<[keyof AuditEntry & ('channel' | 'op' | 'message' | 'hint' | 'detail' | 'reason' | 'by' | 'invocation_id' | 'capability_id' | 'provider_id' | 'authorized' | 'error_code' | 'error_kind' | 'rule_id'), number]> = [
   ['channel', MAX_CHANNEL_CHARS],
   ['op', MAX_OP_CHARS],
   ['message', MAX_TEXT_CHARS],
@@ -149,9 +195,10 @@ const TEXT_LIMITS: Array<[keyof AuditEntry & ('channel' | 'op' | 'message' | 'hi
   ['authorized', MAX_CLIENT_CHARS],
   ['error_code', MAX_CLIENT_CHARS],
   ['error_kind', MAX_CLIENT_CHARS],
+  ['rule_id', MAX_CLIENT_CHARS],
 ];
 
-const JSON_COLUMNS = new Set([COLUMNS.indexOf('args'), COLUMNS.indexOf('output')]);
+const JSON_COLUMNS = new Set(COLUMNS.flatMap((c, i) => (c.codec === 'json' ? [i] : [])));
 
 /**
  * Lone surrogates (agents send any JSON string) replaced by U+FFFD, so every stored byte is valid
@@ -180,24 +227,21 @@ function toRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
 }
 
 function rawRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
-  const args = entry.args === undefined ? null : boundedJson(entry.args);
-  const output = entry.output === undefined ? null : boundedJson(entry.output);
-  const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-  return [
-    num(entry.at) ?? 0, text(entry.type, MAX_OP_CHARS) ?? 'event', text(entry.kind, MAX_OP_CHARS) ?? 'event', text(entry.invocation_id), num(entry.sequence),
-    text(entry.channel), text(entry.op), text(entry.capability_id), text(entry.agent?.kind),
-    text(entry.agent?.name), text(entry.agent?.version), text(entry.agent?.user),
-    text(entry.provider_id), text(entry.interaction), text(entry.state), text(entry.error_code),
-    text(entry.error_kind), text(entry.message), text(entry.hint), text(entry.detail),
-    text(entry.authorized), entry.granted === undefined ? null : entry.granted ? 1 : 0, text(entry.by),
-    text(entry.reason), args, num(entry.duration_ms), output, text(entry.agent?.agent_id),
-  ];
+  return COLUMNS.map((c) => {
+    const holder = c.sub === undefined ? entry : (entry as Record<string, unknown>)[c.field];
+    const v = holder && typeof holder === 'object' ? (holder as Record<string, unknown>)[c.sub ?? c.field] : undefined;
+    let cell: string | number | null;
+    if (c.codec === 'json') cell = v === undefined ? null : boundedJson(v as JsonValue);
+    else if (c.codec === 'boolean') cell = typeof v === 'boolean' ? (v ? 1 : 0) : null;
+    else if (c.codec === 'integer') cell = typeof v === 'number' && Number.isFinite(v) ? v : null;
+    else cell = c.short ? text(v, MAX_OP_CHARS) : text(v);
+    return cell ?? FALLBACK[c.name] ?? null;
+  });
 }
 
 /** The row stored instead of one SQLite refused: when and what it was, and why it is not there. */
 function placeholderRow(entry: Omit<AuditEntry, 'id'>, error: unknown): JournalRow {
   const row: JournalRow = COLUMNS.map(() => null);
-  const at = (c: (typeof COLUMNS)[number]): number => COLUMNS.indexOf(c);
   row[at('at')] = typeof entry.at === 'number' && Number.isFinite(entry.at) ? entry.at : 0;
   row[at('type')] = text(entry.type, MAX_OP_CHARS) ?? 'event';
   row[at('kind')] = text(entry.kind, MAX_OP_CHARS) ?? 'event';
@@ -208,54 +252,38 @@ function placeholderRow(entry: Omit<AuditEntry, 'id'>, error: unknown): JournalR
 }
 
 function fromRow(row: Row): AuditEntry {
-  const e: AuditEntry = { id: row.id, at: Number(row.at), type: row.type as AuditEntry['type'], kind: row.kind as AuditEntry['kind'] };
-  const str = (k: keyof Row): string | undefined => (row[k] === null ? undefined : String(row[k]));
-  const set = <K extends keyof AuditEntry>(k: K, v: AuditEntry[K] | undefined): void => {
-    if (v !== undefined) e[k] = v;
-  };
-  set('invocation_id', str('invocation_id'));
-  set('sequence', row.sequence === null ? undefined : Number(row.sequence));
-  set('channel', str('channel'));
-  set('op', str('op'));
-  set('capability_id', str('capability_id'));
-  if (row.agent_name !== null) {
-    e.agent = { kind: String(row.agent_kind) as 'mcp' | 'cli' | 'panel', ...(row.agent_id !== null ? { agent_id: String(row.agent_id) } : {}), name: String(row.agent_name) };
-    if (row.agent_version !== null) e.agent.version = String(row.agent_version);
-    if (row.agent_user !== null) e.agent.user = String(row.agent_user);
+  const e: Record<string, unknown> = { id: row.id };
+  for (const c of COLUMNS) {
+    const v = row[c.name];
+    if (v === null || v === undefined) continue;
+    let value: unknown;
+    if (c.codec === 'json') {
+      try {
+        value = JSON.parse(String(v)) as JsonValue;
+      } catch {
+        value = String(v);
+      }
+    } else if (c.codec === 'boolean') value = v === 1;
+    else if (c.codec === 'integer') value = Number(v);
+    else value = String(v);
+    if (c.sub === undefined) e[c.field] = value;
+    else ((e[c.field] ??= {}) as Record<string, unknown>)[c.sub] = value;
   }
-  set('provider_id', str('provider_id'));
-  set('interaction', str('interaction') as AuditEntry['interaction']);
-  set('state', str('state') as AuditEntry['state']);
-  set('error_code', str('error_code'));
-  set('error_kind', str('error_kind'));
-  set('message', str('message'));
-  set('hint', str('hint'));
-  set('detail', str('detail'));
-  set('authorized', str('authorized'));
-  set('granted', row.granted === null ? undefined : row.granted === 1);
-  set('by', str('by_who'));
-  set('reason', str('reason'));
-  const json = (k: 'args' | 'output'): JsonValue | undefined => {
-    if (row[k] === null) return undefined;
-    try {
-      return JSON.parse(String(row[k])) as JsonValue;
-    } catch {
-      return String(row[k]);
-    }
-  };
-  set('args', json('args'));
-  set('output', json('output'));
-  set('duration_ms', row.duration_ms === null ? undefined : Number(row.duration_ms));
-  return e;
+  // Rows whose agent lost its name (a placeholder) carry no agent.
+  if (e.agent && (e.agent as { name?: unknown }).name === undefined) delete e.agent;
+  return e as unknown as AuditEntry;
 }
 
 /**
  * A journaled row as inserted, whatever the line held (a damaged file cannot break the insert).
- * A line from an older schema has fewer columns: `COLUMNS` only ever grows at its end.
+ * A line from before schema 5 is in that schema's column order; later ones may be shorter than
+ * `COLUMNS` (it only ever grows at its end).
  */
 function journaledRow(row: unknown): JournalRow {
   const r = Array.isArray(row) ? (row as unknown[]) : [];
-  return COLUMNS.map((_, i) => (typeof r[i] === 'string' || typeof r[i] === 'number' ? (r[i] as string | number) : null));
+  const cell = (i: number): string | number | null => (i >= 0 && (typeof r[i] === 'string' || typeof r[i] === 'number') ? (r[i] as string | number) : null);
+  if (r.length <= V4_JOURNAL_COLUMNS.length) return COLUMN_NAMES.map((name) => cell(V4_JOURNAL_COLUMNS.indexOf(name)));
+  return COLUMNS.map((_, i) => cell(i));
 }
 
 /** The SQLite-backed audit store. */
@@ -293,7 +321,7 @@ export class AuditStore {
     // Checkpoints (which fsync) run on a timer instead of inside a call's commit; see #checkpoint.
     this.#db.pragma('wal_autocheckpoint = 0');
     this.#migrate();
-    this.#insert = this.#db.prepare(`INSERT INTO entries (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
+    this.#insert = this.#db.prepare(`INSERT INTO entries (${COLUMN_NAMES.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
     this.#setMark = this.#db.prepare('INSERT INTO journal_marks (file, seq) VALUES (?, ?) ON CONFLICT(file) DO UPDATE SET seq = excluded.seq');
     this.#markOf = this.#db.prepare('SELECT seq FROM journal_marks WHERE file = ?');
     this.#allMarks = this.#db.prepare('SELECT file FROM journal_marks');
@@ -357,7 +385,8 @@ export class AuditStore {
     } catch (e) {
       const row = placeholderRow(entry, e);
       const info = this.#insert.run(row);
-      return { at: row[0] as number, type: entry.type, kind: entry.kind, message: row[COLUMNS.indexOf('message')] as string, ...(row[3] ? { invocation_id: row[3] as string } : {}), id: Number(info.lastInsertRowid) };
+      const invocation = row[at('invocation_id')];
+      return { at: row[at('at')] as number, type: entry.type, kind: entry.kind, message: row[at('message')] as string, ...(invocation ? { invocation_id: invocation as string } : {}), id: Number(info.lastInsertRowid) };
     }
   }
 

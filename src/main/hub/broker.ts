@@ -15,7 +15,7 @@ import type { DecideResult } from './hub';
 import { HubError } from './errors';
 import { editConfig } from './approval-settings';
 import { globMatch } from './redact';
-import type { ApprovalDecision, ApprovalEvent, AuditEntry, Disposer, PendingApproval, StandingRule, StandingRuleStatus } from './types';
+import type { ApprovalDecision, ApprovalEvent, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, StandingRule, StandingRuleStatus } from './types';
 
 /** What the broker needs from the hub. */
 export interface BrokerHost {
@@ -223,7 +223,7 @@ export class ApprovalBroker {
     const reason = decision.reason?.slice(0, 2000);
     const summary = { once: 'approved once', session: 'approved for the session', always: `approved always (${ruleId})`, deny: 'denied' }[decision.kind];
     // Durable first: if it cannot be recorded, it does not take effect and the prompt stays open.
-    this.#decision(ctx, granted, 'operator', decision.by, reason ?? summary, true);
+    this.#decision(ctx, granted, 'operator', decision.by, reason ?? summary, true, { decision: decision.kind, ...(ruleId ? { rule_id: ruleId } : {}) });
     this.#finish(approvalId, `${summary} by ${decision.by}`);
     if (!granted) {
       ctx.deny = {
@@ -232,7 +232,7 @@ export class ApprovalBroker {
       };
     }
     p.resolve({ granted, by: decision.by, ...(reason ? { reason } : {}) });
-    this.#emit({ type: 'resolved', approval_id: approvalId, granted, authorized: 'operator', by: decision.by, ...(reason ? { reason } : {}), ...(ruleId ? { rule_id: ruleId } : {}) });
+    this.#emit({ type: 'resolved', approval_id: approvalId, granted, authorized: 'operator', by: decision.by, decision: decision.kind, ...(reason ? { reason } : {}), ...(ruleId ? { rule_id: ruleId } : {}) });
     return { approval_id: approvalId, granted, ...(ruleId ? { rule_id: ruleId } : {}) };
   }
 
@@ -256,7 +256,7 @@ export class ApprovalBroker {
       if (p.ctx.invocation_id !== invocationId && why !== 'closed') continue;
       this.#finish(id, why);
       p.ctx.deny = { reason: why === 'closed' ? 'the hub stopped before the operator decided' : `${p.ctx.op} on ${p.ctx.channel} was cancelled` };
-      this.#safeDecision(p.ctx, why);
+      this.#safeDecision(p.ctx, why, why);
       p.resolve({ granted: false, reason: why });
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: why });
     }
@@ -266,7 +266,7 @@ export class ApprovalBroker {
     for (const [id, p] of [...this.#pending]) {
       this.#finish(id, 'denied: the last panel closed');
       p.ctx.deny = this.#noPanelDeny(p.ctx, 'the Uplink panel was closed before the operator decided');
-      this.#safeDecision(p.ctx, 'the last panel detached before a decision');
+      this.#safeDecision(p.ctx, 'the last panel detached before a decision', 'default_policy');
       p.resolve({ granted: false, reason: 'no panel attached' });
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: 'default_policy' });
     }
@@ -348,7 +348,7 @@ export class ApprovalBroker {
       reason: `${p.ctx.op} on ${p.ctx.channel} was not approved within ${secs} s`,
       hint: `ask the operator to watch the Uplink panel and retry, or add a standing rule to ${this.#host.config.path} approvals.rules`,
     };
-    this.#safeDecision(p.ctx, `no operator decision within ${secs} s`);
+    this.#safeDecision(p.ctx, `no operator decision within ${secs} s`, 'timeout');
     p.resolve({ granted: false, reason: 'timeout' });
     this.#emit({ type: 'resolved', approval_id: approvalId, granted: false, authorized: 'timeout' });
   }
@@ -361,7 +361,15 @@ export class ApprovalBroker {
     if (this.#decided.size > DECIDED_MEMORY) this.#decided.delete(this.#decided.keys().next().value!);
   }
 
-  #decision(ctx: CallContext, granted: boolean, authorized: string, by: string | undefined, reason: string, durable = false): void {
+  #decision(
+    ctx: CallContext,
+    granted: boolean,
+    authorized: RecordedAuthorization,
+    by: string | undefined,
+    reason: string,
+    durable = false,
+    answer: Pick<AuditEntry, 'decision' | 'rule_id'> = {},
+  ): void {
     this.#host.record(
       {
         ...decisionOf(ctx, this.#host.now()),
@@ -371,6 +379,7 @@ export class ApprovalBroker {
         authorized,
         ...(by ? { by } : {}),
         reason,
+        ...answer,
         ...(ctx.args !== undefined ? { args: ctx.args } : {}),
       },
       durable,
@@ -378,9 +387,9 @@ export class ApprovalBroker {
   }
 
   /** A denial that must happen even if the store is failing (timeouts, cancels, shutdown). */
-  #safeDecision(ctx: CallContext, reason: string): void {
+  #safeDecision(ctx: CallContext, reason: string, authorized: RecordedAuthorization): void {
     try {
-      this.#decision(ctx, false, 'default_policy', undefined, reason, true);
+      this.#decision(ctx, false, authorized, undefined, reason, true);
     } catch {
       // Denying is the safe outcome; the failed write is visible in `uplink doctor` (audit).
     }

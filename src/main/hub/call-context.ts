@@ -5,7 +5,7 @@
  */
 import type { InteractionKind, JsonValue, OperationSafety } from '../kernel/types';
 import type { DriverError } from '../drivers/contract';
-import type { AgentIdentity } from './types';
+import type { AgentIdentity, Authorization } from './types';
 
 /** Hub-side facts of one invocation. */
 export interface CallContext {
@@ -33,7 +33,7 @@ export interface CallContext {
   /** Set by the provider: what the driver returned (stored on the `succeeded` entry unless sensitive). */
   output?: JsonValue;
   /** For read-only permits: how it was authorized (stored on the `accepted` entry). */
-  authorized?: string;
+  authorized?: Authorization;
   /** Set while waiting for the operator. */
   approval_id?: string;
   /** The args carry sensitive text: no evidence or detail is stored either. */

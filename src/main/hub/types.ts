@@ -3,7 +3,8 @@
  * or the operator does goes through one `Hub`; every driver call runs as a kernel invocation.
  * Field names that reach a wire (panel, audit rows, JSON output) are snake_case.
  */
-import type { InteractionKind, InvocationState, JsonValue, RuntimeEventKind } from '../kernel/types';
+import type { InteractionKind, InvocationState, JsonValue } from '../kernel/types';
+import type { AuditRecord } from '../../shared/audit-record';
 import type {
   ApprovalPreview,
   CallerEnvironment,
@@ -84,8 +85,10 @@ export interface HubProgress {
   message: string;
 }
 
-/** How a decision was authorized, as recorded in the audit store. */
+/** How a call was allowed to run. */
 export type Authorization = 'operator' | `rule:${string}` | 'session' | 'default_policy' | 'cli';
+/** What a record's `authorized` says: how it was allowed, or why a prompt ended unanswered. */
+export type RecordedAuthorization = Authorization | 'timeout' | 'cancelled' | 'closed';
 
 /** A mutating request waiting for the operator. Sensitive args are redacted. */
 export interface PendingApproval {
@@ -129,10 +132,12 @@ export type ApprovalEvent =
       approval_id: string;
       granted: boolean;
       /** `timeout`: unanswered in time; `cancelled`: the invocation was cancelled; `closed`: the hub stopped. */
-      authorized: Authorization | 'timeout' | 'cancelled' | 'closed';
+      authorized: RecordedAuthorization;
       by?: string;
       reason?: string;
       rule_id?: string;
+      /** The operator's answer, when they gave one. */
+      decision?: ApprovalDecisionKind;
     };
 
 /** A standing rule in `<data dir>/config.json` `approvals.rules`: auto-approves matching requests. */
@@ -161,44 +166,15 @@ export interface StandingRuleStatus extends StandingRule {
 }
 
 /** The type of an audit entry. */
-export type AuditEntryType = 'event' | 'decision' | 'rejected';
+export type AuditEntryType = AuditRecord['type'];
 
 /**
- * One row of the audit store, and the item of the live timeline stream. `detail` is operator-only
- * (provider error text); `error_*`/`message`/`hint` are what the agent saw.
+ * One row of the audit store, and the item of the live timeline stream: the shared audit record
+ * (`src/shared/audit-record.ts`). `detail` is operator-only (provider error text);
+ * `error_*`/`message`/`hint` are what the agent saw. The live stream may carry the caller's full
+ * `AgentIdentity` in `agent`; only the record's fields are stored or sent on.
  */
-export interface AuditEntry {
-  id: number;
-  at: number;
-  type: AuditEntryType;
-  /** Event kind (`accepted`, `approval_granted`, …), `decision` or `rejected`. */
-  kind: RuntimeEventKind | 'decision' | 'rejected';
-  invocation_id?: string;
-  sequence?: number;
-  channel?: string;
-  op?: string;
-  capability_id?: string;
-  agent?: AgentIdentity;
-  provider_id?: string;
-  interaction?: InteractionKind;
-  /** The invocation's state after this entry; `rejected` for requests that never became one. */
-  state?: InvocationState | 'rejected';
-  error_code?: string;
-  error_kind?: string;
-  message?: string;
-  hint?: string;
-  detail?: string;
-  authorized?: string;
-  granted?: boolean;
-  by?: string;
-  reason?: string;
-  /** The request's args, sensitive fields redacted, capped in size. */
-  args?: JsonValue;
-  /** On `succeeded` entries: the result, long strings summarized, capped in size; never for sensitive calls. */
-  output?: JsonValue;
-  /** For terminal entries: ms since `accepted`. */
-  duration_ms?: number;
-}
+export type AuditEntry = Omit<AuditRecord, 'agent' | 'authorized'> & { agent?: AgentIdentity; authorized?: RecordedAuthorization };
 
 /** Filters for the audit query (all optional, AND-ed). */
 export interface AuditQuery {

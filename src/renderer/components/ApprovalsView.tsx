@@ -8,7 +8,7 @@ import { useShallow } from 'zustand/react/shallow';
 import type { Decision } from '../../shared/panel-types';
 import { decide, loadApprovals } from '../actions';
 import { useStore } from '../store';
-import { describeAuthorization } from '../format';
+import { describeResolution } from '../../shared/audit-record';
 import { ApprovalCard, DECISION_BUTTONS } from './ApprovalCard';
 import { Empty, ErrorBox, Loading, useNow } from './common';
 
@@ -78,8 +78,7 @@ export function ApprovalsView() {
           <ul>
             {recent.map((r) => (
               <li key={r.approval_id}>
-                <span className={r.granted ? 'ok-text' : 'bad-text'}>{r.granted ? 'approved' : 'denied'}</span> — {describeAuthorization(r.authorized, r.by)}
-                {r.reason ? `: “${r.reason}”` : ''}
+                <span className={r.granted ? 'ok-text' : 'bad-text'}>{describeResolution(r)}</span>
               </li>
             ))}
           </ul>

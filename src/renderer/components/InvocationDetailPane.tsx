@@ -2,11 +2,14 @@
 import type { InvocationDetail, TimelineEvent } from '../../shared/panel-types';
 import type { Loadable } from '../store';
 import type { InvocationRow } from '../store/timeline-model';
-import { agentLabel, describeAuthorization, formatClock, formatDateTime, formatDuration } from '../format';
+import { describeAuthorization, invocationAuthorization } from '../../shared/audit-record';
+import { agentLabel, formatClock, formatDateTime, formatDuration } from '../format';
 import { ArgsView } from './ArgsView';
 import { Badge, ErrorBox, Loading, stateTone } from './common';
 
 function EventLine({ e, t0 }: { e: TimelineEvent; t0: number }) {
+  // The phrase already carries the reason where it matters; elsewhere the reason repeats it.
+  const how = describeAuthorization(e);
   return (
     <tr>
       <td className="num">{e.sequence ?? '—'}</td>
@@ -14,9 +17,7 @@ function EventLine({ e, t0 }: { e: TimelineEvent; t0: number }) {
       <td className="mono">{formatClock(e.at)}</td>
       <td className="num">+{formatDuration(e.at - t0)}</td>
       <td>
-        {[e.authorized ? describeAuthorization(e.authorized, e.by) : e.by && `by ${e.by}`, e.reason && `“${e.reason}”`, e.message, e.error_code && `(${e.error_code})`]
-          .filter(Boolean)
-          .join(' · ')}
+        {[...(how ? [how] : [e.by && `by ${e.by}`, e.reason && `“${e.reason}”`]), e.message, e.error_code && `(${e.error_code})`].filter(Boolean).join(' · ')}
       </td>
     </tr>
   );
@@ -46,7 +47,7 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
           <dt>State</dt>
           <dd><Badge tone={stateTone(state)}>{state}</Badge> {d?.duration_ms !== undefined && <span className="muted">in {formatDuration(d.duration_ms)}</span>}</dd>
           <dt>Agent</dt>
-          <dd>{agentLabel(d?.agent || d?.agent_name ? d : row)}</dd>
+          <dd>{agentLabel(d?.agent ? { agent: d.agent.agent_id, agent_name: d.agent.name } : row)}</dd>
           <dt>Capability</dt>
           <dd className="mono">{d?.capability_id ?? '—'}</dd>
           <dt>Provider</dt>
@@ -54,7 +55,7 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
           <dt>Started</dt>
           <dd>{formatDateTime(row.first_at)}</dd>
           <dt>Authorized</dt>
-          <dd>{describeAuthorization(d?.authorized ?? row.authorized, d?.authorized_by)}</dd>
+          <dd>{invocationAuthorization(events) ?? (state === 'rejected' ? 'refused before it ran' : '—')}</dd>
         </dl>
         <h4>Arguments</h4>
         <ArgsView args={d?.args ?? events.find((e) => e.args !== undefined)?.args} />
@@ -73,7 +74,7 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
           </thead>
           <tbody>
             {events.map((e) => (
-              <EventLine key={e.cursor} e={e} t0={t0} />
+              <EventLine key={e.id} e={e} t0={t0} />
             ))}
           </tbody>
         </table>

@@ -44,7 +44,7 @@ export const TimelineRow = memo(function TimelineRow({ row, selected, onSelect, 
       <span role="cell" className="tl-events" aria-label="events in sequence">
         {row.state === 'action' && <span className="muted small">{row.events[0]?.reason ?? row.events[0]?.message ?? ''}</span>}
         {row.events.filter((e) => e.kind !== 'decision').map((e) => (
-          <span key={e.cursor} className={`ev ev-${e.kind}`} title={`#${e.sequence ?? '—'} ${e.kind}${e.reason ? `: ${e.reason}` : ''}`}>
+          <span key={e.id} className={`ev ev-${e.kind}`} title={`#${e.sequence ?? '—'} ${e.kind}${e.reason ? `: ${e.reason}` : ''}`}>
             {e.sequence !== undefined && <b>{e.sequence}</b>}
             <i>{SHORT[e.kind] ?? e.kind}</i>
           </span>

@@ -13,6 +13,7 @@ export interface InvocationRow {
   invocation_id?: string;
   channel?: string;
   op?: string;
+  /** The record's `agent.agent_id` (what the agent filter matches), its declared name beside it. */
   agent?: string;
   agent_name?: string;
   provider_id?: string;
@@ -31,28 +32,28 @@ export interface InvocationRow {
 /** Rows beyond this are dropped from the front; they page back in from the audit store. */
 export const MAX_ROWS = 60_000;
 
-export const rowKey = (e: TimelineEvent): string => e.invocation_id ?? `${e.type}:${e.cursor}`;
+export const rowKey = (e: TimelineEvent): string => e.invocation_id ?? `${e.type}:${e.id}`;
 
 /**
  * Audit order: the cursor is global and monotonic, and within an invocation it grows with the
  * sequence number, so this is sequence order with operator decisions at the moment they were made.
  */
-const byCursor = (a: TimelineEvent, b: TimelineEvent): number => a.cursor - b.cursor;
+const byCursor = (a: TimelineEvent, b: TimelineEvent): number => a.id - b.id;
 
 /** Derives a row's summary fields from its events (events already sorted). */
 function summarize(row: InvocationRow): void {
   for (const e of row.events) {
     row.channel ??= e.channel;
     row.op ??= e.op;
-    row.agent ??= e.agent;
-    row.agent_name ??= e.agent_name;
+    row.agent ??= e.agent?.agent_id;
+    row.agent_name ??= e.agent?.name;
     row.provider_id ??= e.provider_id;
     row.interaction ??= e.interaction;
   }
   const last = row.events[row.events.length - 1]!;
   row.first_at = Math.min(row.first_at, row.events[0]!.at);
   row.last_at = Math.max(row.last_at, last.at);
-  row.first_cursor = Math.min(row.first_cursor, row.events[0]!.cursor);
+  row.first_cursor = Math.min(row.first_cursor, row.events[0]!.id);
   let state: InvocationRow['state'] = row.state;
   for (const e of row.events) {
     if (e.state) state = e.state;
@@ -74,14 +75,14 @@ export function mergeEvents(rows: Map<string, InvocationRow>, events: TimelineEv
   for (const e of events) {
     const key = rowKey(e);
     const existing = rows.get(key);
-    if (existing && existing.events.some((x) => x.cursor === e.cursor)) continue;
+    if (existing && existing.events.some((x) => x.id === e.id)) continue;
     // Copy-on-write per row so React.memo sees a new object only for rows that changed.
     const row: InvocationRow = existing && !touched.has(key) ? { ...existing, events: [...existing.events] } : (existing ?? {
       key,
       state: e.invocation_id ? 'accepted' : e.type === 'rejected' ? 'rejected' : 'action',
       first_at: e.at,
       last_at: e.at,
-      first_cursor: e.cursor,
+      first_cursor: e.id,
       events: [],
       ...(e.invocation_id ? { invocation_id: e.invocation_id } : {}),
     });

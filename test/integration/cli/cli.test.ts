@@ -93,7 +93,7 @@ describe('uplink CLI', () => {
     expect(decision).toMatchObject({ authorized: 'cli', by: userInfo().username, granted: true });
     const human = await runCli(b, dir, ['log', '--op', 'send']);
     expect(human.stdout).toContain(`decision  test:alpha  send  agent=cli:uplink-cli(${userInfo().username})`);
-    expect(human.stdout).toMatch(new RegExp(`authorized=cli {2}by=${userInfo().username}`));
+    expect(human.stdout).toMatch(new RegExp(`run from the CLI by ${userInfo().username}`));
   });
 
   it('invoke with args nested 6,000 deep: one line, exit 1, and the next call works', async () => {

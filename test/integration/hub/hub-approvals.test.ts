@@ -134,7 +134,7 @@ describe('approvals', () => {
     expect(err.rendered).toMatch(/^uplink error \[test:Rejected\]: write on test:alpha was not approved within 1 s — hint: ask the operator/);
     expect(progress.some((m) => m.startsWith('waiting for operator approval of write on test:alpha'))).toBe(true);
     await expect(hub.decide(p.approval_id, { kind: 'once', by: 'late' })).rejects.toThrow(/already decided \(timed out\)/);
-    expect(hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'default_policy', granted: false });
+    expect(hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'timeout', granted: false });
   });
 
   it('a cancelled call drops its prompt', async () => {

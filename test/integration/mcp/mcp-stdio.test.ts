@@ -180,8 +180,8 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     // The embedded hub's own client is `stdio`; the name it declared is shown beside it.
     expect(human.stdout).toMatch(/agent=mcp:stdio \(vitest-agent@9\.9\.9\)/);
     // How each call was authorized, in the human log too.
-    expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*authorized=default_policy/);
-    expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*denied=default_policy\s+reason="no panel attached"/);
+    expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*read-only: no approval needed/);
+    expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*denied by the default policy: “no panel attached”/);
   });
 });
 
@@ -321,7 +321,7 @@ describe("uplink mcp forwarding: approvals reach the running hub's panel", () =>
       const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision');
       expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { kind: 'mcp', agent_id: 'default', name: 'relayed-agent', version: '9.9.9' } });
       const human = await runCli(b, d, ['log', '--op', 'write']);
-      expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:default \(relayed-agent@9\.9\.9\) .*authorized=operator\s+by=stand-in-operator/);
+      expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:default \(relayed-agent@9\.9\.9\) .*approved once by the operator \(stand-in-operator\)/);
     } finally {
       await c.close();
       await hub.stop();

@@ -1,10 +1,12 @@
 /** The SQLite audit store: schema version, filters, paging, persistence across reopen. */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AUDIT_SCHEMA_VERSION, AuditStore } from '../../../src/main/hub/audit-store';
+import { journalDir } from '../../../src/main/hub/audit-journal';
+import { AUDIT_RECORD_SCHEMA } from '../../../src/shared/audit-record';
 import type { JsonValue } from '../../../src/main/kernel/types';
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-audit-')), 'audit.sqlite');
@@ -103,7 +105,7 @@ describe('AuditStore', () => {
     const path = fresh();
     new AuditStore(path).close();
     const db = new Database(path);
-    db.exec('DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output');
+    db.exec('ALTER TABLE entries DROP COLUMN rule_id; ALTER TABLE entries DROP COLUMN decision; DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output');
     db.pragma('user_version = 1');
     db.prepare("INSERT INTO entries (at, type, kind, invocation_id, agent_kind, agent_name) VALUES (5, 'event', 'accepted', 'old-1', 'mcp', 'claude')").run();
     db.close();
@@ -117,6 +119,43 @@ describe('AuditStore', () => {
     const check = new Database(path);
     expect(check.pragma('user_version', { simple: true })).toBe(AUDIT_SCHEMA_VERSION);
     check.close();
+  });
+
+  it('stores every field of the record, the agent flattened and args/output as JSON, and reads the same record back', () => {
+    const s = new AuditStore(fresh());
+    const record = {
+      at: 7, type: 'decision', kind: 'decision', invocation_id: 'inv-9', sequence: 3, channel: 'test:a', op: 'write', capability_id: 'test.write',
+      agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0', user: 'ann' }, provider_id: 'uplink/test', interaction: 'typed',
+      state: 'accepted', error_code: 'policy_denied', error_kind: 'Rejected', message: 'm', hint: 'h', detail: 'd', authorized: 'operator', granted: true,
+      by: 'alice', reason: 'r', args: { text: 'x' }, duration_ms: 12, output: { ok: true }, decision: 'always', rule_id: 'rule_1',
+    } as const;
+    // The fixture names every property of the schema, so a new one cannot be left unstored.
+    expect(Object.keys(record).sort()).toEqual(Object.keys(AUDIT_RECORD_SCHEMA.properties).filter((k) => k !== 'id').sort());
+    const stored = s.append(record);
+    expect(s.query({}).entries).toEqual([{ ...record, id: stored.id }]);
+    s.close();
+    const db = new Database(s.path, { readonly: true });
+    expect(db.prepare('SELECT agent_id, agent_name, by_who, granted, args, decision, rule_id FROM entries').get()).toEqual({
+      agent_id: 'builder', agent_name: 'claude-code', by_who: 'alice', granted: 1, args: '{"text":"x"}', decision: 'always', rule_id: 'rule_1',
+    });
+    db.close();
+  });
+
+  it('a journal line written before schema 5 (agent_id in its last column) is replayed into the right columns', () => {
+    const path = fresh();
+    new AuditStore(path).close();
+    const v4 = [
+      5, 'decision', 'decision', 'inv-old', null, 'test:a', 'write', 'test.write', 'mcp', 'claude-code', '2.1.0', null, 'uplink/test', 'typed', 'accepted',
+      null, null, null, null, null, 'operator', 0, 'alice', 'not now', '{"text":"x"}', null, null, 'builder',
+    ];
+    mkdirSync(journalDir(path), { recursive: true });
+    // A pid no process has: the journal of a process that died before the upgrade.
+    writeFileSync(join(journalDir(path), '2147483646-old.jsonl'), `${JSON.stringify({ seq: 1, rows: [v4] })}\n`, { mode: 0o600 });
+    const s = new AuditStore(path);
+    expect(s.query({}).entries[0]).toMatchObject({
+      invocation_id: 'inv-old', agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0' }, authorized: 'operator', granted: false, by: 'alice', reason: 'not now', args: { text: 'x' },
+    });
+    s.close();
   });
 
   it('caps huge args', () => {

@@ -7,13 +7,17 @@ const base: AuditEntry = { id: 7, at: Date.UTC(2026, 0, 2, 3, 4, 5), type: 'deci
 
 describe('formatEntry', () => {
   it.each<[Partial<AuditEntry>, RegExp]>([
-    [{ authorized: 'operator', granted: true, by: 'alice' }, /authorized=operator {2}by=alice/],
-    [{ authorized: 'operator', granted: false, by: 'alice', reason: 'not now' }, /denied=operator {2}by=alice {2}reason="not now"/],
-    [{ authorized: 'rule:r1', granted: true, by: 'bob' }, /authorized=rule:r1 {2}by=bob/],
-    [{ authorized: 'default_policy', granted: false, reason: 'no panel attached' }, /denied=default_policy {2}reason="no panel attached"/],
-    [{ authorized: 'cli', granted: true, by: 'carol', agent: { kind: 'cli', agent_id: 'uplink-cli', name: 'uplink-cli', user: 'carol' } }, /agent=cli:uplink-cli\(carol\) {2}authorized=cli {2}by=carol/],
-    [{ authorized: 'session', granted: true }, /authorized=session/],
-    [{ type: 'event', kind: 'accepted', authorized: 'default_policy', granted: true }, /accepted {2}tmux:%3 {2}send {2}agent=mcp:default \(claude-code@2\.1\.0\) {2}authorized=default_policy/],
+    [{ invocation_id: 'inv_1', authorized: 'operator', granted: true, by: 'alice', decision: 'once' }, /inv_1 {2}approved once by the operator \(alice\)$/],
+    [{ invocation_id: 'inv_1', authorized: 'operator', granted: false, by: 'alice', reason: 'not now', decision: 'deny' }, /denied by the operator \(alice\): “not now”$/],
+    [{ invocation_id: 'inv_1', authorized: 'rule:r1', granted: true, by: 'bob' }, /approved by standing rule r1$/],
+    [{ invocation_id: 'inv_1', authorized: 'default_policy', granted: false, reason: 'no panel attached' }, /denied by the default policy: “no panel attached”$/],
+    [{ invocation_id: 'inv_1', authorized: 'cli', granted: true, by: 'carol', agent: { kind: 'cli', agent_id: 'uplink-cli', name: 'uplink-cli', user: 'carol' } }, /agent=cli:uplink-cli\(carol\) {2}inv_1 {2}run from the CLI by carol$/],
+    [{ invocation_id: 'inv_1', authorized: 'session', granted: true }, /approved for the session \(granted earlier by the operator\)$/],
+    [{ type: 'event', kind: 'accepted', authorized: 'default_policy', granted: true }, /accepted {2}tmux:%3 {2}send {2}agent=mcp:default \(claude-code@2\.1\.0\) {2}read-only: no approval needed$/],
+    // An operator's action outside any call: the reason says what was done.
+    [{ op: 'set-tier', authorized: 'operator', granted: true, by: 'alice', reason: 'tier set to operator' }, /set-tier .* {2}by the operator \(alice\): “tier set to operator”$/],
+    // Records that say nothing about authorization keep who and why as they are.
+    [{ type: 'decision', kind: 'decision', by: 'alice', reason: 'operator revealed sensitive args' }, /by=alice {2}reason="operator revealed sensitive args"$/],
     // Rows recorded before agents authenticated say so rather than pass the declared name off as the agent.
     [{ agent: { kind: 'mcp', name: 'claude-code' } }, /agent=mcp:claude-code \(unauthenticated\)$/],
     [{ type: 'event', kind: 'started', provider_id: 'uplink/desktop-semantic', interaction: 'semantic_ui' }, /provider=uplink\/desktop-semantic {2}interaction=semantic_ui/],

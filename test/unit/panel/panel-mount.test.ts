@@ -204,14 +204,14 @@ describe('panel WebSocket', () => {
     const { c } = client();
     await until(() => c.state() === 'open', 'open');
     const seen: number[] = [];
-    c.api.on('runtimeEvent', (e) => seen.push(e.cursor));
+    c.api.on('runtimeEvent', (e) => seen.push(e.id));
     for (let i = 1; i <= 5; i++) {
       hub.emitEntry({ id: i, at: i, type: 'event', kind: 'accepted', invocation_id: `inv-${i}`, sequence: 1, channel: 'tmux:%1', agent: { kind: 'mcp', name: 'x' } });
     }
     await until(() => seen.length === 5, 'five events');
     const page = await c.api.queryTimeline({ before: 5, limit: 2 });
     expect(checkResponse('queryTimeline', page).ok).toBe(true);
-    expect(page.events.map((e) => e.cursor)).toEqual([3, 4]);
+    expect(page.events.map((e) => e.id)).toEqual([3, 4]);
     expect(page.next_before).toBe(3);
     c.close();
   });

@@ -22,7 +22,7 @@ describe('queryTimeline', () => {
       const page = await s.handlers.queryTimeline({ limit: 1000, ...(before !== undefined ? { before } : {}) });
       expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThan(1024 * 1024 + 64 * 1024);
       expect(page.events.length).toBeGreaterThan(0);
-      for (const e of page.events) seen.add(e.cursor);
+      for (const e of page.events) seen.add(e.id);
       if (page.next_before === null) break;
       before = page.next_before;
     }

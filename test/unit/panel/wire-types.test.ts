@@ -7,6 +7,9 @@ import type { PANEL_EVENTS } from '../../../src/shared/panel-channels';
 import { PANEL_CALLS, PANEL_METHODS } from '../../../src/shared/panel-channels';
 import { createPanelProxy } from '../../../src/shared/panel-proxy';
 import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS } from '../../../src/shared/wire';
+import type { AuditRecord, RecordAgent } from '../../../src/shared/audit-record';
+import type { TimelineEvent } from '../../../src/shared/panel-types';
+import type * as Hub from '../../../src/main/hub/types';
 
 describe('shared wire types', () => {
   it('the kind and state lists the panel schemas are built from name every member of their union, once', () => {
@@ -33,6 +36,19 @@ describe('shared wire types', () => {
     expectTypeOf<Shared.OpSpec>().toEqualTypeOf<Contract.OpSpec>();
     expectTypeOf<Shared.DoctorReport>().toEqualTypeOf<Contract.DoctorReport>();
     expectTypeOf<Shared.ApprovalPreview>().toEqualTypeOf<Contract.ApprovalPreview>();
+  });
+});
+
+describe('the audit record', () => {
+  it('is one shape: the hub entry, the panel event and the stored agent are the schema-derived record (checked by tsc)', () => {
+    expectTypeOf<AuditRecord['id']>().toEqualTypeOf<number>();
+    expectTypeOf<AuditRecord['kind']>().toEqualTypeOf<Kernel.RuntimeEventKind | 'decision' | 'rejected'>();
+    expectTypeOf<AuditRecord['state']>().toEqualTypeOf<Kernel.InvocationState | 'rejected' | undefined>();
+    expectTypeOf<AuditRecord['args']>().toEqualTypeOf<Kernel.JsonValue | undefined>();
+    expectTypeOf<RecordAgent>().toEqualTypeOf<{ kind: 'mcp' | 'cli' | 'panel'; agent_id?: string; name: string; version?: string; user?: string }>();
+    expectTypeOf<Omit<Hub.AuditEntry, 'agent' | 'authorized'>>().toEqualTypeOf<Omit<AuditRecord, 'agent' | 'authorized'>>();
+    expectTypeOf<Hub.AgentIdentity>().toMatchTypeOf<RecordAgent>();
+    expectTypeOf<TimelineEvent>().toEqualTypeOf<Omit<AuditRecord, 'output'>>();
   });
 });
 

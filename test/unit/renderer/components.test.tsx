@@ -144,7 +144,7 @@ describe('App frame', () => {
   });
 
   it('renders the timeline with rows from the store', () => {
-    ingestTimeline([{ cursor: 1, at: 1, type: 'event', kind: 'accepted', invocation_id: 'i1', sequence: 1, op: 'send', channel: 'tmux:%1', agent: 'claude-code' }]);
+    ingestTimeline([{ id: 1, at: 1, type: 'event', kind: 'accepted', invocation_id: 'i1', sequence: 1, op: 'send', channel: 'tmux:%1', agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' } }]);
     useStore.setState({ view: 'timeline' });
     render(<App />);
     expect(screen.queryByRole('grid', { name: /Invocations/ })).not.toBeNull();

@@ -23,7 +23,7 @@ const pending = (id: string, at: number): PendingApproval => ({
 });
 
 const ev = (cursor: number, inv: string, sequence: number, kind: TimelineEvent['kind'], extra: Partial<TimelineEvent> = {}): TimelineEvent => ({
-  cursor,
+  id: cursor,
   at: 1000 + cursor,
   type: 'event',
   kind,
@@ -31,7 +31,7 @@ const ev = (cursor: number, inv: string, sequence: number, kind: TimelineEvent['
   sequence,
   channel: 'tmux:%1',
   op: 'send',
-  agent: 'claude-code',
+  agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' },
   ...extra,
 });
 
@@ -106,7 +106,7 @@ describe('timeline slice', () => {
   });
 
   it('rejected requests without an invocation get their own row', () => {
-    ingestTimeline([{ cursor: 9, at: 1, type: 'rejected', kind: 'rejected', channel: 'tmux:%9', state: 'rejected', message: 'no such channel' }]);
+    ingestTimeline([{ id: 9, at: 1, type: 'rejected', kind: 'rejected', channel: 'tmux:%9', state: 'rejected', message: 'no such channel' }]);
     expect(useStore.getState().timeline.order).toEqual(['rejected:9']);
     expect(useStore.getState().timeline.rows.get('rejected:9')!.state).toBe('rejected');
   });

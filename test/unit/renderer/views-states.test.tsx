@@ -139,7 +139,7 @@ describe('a broken config.json', () => {
 });
 
 describe('timeline history paging', () => {
-  const ev = (cursor: number): TimelineEvent => ({ cursor, at: cursor, type: 'event', kind: 'accepted', invocation_id: `inv-${cursor}`, sequence: 1, channel: 'tmux:%1', op: 'send', agent: 'a' });
+  const ev = (cursor: number): TimelineEvent => ({ id: cursor, at: cursor, type: 'event', kind: 'accepted', invocation_id: `inv-${cursor}`, sequence: 1, channel: 'tmux:%1', op: 'send', agent: { kind: 'mcp', agent_id: 'a', name: 'a' } });
 
   it('“Load older” pages in the history before the oldest row, until the start', async () => {
     fake.replies.queryTimeline = (p: { before?: number }) =>
@@ -172,7 +172,7 @@ describe('a decision is final', () => {
     fake.emit('approvalResolved', { approval_id: 'a1', granted: false, authorized: 'timeout' });
     await settle();
     expect(screen.queryByRole('article')).toBeNull();
-    expect(screen.queryByText(/denied: nobody answered in time/)).not.toBeNull();
+    expect(screen.queryByText(/timed out: the operator did not answer in time/)).not.toBeNull();
   });
 });
 

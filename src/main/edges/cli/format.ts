@@ -6,6 +6,7 @@
 import type { ChannelEntry } from '../../drivers/contract';
 import type { AgentIdentity, AuditEntry, HubDoctor, OpDescription } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
+import { describeAuthorization } from '../../../shared/audit-record';
 
 /**
  * JSON for a terminal: JSON.stringify escapes C0 but leaves DEL, C1 and U+2028/9 raw, which some
@@ -74,9 +75,13 @@ export function formatEntry(e: AuditEntry): string {
   if (e.invocation_id) parts.push(e.invocation_id);
   if (e.provider_id) parts.push(`provider=${e.provider_id}`);
   if (e.interaction) parts.push(`interaction=${e.interaction}`);
-  if (e.authorized) parts.push(`${e.granted === false ? 'denied' : 'authorized'}=${e.authorized}`);
-  if (e.by) parts.push(`by=${e.by}`);
-  if (e.reason) parts.push(`reason=${JSON.stringify(e.reason)}`);
+  // The panel's words for how it was authorized; they carry the reason where it is the why.
+  const how = describeAuthorization(e);
+  if (how) parts.push(how);
+  else {
+    if (e.by) parts.push(`by=${e.by}`);
+    if (e.reason) parts.push(`reason=${JSON.stringify(e.reason)}`);
+  }
   if (e.duration_ms !== undefined) parts.push(`${e.duration_ms}ms`);
   if (e.error_kind) parts.push(`error=${e.error_kind}: ${e.message ?? ''}`);
   if (e.detail) parts.push(`detail=${JSON.stringify(e.detail)}`);

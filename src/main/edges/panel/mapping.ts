@@ -1,16 +1,12 @@
 /**
- * Maps hub types onto the panel's wire types (src/shared/panel-types.ts). The panel wire is
- * flatter than the hub's: an agent is its authenticated id (its declared name beside it), times
- * are epoch milliseconds.
+ * Maps hub types onto the panel's wire types (src/shared/panel-types.ts). Timeline events are the
+ * audit record as it is; a pending prompt's agent is flat (its authenticated id, the declared name
+ * beside it); times are epoch milliseconds.
  */
-import type { AgentIdentity, AuditEntry, PendingApproval as HubPending, StandingRuleStatus } from '../../hub/types';
+import { pickRecord, RECORD_AGENT_SCHEMA, TIMELINE_EVENT_SCHEMA } from '../../../shared/audit-record';
+import type { RecordAgent } from '../../../shared/audit-record';
+import type { AuditEntry, PendingApproval as HubPending, StandingRuleStatus } from '../../hub/types';
 import type { ApprovalRule, InvocationDetail, PendingApproval, TimelineEvent } from '../../../shared/panel-types';
-
-/** The authenticated id as `agent` (what filters match), the declared name beside it. */
-function agentFields(a: AgentIdentity | undefined): { agent?: string; agent_name?: string } {
-  if (!a) return {};
-  return a.agent_id === undefined ? { agent_name: a.name } : { agent: a.agent_id, agent_name: a.name };
-}
 
 /** A pending approval as the panel shows it. */
 export function toPanelApproval(a: HubPending): PendingApproval {
@@ -35,35 +31,9 @@ export function toPanelApproval(a: HubPending): PendingApproval {
   return out;
 }
 
-/** An audit entry as a timeline event; undefined fields are dropped so payloads stay small. */
+/** An audit entry as a timeline event: the record's own fields (never the live agent's session), no output. */
 export function toTimelineEvent(e: AuditEntry): TimelineEvent {
-  const out: Record<string, unknown> = {
-    cursor: e.id,
-    at: e.at,
-    type: e.type,
-    kind: e.kind,
-    invocation_id: e.invocation_id,
-    sequence: e.sequence,
-    channel: e.channel,
-    op: e.op,
-    capability_id: e.capability_id,
-    ...agentFields(e.agent),
-    provider_id: e.provider_id,
-    interaction: e.interaction,
-    state: e.state,
-    error_code: e.error_code,
-    message: e.message,
-    hint: e.hint,
-    detail: e.detail,
-    authorized: e.authorized,
-    granted: e.granted,
-    by: e.by,
-    reason: e.reason,
-    args: e.args,
-    duration_ms: e.duration_ms,
-  };
-  for (const k of Object.keys(out)) if (out[k] === undefined || out[k] === null) delete out[k];
-  return out as unknown as TimelineEvent;
+  return pickRecord<TimelineEvent>(TIMELINE_EVENT_SCHEMA, e);
 }
 
 /** A standing rule as the panel lists it. */
@@ -84,7 +54,7 @@ export function toInvocationDetail(invocationId: string, entries: AuditEntry[]):
     detail.capability_id ??= e.capability_id;
     detail.channel ??= e.channel;
     detail.op ??= e.op;
-    if (e.agent && detail.agent === undefined && detail.agent_name === undefined) Object.assign(detail, agentFields(e.agent));
+    if (e.agent) detail.agent ??= pickRecord<RecordAgent>(RECORD_AGENT_SCHEMA, e.agent);
     detail.provider_id ??= e.provider_id;
     detail.interaction ??= e.interaction;
     if (e.args !== undefined) detail.args ??= e.args;
@@ -92,10 +62,6 @@ export function toInvocationDetail(invocationId: string, entries: AuditEntry[]):
     if (e.output !== undefined) detail.output = e.output;
     if (e.state) detail.state = e.state;
     if (e.duration_ms !== undefined) detail.duration_ms = e.duration_ms;
-    if (e.authorized) {
-      detail.authorized = e.authorized;
-      if (e.by) detail.authorized_by = e.by;
-    }
     if (e.message && (e.kind === 'failed' || e.kind === 'rejected' || e.kind === 'approval_denied' || e.kind === 'cancelled')) {
       detail.error = e.hint ? `${e.message} — hint: ${e.hint}` : e.message;
     }

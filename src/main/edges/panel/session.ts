@@ -200,13 +200,13 @@ export function openPanelSession(
         const event = toTimelineEvent(entry);
         bytes += Buffer.byteLength(JSON.stringify(event));
         if (bytes > PAGE_BYTES && events.length > 0) {
-          next = events[events.length - 1]!.cursor;
+          next = events[events.length - 1]!.id;
           break;
         }
         events.push(event);
       }
       // The store pages newest first; the panel wants ascending order.
-      events.sort((a, b) => a.cursor - b.cursor);
+      events.sort((a, b) => a.id - b.id);
       return { events, next_before: next };
     },
     async getInvocation({ invocation_id }) {

@@ -1,0 +1,180 @@
+/**
+ * The audit record, declared once: one JSON Schema from which the hub's `AuditEntry`, the SQLite
+ * columns, the panel's `TimelineEvent` (and the schema checking it) and `uplink log --json` are
+ * all derived, with the same field names end to end. Also the one wording of how a call was
+ * authorized, used by the panel, `uplink log` and the hub's own messages alike.
+ */
+import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS } from './wire';
+import type { JsonValue } from './wire';
+
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+
+/** Who asked, as recorded (the hub's live identity also has a session and caller, never stored). */
+export const RECORD_AGENT_SCHEMA = {
+  type: 'object',
+  properties: {
+    kind: { type: 'string', enum: ['mcp', 'cli', 'panel'] },
+    /** The authenticated agent; absent only on rows recorded before agents authenticated. */
+    agent_id: str,
+    /** The client's declared name (never trusted), or `uplink-cli` / `operator`. */
+    name: str,
+    version: str,
+    /** The OS user (CLI) or the operator's name (panel). */
+    user: str,
+  },
+  required: ['kind', 'name'],
+} as const;
+
+/**
+ * One audit row. The order of `properties` is the order of the store's columns and of the
+ * journal's positional lines: new properties go at the end, and never into `agent` (its columns
+ * sit where `agent` is).
+ */
+export const AUDIT_RECORD_SCHEMA = {
+  type: 'object',
+  properties: {
+    /** Global and increasing: the store's row id, and every reader's cursor. */
+    id: int,
+    /** Milliseconds since the epoch. */
+    at: int,
+    type: { type: 'string', enum: ['event', 'decision', 'rejected'] },
+    /** Event kind (`accepted`, `approval_granted`, …), `decision` or `rejected`. */
+    kind: { type: 'string', enum: [...RUNTIME_EVENT_KINDS, 'decision', 'rejected'] },
+    invocation_id: str,
+    sequence: int,
+    channel: str,
+    op: str,
+    capability_id: str,
+    agent: RECORD_AGENT_SCHEMA,
+    provider_id: str,
+    interaction: { type: 'string', enum: INTERACTION_KINDS },
+    /** The invocation's state after this entry; `rejected` for requests that never became one. */
+    state: { type: 'string', enum: [...INVOCATION_STATES, 'rejected'] },
+    error_code: str,
+    error_kind: str,
+    /** What the agent was told (`error_*`, `message`, `hint`). */
+    message: str,
+    hint: str,
+    /** Operator-only (provider error text). */
+    detail: str,
+    /** `operator`, `session`, `rule:<id>`, `cli`, `default_policy`, `timeout`, `cancelled`, `closed`. */
+    authorized: str,
+    granted: { type: 'boolean' },
+    by: str,
+    reason: str,
+    /** The request's args, sensitive fields redacted, capped in size. */
+    args: {},
+    /** For terminal entries: ms since `accepted`. */
+    duration_ms: int,
+    /** On `succeeded` entries: the result, long strings summarized, capped; never for sensitive calls. */
+    output: {},
+    /** The operator's answer on their decision: `once`, `session`, `always` or `deny`. */
+    decision: { type: 'string', enum: ['once', 'session', 'always', 'deny'] },
+    /** The standing rule an `always` decision created. */
+    rule_id: str,
+  },
+  required: ['id', 'at', 'type', 'kind'],
+} as const;
+
+/** The TypeScript type a (subset of) JSON Schema describes: the schemas above, no more. */
+export type FromSchema<S> = S extends { enum: readonly (infer E)[] }
+  ? E
+  : S extends { type: 'string' }
+    ? string
+    : S extends { type: 'integer' | 'number' }
+      ? number
+      : S extends { type: 'boolean' }
+        ? boolean
+        : S extends { type: 'object'; properties: infer P }
+          ? Flat<
+              { -readonly [K in keyof P & RequiredKeys<S>]: FromSchema<P[K]> } & {
+                -readonly [K in Exclude<keyof P, RequiredKeys<S>>]?: FromSchema<P[K]>;
+              }
+            >
+          : JsonValue;
+type RequiredKeys<S> = S extends { required: readonly (infer R)[] } ? R : never;
+type Flat<T> = { [K in keyof T]: T[K] };
+
+/** The agent on a record. */
+export type RecordAgent = FromSchema<typeof RECORD_AGENT_SCHEMA>;
+/** One audit row, as stored, streamed, sent to the panel and printed by `uplink log --json`. */
+export type AuditRecord = FromSchema<typeof AUDIT_RECORD_SCHEMA>;
+
+/** A timeline event: the record without its output (the invocation's detail carries that). */
+export const TIMELINE_EVENT_SCHEMA = omitProperties(AUDIT_RECORD_SCHEMA, 'output');
+
+/** `schema` without some of its properties (a narrower view of the same record). */
+export function omitProperties<S extends { properties: Record<string, unknown> }, K extends keyof S['properties'] & string>(
+  schema: S,
+  ...keys: K[]
+): Omit<S, 'properties'> & { properties: Record<string, unknown> } {
+  const properties = Object.fromEntries(Object.entries(schema.properties).filter(([k]) => !keys.includes(k as K)));
+  return { ...schema, properties };
+}
+
+/**
+ * `value` with only the properties `schema` declares (nested objects likewise), undefined and null
+ * dropped: what reaches a wire is exactly the record, never a live object's extra fields.
+ */
+export function pickRecord<T>(schema: { properties: Record<string, unknown> }, value: object): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, s] of Object.entries(schema.properties)) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v === undefined || v === null) continue;
+    const nested = (s as { properties?: Record<string, unknown> }).properties;
+    out[k] = nested && typeof v === 'object' && !Array.isArray(v) ? pickRecord({ properties: nested }, v) : v;
+  }
+  return out as T;
+}
+
+/** What `describeAuthorization` reads from a record. */
+export type AuthorizationFacts = Partial<Pick<AuditRecord, 'type' | 'kind' | 'invocation_id' | 'authorized' | 'granted' | 'by' | 'reason' | 'decision' | 'rule_id'>>;
+
+const quoted = (reason: string | undefined): string => (reason ? `: “${reason}”` : '');
+const who = (by: string | undefined): string => (by ? ` (${by})` : '');
+
+/**
+ * How a call was authorized, in words, from the record that says so (a decision, or the
+ * `accepted` entry of a read-only call); `waiting for the operator` on the request of a prompt
+ * not yet answered; undefined when the record says nothing about it. A record with
+ * `granted: false` is never worded as an approval. The phrase carries the record's `reason` where
+ * it is the why (a denial) or the what (an operator's action outside any call); elsewhere the
+ * reason only repeats the phrase.
+ */
+export function describeAuthorization(r: AuthorizationFacts): string | undefined {
+  const a = r.authorized;
+  if (!a) return r.kind === 'approval_requested' ? 'waiting for the operator' : undefined;
+  const denied = r.granted === false;
+  // An operator's action (a tier, an agent credential), not an answer to an agent's call.
+  if (!r.invocation_id && !r.decision && (a === 'operator' || a === 'cli')) return `${a === 'cli' ? 'from the CLI' : 'by the operator'}${who(r.by)}${quoted(r.reason)}`;
+  if (a === 'timeout') return 'timed out: the operator did not answer in time';
+  if (a === 'cancelled') return 'cancelled while waiting for the operator';
+  if (a === 'closed') return 'denied: the hub stopped before the operator decided';
+  if (a === 'default_policy') return denied ? `denied by the default policy${quoted(r.reason)}` : 'read-only: no approval needed';
+  if (denied) return `denied ${a === 'operator' ? 'by the operator' : a === 'cli' ? 'from the CLI' : `(${a})`}${who(r.by)}${quoted(r.reason)}`;
+  if (a === 'operator') {
+    if (r.decision === 'session') return `approved for the session by the operator${who(r.by)}`;
+    if (r.decision === 'always') return `approved always by the operator${who(r.by)}${r.rule_id ? `, as standing rule ${r.rule_id}` : ''}`;
+    return `approved ${r.decision === 'once' ? 'once ' : ''}by the operator${who(r.by)}`;
+  }
+  if (a === 'cli') return `run from the CLI${r.by ? ` by ${r.by}` : ''}`;
+  if (a === 'session') return 'approved for the session (granted earlier by the operator)';
+  if (a.startsWith('rule:')) return `approved by standing rule ${a.slice(5)}`;
+  return `approved (${a})`;
+}
+
+/** The same wording for an approval prompt's end (`ApprovalResolved`). */
+export function describeResolution(r: { granted: boolean; authorized: string; by?: string; reason?: string; decision?: string; rule_id?: string }): string {
+  return describeAuthorization({ ...r, kind: 'decision', invocation_id: 'prompt' } as AuthorizationFacts) ?? r.authorized;
+}
+
+/**
+ * How one invocation was authorized, from its records (oldest first): the last record that says
+ * so — a decision overrides the request — or `waiting for the operator` while a prompt is open.
+ */
+export function invocationAuthorization(records: readonly AuthorizationFacts[]): string | undefined {
+  let said: string | undefined;
+  for (const r of records) said = describeAuthorization(r) ?? said;
+  return said;
+}
