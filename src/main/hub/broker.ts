@@ -13,6 +13,7 @@ import type { CallContext, CallTable } from './call-context';
 import type { ConfigStore } from './config';
 import type { DecideResult } from './hub';
 import { HubError } from './errors';
+import { describeAuthorization } from '../../shared/audit-record';
 import { editConfig } from './approval-settings';
 import { globMatch } from './redact';
 import type { ApprovalDecision, ApprovalEvent, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, StandingRule, StandingRuleStatus } from './types';
@@ -48,6 +49,12 @@ const DECIDED_MEMORY = 2000;
 function decisionOf(ctx: CallContext, at: number): Omit<AuditEntry, 'id'> {
   return { at, type: 'decision', kind: 'decision', invocation_id: ctx.invocation_id, channel: ctx.channel, op: ctx.op, capability_id: ctx.capability_id, agent: ctx.agent };
 }
+
+/**
+ * What an agent is told to do when nobody approved its call. Never how to approve itself: a rule
+ * is the operator's to make, in the panel.
+ */
+const AGENT_ASK_HINT = 'ask the operator to open the Uplink panel and approve it, then retry';
 
 function newId(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
@@ -227,7 +234,7 @@ export class ApprovalBroker {
     this.#finish(approvalId, `${summary} by ${decision.by}`);
     if (!granted) {
       ctx.deny = {
-        reason: reason ? `the operator denied ${ctx.op} on ${ctx.channel}: ${reason}` : `the operator denied ${ctx.op} on ${ctx.channel}`,
+        reason: `${ctx.op} on ${ctx.channel}: ${describeAuthorization({ kind: 'decision', invocation_id: ctx.invocation_id, authorized: 'operator', granted: false, decision: 'deny', ...(reason ? { reason } : {}) })}`,
         hint: 'do not retry the same action unchanged; ask the operator what they want instead',
       };
     }
@@ -276,7 +283,7 @@ export class ApprovalBroker {
   #noPanelDeny(ctx: CallContext, why: string): { reason: string; hint: string } {
     return {
       reason: `${ctx.op} on ${ctx.channel} needs operator approval and ${why}`,
-      hint: `open the panel (\`uplink serve\`, or \`npm start\` for the desktop app) and retry, or add a standing rule to ${this.#host.config.path} approvals.rules`,
+      hint: AGENT_ASK_HINT,
     };
   }
 
@@ -345,8 +352,8 @@ export class ApprovalBroker {
     this.#finish(approvalId, 'timed out');
     const secs = Math.round(timeout / 1000);
     p.ctx.deny = {
-      reason: `${p.ctx.op} on ${p.ctx.channel} was not approved within ${secs} s`,
-      hint: `ask the operator to watch the Uplink panel and retry, or add a standing rule to ${this.#host.config.path} approvals.rules`,
+      reason: `${p.ctx.op} on ${p.ctx.channel}: ${describeAuthorization({ kind: 'decision', invocation_id: p.ctx.invocation_id, authorized: 'timeout', granted: false })} (${secs} s)`,
+      hint: AGENT_ASK_HINT,
     };
     this.#safeDecision(p.ctx, `no operator decision within ${secs} s`, 'timeout');
     p.resolve({ granted: false, reason: 'timeout' });

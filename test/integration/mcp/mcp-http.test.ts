@@ -199,7 +199,7 @@ describe('approvals over HTTP and durability', () => {
     const c = await httpClient(hub.mcp_url, hub.token);
     const r = await c.callTool({ name: 'channel_send', arguments: { channel: 'test:beta', message: 'hello' } });
     expect(r.isError).toBe(true);
-    expect(text(r)).toBe('uplink error [test:Rejected]: the operator denied send on test:beta: test says no — hint: do not retry the same action unchanged; ask the operator what they want instead');
+    expect(text(r)).toBe('uplink error [test:Rejected]: send on test:beta: denied by the operator: “test says no” — hint: do not retry the same action unchanged; ask the operator what they want instead');
     await c.close();
     await hub.stop();
   });
