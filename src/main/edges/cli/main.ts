@@ -3,6 +3,10 @@
  * still run through the kernel, the drivers' own guards and the audit. Human output by default,
  * `--json` for the contract's payloads; errors go to stderr as the rendered `uplink error […]`
  * line with a non-zero exit code (1 = the operation failed, 2 = usage).
+ *
+ * A hub call goes to the hub running for the data directory when there is one (`forward.ts`, over
+ * its `POST /cli`), else to a hub embedded for this one command (`embedded.ts`); both print
+ * through `present.ts`, so output and exit codes are the same either way.
  */
 // Only light modules are imported statically: a command forwarded to a running hub must not load
 // the hub, the drivers, SQLite, ajv or the MCP SDK. The embedded hub, `serve`, `mcp` and the tmux
