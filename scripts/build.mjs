@@ -14,7 +14,9 @@ const only = process.argv.slice(2);
 const want = (name) => only.length === 0 || only.includes(name);
 
 const targets = [
-  { name: 'cli', entry: 'src/main/edges/cli/main.ts', out: 'dist/cli.mjs', format: 'esm', banner: "import { createRequire as __uplinkCreateRequire } from 'node:module'; const require = __uplinkCreateRequire(import.meta.url);" },
+  // Split: `uplink channels` with a hub running loads dist/cli.mjs and a small chunk; the hub,
+  // drivers, SQLite and the MCP SDK are chunks imported only by the commands that need them.
+  { name: 'cli', entry: 'src/main/edges/cli/main.ts', out: 'dist/cli.mjs', format: 'esm', split: true, banner: "import { createRequire as __uplinkCreateRequire } from 'node:module'; const require = __uplinkCreateRequire(import.meta.url);" },
   { name: 'electron', entry: 'src/main/electron/main.ts', out: 'dist/electron/main.cjs', format: 'cjs' },
   { name: 'preload', entry: 'src/preload/index.ts', out: 'dist/electron/preload.cjs', format: 'cjs' },
 ];
@@ -25,8 +27,9 @@ mkdirSync(dist, { recursive: true });
 for (const t of targets) {
   if (!want(t.name) || !existsSync(join(root, t.entry))) continue;
   await build({
-    entryPoints: [join(root, t.entry)],
-    outfile: join(root, t.out),
+    entryPoints: { [t.out.replace(/^dist\/|\.[cm]?js$/g, '')]: join(root, t.entry) },
+    outdir: dist,
+    ...(t.split ? { splitting: true, chunkNames: 'chunks/[name]-[hash]', outExtension: { '.js': '.mjs' } } : { outExtension: { '.js': t.out.slice(t.out.lastIndexOf('.')) } }),
     bundle: true,
     platform: 'node',
     target: 'node20',

@@ -1,5 +1,6 @@
 /** `uplink log` lines say how each call was authorized and by whom. */
 import { describe, expect, it } from 'vitest';
+import { present } from '../../../src/main/edges/cli/present';
 import { formatDoctor, formatEntry, jsonForTerminal } from '../../../src/main/edges/cli/format';
 import type { AuditEntry } from '../../../src/main/hub';
 
@@ -62,5 +63,22 @@ describe('nothing an agent wrote reaches the terminal raw', () => {
     const out = jsonForTerminal(value);
     expect(out).toBe('{"text":"a\\u007f\\u009b\\u2028\\n"}');
     expect(JSON.parse(out)).toEqual(value);
+  });
+});
+
+describe('send output', () => {
+  it('shows the pane excerpt a failed send captured with control characters escaped', () => {
+    const out: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => (out.push(chunk), true)) as typeof process.stdout.write;
+    try {
+      present({ command: 'send', args: { channel: 'tmux:%1', message: 'hi', reply_hint: 'full' } }, { delivered: false, correlation_id: 'c1', injected_at: '2026-11-30T00:00:00Z', verify_excerpt: '$ \u001b]0;owned\u0007\u001b[2J' }, false);
+    } finally {
+      process.stdout.write = write;
+    }
+    const text = out.join('');
+    expect(text).toContain('\\x1b]0;owned\\x07\\x1b[2J');
+    // eslint-disable-next-line no-control-regex -- looking for raw control characters is the point
+    expect(text.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f]/);
   });
 });

@@ -2,7 +2,11 @@
  * A small argv parser for `uplink`: positionals plus known `--flags` (boolean or valued). Unknown
  * flags are usage errors, never silently ignored.
  */
-import { HubError } from '../../hub';
+// Straight from errors: this module is on the CLI's fast path, which must not load the hub.
+import { HubError } from '../../hub/errors';
+
+/** `uplink serve`'s port unless `--port` says otherwise (`--port 0` picks a free one). */
+export const DEFAULT_SERVE_PORT = 7420;
 
 /** Parsed command line. */
 export interface ParsedArgs {

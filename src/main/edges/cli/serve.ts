@@ -13,8 +13,7 @@ import { createPanelMount } from '../panel';
 import { usage } from './args';
 import { print } from './format';
 
-/** `uplink serve`'s port unless `--port` says otherwise (`--port 0` picks a free one). */
-export const DEFAULT_SERVE_PORT = 7420;
+export { DEFAULT_SERVE_PORT } from './args';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 

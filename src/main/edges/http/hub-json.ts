@@ -3,7 +3,8 @@
  * forward to it. A stale file (dead pid, or nobody answering) is ignored.
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dataPaths } from '../../hub';
+// Straight from data-dir: the CLI's fast path reads this file and must not load the hub.
+import { dataPaths } from '../../hub/data-dir';
 
 /** What a running hub announces. */
 export interface HubAnnouncement {
@@ -40,7 +41,8 @@ export function readAnnouncement(dataDir: string): HubAnnouncement | undefined {
   }
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, as another user). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,9 +1,9 @@
 /**
  * The hub's one HTTP server (used by `uplink serve` and the Electron main): Streamable HTTP MCP at
  * `/mcp` (bearer token, no CORS), `/health` for liveness, the operator's panel sign-in
- * (`/panel/session`, `/panel/code`), and the mounts (the panel). Every request must name this
- * server in Host (DNS rebinding) and, when it has an Origin, come from it. Listens on 127.0.0.1
- * unless the caller explicitly allows another host.
+ * (`/panel/session`, `/panel/code`), the CLI's calls (`/cli`, `cli-route.ts`), and the mounts (the
+ * panel). Every request must name this server in Host (DNS rebinding) and, when it has an Origin,
+ * come from it. Listens on 127.0.0.1 unless the caller explicitly allows another host.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -17,6 +17,7 @@ import { HubError } from '../../hub';
 import type { AgentCredential, Hub } from '../../hub';
 import type { CallerEnvironment } from '../../drivers/contract';
 import { createMcpServer } from '../mcp/server';
+import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { createOperatorAuth, SESSION_TTL_MS } from './operator';
 import { ensureToken, secretEquals } from './token';
@@ -272,6 +273,8 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     res.end(JSON.stringify({ panel_url: `${origin}/#code=${operator.mintCode()}` }));
   };
 
+  const handleCli = createCliRoute({ hub: options.hub, keyMatches: operator.keyMatches, operatorCredential: (h) => credentialOf(h, 'operator'), audit });
+
   const http = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', origin || 'http://127.0.0.1');
@@ -295,6 +298,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       if (url.pathname === '/mcp') return handleMcp(req, res);
       if (url.pathname === '/panel/session') return handleSignIn(req, res);
       if (url.pathname === '/panel/code') return handleMintCode(req, res);
+      if (url.pathname === '/cli') return handleCli(req, res);
       for (const m of mounts) if (await m.handle(req, res, url)) return;
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     })().catch(() => {

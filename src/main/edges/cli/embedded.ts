@@ -1,0 +1,21 @@
+/**
+ * The CLI's own hub, for when none runs for the data directory: built for one command and closed
+ * after it (tmux control client, desktop helper, SQLite — the slow path). `log` needs only the
+ * audit store.
+ */
+import { createHub, loadDrivers } from '../../hub';
+import { cliAgent, executeCli, osUser } from './execute';
+import { runLog } from './log';
+import { present } from './present';
+import type { CliRequest } from './request';
+
+/** Runs the request in an embedded hub, prints it; resolves with the exit code. */
+export async function runEmbedded(dataDir: string, request: CliRequest, json: boolean): Promise<number> {
+  if (request.command === 'log') return runLog(dataDir, request.args, json);
+  const hub = createHub({ dataDir, drivers: await loadDrivers(dataDir), watchConfig: false });
+  try {
+    return present(request, await executeCli(hub, request, { agent: cliAgent(osUser()) }), json);
+  } finally {
+    await hub.close();
+  }
+}
