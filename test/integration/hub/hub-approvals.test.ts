@@ -19,7 +19,7 @@ const open = (dir?: string): ReturnType<typeof openHub> => openHub({ ...(dir ? {
 afterEach(closeHubs);
 
 describe('approvals', () => {
-  it('without a panel, a mutating op is denied at once with the hint how to approve', async () => {
+  it('without a panel, a mutating op is denied at once with a hint to ask the operator', async () => {
     const { hub, driver } = open();
     const err = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }));
     expect(err.rendered).toBe(
@@ -166,7 +166,7 @@ describe('approvals', () => {
     expect(err.message).toContain('no Uplink panel is open');
   });
 
-  it('when the last panel detaches and none comes back within the grace, pending prompts are denied with the hint how to approve', async () => {
+  it('when the last panel detaches and none comes back within the grace, pending prompts are denied with a hint to ask the operator', async () => {
     const { hub, driver } = openHub({ progressIntervalMs: 30, panelGraceMs: 300 });
     const first = hub.attachPanel();
     const second = hub.attachPanel();

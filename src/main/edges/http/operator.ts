@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { secretEquals } from './token';
+import { secretEquals } from './secret';
 
 /** A one-time code is good for this long. */
 export const CODE_TTL_MS = 10 * 60_000;

@@ -20,7 +20,8 @@ import { createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { createOperatorAuth, SESSION_TTL_MS } from './operator';
-import { ensureToken, secretEquals } from './token';
+import { secretEquals } from './secret';
+import { ensureToken } from './token';
 import type { HttpContext, HttpMount } from './types';
 
 /** An MCP session idle this long (no request in flight) is closed: clients vanish without DELETE. */

@@ -2,7 +2,7 @@
  * The HTTP bearer token: a random value in `<data dir>/token`, mode 0600, created on first start.
  * Compared in constant time; never logged.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dataPaths, ensureDataDir } from '../../hub';
 
@@ -22,12 +22,4 @@ export function ensureToken(dataDir: string): string {
   writeFileSync(path, `${token}\n`, { mode: 0o600 });
   if (process.platform !== 'win32') chmodSync(path, 0o600);
   return token;
-}
-
-/** Constant-time comparison of a secret (the token, the operator key, a session key) with a candidate. */
-export function secretEquals(expected: string, given: unknown): boolean {
-  if (typeof given !== 'string' || expected.length === 0) return false;
-  const a = Buffer.from(expected);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
