@@ -14,7 +14,7 @@ import type { ConfigStore } from './config';
 import type { DecideResult } from './hub';
 import { HubError } from './errors';
 import { editConfig } from './approval-settings';
-import { globMatch } from './redact';
+import { globMatch } from '../drivers/glob';
 import type { ApprovalDecision, ApprovalEvent, AuditEntry, Disposer, PendingApproval, StandingRule, StandingRuleStatus } from './types';
 
 /** What the broker needs from the hub. */

@@ -267,6 +267,17 @@ describe('desktop target integrity', () => {
     expect(app.stdout()).not.toContain('"event": "clicks"');
   });
 
+  it('read_deny matches a title with / and an emoji with the shared glob (? is one code point)', async () => {
+    const config: { read_deny?: string[] } = {};
+    const driver = driverWith({ config: () => config });
+    const app = await fixture('Notes 📝 a/b Fixture');
+    const channel = await channelOf(driver, app.pid);
+    config.read_deny = ['Notes ? a*Fixture'];
+    expect((await driver.channels()).some((c) => c.channel === channel.channel)).toBe(false);
+    config.read_deny = ['Notes ?? a*Fixture'];
+    expect((await driver.channels()).some((c) => c.channel === channel.channel)).toBe(true);
+  });
+
   it('a helper that cannot start yields Unavailable with a hint, and doctor says so', async () => {
     const driver = driverWith({ helperCommand: ['/nonexistent/python3', 'helper.py'] });
     const error = await rejection(driver.channels());

@@ -157,6 +157,16 @@ describe('tmux driver: guards and tiers', () => {
     expect(server.capture(peer)).not.toContain('[uplink');
   });
 
+  it('a config read-deny matches an emoji-named pane with the shared glob (? is one code point, * crosses /)', async () => {
+    const { server, driver, config } = rig();
+    const vault = server.split('cat');
+    server.setOption(vault, '@name', '🔒 vault/prod');
+    config.read_deny = ['? vault*'];
+    expect((await failure(driver.invoke('🔒 vault/prod', 'read', {}))).message).toContain('tmux.read_deny "? vault*"');
+    config.read_deny = ['?? vault*'];
+    await driver.invoke('🔒 vault/prod', 'read', {});
+  });
+
   it('a rename cannot escape a config read-deny or raise a tier', async () => {
     const { server, driver, config } = rig();
     const secret = server.split('cat');

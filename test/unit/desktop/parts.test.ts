@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DriverError } from '../../../src/main/drivers/contract';
 import { checkArgs } from '../../../src/main/drivers/desktop/args';
-import { globMatch } from '../../../src/main/drivers/desktop/config';
 import { DESKTOP_OPS, opSpec } from '../../../src/main/drivers/desktop/ops';
 import { parseStartTime } from '../../../src/main/drivers/desktop/proc';
 
@@ -43,11 +42,5 @@ describe('desktop driver parts', () => {
     expect(bad('key', { chord: 'a', extra: 1 }).message).toMatch(/unknown argument extra/);
     expect(bad('observe', [1]).message).toMatch(/must be an object/);
     expect(checkArgs(opSpec('observe')!, null)).toEqual({});
-  });
-
-  it('matches read_deny globs on whole titles', () => {
-    expect(globMatch('*Password*', 'KeePass Password Safe')).toBe(true);
-    expect(globMatch('Term?', 'Terms')).toBe(true);
-    expect(globMatch('a.b', 'axb')).toBe(false);
   });
 });
