@@ -15,6 +15,7 @@ import { PYTHON, addrOf, channelOf, semanticChannelOf, startFixture } from './ap
 import type { App } from './apps';
 import { startSession, waitFor } from './session';
 import type { DesktopSession } from './session';
+import { validated } from '../../fixtures/validated-driver';
 
 const run = promisify(execFile);
 let session: DesktopSession;
@@ -37,7 +38,7 @@ async function fixture(title: string): Promise<App> {
   return app;
 }
 function driverWith(options: Parameters<typeof createDesktopDriver>[0] = {}): DesktopDriver {
-  const d = createDesktopDriver({ env: session.env, ...options });
+  const d = validated(createDesktopDriver({ env: session.env, ...options }));
   drivers.push(d);
   return d;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createTmuxDriver } from '../../../src/main/drivers/tmux';
 import { eventually } from '../../fixtures/tmux-server';
 import { failure, rig, useRigs } from './helpers';
+import { validated } from '../../fixtures/validated-driver';
 
 useRigs();
 
@@ -43,7 +44,7 @@ describe('tmux driver: guards and tiers', () => {
     const peer = server.split('cat');
     server.setOption(peer, '@uplink_profile', 'operator');
     await driver.invoke(peer, 'read', {});
-    const other = createTmuxDriver({ env: server.ownEnv() });
+    const other = validated(createTmuxDriver({ env: server.ownEnv() }));
     try {
       expect(await other.invoke(peer, 'keys', { keys: ['Enter'] })).toEqual({ sent: 1 });
     } finally {
