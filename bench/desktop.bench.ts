@@ -11,6 +11,7 @@ import { createDesktopDriver } from '../src/main/drivers/desktop';
 import { startSession, stopChild, waitFor } from '../test/integration/desktop/session';
 import { median } from './types';
 import type { BenchReport, BenchRow } from './types';
+import { validated } from '../test/fixtures/validated-driver';
 
 const exec = promisify(execFile);
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
@@ -35,7 +36,7 @@ export async function run(): Promise<BenchReport> {
   let out = '';
   fixture.stdout.setEncoding('utf8');
   fixture.stdout.on('data', (c: string) => (out += c));
-  const driver = createDesktopDriver({ env: session.env });
+  const driver = validated(createDesktopDriver({ env: session.env }));
   try {
     const channel = await waitFor('the fixture channel', async () =>
       (await driver.channels()).find((c) => {

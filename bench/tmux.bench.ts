@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { createTmuxDriver } from '../src/main/drivers/tmux';
 import { TmuxTestServer } from '../test/fixtures/tmux-server';
 import { median, percentile, type BenchReport } from './types';
+import { validated } from '../test/fixtures/validated-driver';
 
 const ROUNDS = 100;
 
@@ -31,7 +32,7 @@ async function time(rounds: number, fn: (i: number) => Promise<unknown>): Promis
 /** Runs the tmux benchmark. */
 export async function run(): Promise<BenchReport> {
   const server = TmuxTestServer.start('sh');
-  const driver = createTmuxDriver({ env: server.ownEnv() });
+  const driver = validated(createTmuxDriver({ env: server.ownEnv() }));
   try {
     const peer = server.split('cat');
     server.setOption(peer, '@uplink_profile', 'operator');

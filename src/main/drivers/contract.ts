@@ -101,6 +101,7 @@ export interface Driver {
   channels(): Promise<ChannelEntry[]>;
   ops(): OpSpec[];
   send(addr: string, request: SendRequest, ctx?: InvokeContext): Promise<SendReceipt>;
+  /** `args` arrive validated against the op's `params_schema`, its defaults filled in (by the kernel). */
   invoke(addr: string, op: string, args: JsonValue, ctx?: InvokeContext, signal?: AbortSignal): Promise<JsonValue>;
   recv(cursor?: number): Promise<RecvBatch>;
   doctor(): Promise<DoctorReport>;

@@ -15,7 +15,7 @@ import type { DecideResult } from './hub';
 import { HubError } from './errors';
 import { describeAuthorization } from '../../shared/audit-record';
 import { editConfig } from './approval-settings';
-import { globMatch } from './redact';
+import { globMatch } from '../drivers/glob';
 import type { ApprovalDecision, ApprovalEvent, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, StandingRule, StandingRuleStatus } from './types';
 
 /** What the broker needs from the hub. */

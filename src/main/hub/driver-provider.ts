@@ -108,8 +108,8 @@ export function messagingOps(driver: Driver): OpSpec[] {
   ];
 }
 
-/** How long the hub lets one driver call run. */
-export type DeadlineFor = (op: string, args: JsonValue) => number;
+/** How long the hub lets one driver call run, given the call's validated, defaulted args. */
+export type DeadlineFor = (args: JsonValue) => number;
 
 /** The kernel provider for one (driver, interaction kind). */
 export class DriverProvider implements CapabilityProvider {
@@ -139,6 +139,8 @@ export class DriverProvider implements CapabilityProvider {
   }
 
   async invoke(call: ProviderCall, signal: AbortSignal): Promise<ProviderOutput> {
+    // The kernel validated this input against the op's schema and filled in its defaults: the
+    // driver gets exactly that, never the agent's raw args.
     const input = call.request.input as { channel: string; args: JsonValue };
     const op = call.request.capability_id.slice(this.driverId.length + 1);
     const ctx = this.#calls.get(call.request.invocation_id);
@@ -149,7 +151,7 @@ export class DriverProvider implements CapabilityProvider {
       invocation_id: call.request.invocation_id,
       ...(ctx?.agent.caller ? { caller: ctx.agent.caller } : {}),
     };
-    const ms = this.#deadline(op, input.args);
+    const ms = this.#deadline(input.args);
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });

@@ -136,7 +136,7 @@ class HubCore implements Hub {
       const ops = this.#registry.opsOf(id);
       const kinds = [...new Set(ops.flatMap((o) => o.interactions))];
       for (const kind of kinds) {
-        const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)), this.#calls, (op, args) => this.#deadlineFor(ops, op, args));
+        const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)), this.#calls, (args) => this.#deadlineFor(args));
         this.#runtime.register(provider);
         this.#providers.push(provider);
       }
@@ -149,13 +149,13 @@ class HubCore implements Hub {
   }
 
   /**
-   * Ops with their own timeout (await-idle, ask) get that plus a margin — the caller's value, else
-   * the op schema's default, so `ask` (default 120 s) is never cut off by the 90 s driver deadline.
+   * Ops with their own timeout (await-idle, ask) get that plus a margin, so `ask` (default 120 s)
+   * is never cut off by the 90 s driver deadline. The kernel has applied the schema's defaults, so
+   * an omitted `timeout_ms` arrives as its default.
    */
-  #deadlineFor(ops: readonly { op: string; params_schema: unknown }[], op: string, args: JsonValue): number {
+  #deadlineFor(args: JsonValue): number {
     const base = this.#driverTimeout();
-    const given = args && typeof args === 'object' && !Array.isArray(args) ? args.timeout_ms : undefined;
-    const timeout = typeof given === 'number' ? given : schemaDefault(ops.find((o) => o.op === op)?.params_schema, 'timeout_ms');
+    const timeout = args && typeof args === 'object' && !Array.isArray(args) ? args.timeout_ms : undefined;
     return typeof timeout === 'number' ? Math.max(base, timeout + 5000) : base;
   }
 
@@ -535,12 +535,4 @@ class HubCore implements Hub {
     this.#config.close();
     this.#audit.close();
   }
-}
-
-/** The `default` a JSON Schema gives one property of an object schema, if any. */
-function schemaDefault(schema: unknown, property: string): unknown {
-  if (!schema || typeof schema !== 'object') return undefined;
-  const props = (schema as { properties?: Record<string, unknown> }).properties;
-  const prop = props?.[property];
-  return prop && typeof prop === 'object' ? (prop as { default?: unknown }).default : undefined;
 }

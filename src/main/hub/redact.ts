@@ -40,9 +40,3 @@ export function redactArgs(args: JsonValue | undefined, sensitiveArgs: readonly 
   }
   return out;
 }
-
-/** Glob with `*` (any run) and `?` (one char) over the whole string. */
-export function globMatch(pattern: string, value: string): boolean {
-  const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${re}$`, 's').test(value);
-}

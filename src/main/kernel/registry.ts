@@ -89,12 +89,44 @@ function compareOffers(a: OfferEntry, b: OfferEntry): number {
 // milliseconds). Runtimes keep their own compiled validators and ajv forgets each schema right
 // after compiling it, so sharing leaks nothing between runtimes. `format` is an annotation in
 // 2020-12 (not asserted); unknown keywords are ignored as the draft says.
-let sharedAjv: Ajv2020 | undefined;
-const ajv = (): Ajv2020 => (sharedAjv ??= new Ajv2020({ strict: false, validateFormats: false, allErrors: false }));
+// Inputs get their own instance with `useDefaults`: the input a provider receives carries every
+// default its schema states, so providers never restate them. (The runtime validates its own copy
+// of the request's input, never the caller's object.) Outputs are checked, never changed.
+type Which = 'input_schema' | 'output_schema';
+const shared: Partial<Record<Which, Ajv2020>> = {};
+const ajv = (which: Which): Ajv2020 =>
+  (shared[which] ??= new Ajv2020({ strict: false, validateFormats: false, allErrors: false, useDefaults: which === 'input_schema' }));
 // Validators are pure functions of their schema, so runtimes in one process (tests, a hub and its
 // CLI) share them by canonical schema text instead of generating the same code again.
 const compiled = new Map<string, ValidateFunction>();
 const COMPILED_LIMIT = 512;
+
+/**
+ * The validator the runtime checks a capability's input with (Draft 2020-12, defaults applied to
+ * the value it checks), for a caller that must check the same way outside a runtime.
+ */
+export function inputValidator(schema: JsonSchema): ValidateFunction {
+  return compile(schema, 'input_schema');
+}
+
+function compile(schema: JsonSchema, which: Which): ValidateFunction {
+  const text = `${which}:${canonicalJson(schema as never)}`;
+  const cached = compiled.get(text);
+  if (cached !== undefined) return cached;
+  try {
+    const validate = ajv(which).compile(schema);
+    if (compiled.size >= COMPILED_LIMIT) compiled.clear();
+    compiled.set(text, validate);
+    return validate;
+  } finally {
+    // Forget the schema by $id so two unrelated specs may reuse an $id; validators stay compiled.
+    try {
+      if (typeof schema === 'object') ajv(which).removeSchema(schema);
+    } catch {
+      // nothing was cached
+    }
+  }
+}
 
 /** The provider registry of one runtime. */
 export class Registry {
@@ -270,24 +302,11 @@ export class Registry {
     return entry;
   }
 
-  #compile(schema: JsonSchema, key: string, which: string): ValidateFunction {
-    const text = canonicalJson(schema as never);
-    const cached = compiled.get(text);
-    if (cached !== undefined) return cached;
+  #compile(schema: JsonSchema, key: string, which: Which): ValidateFunction {
     try {
-      const validate = ajv().compile(schema);
-      if (compiled.size >= COMPILED_LIMIT) compiled.clear();
-      compiled.set(text, validate);
-      return validate;
+      return compile(schema, which);
     } catch (error) {
       throw registerError(`${key} ${which} does not compile under JSON Schema Draft 2020-12 (${error instanceof Error ? error.message : 'unknown error'})`);
-    } finally {
-      // Forget the schema by $id so two unrelated specs may reuse an $id; validators stay compiled.
-      try {
-        if (typeof schema === 'object') ajv().removeSchema(schema);
-      } catch {
-        // nothing was cached
-      }
     }
   }
 }

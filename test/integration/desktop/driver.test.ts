@@ -11,6 +11,7 @@ import { addrOf, semanticChannelOf, startFixture, startZenity } from './apps';
 import type { App } from './apps';
 import { startSession, waitFor } from './session';
 import type { DesktopSession } from './session';
+import { validated } from '../../fixtures/validated-driver';
 
 let session: DesktopSession;
 let driver: DesktopDriver;
@@ -29,7 +30,7 @@ const flatten = (n: TreeNode): TreeNode[] => [n, ...n.children.flatMap(flatten)]
 
 beforeAll(async () => {
   session = await startSession();
-  driver = createDesktopDriver({ env: session.env });
+  driver = validated(createDesktopDriver({ env: session.env }));
   app = await startFixture(session, ['--title', 'Uplink Fixture', '--width', '420', '--height', '220']);
   addr = addrOf(await semanticChannelOf(driver, app.pid));
 });
@@ -150,7 +151,7 @@ describe('desktop driver on a real X display', () => {
     expect(click.text).toMatch(/left-click at \(100, 50\) in "Uplink Fixture"/);
     expect(click.image_png).toBeTruthy();
     expect(click.mark).toEqual({ x: 100, y: 50 });
-    const small = createDesktopDriver({ env: session.env, config: () => ({ preview_max_width: 210 }) });
+    const small = validated(createDesktopDriver({ env: session.env, config: () => ({ preview_max_width: 210 }) }));
     try {
       const scaled = (await small.preview!(addr, 'click', { x: 100, y: 50 }))!;
       expect(scaled.mark).toEqual({ x: 50, y: 25 });
@@ -179,7 +180,7 @@ describe('desktop driver on a real X display', () => {
   });
 
   it('doctor names a Wayland session running XWayland, and still serves its X11 clients', async () => {
-    const xwayland = createDesktopDriver({ env: { ...session.env, WAYLAND_DISPLAY: 'wayland-uplink-test' }, stateDir: false });
+    const xwayland = validated(createDesktopDriver({ env: { ...session.env, WAYLAND_DISPLAY: 'wayland-uplink-test' }, stateDir: false }));
     try {
       const report = await xwayland.doctor();
       expect(report.lines.join('\n')).toMatch(/Wayland session with XWayland: only X11 clients are listed[\s\S]*XTEST extension present/);

@@ -21,6 +21,7 @@ import type { DesktopSession } from './session';
 import { createDesktopDriver } from '../../../src/main/drivers/desktop';
 import type { DesktopDriver } from '../../../src/main/drivers/desktop';
 import { linuxProc } from '../../../src/main/drivers/desktop/proc';
+import { validated } from '../../fixtures/validated-driver';
 
 const run = promisify(execFile);
 const APPROVE_DESKTOP = { approvals: { rules: [{ id: 'desktop-all', channel: 'desktop:*', op: '*' }] } };
@@ -81,7 +82,7 @@ beforeAll(async () => {
   writeFileSync(overridesFile, '{}');
   writeFileSync(join(dataDir, 'config.json'), JSON.stringify(APPROVE_DESKTOP));
   vars = { DISPLAY: session.env.DISPLAY!, DBUS_SESSION_BUS_ADDRESS: session.env.DBUS_SESSION_BUS_ADDRESS!, UPLINK_TEST_PROC_OVERRIDES: overridesFile };
-  probe = createDesktopDriver({ env: session.env, stateDir: false });
+  probe = validated(createDesktopDriver({ env: session.env, stateDir: false }));
   const env = { ...cliEnv(b, dataDir, vars) } as Record<string, string>;
   delete env.NO_AT_BRIDGE;
   client = new Client({ name: 'claude', version: '1.0.0' });

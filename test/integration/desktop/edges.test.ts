@@ -20,6 +20,7 @@ import { startSession, waitFor } from './session';
 import type { DesktopSession } from './session';
 import { createDesktopDriver } from '../../../src/main/drivers/desktop';
 import type { DesktopDriver } from '../../../src/main/drivers/desktop';
+import { validated } from '../../fixtures/validated-driver';
 
 const APPROVE_DESKTOP = { approvals: { rules: [{ id: 'desktop-all', channel: 'desktop:*', op: '*' }] } };
 
@@ -50,7 +51,7 @@ beforeAll(async () => {
   [b, session] = await Promise.all([buildDesktopCli(), startSession()]);
   sessionVars = { DISPLAY: session.env.DISPLAY!, DBUS_SESSION_BUS_ADDRESS: session.env.DBUS_SESSION_BUS_ADDRESS! };
   app = await startFixture(session, ['--title', 'Edge Fixture']);
-  probe = createDesktopDriver({ env: session.env });
+  probe = validated(createDesktopDriver({ env: session.env }));
   channel = (await semanticChannelOf(probe, app.pid)).channel;
   dataDir = tmpDataDir('uplink-desktop-edges-');
   writeFileSync(join(dataDir, 'config.json'), JSON.stringify(APPROVE_DESKTOP));

@@ -15,6 +15,7 @@ import { addrOf, channelOf, semanticChannelOf, startFixture } from './apps';
 import type { App } from './apps';
 import { startSession } from './session';
 import type { DesktopSession } from './session';
+import { validated } from '../../fixtures/validated-driver';
 
 let session: DesktopSession;
 let hub: Hub;
@@ -40,7 +41,7 @@ beforeAll(async () => {
     void hub.decide(e.approval.approval_id, { kind: 'once', by: 'test-operator' });
   });
   app = await startFixture(session, ['--title', 'Hub Fixture']);
-  probe = createDesktopDriver({ env: session.env });
+  probe = validated(createDesktopDriver({ env: session.env }));
   channel = (await semanticChannelOf(probe, app.pid)).channel;
   await hub.listChannels();
 });
@@ -82,6 +83,11 @@ describe('desktop through the hub', () => {
     expect(kinds).toContain('visual_ui');
     const setText = hub.queryAudit({ channel, op: 'set-text' }).entries.find((e) => e.kind === 'succeeded');
     expect(setText?.interaction).toBe('semantic_ui');
+  });
+
+  it('string bounds count code points: a chord of 100 emoji (200 UTF-16 units) reaches the helper, 101 do not', async () => {
+    await expect(hub.invoke(channel, 'key', { chord: '😀'.repeat(100) }, { agent })).rejects.toMatchObject({ kind: 'Invalid', message: expect.stringMatching(/unknown key|bad key chord/) });
+    await expect(hub.invoke(channel, 'key', { chord: '😀'.repeat(101) }, { agent })).rejects.toMatchObject({ kind: 'Invalid', message: expect.stringMatching(/params_schema.*\/args\/chord.*maxLength/) });
   });
 
   it('an op the constraint cannot serve is refused before any prompt', async () => {

@@ -15,6 +15,7 @@ import { PYTHON, addrOf, channelOf, semanticChannelOf, startFixture } from './ap
 import type { App } from './apps';
 import { startSession, waitFor } from './session';
 import type { DesktopSession } from './session';
+import { validated } from '../../fixtures/validated-driver';
 
 const run = promisify(execFile);
 let session: DesktopSession;
@@ -37,7 +38,7 @@ async function fixture(title: string): Promise<App> {
   return app;
 }
 function driverWith(options: Parameters<typeof createDesktopDriver>[0] = {}): DesktopDriver {
-  const d = createDesktopDriver({ env: session.env, ...options });
+  const d = validated(createDesktopDriver({ env: session.env, ...options }));
   drivers.push(d);
   return d;
 }
@@ -265,6 +266,17 @@ describe('desktop target integrity', () => {
     const error = await rejection(driver.invoke(addrOf(channel), 'click', { x: 50, y: 95 }, { interaction: 'visual_ui' }));
     expect(error).toMatchObject({ kind: 'Rejected', message: `${channel.channel} is hidden by the desktop.read_deny config` });
     expect(app.stdout()).not.toContain('"event": "clicks"');
+  });
+
+  it('read_deny matches a title with / and an emoji with the shared glob (? is one code point)', async () => {
+    const config: { read_deny?: string[] } = {};
+    const driver = driverWith({ config: () => config });
+    const app = await fixture('Notes 📝 a/b Fixture');
+    const channel = await channelOf(driver, app.pid);
+    config.read_deny = ['Notes ? a*Fixture'];
+    expect((await driver.channels()).some((c) => c.channel === channel.channel)).toBe(false);
+    config.read_deny = ['Notes ?? a*Fixture'];
+    expect((await driver.channels()).some((c) => c.channel === channel.channel)).toBe(true);
   });
 
   it('a helper that cannot start yields Unavailable with a hint, and doctor says so', async () => {

@@ -14,6 +14,7 @@ import { addrOf, channelOf, semanticChannelOf, startFixture } from './apps';
 import type { App } from './apps';
 import { startSession, waitFor } from './session';
 import type { DesktopSession } from './session';
+import { validated } from '../../fixtures/validated-driver';
 
 /** One kernel provider per interaction kind over the desktop driver (mirrors src/main/hub/driver-provider.ts). */
 function providerFor(driver: DesktopDriver, kind: 'semantic_ui' | 'visual_ui'): CapabilityProvider {
@@ -73,7 +74,7 @@ async function invoke(op: string, args: JsonValue, constraints: InvocationConstr
 
 beforeAll(async () => {
   session = await startSession();
-  driver = createDesktopDriver({ env: session.env });
+  driver = validated(createDesktopDriver({ env: session.env }));
   runtime = new Runtime({ policy: () => ({ kind: 'permit' }) });
   runtime.register(providerFor(driver, 'semantic_ui'));
   runtime.register(providerFor(driver, 'visual_ui'));

@@ -10,6 +10,7 @@ import { addrOf, semanticChannelOf, startFixture } from './apps';
 import type { App } from './apps';
 import { hasWeston, startWaylandSession } from './session';
 import type { DesktopSession } from './session';
+import { validated } from '../../fixtures/validated-driver';
 
 if (!hasWeston()) console.warn('wayland.test.ts: skipped — /usr/bin/weston is not installed (Debian package weston)');
 
@@ -21,7 +22,7 @@ describe.skipIf(!hasWeston())('desktop driver in a Wayland session', () => {
 
   beforeAll(async () => {
     session = await startWaylandSession();
-    driver = createDesktopDriver({ env: session.env });
+    driver = validated(createDesktopDriver({ env: session.env }));
     app = await startFixture(session, ['--title', 'Wayland Fixture']);
     addr = addrOf(await semanticChannelOf(driver, app.pid));
   });

@@ -255,6 +255,15 @@ describe('approvals', () => {
     await expect(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: { kind: 'mcp', name: 'other' } })).rejects.toThrow(/no Uplink panel/);
   });
 
+  it('a standing rule matches with the shared glob: ? is one code point, / an ordinary character', async () => {
+    const dir = tmpDataDir();
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [{ id: 'bots', channel: 'test:a', op: 'wri?e', agent: '?-build/*' }] } }));
+    const { hub } = open(dir);
+    const bot = (agent_id: string): AgentIdentity => ({ ...agent, agent_id });
+    expect(await hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: bot('🤖-build/ci') })).toEqual({ written: 1 });
+    await expect(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: bot('🤖🤖-build/ci') })).rejects.toThrow(/no Uplink panel/);
+  });
+
   it('setApprovalTimeoutMs writes the config; setTier is human-only and audited', async () => {
     const { hub, driver, dir } = open();
     await hub.setApprovalTimeoutMs(30_000, 'alice');

@@ -162,6 +162,15 @@ describe('bad input', () => {
     expect(hub.queryAudit({ state: 'rejected' }).entries[0]).toMatchObject({ op: 'echo', error_kind: 'Invalid' });
   });
 
+  it('a default of the op schema reaches the driver for an omitted arg; the audit keeps what the agent sent', async () => {
+    const { hub, driver } = open();
+    expect(await hub.invoke('test:alpha', 'slow', { ms: 0 }, { agent })).toEqual({ waited: 0 });
+    expect(driver.state.invoked.at(-1)!.args).toEqual({ ms: 0, timeout_ms: 1000 });
+    const entries = hub.queryAudit({ op: 'slow' }).entries;
+    expect(entries.length).toBeGreaterThan(0);
+    for (const e of entries) if (e.args !== undefined) expect(e.args).toEqual({ ms: 0 });
+  });
+
   it('args that are not an object are Invalid', async () => {
     const { hub } = open();
     const err = await failure(hub.invoke('test:alpha', 'echo', [1, 2] as never, { agent }));

@@ -11,6 +11,7 @@ import type { AgentIdentity, ApprovalEvent, Hub, HubError, PendingApproval } fro
 import { createTmuxDriver } from '../../../src/main/drivers/tmux';
 import { TmuxTestServer, eventually } from '../../fixtures/tmux-server';
 import { tmpDataDir } from '../../fixtures/hub-build';
+import { validated } from '../../fixtures/validated-driver';
 
 const agent: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', session: 's1' };
 const cleanup: Array<() => Promise<void> | void> = [];
@@ -21,7 +22,7 @@ afterEach(async () => {
 function hubOn(server: TmuxTestServer, rules: unknown[]): Hub {
   const dir = tmpDataDir();
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules } }));
-  const driver = createTmuxDriver({ env: server.ownEnv(), config: () => ({ write_allow: [{ pattern: '*', tier: 'operator' }] }) });
+  const driver = validated(createTmuxDriver({ env: server.ownEnv(), config: () => ({ write_allow: [{ pattern: '*', tier: 'operator' }] }) }));
   const hub = createHub({ dataDir: dir, drivers: [driver] });
   cleanup.push(() => hub.close());
   return hub;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createTmuxDriver } from '../../../src/main/drivers/tmux';
 import { eventually } from '../../fixtures/tmux-server';
 import { failure, rig, useRigs } from './helpers';
+import { validated } from '../../fixtures/validated-driver';
 
 useRigs();
 
@@ -43,7 +44,7 @@ describe('tmux driver: guards and tiers', () => {
     const peer = server.split('cat');
     server.setOption(peer, '@uplink_profile', 'operator');
     await driver.invoke(peer, 'read', {});
-    const other = createTmuxDriver({ env: server.ownEnv() });
+    const other = validated(createTmuxDriver({ env: server.ownEnv() }));
     try {
       expect(await other.invoke(peer, 'keys', { keys: ['Enter'] })).toEqual({ sent: 1 });
     } finally {
@@ -155,6 +156,16 @@ describe('tmux driver: guards and tiers', () => {
     config.read_deny = [peer];
     expect((await failure(driver.invoke(peer, 'read', {}))).message).toContain('tmux.read_deny');
     expect(server.capture(peer)).not.toContain('[uplink');
+  });
+
+  it('a config read-deny matches an emoji-named pane with the shared glob (? is one code point, * crosses /)', async () => {
+    const { server, driver, config } = rig();
+    const vault = server.split('cat');
+    server.setOption(vault, '@name', '🔒 vault/prod');
+    config.read_deny = ['? vault*'];
+    expect((await failure(driver.invoke('🔒 vault/prod', 'read', {}))).message).toContain('tmux.read_deny "? vault*"');
+    config.read_deny = ['?? vault*'];
+    await driver.invoke('🔒 vault/prod', 'read', {});
   });
 
   it('a rename cannot escape a config read-deny or raise a tier', async () => {

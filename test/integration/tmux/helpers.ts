@@ -4,6 +4,7 @@ import type { Driver } from '../../../src/main/drivers/contract';
 import { DriverError } from '../../../src/main/drivers/contract';
 import { createTmuxDriver, type TmuxConfig } from '../../../src/main/drivers/tmux';
 import { TmuxTestServer } from '../../fixtures/tmux-server';
+import { validated } from '../../fixtures/validated-driver';
 
 /** A server, a driver on it (our own pane = the server's first pane), and a mutable config. */
 export interface Rig {
@@ -29,13 +30,13 @@ export function useRigs(): void {
 export function rig(options: { firstPane?: string; ownPane?: boolean; config?: TmuxConfig; now?: () => number; controlMode?: boolean } = {}): Rig {
   const server = TmuxTestServer.start(options.firstPane ?? 'sh');
   const r: Rig = { server, own: server.firstPane, config: options.config ?? {}, driver: undefined as unknown as Driver };
-  r.driver = createTmuxDriver({
+  r.driver = validated(createTmuxDriver({
     env: options.ownPane === false ? TmuxTestServer.cleanEnv() : server.ownEnv(),
     socket: options.ownPane === false ? server.socket : undefined,
     config: () => r.config,
     now: options.now,
     controlMode: options.controlMode,
-  });
+  }));
   rigs.push(r);
   return r;
 }

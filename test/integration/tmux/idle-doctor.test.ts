@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createTmuxDriver, tmuxSnippet } from '../../../src/main/drivers/tmux';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 import { failure, rig, useRigs } from './helpers';
+import { validated } from '../../fixtures/validated-driver';
 
 useRigs();
 
@@ -71,7 +72,7 @@ describe('tmux driver: doctor, preview, snippet', () => {
     const second = TmuxTestServer.start('cat');
     second.split('cat');
     let socket = first.socket;
-    const driver = createTmuxDriver({ env: TmuxTestServer.cleanEnv(), config: () => ({ socket }) });
+    const driver = validated(createTmuxDriver({ env: TmuxTestServer.cleanEnv(), config: () => ({ socket }) }));
     try {
       expect((await driver.channels()).map((c) => c.channel)).toEqual([`tmux:${first.firstPane}`]);
       const report = await driver.doctor();
@@ -108,14 +109,14 @@ describe('tmux driver: doctor, preview, snippet', () => {
   });
 
   it('doctor explains an unreachable server and a missing tmux in one line with a hint', async () => {
-    const gone = createTmuxDriver({ socket: '/tmp/uplink-doctor-missing/sock', env: TmuxTestServer.cleanEnv() });
+    const gone = validated(createTmuxDriver({ socket: '/tmp/uplink-doctor-missing/sock', env: TmuxTestServer.cleanEnv() }));
     const report = await gone.doctor();
     expect(report.ok).toBe(false);
     const line = report.lines.find((l) => l.startsWith('server:'))!;
     expect(line).toMatch(/^server: not reachable at \/tmp\/uplink-doctor-missing\/sock .* — hint: start tmux/);
     expect(report.lines.join('\n')).toMatch(/own pane: unknown/);
     await gone.dispose?.();
-    const missing = createTmuxDriver({ tmux: '/nonexistent/tmux', env: TmuxTestServer.cleanEnv() });
+    const missing = validated(createTmuxDriver({ tmux: '/nonexistent/tmux', env: TmuxTestServer.cleanEnv() }));
     const none = await missing.doctor();
     expect(none).toMatchObject({ ok: false, lines: ['tmux: not installed (not found on PATH) — hint: install tmux (e.g. `apt-get install tmux` or `brew install tmux`)'] });
   });

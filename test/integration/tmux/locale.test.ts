@@ -17,6 +17,7 @@ import type { ChannelEntry, Driver } from '../../../src/main/drivers/contract';
 import { createTmuxDriver } from '../../../src/main/drivers/tmux';
 import { ROOT } from '../../fixtures/hub-build';
 import { TmuxTestServer } from '../../fixtures/tmux-server';
+import { validated } from '../../fixtures/validated-driver';
 
 /** What `env -i PATH=$PATH` leaves: no LANG, no LC_*, so the C locale. */
 const MINIMAL: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
@@ -74,7 +75,7 @@ describe.each(SERVER_LOCALES)('a tmux server started in %s', (_name, serverEnv) 
   ])('is listed in full by a driver with only PATH in its environment (%s)', async (_mode, controlMode) => {
     const { server, peer } = serverWithPeer(serverEnv);
     if (serverEnv === MINIMAL) expect(server.tmux('show-environment', '-g')).not.toMatch(/^(LANG|LC_\w+)=/m);
-    const driver: Driver = createTmuxDriver({ socket: server.socket, env: { ...MINIMAL }, controlMode });
+    const driver: Driver = validated(createTmuxDriver({ socket: server.socket, env: { ...MINIMAL }, controlMode }));
     cleanup.push(() => driver.dispose?.());
 
     expectPeerListed(await driver.channels(), server, peer);

@@ -1,8 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DriverError } from '../../../src/main/drivers/contract';
-import { checkArgs } from '../../../src/main/drivers/desktop/args';
-import { globMatch } from '../../../src/main/drivers/desktop/config';
-import { DESKTOP_OPS, opSpec } from '../../../src/main/drivers/desktop/ops';
+import { DESKTOP_OPS } from '../../../src/main/drivers/desktop/ops';
 import { parseStartTime } from '../../../src/main/drivers/desktop/proc';
 
 describe('desktop driver parts', () => {
@@ -25,29 +22,5 @@ describe('desktop driver parts', () => {
       ['type', true, ['semantic_ui', 'visual_ui']],
       ['key', true, ['visual_ui']],
     ]);
-  });
-
-  it('turns bad args into Invalid before anything reaches the helper', () => {
-    const bad = (op: string, args: unknown): DriverError => {
-      try {
-        checkArgs(opSpec(op)!, args as never);
-      } catch (e) {
-        return e as DriverError;
-      }
-      throw new Error('no error');
-    };
-    expect(bad('click', { x: 1 }).message).toBe('bad args for click: missing y');
-    expect(bad('click', { x: 1.5, y: 2 }).kind).toBe('Invalid');
-    expect(bad('click', { x: 1, y: 2, button: 'fourth' }).message).toMatch(/button must be one of/);
-    expect(bad('type', { text: '' }).message).toMatch(/too short/);
-    expect(bad('key', { chord: 'a', extra: 1 }).message).toMatch(/unknown argument extra/);
-    expect(bad('observe', [1]).message).toMatch(/must be an object/);
-    expect(checkArgs(opSpec('observe')!, null)).toEqual({});
-  });
-
-  it('matches read_deny globs on whole titles', () => {
-    expect(globMatch('*Password*', 'KeePass Password Safe')).toBe(true);
-    expect(globMatch('Term?', 'Terms')).toBe(true);
-    expect(globMatch('a.b', 'axb')).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
-/** Sensitive args never leave the hub readable; globs for standing rules. */
+/** Sensitive args never leave the hub readable. */
 import { describe, expect, it } from 'vitest';
-import { globMatch, isSensitive, redactArgs } from '../../../src/main/hub/redact';
+import { isSensitive, redactArgs } from '../../../src/main/hub/redact';
 
 describe('redaction', () => {
   it('redacts fields named by sensitive_args', () => {
@@ -17,17 +17,6 @@ describe('redaction', () => {
   it('leaves other args as they are', () => {
     expect(redactArgs({ lines: 5 }, undefined)).toEqual({ lines: 5 });
     expect(redactArgs(undefined, ['x'])).toBeUndefined();
-  });
-});
-
-describe('globMatch', () => {
-  it('matches * and ? over the whole string, other characters literally', () => {
-    expect(globMatch('tmux:*', 'tmux:%3')).toBe(true);
-    expect(globMatch('tmux:%?', 'tmux:%3')).toBe(true);
-    expect(globMatch('tmux:%?', 'tmux:%13')).toBe(false);
-    expect(globMatch('tmux:a.b', 'tmux:axb')).toBe(false);
-    expect(globMatch('send', 'send')).toBe(true);
-    expect(globMatch('send', 'sender')).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DriverError } from '../../../src/main/drivers/contract';
-import { classifyKey, decide, globMatch, parseTier, requireTier, type PaneMarks } from '../../../src/main/drivers/tmux/policy';
+import { classifyKey, decide, parseTier, requireTier, type PaneMarks } from '../../../src/main/drivers/tmux/policy';
 import { configProblems } from '../../../src/main/drivers/tmux/config';
 
 const pane = (marks: Partial<PaneMarks> = {}): PaneMarks => ({ id: '%3', readOff: false, ...marks });
@@ -10,16 +10,6 @@ describe('tmux policy', () => {
     expect(parseTier('operator')).toBe('operator');
     expect(parseTier('Operator')).toBeUndefined();
     expect(parseTier('')).toBeUndefined();
-  });
-
-  it('matches globs with * and ?', () => {
-    expect(globMatch('codex', 'codex')).toBe(true);
-    expect(globMatch('codex', 'codex2')).toBe(false);
-    expect(globMatch('lab-*', 'lab-1')).toBe(true);
-    expect(globMatch('a*b*c', 'aXXbYYc')).toBe(true);
-    expect(globMatch('%?', '%3')).toBe(true);
-    expect(globMatch('%?', '%33')).toBe(false);
-    expect(globMatch('*', '')).toBe(true);
   });
 
   it('classifies keys: benign, dangerous, or invalid', () => {

@@ -30,9 +30,3 @@ export const desktopConfigSchema: JsonSchema = {
 
 export const DEFAULT_CALL_TIMEOUT_MS = 15_000;
 export const DEFAULT_PREVIEW_MAX_WIDTH = 960;
-
-/** Whether `text` matches a `*`/`?` glob (whole string, case-sensitive). */
-export function globMatch(glob: string, text: string): boolean {
-  const re = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${re}$`, 's').test(text);
-}

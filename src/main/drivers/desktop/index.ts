@@ -6,11 +6,11 @@
 import type { InteractionKind, JsonValue } from '../../kernel/types';
 import { DriverError } from '../contract';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, InvokeContext, OpSpec, RecvBatch, SendReceipt } from '../contract';
-import { checkArgs } from './args';
 import { BindingTable } from './binding';
 import { defaultStateDir, fileBindingStore } from './binding-store';
 import type { Binding, SeenWindow } from './binding';
-import { DEFAULT_CALL_TIMEOUT_MS, globMatch } from './config';
+import { DEFAULT_CALL_TIMEOUT_MS } from './config';
+import { globMatch } from '../glob';
 import type { DesktopConfig } from './config';
 import { HelperClient } from './helper-client';
 import { defaultPython, locateHelperScript } from './helper-path';
@@ -219,11 +219,11 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
     async invoke(addr, op, args, ctx, signal): Promise<JsonValue> {
       const spec = opSpec(op);
       if (!spec) throw new DriverError('Invalid', `unknown desktop op ${op}`, { hint: `ops: ${DESKTOP_OPS.map((o) => o.op).join(', ')}` });
-      const checked = checkArgs(spec, args);
+      // The kernel has validated args against the op's schema: the helper gets them as they are.
       const interaction = await chooseInteraction(addr, spec, ctx);
       const target = await checkedTarget(addr);
-      const result = await call(op, { target, args: checked, interaction }, signal);
-      return checked.sensitive === true ? hideText(result) : result;
+      const result = await call(op, { target, args, interaction }, signal);
+      return (args as { sensitive?: boolean }).sensitive === true ? hideText(result) : result;
     },
 
     async recv(cursor?: number): Promise<RecvBatch> {

@@ -1,9 +1,9 @@
 /**
- * The tmux ops with their JSON Schemas (Draft 2020-12, closed objects, defaults stated), and the
- * driver-side argument parsing that applies the same defaults when the driver is called directly.
+ * The tmux ops with their JSON Schemas (Draft 2020-12, closed objects, defaults stated). The
+ * kernel validates every call's args against them and fills in the defaults before the driver
+ * sees the args, so the driver restates neither bounds nor defaults.
  */
-import { DriverError, type OpSpec } from '../contract';
-import type { JsonValue } from '../../kernel/types';
+import type { OpSpec } from '../contract';
 
 const receiptSchema = {
   type: 'object',
@@ -110,38 +110,3 @@ export const TMUX_OPS: OpSpec[] = [
     },
   },
 ];
-
-/** Reads an args object; `Invalid` for anything but a plain object (or nothing). */
-export function argsObject(args: JsonValue | undefined, op: string): Record<string, JsonValue> {
-  if (args === undefined || args === null) return {};
-  if (typeof args !== 'object' || Array.isArray(args)) throw new DriverError('Invalid', `${op}: args must be an object`, { hint: 'see the op schema (channel_describe)' });
-  const allowed = Object.keys((TMUX_OPS.find((o) => o.op === op)?.params_schema as { properties?: object }).properties ?? {});
-  const extra = Object.keys(args).filter((k) => !allowed.includes(k));
-  if (extra.length) throw new DriverError('Invalid', `${op}: unknown argument ${extra.join(', ')}`, { hint: `allowed: ${allowed.join(', ')}` });
-  return args;
-}
-
-/** An integer argument with a default and bounds. */
-export function intArg(args: Record<string, JsonValue>, name: string, fallback: number, min: number, max: number, op: string): number {
-  const v = args[name];
-  if (v === undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new DriverError('Invalid', `${op}: ${name} must be an integer from ${min} to ${max}`);
-  }
-  return v;
-}
-
-/** A boolean argument with a default. */
-export function boolArg(args: Record<string, JsonValue>, name: string, fallback: boolean, op: string): boolean {
-  const v = args[name];
-  if (v === undefined) return fallback;
-  if (typeof v !== 'boolean') throw new DriverError('Invalid', `${op}: ${name} must be true or false`);
-  return v;
-}
-
-/** A required non-empty string argument. */
-export function stringArg(args: Record<string, JsonValue>, name: string, op: string): string {
-  const v = args[name];
-  if (typeof v !== 'string' || v === '') throw new DriverError('Invalid', `${op}: ${name} is required (a non-empty string)`);
-  return v;
-}

@@ -1,34 +1,39 @@
 /**
- * The tmux ops (`read`, `await-idle`, `type`, `keys`, `label`, `ask`): argument checks first
- * (`Invalid`), then the pane, then the guards (own pane, read block, tier, read-first), then tmux.
+ * The tmux ops (`read`, `await-idle`, `type`, `keys`, `label`, `ask`): the pane, then the guards
+ * (own pane, read block, tier, read-first), then tmux. Args arrive validated against the op's
+ * schema with its defaults filled in (by the kernel); only what a schema cannot say (one line of
+ * text, known key names) is checked here.
  */
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { JsonValue } from '../../kernel/types';
 import { remember, type TmuxCore } from './core';
 import { formatEnvelope, newCorrelationId, senderName } from './envelope';
-import { argsObject, boolArg, intArg, stringArg } from './ops';
 import { classifyKey, configTier, grantLabel, hasControlChars, paneName, requireReadable, tierRank, type Tier } from './policy';
 import { awaitIdle, lastLines } from './watch';
 
 /** Runs one op on a pane address. */
 export async function runOp(core: TmuxCore, addr: string, op: string, rawArgs: JsonValue | undefined, ctx: InvokeContext | undefined, signal: AbortSignal | undefined): Promise<JsonValue> {
+  const args = rawArgs as Args;
   switch (op) {
     case 'read':
-      return read(core, addr, argsObject(rawArgs, op));
+      return read(core, addr, args);
     case 'await-idle':
-      return idle(core, addr, argsObject(rawArgs, op), signal);
+      return idle(core, addr, args, signal);
     case 'type':
-      return type(core, addr, argsObject(rawArgs, op), ctx);
+      return type(core, addr, args, ctx);
     case 'keys':
-      return keys(core, addr, argsObject(rawArgs, op), ctx);
+      return keys(core, addr, args, ctx);
     case 'label':
-      return label(core, addr, argsObject(rawArgs, op), ctx);
+      return label(core, addr, args, ctx);
     case 'ask':
-      return ask(core, addr, argsObject(rawArgs, op), ctx, signal);
+      return ask(core, addr, args, ctx, signal);
     default:
       throw new DriverError('NotFound', `tmux has no op "${op}"`, { hint: 'ops: read, await-idle, type, keys, label, ask (and send)' });
   }
 }
+
+/** A call's args, already validated and defaulted against the op's schema. */
+type Args = Record<string, JsonValue>;
 
 /** Rejects text that would become several lines or keystrokes. */
 export function requireOneLine(text: string, what: string): void {
@@ -39,8 +44,8 @@ export function requireOneLine(text: string, what: string): void {
   }
 }
 
-async function read(core: TmuxCore, addr: string, args: Record<string, JsonValue>): Promise<JsonValue> {
-  const lines = intArg(args, 'lines', 50, 1, 100_000, 'read');
+async function read(core: TmuxCore, addr: string, args: Args): Promise<JsonValue> {
+  const lines = args.lines as number;
   const pane = await core.pane(addr);
   requireReadable(core.decide(pane), 'read', pane);
   const text = (await core.capture(pane, lines)).join('\n');
@@ -49,17 +54,16 @@ async function read(core: TmuxCore, addr: string, args: Record<string, JsonValue
 }
 
 /** Allowed on read-blocked panes: it reveals whether a pane is busy, never what it shows. */
-async function idle(core: TmuxCore, addr: string, args: Record<string, JsonValue>, signal?: AbortSignal): Promise<JsonValue> {
-  const quietMs = intArg(args, 'quiet_ms', 1500, 0, 600_000, 'await-idle');
-  const timeoutMs = intArg(args, 'timeout_ms', 60_000, 0, 3_600_000, 'await-idle');
+async function idle(core: TmuxCore, addr: string, args: Args, signal?: AbortSignal): Promise<JsonValue> {
+  const quietMs = args.quiet_ms as number;
+  const timeoutMs = args.timeout_ms as number;
   const pane = await core.pane(addr);
   return { idle: await awaitIdle(core.probe(pane), quietMs, timeoutMs, signal) };
 }
 
-async function type(core: TmuxCore, addr: string, args: Record<string, JsonValue>, ctx?: InvokeContext): Promise<JsonValue> {
-  const text = stringArg(args, 'text', 'type');
-  const enter = boolArg(args, 'enter', false, 'type');
-  boolArg(args, 'sensitive', false, 'type');
+async function type(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
+  const text = args.text as string;
+  const enter = args.enter as boolean;
   requireOneLine(text, 'typed text');
   const pane = await core.pane(addr);
   core.gate(pane, 'type', 'operator', ctx);
@@ -72,12 +76,8 @@ async function type(core: TmuxCore, addr: string, args: Record<string, JsonValue
   return { typed: [...text].length, enter };
 }
 
-async function keys(core: TmuxCore, addr: string, args: Record<string, JsonValue>, ctx?: InvokeContext): Promise<JsonValue> {
-  const list = args.keys;
-  if (!Array.isArray(list) || list.length === 0 || list.some((k) => typeof k !== 'string')) {
-    throw new DriverError('Invalid', 'keys: keys must be a non-empty list of key names', { hint: 'e.g. {"keys": ["Enter"]}' });
-  }
-  const names = list as string[];
+async function keys(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
+  const names = args.keys as string[];
   const needed: Tier = names.map(classifyKey).includes('dangerous') ? 'godmode' : 'operator';
   const pane = await core.pane(addr);
   core.gate(pane, needed === 'godmode' ? `keys ${names.filter((k) => classifyKey(k) === 'dangerous').join(' ')} (dangerous chord)` : 'keys', needed, ctx);
@@ -91,10 +91,9 @@ async function keys(core: TmuxCore, addr: string, args: Record<string, JsonValue
  * never raises a tier: it is refused when the new name would match a stronger `write_allow`
  * glob, and labels set here are marked `@uplink_agent_label` so they never grant anyway.
  */
-async function label(core: TmuxCore, addr: string, args: Record<string, JsonValue>, ctx?: InvokeContext): Promise<JsonValue> {
-  const name = stringArg(args, 'name', 'label');
+async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
+  const name = args.name as string;
   requireOneLine(name, 'a label');
-  if (name.startsWith('%') || [...name].length > 64) throw new DriverError('Invalid', 'a label must not start with % and has at most 64 characters', { hint: 'e.g. "codex" or "build-shell"' });
   const pane = await core.pane(addr);
   const own = pane.id === core.ownPane(ctx, pane.serverPid);
   const decision = own ? core.decide(pane) : core.gate(pane, 'label', 'operator', ctx);
@@ -120,10 +119,10 @@ export function envelopeFor(core: TmuxCore, message: string, hint: 'full' | 'sho
 }
 
 /** send without reply block → await-idle → everything the peer printed after the question. */
-async function ask(core: TmuxCore, addr: string, args: Record<string, JsonValue>, ctx?: InvokeContext, signal?: AbortSignal): Promise<JsonValue> {
-  const message = stringArg(args, 'message', 'ask');
-  const quietMs = intArg(args, 'quiet_ms', 1500, 0, 600_000, 'ask');
-  const timeoutMs = intArg(args, 'timeout_ms', 120_000, 0, 3_600_000, 'ask');
+async function ask(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext, signal?: AbortSignal): Promise<JsonValue> {
+  const message = args.message as string;
+  const quietMs = args.quiet_ms as number;
+  const timeoutMs = args.timeout_ms as number;
   requireOneLine(message, 'an ask message');
   const started = Date.now();
   const pane = await core.pane(addr);

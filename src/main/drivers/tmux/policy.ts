@@ -5,6 +5,7 @@
  * panel through `setTier`), and a rename by an agent can never raise a tier or lift a deny.
  */
 import { DriverError } from '../contract';
+import { globMatch } from '../glob';
 import { readDenies, writeGrants, type TmuxConfig } from './config';
 
 /** Per-pane permission tiers; each includes the ones before it. */
@@ -18,30 +19,6 @@ export function parseTier(value: string | undefined): Tier | undefined {
 
 export function tierRank(tier: Tier): number {
   return TIERS.indexOf(tier);
-}
-
-/** Glob with `*` (any run) and `?` (one character), anchored at both ends. */
-export function globMatch(pattern: string, text: string): boolean {
-  const p = [...pattern];
-  const t = [...text];
-  let pi = 0;
-  let ti = 0;
-  let star = -1;
-  let mark = 0;
-  while (ti < t.length) {
-    if (pi < p.length && (p[pi] === '?' || (p[pi] !== '*' && p[pi] === t[ti]))) {
-      pi++;
-      ti++;
-    } else if (pi < p.length && p[pi] === '*') {
-      star = pi++;
-      mark = ti;
-    } else if (star >= 0) {
-      pi = star + 1;
-      ti = ++mark;
-    } else return false;
-  }
-  while (pi < p.length && p[pi] === '*') pi++;
-  return pi === p.length;
 }
 
 export type KeyClass = 'benign' | 'dangerous';
