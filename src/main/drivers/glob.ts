@@ -2,34 +2,26 @@
  * The one glob matcher behind every allow, deny and rule list (tmux `write_allow`/`read_deny`,
  * desktop `read_deny`, the standing rules' `channel`/`op`/`agent`). Drivers and the hub import it
  * from here so that a pattern means the same thing wherever a human writes it.
+ *
+ * Why not a glob library: they compile patterns to regular expressions, which backtrack
+ * exponentially in the number of `*` — `*a*a*a*a*a*a*b` against a 100-character pane title took
+ * minutes — and the names matched here come from panes and windows an agent controls. This walk
+ * is linear in the name for each star it backs up to (at worst name × pattern steps), and only
+ * `*` and `?` are special, so there is no syntax to escape and no pattern that fails to compile.
  */
-import picomatch from 'picomatch';
 
-// picomatch matches paths: `*` and `?` stop at `/`, and `*` skips `.` and `..` at the start of a
-// segment. A name is one segment: each `/` is swapped for U+FFFF (a noncharacter, never text) in
-// both the pattern and the name, and both are prefixed with it so no name starts a segment.
-const SLASH = '\uFFFF';
-// Regex syntax picomatch hands through to the RegExp it builds (`|`, `{1,2}`, `(…)`, `\b`, …) is
-// escaped, so only `*` and `?` are special; the `u` flag makes `?` one code point, not one half
-// of an emoji's surrogate pair. `debug` makes a pattern that cannot compile throw rather than
-// become a regex that never matches (a deny list must not fail open).
-const REGEX_SYNTAX = /[\\^$.+()[\]{}|]/g;
-const OPTIONS: picomatch.PicomatchOptions = {
-  dot: true, nobrace: true, nobracket: true, noextglob: true, noglobstar: true, nonegate: true,
-  fastpaths: false, flags: 'su', debug: true,
-};
-
-const cache = new Map<string, RegExp>();
+const cache = new Map<string, readonly string[]>();
 const CACHE_LIMIT = 512;
 
-function compile(pattern: string): RegExp {
-  let re = cache.get(pattern);
-  if (re) return re;
-  re = picomatch.makeRe(SLASH + pattern.replace(REGEX_SYNTAX, '\\$&').replaceAll('/', SLASH), OPTIONS);
+/** A pattern as code points, with runs of `*` folded into one; compiled once, bounded cache. */
+function compile(pattern: string): readonly string[] {
+  let cps = cache.get(pattern);
+  if (cps) return cps;
+  cps = Array.from(pattern).filter((c, i, all) => !(c === '*' && all[i - 1] === '*'));
   // Patterns come from config and rules, so the cache stays small; the oldest entry goes first.
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  cache.set(pattern, re);
-  return re;
+  cache.set(pattern, cps);
+  return cps;
 }
 
 /**
@@ -39,12 +31,33 @@ function compile(pattern: string): RegExp {
  *   `?` matches exactly one Unicode code point (`a?b` matches `a😀b` and `a/b`).
  * - Every other character matches only itself, case-sensitively and without normalisation:
  *   no brace expansion, brackets, extglobs, negation or backslash escapes (`[x]`, `{a,b}`,
- *   `!x`, `@(x)`, `\` are literal), and no globstar (`**` is `*`).
- * - Names are not paths: `/` is an ordinary character. (A `/` in a pattern also matches the
- *   noncharacter U+FFFF, which text never contains.)
- *
- * Each pattern is compiled once and kept in a bounded cache.
+ *   `!x`, `@(x)`, `\` are literal), and no globstar (`**` is `*`). A literal `*` or `?` in a
+ *   name is matched by `?`.
+ * - Names are not paths: `/` is an ordinary character.
  */
 export function globMatch(pattern: string, name: string): boolean {
-  return compile(pattern).test(SLASH + name.replaceAll('/', SLASH));
+  const p = compile(pattern);
+  const s = Array.from(name);
+  let i = 0;
+  let j = 0;
+  // The last `*` seen and the name position it currently stands for: on a mismatch the star
+  // takes one more character and matching resumes after it. Earlier stars never need to move.
+  let star = -1;
+  let mark = 0;
+  while (j < s.length) {
+    if (i < p.length && p[i] !== '*' && (p[i] === '?' || p[i] === s[j])) {
+      i++;
+      j++;
+    } else if (i < p.length && p[i] === '*') {
+      star = i++;
+      mark = j;
+    } else if (star >= 0) {
+      i = star + 1;
+      j = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (i < p.length && p[i] === '*') i++;
+  return i === p.length;
 }
