@@ -2,7 +2,7 @@
  * One hub-memory measurement, run by `hub.bench.ts` in a fresh Node process (`--expose-gc`) so
  * RSS belongs to this hub alone: a hub with a driver whose op answers like a screen read or a
  * screenshot, reached through the MCP server over an in-memory transport as an agent reaches it.
- * Prints one JSON line: memory of the idle hub (after a few warm-up calls) and after `calls` calls.
+ * Prints one JSON line: memory of the idle hub (after a few small warm-up calls) and after `calls` calls.
  * Usage: node --expose-gc hub-memory.mjs <calls> <text|screenshot>
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,6 +27,8 @@ if (!Number.isSafeInteger(calls) || (kind !== 'text' && kind !== 'screenshot')) 
 }
 
 let serial = 0;
+/** Warm-up calls answer small, so the idle hub holds no large outputs of its own. */
+let full = false;
 const obj = (properties: Record<string, unknown>): Record<string, unknown> => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
 const driver: Driver = {
   info: () => ({ id: 'bench', kind: 'both', summary: 'memory benchmark driver' }),
@@ -36,7 +38,7 @@ const driver: Driver = {
     { op: 'screenshot', summary: 'A screenshot', mutating: false, params_schema: obj({}), result_schema: obj({ png_base64: { type: 'string' } }) },
   ],
   send: async () => ({ delivered: true, correlation_id: 'c', injected_at: new Date().toISOString() }),
-  invoke: async (_addr, op) => (op === 'read' ? { text: screenText(TEXT_BYTES, ++serial) } : { png_base64: screenshotBase64(SCREENSHOT_BYTES, ++serial) }),
+  invoke: async (_addr, op) => (op === 'read' ? { text: screenText(full ? TEXT_BYTES : 64, ++serial) } : { png_base64: screenshotBase64(full ? SCREENSHOT_BYTES : 64, ++serial) }),
   recv: async () => ({ items: [], next_cursor: 0 }),
   doctor: async () => ({ driver: 'bench', ok: true, lines: [] }),
 };
@@ -62,6 +64,7 @@ const call = async (): Promise<void> => {
 
 for (let i = 0; i < WARMUP; i++) await call();
 const idle = sampleMemory();
+full = true;
 const t0 = performance.now();
 let started = 0;
 await Promise.all(

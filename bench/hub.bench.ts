@@ -163,7 +163,7 @@ async function roundTrips(driversModule: string): Promise<BenchRow[]> {
       { name: 'stdio ratio', value: uplinkStdio / baseStdio, unit: '×', note: 'target ≤ 1.5' },
       { name: 'stdio channel_observe, hot loop median', value: uplinkHot, unit: 'µs', note: 'alternating blocks of 100 calls' },
       { name: 'stdio bare SDK echo, hot loop median', value: baseHot, unit: 'µs' },
-      { name: 'stdio ratio, hot loop', value: uplinkHot / baseHot, unit: '×', note: 'no target: both servers kept hot; the hub adds the same ~150 µs against a faster echo' },
+      { name: 'stdio ratio, hot loop', value: uplinkHot / baseHot, unit: '×', note: `no target: both servers kept hot; the hub adds ${Math.round(uplinkHot - baseHot)} µs against a faster echo` },
       { name: 'HTTP channel_observe (noop) median', value: uplinkHttp, unit: 'µs' },
       { name: 'HTTP bare SDK echo median', value: baseHttp, unit: 'µs' },
       { name: 'HTTP ratio', value: uplinkHttp / baseHttp, unit: '×', note: 'target ≤ 1.5' },
