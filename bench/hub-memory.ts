@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createHub } from '../src/main/hub';
 import type { Driver } from '../src/main/drivers/contract';
+import type { JsonValue } from '../src/main/kernel/types';
 import { createMcpServer } from '../src/main/edges/mcp/server';
 import { sampleMemory, screenText, screenshotBase64 } from './payload';
 
@@ -38,7 +39,7 @@ const driver: Driver = {
     { op: 'screenshot', summary: 'A screenshot', mutating: false, params_schema: obj({}), result_schema: obj({ png_base64: { type: 'string' } }) },
   ],
   send: async () => ({ delivered: true, correlation_id: 'c', injected_at: new Date().toISOString() }),
-  invoke: async (_addr, op) => (op === 'read' ? { text: screenText(full ? TEXT_BYTES : 64, ++serial) } : { png_base64: screenshotBase64(full ? SCREENSHOT_BYTES : 64, ++serial) }),
+  invoke: async (_addr, op): Promise<JsonValue> => (op === 'read' ? { text: screenText(full ? TEXT_BYTES : 64, ++serial) } : { png_base64: screenshotBase64(full ? SCREENSHOT_BYTES : 64, ++serial) }),
   recv: async () => ({ items: [], next_cursor: 0 }),
   doctor: async () => ({ driver: 'bench', ok: true, lines: [] }),
 };
