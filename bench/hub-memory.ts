@@ -61,7 +61,13 @@ const op = kind === 'text' ? 'read' : 'screenshot';
 const call = async (): Promise<void> => {
   const r = await client.callTool({ name: 'channel_observe', arguments: { channel: 'bench:screen', op } });
   if (r.isError) throw new Error(JSON.stringify(r.content));
+  // The agent must really receive the payload, or the figures would measure nothing.
+  if (full && !checked) {
+    checked = true;
+    if (JSON.stringify(r.content).length < (kind === 'text' ? TEXT_BYTES : SCREENSHOT_BYTES)) throw new Error('the result did not carry the payload');
+  }
 };
+let checked = false;
 
 for (let i = 0; i < WARMUP; i++) await call();
 const idle = sampleMemory();
