@@ -6,8 +6,10 @@
  * (dist/cli.mjs); bundles the fixture driver itself. Pairs are measured call by call alternately
  * (the target's figure: load drift hits both sides alike, and each server waits between calls as
  * it does for an agent); stdio is also measured in alternating blocks of 100 calls, each server hot.
+ * Memory: a hub's heap and RSS after 10,000 screen-read-sized (200 KB) and 1,000 screenshot-sized
+ * (1 MB base64) results, above the same hub idle, each in a fresh process (`hub-memory.ts`).
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ import { createHub } from '../src/main/hub';
 import type { AgentIdentity } from '../src/main/hub';
 import { createTestDriver } from '../test/fixtures/test-driver';
 import { median } from './types';
+import { MiB, type MemorySample } from './payload';
 import type { BenchReport, BenchRow } from './types';
 
 const ROOT = process.cwd();
@@ -160,7 +163,7 @@ async function roundTrips(driversModule: string): Promise<BenchRow[]> {
       { name: 'stdio ratio', value: uplinkStdio / baseStdio, unit: '×', note: 'target ≤ 1.5' },
       { name: 'stdio channel_observe, hot loop median', value: uplinkHot, unit: 'µs', note: 'alternating blocks of 100 calls' },
       { name: 'stdio bare SDK echo, hot loop median', value: baseHot, unit: 'µs' },
-      { name: 'stdio ratio, hot loop', value: uplinkHot / baseHot, unit: '×', note: 'no target: both servers kept hot; the hub adds the same ~150 µs against a faster echo' },
+      { name: 'stdio ratio, hot loop', value: uplinkHot / baseHot, unit: '×', note: `no target: both servers kept hot; the hub adds ${Math.round(uplinkHot - baseHot)} µs against a faster echo` },
       { name: 'HTTP channel_observe (noop) median', value: uplinkHttp, unit: 'µs' },
       { name: 'HTTP bare SDK echo median', value: baseHttp, unit: 'µs' },
       { name: 'HTTP ratio', value: uplinkHttp / baseHttp, unit: '×', note: 'target ≤ 1.5' },
@@ -243,10 +246,45 @@ async function brokerLatency(): Promise<BenchRow[]> {
   ];
 }
 
+interface HubMemory {
+  idle: MemorySample;
+  after: MemorySample;
+  peak: number;
+  seconds: number;
+}
+
+/** Runs `hub-memory.ts` for `calls` results of `kind` in a fresh process. */
+function hubMemoryRun(script: string, calls: number, kind: 'text' | 'screenshot'): Promise<HubMemory> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--expose-gc', script, String(calls), kind], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1024 * 1024 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`hub memory bench failed: ${stderr || error.message}`)) : resolve(JSON.parse(stdout.trim().split('\n').pop()!) as HubMemory),
+    );
+  });
+}
+
+async function hubMemory(): Promise<BenchRow[]> {
+  const script = join(OUT, 'hub-memory.mjs');
+  await build({ entryPoints: [join(ROOT, 'bench/hub-memory.ts')], outfile: script, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', logLevel: 'warning' });
+  const rows: BenchRow[] = [];
+  const mib = (bytes: number): number => Math.round((bytes / MiB) * 10) / 10;
+  for (const [calls, kind, what] of [
+    [10_000, 'text', '10,000 × 200 KB reads'],
+    [1_000, 'screenshot', '1,000 × 1 MB screenshots'],
+  ] as const) {
+    const m = await hubMemoryRun(script, calls, kind);
+    const live = (s: MemorySample): number => s.heap + s.external;
+    rows.push(
+      { name: `hub heap + external above idle after ${what}`, value: mib(live(m.after) - live(m.idle)), unit: 'MiB', note: `goal ≤ 64 MiB; idle ${mib(live(m.idle))} MiB (heap ${mib(m.after.heap - m.idle.heap)}, external ${mib(m.after.external - m.idle.external)} MiB above idle)` },
+      { name: `hub RSS above idle after ${what}`, value: mib(m.after.rss - m.idle.rss), unit: 'MiB', note: `goal ≤ 64 MiB; idle ${mib(m.idle.rss)} MiB, peak ${mib(m.peak)} MiB; ${Math.round(calls / m.seconds)} calls/s over MCP (in-memory)` },
+    );
+  }
+  return rows;
+}
+
 export async function run(): Promise<BenchReport> {
   mkdirSync(OUT, { recursive: true });
   const driversModule = join(OUT, 'hub-drivers.mjs');
   await build({ entryPoints: [join(ROOT, 'test/fixtures/hub-drivers.ts')], outfile: driversModule, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
-  const rows = [...(await roundTrips(driversModule)), ...auditThroughput(), ...(await brokerLatency())];
-  return { title: 'Hub: MCP round trips, audit store, approval broker', rows };
+  const rows = [...(await roundTrips(driversModule)), ...auditThroughput(), ...(await brokerLatency()), ...(await hubMemory())];
+  return { title: 'Hub: MCP round trips, audit store, approval broker, memory', rows };
 }

@@ -1,13 +1,16 @@
 /**
  * Kernel benchmark: per-invocation latency of a no-op read_only capability through
  * `start` → terminal versus calling the provider directly (the difference is the kernel's
- * overhead), throughput with 1,000 invocations in flight, and heap bytes per retained terminal
- * invocation at 10,000 retained. Terminal states are awaited through `subscribe`, not polling.
+ * overhead), throughput with 1,000 invocations in flight, and memory per retained terminal
+ * invocation under the default retention bound — with empty outputs (the kernel's own
+ * bookkeeping) and with ~200 KB outputs (a screen read), after 1,000 and 10,000 invocations.
+ * Terminal states are awaited through `subscribe`, not polling.
  */
 import { Runtime } from '../src/main/kernel';
 import type { CapabilityProvider, InvocationRequest, ProviderCall, RuntimeEvent } from '../src/main/kernel';
-import type { BenchReport } from './types';
+import type { BenchReport, BenchRow } from './types';
 import { median } from './types';
+import { MiB, sampleMemory, screenText } from './payload';
 
 const SPEC = {
   id: 'bench.noop',
@@ -19,10 +22,18 @@ const SPEC = {
   safety: 'read_only' as const,
 };
 
+const PAYLOAD_BYTES = 200_000;
+
 const provider: CapabilityProvider = {
   descriptor: () => ({ id: 'bench/noop', version: '1.0.0', name: 'No-op', description: 'Benchmark provider.' }),
   capabilities: () => [{ spec: SPEC, interactions: ['typed'] }],
   invoke: (_call: ProviderCall, _signal: AbortSignal) => Promise.resolve({ output: {} }),
+};
+
+/** Same capability, answering like a screen read: a fresh ~200 KB text per call. */
+const reader: CapabilityProvider = {
+  ...provider,
+  invoke: (_call: ProviderCall, _signal: AbortSignal) => Promise.resolve({ output: { text: screenText(PAYLOAD_BYTES, serial) } }),
 };
 
 let serial = 0;
@@ -37,9 +48,9 @@ const request = (): InvocationRequest => ({
 const isTerminal = (e: RuntimeEvent): boolean => e.kind === 'succeeded' || e.kind === 'failed' || e.kind === 'cancelled';
 
 /** A runtime plus a way to await one invocation's terminal event. */
-function harness(maxRetained = 10_000): { runtime: Runtime; run: () => Promise<void> } {
-  const runtime = new Runtime({ maxRetained });
-  runtime.register(provider);
+function harness(maxRetained?: number, using: CapabilityProvider = provider): { runtime: Runtime; run: () => Promise<void> } {
+  const runtime = new Runtime(maxRetained === undefined ? {} : { maxRetained });
+  runtime.register(using);
   const waiting = new Map<string, () => void>();
   runtime.subscribe((e) => {
     if (!isTerminal(e)) return;
@@ -101,31 +112,42 @@ async function throughput(inFlight: number, total: number): Promise<number> {
   return total / ((performance.now() - t0) / 1000);
 }
 
-function collect(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('run with --expose-gc (node scripts/bench.mjs kernel does)');
-  for (let i = 0; i < 4; i++) gc();
-  return process.memoryUsage().heapUsed;
-}
-
-async function heapPerRetained(count: number): Promise<number> {
-  const { runtime, run } = harness(count);
-  await run(); // first invocation allocates lazily-created structures; not counted
-  const before = collect();
-  const batch = 500;
-  for (let i = 0; i < count - 1; i += batch) {
-    await Promise.all(Array.from({ length: Math.min(batch, count - 1 - i) }, run));
+/**
+ * Heap + external bytes per retained terminal invocation under the default retention bound, after
+ * each count in `checkpoints` (the first invocation, which allocates lazily-created structures,
+ * is not counted).
+ */
+async function memoryPerRetained(using: CapabilityProvider, checkpoints: number[]): Promise<Map<number, number>> {
+  const { runtime, run } = harness(undefined, using);
+  await run();
+  const base = sampleMemory();
+  const perRetained = new Map<number, number>();
+  let done = 1;
+  for (const target of checkpoints) {
+    while (done < target) {
+      const n = Math.min(500, target - done);
+      await Promise.all(Array.from({ length: n }, run));
+      done += n;
+    }
+    const now = sampleMemory();
+    perRetained.set(target, (now.heap + now.external - base.heap - base.external) / (target - 1));
   }
-  const after = collect();
   const snapshot = await runtime.get(`bench-${serial}`);
   if (snapshot.state !== 'succeeded') throw new Error('bench invocation did not succeed');
-  return (after - before) / (count - 1);
+  return perRetained;
 }
 
 export async function run(): Promise<BenchReport> {
-  const heap = await heapPerRetained(10_000);
+  const empty = await memoryPerRetained(provider, [10_000]);
+  const full = await memoryPerRetained(reader, [1_000, 10_000]);
   const { kernel, direct } = await latency();
   const rate = await throughput(1_000, 200_000);
+  const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
+  const memoryRows: BenchRow[] = [
+    { name: 'memory per retained invocation @10,000, empty output', value: Math.round(empty.get(10_000)!), unit: 'bytes', note: 'target ≤ 4096; heap + external after GC' },
+    { name: 'memory per retained invocation @1,000, 200 KB output', value: Math.round(full.get(1_000)!), unit: 'bytes', note: `${kib(full.get(1_000)!)}: the output is kept` },
+    { name: 'memory per retained invocation @10,000, 200 KB output', value: Math.round(full.get(10_000)!), unit: 'bytes', note: `${((full.get(10_000)! * 9_999) / MiB).toFixed(0)} MiB in all at the default bound of 10,000` },
+  ];
   return {
     title: 'kernel (sua runtime)',
     rows: [
@@ -133,7 +155,7 @@ export async function run(): Promise<BenchReport> {
       { name: 'provider called directly (median)', value: direct, unit: 'µs/inv' },
       { name: 'kernel overhead', value: kernel - direct, unit: 'µs/inv', note: 'target ≤ 20' },
       { name: 'throughput, 1,000 in flight', value: Math.round(rate), unit: 'inv/s' },
-      { name: 'heap per retained terminal invocation @10,000', value: Math.round(heap), unit: 'bytes', note: 'target ≤ 4096' },
+      ...memoryRows,
     ],
   };
 }

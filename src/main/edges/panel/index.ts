@@ -6,7 +6,7 @@
  * Use from the hub server: `mounts: (ctx) => [createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin })]`.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PanelMount, PanelMountOptions } from './mount';
 import { createPanelMount as createMount } from './mount';
@@ -20,17 +20,24 @@ export { panelCsp } from './static';
 export { createBroadcast } from './mount';
 export type { PanelMount, PanelMountOptions } from './mount';
 
-/** Where the built renderer lives relative to this module, bundled (dist/cli.mjs) or not. */
-export function defaultRendererDir(): string {
+/**
+ * This checkout's `dist`, wherever this module runs from: bundled into dist/cli.mjs or one of
+ * its chunks (dist/chunks/*.mjs), or from source (tests: src/main/edges/panel).
+ */
+function distDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  // Bundled: dist/cli.mjs → dist/renderer. Source (tests): src/main/edges/panel → dist/renderer.
-  return here.endsWith('dist') ? join(here, 'renderer') : resolve(here, '../../../../dist/renderer');
+  if (basename(here) === 'chunks' && basename(dirname(here)) === 'dist') return dirname(here);
+  return here.endsWith('dist') ? here : resolve(here, '../../../../dist');
+}
+
+/** Where the built renderer lives. */
+export function defaultRendererDir(): string {
+  return join(distDir(), 'renderer');
 }
 
 /** `bin/uplink` of this checkout or package, when it exists. */
 export function defaultCliPath(): string | undefined {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidate = here.endsWith('dist') ? resolve(here, '../bin/uplink') : resolve(here, '../../../../bin/uplink');
+  const candidate = resolve(distDir(), '../bin/uplink');
   return existsSync(candidate) ? candidate : undefined;
 }
 
