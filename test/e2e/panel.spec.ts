@@ -199,7 +199,7 @@ test('the timeline shows each invocation’s events in sequence order', async ()
   const approved = rows.filter({ hasText: 'type' }).first();
   await approved.click();
   const detail = page.getByRole('complementary', { name: 'Invocation detail' });
-  await expect(detail).toContainText('approved by the operator');
+  await expect(detail).toContainText(/approved (once |for the session |always )?by the operator/);
   const kinds = await detail.locator('table.events tbody tr').evaluateAll((trs) => trs.map((tr) => tr.children[1]?.textContent));
   expect(kinds).toEqual(expect.arrayContaining(['accepted', 'approval_requested', 'approval_granted', 'started', 'succeeded']));
   // The request's arguments and the op's output, as the audit store kept them.
