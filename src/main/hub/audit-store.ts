@@ -9,7 +9,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
-import type { JsonValue } from '../kernel/types';
+import type { JsonValue } from '../kernel';
 import { AuditJournal, journalDir } from './audit-journal';
 import { createPrivate, tightenFiles } from './data-dir';
 import { wellFormed } from '../../shared/escape';
@@ -284,6 +284,14 @@ function journaledRow(row: unknown): JournalRow {
   const cell = (i: number): string | number | null => (i >= 0 && (typeof r[i] === 'string' || typeof r[i] === 'number') ? (r[i] as string | number) : null);
   if (r.length <= V4_JOURNAL_COLUMNS.length) return COLUMN_NAMES.map((name) => cell(V4_JOURNAL_COLUMNS.indexOf(name)));
   return COLUMNS.map((_, i) => cell(i));
+}
+
+/** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */
+export type AuditReader = Pick<AuditStore, 'query' | 'lastId' | 'close'>;
+
+/** Opens the audit log at `path` for reading; close it when done. */
+export function openAuditReader(path: string): AuditReader {
+  return new AuditStore(path);
 }
 
 /** The SQLite-backed audit store. */

@@ -6,8 +6,8 @@
  * survives a crash.
  */
 import { randomBytes } from 'node:crypto';
-import type { ApprovalOutcome, JsonValue, Policy, PolicyDecision } from '../kernel/types';
-import type { ApprovalPreview } from '../drivers/contract';
+import type { ApprovalOutcome, JsonValue, Policy, PolicyDecision } from '../kernel';
+import type { ApprovalPreview } from '../drivers';
 import type { AuditStore } from './audit-store';
 import type { CallContext, CallTable } from './call-context';
 import type { ConfigStore } from './config';

@@ -6,11 +6,9 @@
  * read only when set, and only by `loadDrivers`.
  */
 import { pathToFileURL } from 'node:url';
-import type { JsonSchema } from '../kernel/types';
-import type { Driver } from '../drivers/contract';
-import { createTmuxDriver, tmuxConfigSchema } from '../drivers/tmux';
-import { createDesktopDriver, desktopConfigSchema } from '../drivers/desktop';
-import type { DesktopConfig } from '../drivers/desktop';
+import type { JsonSchema } from '../kernel';
+import { createDesktopDriver, createTmuxDriver, desktopConfigSchema, tmuxConfigSchema } from '../drivers';
+import type { DesktopConfig, Driver } from '../drivers';
 
 /** A live getter of one config section (drivers read it on every use). */
 export type SectionGetter = (name: string) => () => unknown;

@@ -3,7 +3,7 @@
  * driver without the kernel (which validates with ajv first). Enough to turn bad input into
  * `Invalid` before anything is sent to the helper.
  */
-import type { JsonValue } from '../../kernel/types';
+import type { JsonValue } from '../../kernel';
 import { DriverError } from '../contract';
 import type { OpSpec } from '../contract';
 

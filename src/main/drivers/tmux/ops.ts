@@ -3,7 +3,7 @@
  * driver-side argument parsing that applies the same defaults when the driver is called directly.
  */
 import { DriverError, type OpSpec } from '../contract';
-import type { JsonValue } from '../../kernel/types';
+import type { JsonValue } from '../../kernel';
 
 const receiptSchema = {
   type: 'object',

@@ -3,7 +3,7 @@
  * (`Invalid`), then the pane, then the guards (own pane, read block, tier, read-first), then tmux.
  */
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
-import type { JsonValue } from '../../kernel/types';
+import type { JsonValue } from '../../kernel';
 import { remember, type TmuxCore } from './core';
 import { formatEnvelope, newCorrelationId, senderName } from './envelope';
 import { argsObject, boolArg, intArg, stringArg } from './ops';

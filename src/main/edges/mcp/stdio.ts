@@ -9,8 +9,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { renderDriverError } from '../../drivers/contract';
-import { createHub, loadDrivers } from '../../hub';
+import { createHub, loadDrivers, renderDriverError } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { CALLER_HEADERS } from '../http/server';
 import { ensureToken } from '../http/token';
