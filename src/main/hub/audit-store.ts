@@ -286,14 +286,6 @@ function journaledRow(row: unknown): JournalRow {
   return COLUMNS.map((_, i) => cell(i));
 }
 
-/** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */
-export type AuditReader = Pick<AuditStore, 'query' | 'lastId' | 'close'>;
-
-/** Opens the audit log at `path` for reading; close it when done. */
-export function openAuditReader(path: string): AuditReader {
-  return new AuditStore(path);
-}
-
 /** The SQLite-backed audit store. */
 export class AuditStore {
   readonly path: string;

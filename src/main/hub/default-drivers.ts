@@ -7,7 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { JsonSchema } from '../kernel';
-import { createDesktopDriver, createTmuxDriver, desktopConfigSchema, tmuxConfigSchema } from '../drivers';
+import { loadProductDrivers } from '../drivers';
 import type { DesktopConfig, Driver } from '../drivers';
 
 /** A live getter of one config section (drivers read it on every use). */
@@ -27,7 +27,10 @@ export function sectionSchema(schema: JsonSchema): JsonSchema {
 }
 
 /** The product drivers: tmux and desktop, each reading its config section live. */
-export function productDrivers(): DriverSet {
+export async function productDrivers(): Promise<DriverSet> {
+  const { tmux, desktop } = await loadProductDrivers();
+  const { createTmuxDriver, tmuxConfigSchema } = tmux;
+  const { createDesktopDriver, desktopConfigSchema } = desktop;
   return {
     configSchemas: { tmux: sectionSchema(tmuxConfigSchema), desktop: sectionSchema(desktopConfigSchema) },
     create: (section) => [

@@ -14,7 +14,7 @@ export async function runLog(dataDir: string, args: CliCommands['log'], json: bo
     print(json ? '' : `no audit log yet (${path})`);
     return 0;
   }
-  const store = openAuditReader(path);
+  const store = await openAuditReader(path);
   const query = logQuery(args);
   const show = (entries: AuditEntry[]): void => {
     for (const e of entries) printEntry(e, json);

@@ -19,7 +19,7 @@ import { createMcpServer } from './server';
 export async function runStdioMcp(dataDir: string): Promise<number> {
   const running = await findRunningHub(dataDir);
   if (running) return relay(dataDir, new URL('/mcp', running.url));
-  const hub = createHub({ dataDir, drivers: await loadDrivers(dataDir) });
+  const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir) });
   // No credential crosses stdio: the client is whoever started this process.
   const server = createMcpServer(hub, { id: 'stdio' });
   const transport = new StdioServerTransport();
