@@ -6,7 +6,7 @@
  * Use from the hub server: `mounts: (ctx) => [createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin })]`.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PanelMount, PanelMountOptions } from './mount';
 import { createPanelMount as createMount } from './mount';
@@ -20,17 +20,23 @@ export { panelCsp } from './static';
 export { createBroadcast } from './mount';
 export type { PanelMount, PanelMountOptions } from './mount';
 
-/** Where the built renderer lives relative to this module, bundled (dist/cli.mjs) or not. */
-export function defaultRendererDir(): string {
+/** The bundle directory (`dist`) when this module runs bundled, whether from dist/cli.mjs or one of its dist/chunks. */
+function distDir(): string | undefined {
   const here = dirname(fileURLToPath(import.meta.url));
-  // Bundled: dist/cli.mjs → dist/renderer. Source (tests): src/main/edges/panel → dist/renderer.
-  return here.endsWith('dist') ? join(here, 'renderer') : resolve(here, '../../../../dist/renderer');
+  const dir = basename(here) === 'chunks' ? dirname(here) : here;
+  return basename(dir) === 'dist' ? dir : undefined;
+}
+
+/** Where the built renderer lives relative to this module, bundled or not. */
+export function defaultRendererDir(): string {
+  // Source (tests): src/main/edges/panel → dist/renderer.
+  return join(distDir() ?? resolve(dirname(fileURLToPath(import.meta.url)), '../../../../dist'), 'renderer');
 }
 
 /** `bin/uplink` of this checkout or package, when it exists. */
 export function defaultCliPath(): string | undefined {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidate = here.endsWith('dist') ? resolve(here, '../bin/uplink') : resolve(here, '../../../../bin/uplink');
+  const dist = distDir();
+  const candidate = dist ? resolve(dist, '../bin/uplink') : resolve(dirname(fileURLToPath(import.meta.url)), '../../../../bin/uplink');
   return existsSync(candidate) ? candidate : undefined;
 }
 
