@@ -8,6 +8,12 @@ const nodeIo = NODE_IO.flatMap((m) => [m, `node:${m}`]);
 
 /** A restriction on relative imports that reach into one of our layers. */
 const layer = (name, why) => ({ regex: `(^|/)${name}(/|$)`, message: why });
+/**
+ * Every relative import that leaves a folder (`../…`, after `up` extra levels) except the listed
+ * targets is refused, so a folder reaches another only through what the table allows: its index
+ * file, or a file of `src/shared`.
+ */
+const onlyOutside = (up, allowed, why) => ({ regex: `^${'\\.\\./'.repeat(up + 1)}(?!(?:${allowed.join('|')}))`, message: why });
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'release/**', 'test-results/**', 'playwright-report/**'] },
@@ -35,11 +41,29 @@ export default tseslint.config(
     },
   },
   {
+    // Drivers see the kernel's types only (never its runtime), through its index.
     files: ['src/main/drivers/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        patterns: [{ regex: '(^|/)kernel$', allowTypeImports: true, message: 'Drivers take only types from the kernel: use `import type` — hint: the hub runs the kernel, a driver never does.' }],
+      }],
+    },
+  },
+  {
+    files: ['src/main/drivers/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: 'electron', message: 'Drivers never import electron.' }],
-        patterns: [layer('hub', 'Drivers must not import the hub (hub → drivers, not back).'), layer('edges', 'Drivers must not import edges.'), layer('electron', 'Drivers must not import the Electron shell.'), layer('renderer', 'Drivers must not import the renderer.')],
+        patterns: [onlyOutside(0, ['kernel$', '\\.\\./shared/'], 'The drivers import only the kernel (its index, types only) and src/shared — hint: the hub imports drivers, never the other way.')],
+      }],
+    },
+  },
+  {
+    files: ['src/main/drivers/*/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'electron', message: 'Drivers never import electron.' }],
+        patterns: [onlyOutside(0, ['contract$', 'glob$', '\\.\\./kernel$', '\\.\\./\\.\\./shared/'], 'A driver imports only the driver contract (../contract), the shared glob (../glob), the kernel (../../kernel, types only) and src/shared — hint: not another driver, the hub or an edge.')],
       }],
     },
   },
@@ -48,7 +72,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: 'electron', message: 'The hub never imports electron.' }],
-        patterns: [layer('edges', 'The hub must not import edges (edges → hub).'), layer('electron', 'The hub must not import the Electron shell.'), layer('renderer', 'The hub must not import the renderer.')],
+        patterns: [onlyOutside(0, ['kernel$', 'drivers$', '\\.\\./shared/'], 'The hub imports the kernel and the drivers only through their index (../kernel, ../drivers), and src/shared — hint: export what you need from that folder\'s index.ts.')],
       }],
     },
   },
@@ -57,13 +81,17 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: 'electron', message: 'Edges never import electron; only src/main/electron does.' }],
-        patterns: [layer('electron', 'Edges must not import the Electron shell.'), layer('renderer', 'Edges must not import the renderer.')],
+        patterns: [onlyOutside(1, ['hub$', '\\.\\./shared/'], 'Edges import only the hub through its index (../../hub) and src/shared — hint: re-export what an edge needs from src/main/hub/index.ts.')],
       }],
     },
   },
   {
     files: ['src/main/electron/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [layer('renderer', 'Main must not import the renderer.')] }] },
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [layer('renderer', 'Main must not import the renderer.'), { regex: '^\\.\\./(hub|kernel|drivers)/', message: 'Import the hub, kernel and drivers through their index (../hub, ../kernel, ../drivers).' }],
+      }],
+    },
   },
   {
     files: ['src/shared/**/*.ts'],

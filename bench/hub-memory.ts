@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createHub } from '../src/main/hub';
+import { createHub } from '../src/main/hub/hub-core';
 import type { Driver } from '../src/main/drivers/contract';
 import type { JsonValue } from '../src/main/kernel/types';
 import { createMcpServer } from '../src/main/edges/mcp/server';

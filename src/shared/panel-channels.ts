@@ -6,7 +6,7 @@
  */
 import type { PanelEventName, PanelMethod } from './panel-api';
 import { RECORD_AGENT_SCHEMA, TIMELINE_EVENT_SCHEMA } from './audit-record';
-import { INTERACTION_KINDS, INVOCATION_STATES } from './wire';
+import { INTERACTION_KINDS, INVOCATION_STATES, TIER_RISKS } from './wire';
 
 type Schema = Record<string, unknown>;
 
@@ -36,7 +36,8 @@ const state = strEnum(...INVOCATION_STATES, 'rejected');
 const decision = strEnum('once', 'session', 'always', 'deny');
 const suError = rec({ code: str, message: str, retryable: bool }, ['code', 'message', 'retryable']);
 const preview = rec({ text: str, image_png: str, mark: rec({ x: num, y: num, width: num, height: num }, ['x', 'y']) });
-const channel = rec({ channel: str, labels: strings, detail: json, driver: str, tier: str, tiers: strings }, ['channel', 'labels', 'driver']);
+const tierSpec = rec({ name: str, description: str, risk: strEnum(...TIER_RISKS) }, ['name', 'description', 'risk']);
+const channel = rec({ channel: str, labels: strings, detail: json, driver: str, tier: str, tiers: arr(tierSpec) }, ['channel', 'labels', 'driver']);
 const doctor = rec({ driver: str, ok: bool, lines: strings }, ['driver', 'ok', 'lines']);
 const opSpec = rec(
   { op: str, summary: str, mutating: bool, params_schema: json, result_schema: json, interactions: arr(interaction), sensitive_args: strings },
@@ -125,7 +126,7 @@ export const PANEL_CALLS = {
       { capability_id: { type: 'string', minLength: 1, maxLength: 128 }, version_requirement: { type: 'string', maxLength: 128 }, provider_id: { type: 'string', maxLength: 128 }, interaction },
       ['capability_id'],
     ),
-    response: rec({ selected: selectionRef, candidates: arr(rec({ provider_id: str, capability_version: str, interaction, selected: bool, reason: str })), error: suError, raw: json }, ['candidates']),
+    response: rec({ selected: selectionRef, candidates: arr(rec({ provider_id: str, capability_version: str, interaction, selected: bool, reason: str })), error: suError }, ['candidates']),
   },
 } satisfies Record<PanelMethod, { request: Schema; response: Schema }>;
 

@@ -12,15 +12,16 @@ import type {
   JsonValue,
   OpSpec,
   SoftwareUseErrorWire,
+  TierSpec,
 } from './wire';
 
 /** A channel as the panel shows it: the driver's entry plus who drives it and its tier. */
 export interface PanelChannel extends ChannelEntry {
   driver: string;
-  /** Current permission tier (tmux: observer|operator|godmode); absent when the driver has none. */
+  /** Current permission tier; absent when the driver has none. */
   tier?: string;
-  /** Tiers a human may pick; present only when the driver has a human-only tier control. */
-  tiers?: string[];
+  /** The tiers a human may pick, as the driver declares them; present only when it has a tier control. */
+  tiers?: TierSpec[];
 }
 
 /** Channels of every driver plus each driver's doctor report. */
@@ -225,8 +226,6 @@ export interface SelectionExplanation {
   candidates: SelectionCandidate[];
   /** Set when nothing matches: `capability_unavailable` or `constraint_unsatisfied`. */
   error?: SoftwareUseErrorWire;
-  /** The kernel's own explanation when its shape is richer than the above. */
-  raw?: JsonValue;
 }
 
 /** A read-only look at a channel: recent text (tmux) or a screenshot (desktop). */

@@ -124,6 +124,17 @@ export interface ChannelEntry {
   detail: JsonValue;
 }
 
+/** A permission tier a human may give a channel, as its driver declares it (least power first). */
+export interface TierSpec {
+  name: string;
+  description: string;
+  risk: TierRisk;
+}
+
+/** How much an agent can do at a tier. */
+export type TierRisk = 'low' | 'medium' | 'high';
+export const TIER_RISKS: readonly TierRisk[] = ['low', 'medium', 'high'];
+
 /** One operation a driver offers; a missing `mutating` counts as mutating. */
 export interface OpSpec {
   op: string;

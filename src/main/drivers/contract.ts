@@ -3,7 +3,7 @@
  * plain JSON with the contract's snake_case names, so a driver can later run out of process over
  * JSON-RPC unchanged: no callbacks, class instances or shared mutable state cross this boundary.
  */
-import type { JsonSchema, JsonValue } from '../kernel/types';
+import type { JsonSchema, JsonValue } from '../kernel';
 import { escapeControl } from '../../shared/escape';
 
 export type DriverKind = 'messaging' | 'capability' | 'both';
@@ -13,7 +13,25 @@ export interface DriverInfo {
   id: string;
   kind: DriverKind;
   summary: string;
+  /**
+   * Uplink extension: the permission tiers `setTier` takes, least power first. Present only on a
+   * driver with `setTier`; the panel offers exactly these, so it never needs to know the driver.
+   */
+  tiers?: TierSpec[];
 }
+
+/** Uplink extension: one permission tier a human may give a channel. */
+export interface TierSpec {
+  /** What `setTier` takes, and what a channel's `detail.tier` reports. */
+  name: string;
+  /** What an agent may do on a channel at this tier, in one line. */
+  description: string;
+  /** How much an agent can do at this tier: the panel colours the tier by it. */
+  risk: TierRisk;
+}
+
+/** How much an agent can do at a tier. */
+export type TierRisk = 'low' | 'medium' | 'high';
 
 /** One addressable target of a driver. `channel` is the full `<driver>:<addr>` address. */
 export interface ChannelEntry {
@@ -108,7 +126,7 @@ export interface Driver {
   /** Optional: release processes, sockets and timers. */
   dispose?(): Promise<void>;
   /**
-   * Uplink extension, human-only: set a channel's permission tier (tmux: observer|operator|godmode).
+   * Uplink extension, human-only: set a channel's permission tier (one of `info().tiers`).
    * Reachable from the panel API and the CLI, never from MCP.
    */
   setTier?(addr: string, tier: string): Promise<void>;

@@ -9,7 +9,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
-import type { JsonValue } from '../kernel/types';
+import type { JsonValue } from '../kernel';
 import { AuditJournal, journalDir } from './audit-journal';
 import { createPrivate, tightenFiles } from './data-dir';
 import { wellFormed } from '../../shared/escape';

@@ -3,8 +3,8 @@
  * stores it. Every walk over agent-controlled JSON is a loop with an explicit stack, so a value
  * nested thousands deep is measured without risking the call stack.
  */
-import type { JsonValue } from '../kernel/types';
-import { driverOfChannel } from '../drivers/contract';
+import type { JsonValue } from '../kernel';
+import { driverOfChannel } from '../drivers';
 import { MAX_MESSAGE_BYTES } from './driver-provider';
 import { HubError } from './errors';
 

@@ -6,8 +6,8 @@
  * survives a crash.
  */
 import { randomBytes } from 'node:crypto';
-import type { ApprovalOutcome, JsonValue, Policy, PolicyDecision } from '../kernel/types';
-import type { ApprovalPreview } from '../drivers/contract';
+import type { ApprovalOutcome, JsonValue, Policy, PolicyDecision } from '../kernel';
+import type { ApprovalPreview } from '../drivers';
 import type { AuditStore } from './audit-store';
 import type { CallContext, CallTable } from './call-context';
 import type { ConfigStore } from './config';
@@ -15,7 +15,7 @@ import type { DecideResult } from './hub';
 import { HubError } from './errors';
 import { describeAuthorization } from '../../shared/audit-record';
 import { editConfig } from './approval-settings';
-import { globMatch } from '../drivers/glob';
+import { globMatch } from '../drivers';
 import type { ApprovalDecision, ApprovalEvent, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, StandingRule, StandingRuleStatus } from './types';
 
 /** What the broker needs from the hub. */

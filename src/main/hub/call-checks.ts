@@ -4,9 +4,9 @@
  * drivers that know which interaction kinds can serve a channel right now (desktop:
  * `interactionsFor`), which kind the kernel may select.
  */
-import { INTERACTION_KINDS } from '../kernel/types';
-import type { InteractionKind, JsonValue } from '../kernel/types';
-import { driverOfChannel } from '../drivers/contract';
+import { INTERACTION_KINDS } from '../kernel';
+import type { InteractionKind, JsonValue } from '../kernel';
+import { driverOfChannel } from '../drivers';
 import { HubError } from './errors';
 import type { ChannelRegistry } from './registry';
 import { withDeadline } from './registry';

@@ -3,8 +3,8 @@
  * redacted args, and the outcome details the kernel's fixed wire errors cannot carry (deny reason,
  * the driver's own DriverError, operator-only detail). Keyed by invocation id.
  */
-import type { InteractionKind, JsonValue, OperationSafety } from '../kernel/types';
-import type { DriverError } from '../drivers/contract';
+import type { InteractionKind, JsonValue, OperationSafety } from '../kernel';
+import type { DriverError } from '../drivers';
 import type { AgentIdentity, Authorization } from './types';
 
 /** Hub-side facts of one invocation. */

@@ -14,7 +14,7 @@ import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import type { JsonSchema } from '../kernel/types';
+import type { JsonSchema } from '../kernel';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer, StandingRule } from './types';
 

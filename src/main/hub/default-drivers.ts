@@ -6,11 +6,9 @@
  * read only when set, and only by `loadDrivers`.
  */
 import { pathToFileURL } from 'node:url';
-import type { JsonSchema } from '../kernel/types';
-import type { Driver } from '../drivers/contract';
-import { createTmuxDriver, tmuxConfigSchema } from '../drivers/tmux';
-import { createDesktopDriver, desktopConfigSchema } from '../drivers/desktop';
-import type { DesktopConfig } from '../drivers/desktop';
+import type { JsonSchema } from '../kernel';
+import { loadProductDrivers } from '../drivers';
+import type { DesktopConfig, Driver } from '../drivers';
 
 /** A live getter of one config section (drivers read it on every use). */
 export type SectionGetter = (name: string) => () => unknown;
@@ -29,7 +27,10 @@ export function sectionSchema(schema: JsonSchema): JsonSchema {
 }
 
 /** The product drivers: tmux and desktop, each reading its config section live. */
-export function productDrivers(): DriverSet {
+export async function productDrivers(): Promise<DriverSet> {
+  const { tmux, desktop } = await loadProductDrivers();
+  const { createTmuxDriver, tmuxConfigSchema } = tmux;
+  const { createDesktopDriver, desktopConfigSchema } = desktop;
   return {
     configSchemas: { tmux: sectionSchema(tmuxConfigSchema), desktop: sectionSchema(desktopConfigSchema) },
     create: (section) => [

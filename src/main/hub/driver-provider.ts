@@ -15,9 +15,9 @@ import type {
   ProviderCapability,
   ProviderDescriptor,
   ProviderOutput,
-} from '../kernel/types';
-import { DriverError, isMutating } from '../drivers/contract';
-import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../drivers/contract';
+} from '../kernel';
+import { DriverError, isMutating } from '../drivers';
+import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../drivers';
 import type { CallTable } from './call-context';
 import { Deadlines } from './deadlines';
 import { isDriverError } from './errors';

@@ -3,9 +3,9 @@
  * kernel error codes onto driver kinds. What the agent sees is always the rendered line; provider
  * detail goes only to the audit store (operator).
  */
-import { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError } from '../drivers/contract';
-import type { DriverErrorKind } from '../drivers/contract';
-import type { ErrorCode } from '../kernel/types';
+import { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError } from '../drivers';
+import type { DriverErrorKind } from '../drivers';
+import type { ErrorCode } from '../kernel';
 
 /** A DriverError bound to the driver name used when rendering it. */
 export class HubError extends DriverError {

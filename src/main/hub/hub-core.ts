@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { Runtime, SoftwareUseError } from '../kernel';
 import type { InteractionKind, JsonValue, RuntimeDiagnostic, RuntimeEvent, SelectionExplanation } from '../kernel';
-import { driverOfChannel } from '../drivers/contract';
-import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, RecvBatch, SendReceipt } from '../drivers/contract';
+import { driverOfChannel } from '../drivers';
+import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, RecvBatch, SendReceipt } from '../drivers';
 import { AuditStore } from './audit-store';
 import { ApprovalBroker, unmatchableRules } from './broker';
 import { AgentCredentialStore } from './agent-credentials';
@@ -166,6 +166,10 @@ class HubCore implements Hub {
 
   listChannels(): Promise<ChannelEntry[]> {
     return this.#registry.listAll();
+  }
+
+  drivers(): DriverInfo[] {
+    return this.#registry.drivers().map(({ driver }) => driver.info());
   }
 
   async ops(channel: string): Promise<OpDescription[]> {

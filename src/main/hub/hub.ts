@@ -6,9 +6,9 @@
  * (`./errors`), a `DriverError` that also knows its driver name and renders the exact
  * `uplink error [<driver>:<Kind>]: … — hint: …` line via `hubError.rendered`.
  */
-import type { InteractionKind, JsonValue } from '../kernel/types';
+import type { InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
 import type { HubError } from './errors';
-import type { ChannelEntry, DoctorReport, RecvBatch, SendReceipt } from '../drivers/contract';
+import type { ChannelEntry, DoctorReport, DriverInfo, RecvBatch, SendReceipt } from '../drivers';
 import type { AgentCredential, AgentSummary } from './agent-credentials';
 import type {
   AgentIdentity,
@@ -53,6 +53,8 @@ export interface Hub {
   // ── channels and ops ──────────────────────────────────────────────────────────────────────
   /** Every driver with its info, doctor health and channels (a failing driver is listed with `error`). */
   overview(): Promise<DriverOverview[]>;
+  /** Who each driver is (its id, kind and declared tiers); no driver I/O. */
+  drivers(): DriverInfo[];
   /** Every channel of every driver (the MCP `channel_list` / CLI `channels` payload). */
   listChannels(): Promise<ChannelEntry[]>;
   /** The ops of a channel's driver (`NotFound` for an unknown driver or channel). */
@@ -145,10 +147,10 @@ export interface Hub {
   /** The registered providers and the capabilities each offers. */
   providers(): ProviderView[];
   /**
-   * Why the kernel would pick which provider for `<driver>.<op>` under these constraints
-   * (the kernel's `explainSelection`: a `SelectionExplanation` from src/main/kernel/types, typed loosely here).
+   * Why the kernel would pick which provider for `<driver>.<op>` under these constraints (the
+   * kernel's own explanation: the offer it would pin, and why each candidate did or did not match).
    */
-  explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement?: string): Promise<unknown>;
+  explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement?: string): Promise<SelectionExplanation>;
 
   /** Stops the hub: cancels active invocations, denies pending approvals, closes the store. */
   close(): Promise<void>;

@@ -1,12 +1,38 @@
-/** Public surface of the hub: what the edges (MCP, panel, CLI, Electron main) import. */
+/**
+ * Public surface of the hub: what the edges (MCP, panel, CLI) and the Electron main import.
+ * Importing it loads no SQLite, JSON Schema validator or driver: `createHub` and
+ * `openAuditReader` load those when called, so the CLI forwarding a command to a running hub
+ * starts in a fraction of the time a hub takes.
+ */
+import type { AuditStore } from './audit-store';
+import type { Hub } from './hub';
+import type { HubOptions } from './hub-core';
+
 export type { Hub, DecideResult, ProviderView } from './hub';
 export type * from './types';
-export { createHub } from './hub-core';
 export type { HubOptions } from './hub-core';
 export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
 export { resolveDataDir, ensureDataDir, dataPaths } from './data-dir';
 export { MAX_MESSAGE_BYTES, CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './driver-provider';
-export { DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_DRIVER_TIMEOUT_MS } from './config';
 export type { AgentCredential, AgentSummary } from './agent-credentials';
 export { loadDrivers } from './default-drivers';
 export type { DriverSet, SectionGetter } from './default-drivers';
+export { MAX_OP_CHARS, checkBounds } from './bounds';
+
+/** Creates the hub of a data directory (see `HubOptions`). */
+export async function createHub(options: HubOptions): Promise<Hub> {
+  return (await import('./hub-core')).createHub(options);
+}
+
+/** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */
+export type AuditReader = Pick<AuditStore, 'query' | 'lastId' | 'close'>;
+
+/** Opens the audit log at `path` for reading; close it when done. */
+export async function openAuditReader(path: string): Promise<AuditReader> {
+  return new (await import('./audit-store')).AuditStore(path);
+}
+
+// What the edges need of the kernel and the drivers, so that they never reach past the hub.
+export type { CapabilityOffer, InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
+export type { CallerEnvironment, ChannelEntry, DriverErrorKind, DriverInfo, RecvBatch, SendReceipt, TierSpec } from '../drivers';
+export { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError, tmuxSnippet } from '../drivers';

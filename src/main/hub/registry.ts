@@ -3,9 +3,9 @@
  * labels (`tmux:codex`) to their channel entry. Metadata calls (channels, doctor) get a deadline
  * too, so one hanging driver cannot stall the hub.
  */
-import type { InteractionKind } from '../kernel/types';
-import { isMutating } from '../drivers/contract';
-import type { ChannelEntry, DoctorReport, Driver, OpSpec } from '../drivers/contract';
+import type { InteractionKind } from '../kernel';
+import { isMutating } from '../drivers';
+import type { ChannelEntry, DoctorReport, Driver, OpSpec } from '../drivers';
 import { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
 import { messagingOps, RESERVED_OPS } from './driver-provider';
 import type { DriverOverview, OpDescription } from './types';

@@ -3,7 +3,7 @@
  * interaction, timings), decisions and rejected requests, committed to the audit store in batches
  * and fed to live subscribers (the panel) with their ids once stored.
  */
-import type { ErrorCode, InvocationState, RuntimeEvent } from '../kernel/types';
+import type { ErrorCode, InvocationState, RuntimeEvent } from '../kernel';
 import type { AuditStore } from './audit-store';
 import type { CallContext } from './call-context';
 import { HubError } from './errors';

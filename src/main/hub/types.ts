@@ -3,7 +3,7 @@
  * or the operator does goes through one `Hub`; every driver call runs as a kernel invocation.
  * Field names that reach a wire (panel, audit rows, JSON output) are snake_case.
  */
-import type { InteractionKind, InvocationState, JsonValue } from '../kernel/types';
+import type { InteractionKind, InvocationState, JsonValue } from '../kernel';
 import type { AuditRecord } from '../../shared/audit-record';
 import type {
   ApprovalPreview,
@@ -15,7 +15,7 @@ import type {
   RecvBatch,
   ReplyHint,
   SendReceipt,
-} from '../drivers/contract';
+} from '../drivers';
 
 /** Releases a subscription. */
 export type Disposer = () => void;

@@ -59,6 +59,7 @@ export function ChannelPage({ channel }: { channel: string }) {
   const d = described?.data;
   // The list is refreshed after every tier change; it is the fresher source of the tier.
   const tier = listed?.tier ?? d?.channel.tier;
+  const tierMeaning = d?.channel.tiers?.find((t) => t.name === tier)?.description;
   return (
     <div className="channel-page">
       <header className="view-head">
@@ -78,11 +79,12 @@ export function ChannelPage({ channel }: { channel: string }) {
               </label>
               <select id="tier-select" value={tier ?? ''} onChange={(e) => void setTier(channel, e.target.value)}>
                 {d.channel.tiers.map((t) => (
-                  <option key={t} value={t}>
-                    {t}
+                  <option key={t.name} value={t.name} title={t.description}>
+                    {escapeControl(t.name)}
                   </option>
                 ))}
               </select>
+              {tierMeaning && <span className="muted small">{escapeControl(tierMeaning)}</span>}
             </div>
           )}
           <details className="channel-detail-json">

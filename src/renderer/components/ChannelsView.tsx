@@ -6,7 +6,7 @@ import type { PanelChannel } from '../../shared/panel-types';
 import { loadChannels, selectChannel } from '../actions';
 import { useStore } from '../store';
 import { ChannelPage } from './ChannelPage';
-import { Badge, Empty, ErrorBox, Loading } from './common';
+import { Badge, Empty, ErrorBox, Loading, tierLook } from './common';
 
 function detailLine(c: PanelChannel): string {
   const d = c.detail;
@@ -65,7 +65,7 @@ export function ChannelsView() {
                       {c.labels.map((l) => (
                         <Badge key={l} tone="accent">{escapeControl(l)}</Badge>
                       ))}
-                      {c.tier && <Badge tone={c.tier === 'observer' ? 'neutral' : c.tier === 'godmode' ? 'bad' : 'warn'} title="Permission tier">{c.tier}</Badge>}
+                      {c.tier && <Badge {...tierLook(c.tiers, c.tier)}>{escapeControl(c.tier)}</Badge>}
                       <span className="channel-detail muted small">{detailLine(c)}</span>
                     </button>
                   </li>

@@ -6,7 +6,7 @@ import type { InteractionKind } from '../../shared/wire';
 import { INTERACTION_KINDS } from '../../shared/wire';
 import { explainSelection, loadProviders } from '../actions';
 import { useStore } from '../store';
-import { Badge, Empty, ErrorBox, JsonBlock, Loading } from './common';
+import { Badge, Empty, ErrorBox, Loading } from './common';
 
 export function ProvidersView() {
   const { list, explanation } = useStore(useShallow((s) => ({ list: s.providers.list, explanation: s.providers.explanation })));
@@ -103,7 +103,6 @@ export function ProvidersView() {
               ))}
             </ol>
           )}
-          {x.candidates.length === 0 && x.raw !== undefined && x.raw !== null && <JsonBlock value={x.raw} label="Kernel explanation" />}
         </div>
       )}
     </section>

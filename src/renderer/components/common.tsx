@@ -2,6 +2,7 @@
 import { escapeControl } from '../../shared/escape';
 import { useEffect, useState } from 'react';
 import type { ReactNode } from 'react';
+import type { TierSpec } from '../../shared/wire';
 
 /** A ticking clock for countdowns; one interval per mounted user. */
 export function useNow(intervalMs = 1000): number {
@@ -87,6 +88,14 @@ export function JsonBlock({ value, label }: { value: unknown; label?: string }) 
       {JSON.stringify(value, null, 2)}
     </pre>
   );
+}
+
+/** What the driver declares about a channel's tier: its tone by risk, and what it allows. */
+export function tierLook(tiers: TierSpec[] | undefined, tier: string): { tone: Tone; title: string } {
+  const spec = tiers?.find((t) => t.name === tier);
+  // An undeclared tier is shown as a warning: nobody said how little it allows.
+  const tone: Tone = spec?.risk === 'low' ? 'neutral' : spec?.risk === 'high' ? 'bad' : 'warn';
+  return { tone, title: spec ? `Permission tier: ${spec.description}` : 'Permission tier' };
 }
 
 /** Maps an invocation state to a badge tone. */

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHub } from '../../../src/main/hub';
+import { createHub } from '../../../src/main/hub/hub-core';
 import type { Hub, PendingApproval } from '../../../src/main/hub';
 import { createDesktopDriver, desktopConfigSchema } from '../../../src/main/drivers/desktop';
 import type { DesktopDriver } from '../../../src/main/drivers/desktop';

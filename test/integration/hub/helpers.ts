@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { journalDir } from '../../../src/main/hub/audit-journal';
 import { AuditStore } from '../../../src/main/hub/audit-store';
-import { createHub } from '../../../src/main/hub';
+import { createHub } from '../../../src/main/hub/hub-core';
 import type { ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createHub } from '../../../src/main/hub';
+import { createHub } from '../../../src/main/hub/hub-core';
 import type { Hub } from '../../../src/main/hub';
 import { startHubServer } from '../../../src/main/edges/http/server';
 import type { HubServer } from '../../../src/main/edges/http/server';

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { createHub } from '../../../src/main/hub';
+import { createHub } from '../../../src/main/hub/hub-core';
 import type { Hub } from '../../../src/main/hub';
 import { startHubServer } from '../../../src/main/edges/http/server';
 import type { HttpContext, HttpMount } from '../../../src/main/edges/http/types';

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHub } from '../../../src/main/hub';
+import { createHub } from '../../../src/main/hub/hub-core';
 import type { AgentIdentity, ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
 import { createTmuxDriver } from '../../../src/main/drivers/tmux';
 import { TmuxTestServer, eventually } from '../../fixtures/tmux-server';

@@ -213,4 +213,16 @@ describe('tmux driver: guards and tiers', () => {
     expect((await failure(driver.invoke(peer, 'type', { text: 'no' }))).kind).toBe('Rejected');
     expect((await failure(driver.setTier!(peer, 'root'))).kind).toBe('Invalid');
   });
+
+  it('declares its tiers, least power first, and each declared tier is one setTier takes and channels report', async () => {
+    const { server, driver } = rig();
+    const peer = server.split('cat');
+    const declared = driver.info().tiers ?? [];
+    expect(declared.map((t) => [t.name, t.risk])).toEqual([['observer', 'low'], ['operator', 'medium'], ['godmode', 'high']]);
+    for (const t of declared) {
+      expect(t.description.length).toBeGreaterThan(0);
+      await driver.setTier!(peer, t.name);
+      expect((await driver.channels()).find((c) => c.channel === `tmux:${peer}`)!.detail).toMatchObject({ tier: t.name, tier_source: 'pane option' });
+    }
+  });
 });

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHub, loadDrivers } from '../../../src/main/hub';
+import { loadDrivers } from '../../../src/main/hub';
+import { createHub } from '../../../src/main/hub/hub-core';
 
 describe('loadDrivers', () => {
   it('enables tmux and desktop, one provider per interaction kind, and validates their config sections', async () => {

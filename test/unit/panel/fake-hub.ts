@@ -6,6 +6,13 @@ import type { Hub } from '../../../src/main/hub/hub';
 import type { ApprovalEvent, AuditEntry, PendingApproval, StandingRuleStatus } from '../../../src/main/hub/types';
 import type { AgentSummary } from '../../../src/main/hub/agent-credentials';
 import { DriverError } from '../../../src/main/drivers/contract';
+import type { TierSpec } from '../../../src/main/drivers/contract';
+
+/** The fake driver's own tiers: not tmux's, so a panel that shows tmux's proves nothing. */
+export const FAKE_TIERS: TierSpec[] = [
+  { name: 'observer', description: 'looks only', risk: 'low' },
+  { name: 'pilot', description: 'types and presses anything', risk: 'high' },
+];
 
 export interface FakeHub extends Hub {
   attached: number;
@@ -42,12 +49,13 @@ export function createFakeHub(): FakeHub {
       return [
         {
           driver: 'tmux',
-          info: { id: 'tmux', kind: 'both', summary: 'tmux panes' },
+          info: { id: 'tmux', kind: 'both', summary: 'tmux panes', tiers: FAKE_TIERS },
           health: { driver: 'tmux', ok: true, lines: ['server running'] },
           channels: [{ channel: 'tmux:%1', labels: ['codex'], detail: { tier: 'observer', command: 'bash' } }],
         },
       ];
     },
+    drivers: () => [{ id: 'tmux', kind: 'both', summary: 'tmux panes', tiers: FAKE_TIERS }],
     async listChannels() {
       return [{ channel: 'tmux:%1', labels: ['codex'], detail: {} }];
     },
@@ -147,7 +155,12 @@ export function createFakeHub(): FakeHub {
     async setTier() {},
     providers: () => [{ provider_id: 'uplink/tmux', version: '1.0.0', driver: 'tmux', interaction: 'typed', capabilities: ['tmux.read', 'tmux.send'] }],
     async explainSelection() {
-      return { selected: { provider_id: 'uplink/tmux', capability_version: '1.0.0', interaction: 'typed' }, candidates: [] };
+      const offer = {
+        provider: { id: 'uplink/tmux', version: '1.0.0', name: 'tmux', description: 'tmux panes' },
+        capability: { id: 'tmux.send', version: '1.0.0', title: 'send', description: 'send a message', input_schema: {}, output_schema: {}, safety: 'mutating' as const },
+        interaction: 'typed' as const,
+      };
+      return { selected: offer, candidates: [{ offer, matched: true, reason: 'the only offer' }] };
     },
     async close() {},
   };

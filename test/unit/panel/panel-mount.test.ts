@@ -12,7 +12,7 @@ import { checkResponse } from '../../../src/main/edges/panel/validate';
 import { CLOSE_UNAUTHORIZED, PANEL_WS_PROTOCOL, createWsPanelClient } from '../../../src/shared/panel-ws';
 import type { ServerFrame, WebSocketLike } from '../../../src/shared/panel-ws';
 import type { PanelMethod } from '../../../src/shared/panel-api';
-import { approval, createFakeHub } from './fake-hub';
+import { approval, createFakeHub, FAKE_TIERS } from './fake-hub';
 import type { FakeHub } from './fake-hub';
 
 const TOKEN = 'secret-token-0123456789';
@@ -234,9 +234,20 @@ describe('panel WebSocket', () => {
       const result = await (c.api[method] as (p: unknown) => Promise<unknown>)(params);
       expect(checkResponse(method, result), method).toEqual({ ok: true, value: result });
     }
-    const channels = await c.api.listChannels();
-    expect(channels.channels[0]).toMatchObject({ driver: 'tmux', tier: 'observer', tiers: ['observer', 'operator', 'godmode'] });
+    expect(await c.api.explainSelection({ capability_id: 'tmux.send' })).toEqual({
+      selected: { provider_id: 'uplink/tmux', capability_version: '1.0.0', interaction: 'typed' },
+      candidates: [{ provider_id: 'uplink/tmux', capability_version: '1.0.0', interaction: 'typed', selected: true, reason: 'the only offer' }],
+    });
     expect(await c.api.listProviders()).toEqual([expect.objectContaining({ provider_id: 'uplink/tmux', version: '1.0.0', interaction: 'typed' })]);
+    c.close();
+  });
+
+  it('the tier control offers exactly the tiers the channel’s driver declares', async () => {
+    const { c } = client();
+    await until(() => c.state() === 'open', 'open');
+    const listed = (await c.api.listChannels()).channels[0];
+    expect(listed).toMatchObject({ driver: 'tmux', tier: 'observer', tiers: FAKE_TIERS });
+    expect((await c.api.describeChannel({ channel: 'tmux:%1' })).channel).toMatchObject({ tier: 'observer', tiers: FAKE_TIERS });
     c.close();
   });
 
@@ -259,15 +270,18 @@ describe('panel WebSocket', () => {
 
 describe('selection explanation', () => {
   it('maps the kernel’s offers, candidates and reasons onto the panel shape', async () => {
-    const { normalizeExplanation } = await import('../../../src/main/edges/panel/session');
-    const offer = { provider: { id: 'uplink/desktop-semantic', version: '1.0.0' }, capability: { id: 'desktop.click', version: '1.0.0' }, interaction: 'semantic_ui' };
-    const other = { ...offer, provider: { id: 'uplink/desktop-visual', version: '1.0.0' }, interaction: 'visual_ui' };
-    const x = normalizeExplanation({ selected: offer, candidates: [{ offer, matched: true, reason: 'preferred interaction' }, { offer: other, matched: true, reason: 'later in discovery order' }] });
+    const { toPanelExplanation } = await import('../../../src/main/edges/panel/mapping');
+    const provider = (id: string) => ({ id, version: '2.0.0', name: id, description: id });
+    const capability = { id: 'desktop.click', version: '1.0.0', title: 'click', description: 'click', input_schema: {}, output_schema: {}, safety: 'mutating' as const };
+    const offer = { provider: provider('uplink/desktop-semantic'), capability, interaction: 'semantic_ui' as const };
+    const other = { provider: provider('uplink/desktop-visual'), capability, interaction: 'visual_ui' as const };
+    const x = toPanelExplanation({ selected: { ...offer }, candidates: [{ offer, matched: true, reason: 'preferred interaction' }, { offer: other, matched: true, reason: 'later in discovery order' }] });
     expect(x.selected).toEqual({ provider_id: 'uplink/desktop-semantic', capability_version: '1.0.0', interaction: 'semantic_ui' });
     expect(x.candidates.map((c) => [c.provider_id, c.selected, c.reason])).toEqual([
       ['uplink/desktop-semantic', true, 'preferred interaction'],
       ['uplink/desktop-visual', false, 'later in discovery order'],
     ]);
-    expect(normalizeExplanation({ error: { code: 'capability_unavailable', message: 'nobody', retryable: false }, candidates: [] }).error?.code).toBe('capability_unavailable');
+    const none = toPanelExplanation({ error: { code: 'capability_unavailable', message: 'nobody', retryable: false }, candidates: [] });
+    expect(none).toEqual({ error: { code: 'capability_unavailable', message: 'nobody', retryable: false }, candidates: [] });
   });
 });

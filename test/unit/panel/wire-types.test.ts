@@ -36,6 +36,7 @@ describe('shared wire types', () => {
     expectTypeOf<Shared.OpSpec>().toEqualTypeOf<Contract.OpSpec>();
     expectTypeOf<Shared.DoctorReport>().toEqualTypeOf<Contract.DoctorReport>();
     expectTypeOf<Shared.ApprovalPreview>().toEqualTypeOf<Contract.ApprovalPreview>();
+    expectTypeOf<Shared.TierSpec>().toEqualTypeOf<Contract.TierSpec>();
   });
 });
 

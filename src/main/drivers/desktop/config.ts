@@ -2,7 +2,7 @@
  * The `desktop` section of Uplink's config file. The hub validates the file with this schema and
  * hands the driver a live getter, so edits apply without a restart.
  */
-import type { JsonSchema } from '../../kernel/types';
+import type { JsonSchema } from '../../kernel';
 
 /** The desktop driver's config section. */
 export interface DesktopConfig {

@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { JsonValue } from '../../kernel/types';
+import type { JsonValue } from '../../kernel';
 import { DriverError } from '../contract';
 import type { HelperReply, HelperRequest } from './protocol';
 

@@ -3,7 +3,7 @@
  * through its accessibility tree (`semantic_ui`, AT-SPI) or through pixels and synthetic input
  * (`visual_ui`, X11 XTest). Native work runs in a separate helper process (see README.md).
  */
-import type { InteractionKind, JsonValue } from '../../kernel/types';
+import type { InteractionKind, JsonValue } from '../../kernel';
 import { DriverError } from '../contract';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, InvokeContext, OpSpec, RecvBatch, SendReceipt } from '../contract';
 import { BindingTable } from './binding';

@@ -3,7 +3,7 @@
  * Coordinates (`bounds`, `click`) are window-relative pixels, so a `tree` element's bounds can be
  * clicked through `visual_ui` without translation.
  */
-import type { InteractionKind, JsonSchema } from '../../kernel/types';
+import type { InteractionKind, JsonSchema } from '../../kernel';
 import type { OpSpec } from '../contract';
 
 const SEMANTIC: InteractionKind[] = ['semantic_ui'];

@@ -3,7 +3,7 @@
  * screenshot of the bound window with the target point or element marked (in image pixels).
  * A preview never throws: when the target cannot be shown, the words say why.
  */
-import type { JsonValue } from '../../kernel/types';
+import type { JsonValue } from '../../kernel';
 import { DriverError } from '../contract';
 import type { ApprovalPreview } from '../contract';
 import type { Binding } from './binding';

@@ -4,7 +4,7 @@
  * args and the selected interaction kind; replies carry the op's result or a DriverError payload. Nothing here is
  * X11-specific: window ids are opaque strings, so HWND or AX helpers can answer the same lines.
  */
-import type { JsonValue } from '../../kernel/types';
+import type { JsonValue } from '../../kernel';
 import type { DriverErrorWire } from '../contract';
 
 /** The protocol version the helper announces in `hello`. */

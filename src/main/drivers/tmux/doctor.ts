@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { DriverError, type ApprovalPreview, type DoctorReport } from '../contract';
-import type { JsonValue } from '../../kernel/types';
+import type { JsonValue } from '../../kernel';
 import { configProblems } from './config';
 import type { TmuxCore } from './core';
 import { classifyKey, paneName } from './policy';

@@ -4,16 +4,24 @@
  * wait for, type into, press keys in, label and ask panes — every write gated in the driver
  * itself by per-pane tiers, read blocks and the read-first guard.
  */
-import { DriverError, type ChannelEntry, type Driver, type InvokeContext, type SendReceipt, type SendRequest } from '../contract';
-import type { JsonValue } from '../../kernel/types';
+import { DriverError, type ChannelEntry, type Driver, type InvokeContext, type SendReceipt, type SendRequest, type TierSpec } from '../contract';
+import type { JsonValue } from '../../kernel';
 import { TmuxCore, type TmuxDriverOptions } from './core';
 import { doctor, preview } from './doctor';
 import { Inbox } from './inbox';
 import { TMUX_OPS } from './ops';
 import { envelopeFor, requireOneLine, runOp } from './pane-ops';
-import { parseTier } from './policy';
+import { parseTier, TIERS, type Tier } from './policy';
 
 const REPLY_HINTS = ['full', 'short', 'none'] as const;
+
+/** What each tier lets an agent do in a pane, as the panel shows it beside the tier control. */
+const TIER_MEANING: Record<Tier, Omit<TierSpec, 'name'>> = {
+  observer: { description: 'read and wait for the pane; nothing that types into it', risk: 'low' },
+  operator: { description: 'also send messages, ask, type text, press benign keys and label the pane', risk: 'medium' },
+  godmode: { description: 'also press any Ctrl/Meta chord (C-c, M-x, ^D…)', risk: 'high' },
+};
+const TIER_SPECS: TierSpec[] = TIERS.map((name) => ({ name, ...TIER_MEANING[name] }));
 
 /** Builds the driver; nothing connects until the first call. */
 export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
@@ -21,7 +29,7 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
   const inbox = new Inbox(core);
 
   return {
-    info: () => ({ id: 'tmux', kind: 'both', summary: 'Cross-pane messaging and pane ops on a tmux server (tmux:%N or tmux:<label>)' }),
+    info: () => ({ id: 'tmux', kind: 'both', summary: 'Cross-pane messaging and pane ops on a tmux server (tmux:%N or tmux:<label>)', tiers: TIER_SPECS.map((t) => ({ ...t })) }),
 
     async channels(): Promise<ChannelEntry[]> {
       const own = core.ownPane();

@@ -5,7 +5,7 @@
  * text, known key names) is checked here.
  */
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
-import type { JsonValue } from '../../kernel/types';
+import type { JsonValue } from '../../kernel';
 import { remember, type TmuxCore } from './core';
 import { formatEnvelope, newCorrelationId, senderName } from './envelope';
 import { classifyKey, configTier, grantLabel, hasControlChars, paneName, requireReadable, tierRank, type Tier } from './policy';

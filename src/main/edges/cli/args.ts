@@ -3,7 +3,7 @@
  * flags are usage errors, never silently ignored.
  */
 // Straight from errors: this module is on the CLI's fast path, which must not load the hub.
-import { HubError } from '../../hub/errors';
+import { HubError } from '../../hub';
 
 /** `uplink serve`'s port unless `--port` says otherwise (`--port 0` picks a free one). */
 export const DEFAULT_SERVE_PORT = 7420;

@@ -12,7 +12,7 @@ import type { CliRequest } from './request';
 /** Runs the request in an embedded hub, prints it; resolves with the exit code. */
 export async function runEmbedded(dataDir: string, request: CliRequest, json: boolean): Promise<number> {
   if (request.command === 'log') return runLog(dataDir, request.args, json);
-  const hub = createHub({ dataDir, drivers: await loadDrivers(dataDir), watchConfig: false });
+  const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir), watchConfig: false });
   try {
     return present(request, await executeCli(hub, request, { agent: cliAgent(osUser()) }), json);
   } finally {

@@ -4,10 +4,8 @@
  * both cases, so output and exit codes cannot drift apart.
  */
 import { userInfo } from 'node:os';
-import type { JsonValue } from '../../kernel/types';
-import { HubError } from '../../hub/errors';
-import type { AgentIdentity, AuditEntry, AuditPage, AuditQuery, Hub } from '../../hub';
-import { driverOfChannel } from '../../drivers/contract';
+import { driverOfChannel, HubError } from '../../hub';
+import type { AgentIdentity, AuditEntry, AuditPage, AuditQuery, Hub, JsonValue } from '../../hub';
 import { readAnnouncement } from '../http/hub-json';
 import { DEFAULT_SERVE_PORT } from './args';
 import type { CliCaller, CliCommands, CliRequest } from './request';

@@ -3,8 +3,7 @@
  * Everything agents or panes wrote (channel names, messages, args) goes through `escapeControl`:
  * a newline would forge a log line, an ESC sequence would drive the operator's terminal.
  */
-import type { ChannelEntry } from '../../drivers/contract';
-import type { AgentIdentity, AuditEntry, HubDoctor, OpDescription } from '../../hub';
+import type { AgentIdentity, AuditEntry, ChannelEntry, HubDoctor, OpDescription } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
 import { describeAuthorization } from '../../../shared/audit-record';
 

@@ -10,9 +10,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { DRIVER_ERROR_KINDS } from '../../drivers/contract';
-import type { DriverErrorKind } from '../../drivers/contract';
-import { HubError } from '../../hub/errors';
+import { DRIVER_ERROR_KINDS, HubError } from '../../hub';
+import type { DriverErrorKind } from '../../hub';
 import { pidAlive, readAnnouncement } from '../http/hub-json';
 import { operatorKeyPath } from '../http/operator';
 import { osUser } from './execute';

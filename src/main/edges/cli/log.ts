@@ -1,7 +1,6 @@
 /** `uplink log [--follow]` without a running hub: reads the audit store directly (no drivers needed). */
 import { existsSync } from 'node:fs';
-import { AuditStore } from '../../hub/audit-store';
-import { dataPaths } from '../../hub';
+import { dataPaths, openAuditReader } from '../../hub';
 import type { AuditEntry } from '../../hub';
 import { print } from './format';
 import { logQuery, newestEntries } from './execute';
@@ -15,7 +14,7 @@ export async function runLog(dataDir: string, args: CliCommands['log'], json: bo
     print(json ? '' : `no audit log yet (${path})`);
     return 0;
   }
-  const store = new AuditStore(path);
+  const store = await openAuditReader(path);
   const query = logQuery(args);
   const show = (entries: AuditEntry[]): void => {
     for (const e of entries) printEntry(e, json);

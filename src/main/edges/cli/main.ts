@@ -11,8 +11,7 @@
 // Only light modules are imported statically: a command forwarded to a running hub must not load
 // the hub, the drivers, SQLite, ajv or the MCP SDK. The embedded hub, `serve`, `mcp` and the tmux
 // snippet are imported when a command needs them.
-import { resolveDataDir } from '../../hub/data-dir';
-import { HubError, isDriverError, toHubError } from '../../hub/errors';
+import { HubError, isDriverError, resolveDataDir, tmuxSnippet, toHubError } from '../../hub';
 import { DEFAULT_SERVE_PORT, flag, intFlag, parseArgs, usage, USAGE_HINT } from './args';
 import type { ParsedArgs } from './args';
 import { print } from './format';
@@ -55,7 +54,6 @@ async function run(args: ParsedArgs): Promise<number> {
   switch (command) {
     case 'tmux-snippet': {
       need(args, 0, 0, 'no operands');
-      const { tmuxSnippet } = await import('../../drivers/tmux');
       // Printed for the user to paste: Uplink never edits their tmux config itself.
       print(tmuxSnippet());
       return 0;

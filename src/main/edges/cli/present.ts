@@ -2,8 +2,7 @@
  * Prints a request's payload and picks the exit code — one function for the embedded hub and the
  * forwarded call, so both print byte for byte the same.
  */
-import type { ChannelEntry, RecvBatch, SendReceipt } from '../../drivers/contract';
-import type { AgentSummary, AuditEntry, HubDoctor, OpDescription } from '../../hub';
+import type { AgentSummary, AuditEntry, ChannelEntry, HubDoctor, OpDescription, RecvBatch, SendReceipt } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
 import { escapeLines, formatChannels, formatDoctor, formatEntry, formatOps, jsonForTerminal, print } from './format';
 import type { CliRequest } from './request';

@@ -4,7 +4,7 @@
  * which checks it again with `parseCliBody` (types, known fields, enumerations, sizes) because a
  * body is untrusted whoever sent it. Light on purpose: the forwarding path loads this, not the hub.
  */
-import { HubError } from '../../hub/errors';
+import { HubError } from '../../hub';
 import { INVOCATION_STATES } from '../../../shared/wire';
 import { enumFlag, flag, intFlag, usage } from './args';
 import type { ParsedArgs } from './args';

@@ -43,7 +43,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   if (running) {
     throw new HubError('core', 'Unavailable', `a hub (pid ${running.pid}) already serves this data directory at ${running.url}`, { hint: 'use that one (`uplink panel-url` opens its panel), stop it first, or set UPLINK_DATA_DIR for a separate hub' });
   }
-  const hub = createHub({ dataDir: options.dataDir, drivers: await loadDrivers(options.dataDir) });
+  const hub = await createHub({ dataDir: options.dataDir, drivers: await loadDrivers(options.dataDir) });
   let server: Awaited<ReturnType<typeof startHubServer>>;
   try {
     server = await startHubServer({

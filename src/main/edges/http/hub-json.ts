@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 // Straight from data-dir: the CLI's fast path reads this file and must not load the hub.
-import { dataPaths } from '../../hub/data-dir';
+import { dataPaths } from '../../hub';
 
 /** What a running hub announces. */
 export interface HubAnnouncement {

@@ -14,8 +14,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { HubError } from '../../hub';
-import type { AgentCredential, Hub } from '../../hub';
-import type { CallerEnvironment } from '../../drivers/contract';
+import type { AgentCredential, CallerEnvironment, Hub } from '../../hub';
 import { createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';

@@ -8,11 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { InteractionKind, JsonValue } from '../../kernel/types';
-import { HubError, toHubError } from '../../hub';
-import { driverOfChannel } from '../../drivers/contract';
-import type { CallerEnvironment } from '../../drivers/contract';
-import type { AgentCredential, AgentIdentity, CallOptions, Hub, HubProgress } from '../../hub';
+import { driverOfChannel, HubError, toHubError } from '../../hub';
+import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress, InteractionKind, JsonValue } from '../../hub';
 import { checkToolArgs, parseArgs, TOOLS } from './tools';
 import type { ToolName } from './tools';
 

@@ -9,8 +9,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { renderDriverError } from '../../drivers/contract';
-import { createHub, loadDrivers } from '../../hub';
+import { createHub, loadDrivers, renderDriverError } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { CALLER_HEADERS } from '../http/server';
 import { ensureToken } from '../http/token';
@@ -20,7 +19,7 @@ import { createMcpServer } from './server';
 export async function runStdioMcp(dataDir: string): Promise<number> {
   const running = await findRunningHub(dataDir);
   if (running) return relay(dataDir, new URL('/mcp', running.url));
-  const hub = createHub({ dataDir, drivers: await loadDrivers(dataDir) });
+  const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir) });
   // No credential crosses stdio: the client is whoever started this process.
   const server = createMcpServer(hub, { id: 'stdio' });
   const transport = new StdioServerTransport();

@@ -4,8 +4,7 @@
  */
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { HubError } from '../../hub';
-import { checkBounds, MAX_OP_CHARS } from '../../hub/bounds';
+import { checkBounds, HubError, MAX_OP_CHARS } from '../../hub';
 
 /** The tool names. */
 export type ToolName = 'channel_list' | 'channel_describe' | 'channel_send' | 'channel_observe' | 'channel_act' | 'channel_recv' | 'channel_doctor';

@@ -4,7 +4,7 @@
  * shows. Nothing thrown here escapes to crash the hub.
  */
 import type { PanelErrorWire, PanelHandlers } from '../../../shared/panel-api';
-import { DriverError } from '../../drivers/contract';
+import { DriverError } from '../../hub';
 import { checkRequest } from './validate';
 import { renderError } from './errors';
 

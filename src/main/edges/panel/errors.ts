@@ -1,5 +1,5 @@
 /** Turns anything thrown by the hub into the one-line text the operator reads. */
-import { DriverError, driverOfChannel, renderDriverError } from '../../drivers/contract';
+import { DriverError, driverOfChannel, renderDriverError } from '../../hub';
 
 /** The rendered `uplink error […]` line for a hub/driver error; a fixed line for anything else. */
 export function renderError(channel: string | undefined, error: unknown): string {

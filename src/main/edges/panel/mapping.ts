@@ -5,8 +5,8 @@
  */
 import { pickRecord, RECORD_AGENT_SCHEMA, TIMELINE_EVENT_SCHEMA } from '../../../shared/audit-record';
 import type { RecordAgent } from '../../../shared/audit-record';
-import type { AuditEntry, PendingApproval as HubPending, StandingRuleStatus } from '../../hub/types';
-import type { ApprovalRule, InvocationDetail, PendingApproval, TimelineEvent } from '../../../shared/panel-types';
+import type { AuditEntry, CapabilityOffer, PendingApproval as HubPending, SelectionExplanation as HubExplanation, StandingRuleStatus } from '../../hub';
+import type { ApprovalRule, InvocationDetail, PendingApproval, SelectionExplanation, TimelineEvent } from '../../../shared/panel-types';
 
 /** A pending approval as the panel shows it. */
 export function toPanelApproval(a: HubPending): PendingApproval {
@@ -69,4 +69,27 @@ export function toInvocationDetail(invocationId: string, entries: AuditEntry[]):
   }
   for (const k of Object.keys(detail) as Array<keyof InvocationDetail>) if (detail[k] === undefined) delete detail[k];
   return detail;
+}
+
+/** An offer as the panel names it: who provides which version, through which interaction. */
+const offerRef = (offer: CapabilityOffer): NonNullable<SelectionExplanation['selected']> => ({
+  provider_id: offer.provider.id,
+  capability_version: offer.capability.version,
+  interaction: offer.interaction,
+});
+
+/** The kernel's selection explanation in the panel's shape: each candidate says whether it is the pick. */
+export function toPanelExplanation(x: HubExplanation): SelectionExplanation {
+  const selected = x.selected ? offerRef(x.selected) : undefined;
+  const isSelected = (ref: ReturnType<typeof offerRef>): boolean =>
+    !!selected && ref.provider_id === selected.provider_id && ref.capability_version === selected.capability_version && ref.interaction === selected.interaction;
+  const out: SelectionExplanation = {
+    candidates: x.candidates.map((c) => {
+      const ref = offerRef(c.offer);
+      return { ...ref, selected: isSelected(ref), reason: c.reason };
+    }),
+  };
+  if (selected) out.selected = selected;
+  if (x.error) out.error = x.error;
+  return out;
 }

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import type { Hub } from '../../hub/hub';
+import type { Hub } from '../../hub';
 import type { PanelEventName, PanelEvents } from '../../../shared/panel-api';
 import { EventHub } from '../../../shared/panel-proxy';
 import { serveStatic } from './static';

@@ -3,12 +3,11 @@
  * and the hub's streams forwarded as panel events. While a session is open it counts as an
  * attached panel, so mutating requests ask the operator instead of being denied.
  */
-import type { Hub } from '../../hub/hub';
-import type { AgentIdentity } from '../../hub/types';
+import type { AgentIdentity, ChannelEntry, DriverInfo, Hub } from '../../hub';
 import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
-import type { ChannelList, PanelChannel, PanelSettings, SelectionExplanation } from '../../../shared/panel-types';
-import type { InteractionKind, JsonValue } from '../../../shared/wire';
-import { toInvocationDetail, toPanelApproval, toPanelRule, toTimelineEvent } from './mapping';
+import type { ChannelList, PanelChannel, PanelSettings } from '../../../shared/panel-types';
+import type { JsonValue } from '../../../shared/wire';
+import { toInvocationDetail, toPanelApproval, toPanelExplanation, toPanelRule, toTimelineEvent } from './mapping';
 import { renderError } from './errors';
 
 /** Facts about the host the settings view shows. */
@@ -38,8 +37,6 @@ export interface PanelSession {
   close(): void;
 }
 
-const TMUX_TIERS = ['observer', 'operator', 'godmode'];
-
 /** Most bytes of events in one page of `queryTimeline`, whatever its `limit`. */
 export const PAGE_BYTES = 1024 * 1024;
 
@@ -49,13 +46,13 @@ export function hubStatus(hub: Hub, startedAt: number, version: string): PanelEv
   return { started_at: startedAt, pending_approvals: hub.pendingApprovals().length, attached_panels: hub.panelsAttached(), version, ...(auditError ? { audit_error: auditError } : {}) };
 }
 
-const toPanelChannel = (driver: string, entry: { channel: string; labels: string[]; detail: JsonValue }): PanelChannel => {
+/** A channel as the panel shows it: the tier control offers exactly the tiers its driver declares. */
+const toPanelChannel = (info: DriverInfo | undefined, driver: string, entry: ChannelEntry): PanelChannel => {
   const out: PanelChannel = { ...entry, driver };
   const detail = entry.detail;
   if (detail && typeof detail === 'object' && !Array.isArray(detail) && typeof detail.tier === 'string') {
     out.tier = detail.tier;
-    // The tmux driver has the human-only tier control; others only report a tier if any.
-    if (driver === 'tmux') out.tiers = TMUX_TIERS;
+    if (info?.tiers?.length) out.tiers = info.tiers;
   }
   return out;
 };
@@ -120,14 +117,15 @@ export function openPanelSession(
       for (const d of overview) {
         list.health.push(d.health);
         if (d.error) list.errors.push({ driver: d.driver, error: d.error });
-        for (const c of d.channels) list.channels.push(toPanelChannel(d.driver, c));
+        for (const c of d.channels) list.channels.push(toPanelChannel(d.info, d.driver, c));
       }
       return list;
     },
     async describeChannel({ channel }) {
       const described = await hub.describe(channel);
       const driver = channel.slice(0, channel.indexOf(':'));
-      return { channel: toPanelChannel(driver, described.channel), ops: described.ops };
+      const info = hub.drivers().find((d) => d.id === driver);
+      return { channel: toPanelChannel(info, driver, described.channel), ops: described.ops };
     },
     async previewChannel({ channel }) {
       const ops = await hub.ops(channel);
@@ -235,8 +233,7 @@ export function openPanelSession(
       return { revoked: true };
     },
     async explainSelection({ capability_id, version_requirement, provider_id, interaction }) {
-      const raw = await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) }, version_requirement || undefined);
-      return normalizeExplanation(raw);
+      return toPanelExplanation(await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) }, version_requirement || undefined));
     },
   };
 
@@ -250,36 +247,4 @@ export function openPanelSession(
       broadcast.emit('hubStatus', hubStatus(hub, startedAt, host.version));
     },
   };
-}
-
-type Obj = { [key: string]: JsonValue };
-const isObj = (v: JsonValue | undefined): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
-const str = (v: JsonValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
-
-/** Reads a kernel `CapabilityOffer` ({provider, capability, interaction}) or a flat ref. */
-function offerRef(v: JsonValue | undefined): { provider_id: string; capability_version: string; interaction: InteractionKind } | undefined {
-  if (!isObj(v)) return undefined;
-  const provider = isObj(v.provider) ? str(v.provider.id) : str(v.provider_id);
-  const version = isObj(v.capability) ? str(v.capability.version) : str(v.capability_version);
-  if (!provider) return undefined;
-  return { provider_id: provider, capability_version: version ?? '?', interaction: (str(v.interaction) ?? 'typed') as InteractionKind };
-}
-
-/** The kernel's `SelectionExplanation` ({selected?: offer, candidates: [{offer, matched, reason}], error?}) in the panel's shape. */
-export function normalizeExplanation(raw: unknown): SelectionExplanation {
-  const json = JSON.parse(JSON.stringify(raw ?? null)) as JsonValue;
-  const out: SelectionExplanation = { candidates: [] };
-  if (!isObj(json)) return { ...out, raw: json };
-  const selected = offerRef(json.selected);
-  if (selected) out.selected = selected;
-  for (const c of Array.isArray(json.candidates) ? json.candidates : []) {
-    if (!isObj(c)) continue;
-    const ref = offerRef(isObj(c.offer) ? c.offer : c);
-    if (!ref) continue;
-    const isSelected = !!selected && selected.provider_id === ref.provider_id && selected.interaction === ref.interaction && selected.capability_version === ref.capability_version;
-    out.candidates.push({ ...ref, selected: isSelected, reason: str(c.reason) ?? (c.matched === true ? 'matches' : 'does not match') });
-  }
-  if (isObj(json.error)) out.error = json.error as unknown as SelectionExplanation['error'];
-  if (!selected && out.candidates.length === 0 && !out.error) out.raw = json;
-  return out;
 }
