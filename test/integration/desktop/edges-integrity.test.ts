@@ -8,6 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -46,6 +47,26 @@ async function fixture(title: string): Promise<App> {
   apps.push(app);
   return app;
 }
+/** The newest audit row id (0 for none): calls after it are this test's. */
+function lastAuditId(): number {
+  const db = new Database(join(dataDir, 'audit.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare('SELECT max(id) AS id FROM entries').get() as { id: number | null }).id ?? 0;
+  } finally {
+    db.close();
+  }
+}
+
+/** Whether a `tree` call was handed to a helper (its `started` row) after row `after`. */
+function treeStartedSince(after: number): boolean {
+  const db = new Database(join(dataDir, 'audit.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare("SELECT 1 FROM entries WHERE id > ? AND kind = 'started' AND op = 'tree'").get(after) !== undefined;
+  } finally {
+    db.close();
+  }
+}
+
 const cli = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => runCli(b, dataDir, args, vars);
 /** The channel of `pid` as a fresh `uplink channels` process lists it. */
 async function cliChannelOf(pid: number): Promise<{ channel: string; detail: { window: string; pid: number; stale?: boolean } }> {
@@ -206,21 +227,24 @@ describe('desktop target integrity through MCP and the CLI', () => {
     process.kill(app.pid, 'SIGSTOP');
     let cliRun: Promise<{ code: number; stderr: string }> | undefined;
     try {
+      const before = lastAuditId();
       const inFlight = call('channel_observe', { channel, op: 'tree', args: {} });
       const helper = await waitFor('the MCP hub helper', () => helperOf(mcpPid));
-      await new Promise((r) => setTimeout(r, 500));
+      // The hub records `started` as it hands the call to the helper: from then on it is in flight.
+      await waitFor('the tree call to start', () => treeStartedSince(before));
       process.kill(helper, 'SIGKILL');
       const failed = await inFlight;
       expect(failed.error).toBe(true);
       expect(failed.text).toMatch(/^uplink error \[desktop:Unavailable\]: desktop helper stopped \(signal SIGKILL\) while running /);
 
+      const cliBefore = lastAuditId();
       const child = spawn(process.execPath, [b.launcher, 'invoke', channel, 'tree', '{}'], { env: cliEnv(b, dataDir, vars), cwd: ROOT });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       cliRun = new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stderr })));
-      // Wait until this CLI process's helper is blocked in the tree call, then kill it.
+      // Wait until this CLI process's hub has handed the tree call to its helper, then kill it.
       const cliHelper = await waitFor('the CLI helper', () => helperOf(child.pid!));
-      await new Promise((r) => setTimeout(r, 1500));
+      await waitFor('the CLI tree call to start', () => treeStartedSince(cliBefore));
       process.kill(cliHelper, 'SIGKILL');
       const r = await cliRun;
       expect(r.code).toBe(1);
