@@ -313,7 +313,7 @@ class HubCore implements Hub {
     return output;
   }
 
-  /** The call is over: nothing of it stays in memory (the kernel's record holds its output). */
+  /** The call is over: nothing of it stays in memory (the kernel forgets it, output and all). */
   #done(invocationId: string): void {
     try {
       this.#runtime.release(invocationId);
@@ -363,7 +363,7 @@ class HubCore implements Hub {
       message: kernelText(e.message),
       denyReason: deny?.reason,
       denyHint: deny?.hint,
-      driverError: this.#driverError(ctx.invocation_id),
+      driverError: e.code === 'provider_failed' ? this.#driverError(ctx.invocation_id) : undefined,
       constraints: { provider_id: options.provider, interaction: options.interaction },
     });
   }
