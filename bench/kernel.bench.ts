@@ -3,8 +3,9 @@
  * `start` → terminal versus calling the provider directly (the difference is the kernel's
  * overhead), throughput with 1,000 invocations in flight, and memory per retained terminal
  * invocation under the default retention bound — with empty outputs (the kernel's own
- * bookkeeping) and with ~200 KB outputs (a screen read), after 1,000 and 10,000 invocations.
- * Terminal states are awaited through `subscribe`, not polling.
+ * bookkeeping) and with ~200 KB outputs (a screen read), after 1,000 and 10,000 invocations;
+ * and what 10,000 such invocations leave behind when their host releases each one after `wait`,
+ * as the hub does. Terminal states are awaited through `subscribe`, not polling.
  */
 import { Runtime } from '../src/main/kernel';
 import type { CapabilityProvider, InvocationRequest, ProviderCall, RuntimeEvent } from '../src/main/kernel';
@@ -137,7 +138,24 @@ async function memoryPerRetained(using: CapabilityProvider, checkpoints: number[
   return perRetained;
 }
 
+/** Heap + external bytes above the start after `total` 200 KB invocations, each released once waited for. */
+async function memoryReleased(total: number): Promise<number> {
+  const runtime = new Runtime();
+  runtime.register(reader);
+  const once = async (): Promise<void> => {
+    const { invocation_id: id } = await runtime.start(request());
+    if ((await runtime.wait(id)).state !== 'succeeded') throw new Error('bench invocation did not succeed');
+    runtime.release(id);
+  };
+  await once();
+  const base = sampleMemory();
+  for (let done = 1; done < total; done += 500) await Promise.all(Array.from({ length: Math.min(500, total - done) }, once));
+  const now = sampleMemory();
+  return now.heap + now.external - base.heap - base.external;
+}
+
 export async function run(): Promise<BenchReport> {
+  const released = await memoryReleased(10_000);
   const empty = await memoryPerRetained(provider, [10_000]);
   const full = await memoryPerRetained(reader, [1_000, 10_000]);
   const { kernel, direct } = await latency();
@@ -147,6 +165,7 @@ export async function run(): Promise<BenchReport> {
     { name: 'memory per retained invocation @10,000, empty output', value: Math.round(empty.get(10_000)!), unit: 'bytes', note: 'target ≤ 4096; heap + external after GC' },
     { name: 'memory per retained invocation @1,000, 200 KB output', value: Math.round(full.get(1_000)!), unit: 'bytes', note: `${kib(full.get(1_000)!)}: the output is kept` },
     { name: 'memory per retained invocation @10,000, 200 KB output', value: Math.round(full.get(10_000)!), unit: 'bytes', note: `${((full.get(10_000)! * 9_999) / MiB).toFixed(0)} MiB in all at the default bound of 10,000` },
+    { name: 'memory left by 10,000 × 200 KB invocations, each released after wait', value: released / MiB, unit: 'MiB', note: 'what the hub does once it has the terminal snapshot' },
   ];
   return {
     title: 'kernel (sua runtime)',

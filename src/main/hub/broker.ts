@@ -6,7 +6,7 @@
  * survives a crash.
  */
 import { randomBytes } from 'node:crypto';
-import type { ApprovalOutcome, JsonValue, Policy, PolicyDecision } from '../kernel';
+import type { ApprovalOutcome, InteractionKind, JsonValue, Policy, PolicyDecision } from '../kernel';
 import type { ApprovalPreview } from '../drivers';
 import type { AuditStore } from './audit-store';
 import type { CallContext, CallTable } from './call-context';
@@ -35,9 +35,22 @@ export interface BrokerHost {
 /** Default wait for a panel to come back before pending prompts are denied. */
 export const PANEL_GRACE_MS = 15_000;
 
+/** Which provider and interaction the kernel pinned for a call (from the policy's offer). */
+interface Via {
+  provider_id: string;
+  interaction: InteractionKind;
+}
+
+/** Why the broker denied a call: what the agent is told, and what it can do. */
+export interface Denial {
+  reason: string;
+  hint?: string;
+}
+
 interface Pending {
   approval: PendingApproval;
   ctx: CallContext;
+  via: Via;
   resolve: (outcome: ApprovalOutcome) => void;
   timer: ReturnType<typeof setTimeout>;
 }
@@ -115,6 +128,8 @@ function alwaysScope(ctx: CallContext): { channel: string; agent: string } {
 export class ApprovalBroker {
   #host: BrokerHost;
   #pending = new Map<string, Pending>();
+  /** Denials by invocation id, until the hub has told the agent (`denial`, then `forget`). */
+  #denials = new Map<string, Denial>();
   #decided = new Map<string, string>();
   #sessionGrants = new Set<string>();
   #listeners = new Set<(e: ApprovalEvent) => void>();
@@ -130,35 +145,47 @@ export class ApprovalBroker {
   readonly policy: Policy = (pctx): PolicyDecision | Promise<PolicyDecision> => {
     const ctx = this.#host.calls.get(pctx.request.invocation_id);
     if (!ctx) return { kind: 'deny', reason: 'unknown caller' };
-    ctx.provider_id = pctx.offer.provider.id;
-    ctx.interaction = pctx.offer.interaction;
-    if (pctx.offer.capability.safety === 'read_only') {
-      // Recorded on the invocation's `accepted` entry (authorized=default_policy): no extra row on the hot path.
-      ctx.authorized = 'default_policy';
-      return { kind: 'permit' };
-    }
+    // Read-only: permitted; the timeline records it on the invocation's `accepted` entry
+    // (authorized=default_policy), so there is no extra row on the hot path.
+    if (pctx.offer.capability.safety === 'read_only') return { kind: 'permit' };
+    const via: Via = { provider_id: pctx.offer.provider.id, interaction: pctx.offer.interaction };
     if (ctx.agent.kind === 'cli' || ctx.agent.kind === 'panel') {
       const how = ctx.agent.kind === 'cli' ? 'cli' : 'operator';
-      this.#decision(ctx, true, how, ctx.agent.user ?? ctx.agent.name, `${ctx.agent.kind} is a human at the controls`, true);
+      this.#decision(ctx, via, true, how, ctx.agent.user ?? ctx.agent.name, `${ctx.agent.kind} is a human at the controls`, true);
       return { kind: 'permit' };
     }
     if (this.#sessionGrants.has(this.#sessionKey(ctx))) {
-      this.#decision(ctx, true, 'session', undefined, 'approved for this channel+op for the session', true);
+      this.#decision(ctx, via, true, 'session', undefined, 'approved for this channel+op for the session', true);
       return { kind: 'permit' };
     }
     const rule = this.#matchRule(ctx);
     if (rule) {
       this.#host.audit.touchRule(rule.id, this.#host.now());
-      this.#decision(ctx, true, `rule:${rule.id}`, rule.created_by, 'standing rule', true);
+      this.#decision(ctx, via, true, `rule:${rule.id}`, rule.created_by, 'standing rule', true);
       return { kind: 'permit' };
     }
     if (this.#panels === 0) {
-      ctx.deny = this.#noPanelDeny(ctx, 'no Uplink panel is open');
-      this.#decision(ctx, false, 'default_policy', undefined, 'no panel attached', true);
-      return { kind: 'deny', reason: ctx.deny.reason };
+      const denial = this.#deny(ctx, this.#noPanelDeny(ctx, 'no Uplink panel is open'));
+      this.#decision(ctx, via, false, 'default_policy', undefined, 'no panel attached', true);
+      return { kind: 'deny', reason: denial.reason };
     }
-    return { kind: 'ask', approval: this.#ask(ctx) };
+    return { kind: 'ask', approval: this.#ask(ctx, via) };
   };
+
+  /** Why the broker denied this invocation (what the agent is told), if it did. */
+  denial(invocationId: string): Denial | undefined {
+    return this.#denials.get(invocationId);
+  }
+
+  /** The hub is done with this invocation: its denial, if any, is no longer needed. */
+  forget(invocationId: string): void {
+    this.#denials.delete(invocationId);
+  }
+
+  #deny(ctx: CallContext, denial: Denial): Denial {
+    this.#denials.set(ctx.invocation_id, denial);
+    return denial;
+  }
 
   /**
    * Marks a panel as attached; returns the detach. When the last panel detaches, pending prompts
@@ -208,7 +235,7 @@ export class ApprovalBroker {
     if (!['once', 'session', 'always', 'deny'].includes(decision.kind)) {
       throw new HubError('core', 'Invalid', `unknown decision ${String(decision.kind)}`, { hint: 'decide with once, session, always or deny' });
     }
-    const { ctx } = p;
+    const { ctx, via } = p;
     let ruleId: string | undefined;
     // "always" edits the config first: if that fails the prompt stays open and nothing is decided.
     if (decision.kind === 'always') {
@@ -230,13 +257,13 @@ export class ApprovalBroker {
     const reason = decision.reason?.slice(0, 2000);
     const summary = { once: 'approved once', session: 'approved for the session', always: `approved always (${ruleId})`, deny: 'denied' }[decision.kind];
     // Durable first: if it cannot be recorded, it does not take effect and the prompt stays open.
-    this.#decision(ctx, granted, 'operator', decision.by, reason ?? summary, true, { decision: decision.kind, ...(ruleId ? { rule_id: ruleId } : {}) });
+    this.#decision(ctx, via, granted, 'operator', decision.by, reason ?? summary, true, { decision: decision.kind, ...(ruleId ? { rule_id: ruleId } : {}) });
     this.#finish(approvalId, `${summary} by ${decision.by}`);
     if (!granted) {
-      ctx.deny = {
+      this.#deny(ctx, {
         reason: `${ctx.op} on ${ctx.channel}: ${describeAuthorization({ kind: 'decision', invocation_id: ctx.invocation_id, authorized: 'operator', granted: false, decision: 'deny', ...(reason ? { reason } : {}) })}`,
         hint: 'do not retry the same action unchanged; ask the operator what they want instead',
-      };
+      });
     }
     p.resolve({ granted, by: decision.by, ...(reason ? { reason } : {}) });
     this.#emit({ type: 'resolved', approval_id: approvalId, granted, authorized: 'operator', by: decision.by, decision: decision.kind, ...(reason ? { reason } : {}), ...(ruleId ? { rule_id: ruleId } : {}) });
@@ -262,8 +289,8 @@ export class ApprovalBroker {
     for (const [id, p] of this.#pending) {
       if (p.ctx.invocation_id !== invocationId && why !== 'closed') continue;
       this.#finish(id, why);
-      p.ctx.deny = { reason: why === 'closed' ? 'the hub stopped before the operator decided' : `${p.ctx.op} on ${p.ctx.channel} was cancelled` };
-      this.#safeDecision(p.ctx, why, why);
+      this.#deny(p.ctx, { reason: why === 'closed' ? 'the hub stopped before the operator decided' : `${p.ctx.op} on ${p.ctx.channel} was cancelled` });
+      this.#safeDecision(p, why, why);
       p.resolve({ granted: false, reason: why });
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: why });
     }
@@ -272,15 +299,15 @@ export class ApprovalBroker {
   #denyAllNoPanel(): void {
     for (const [id, p] of [...this.#pending]) {
       this.#finish(id, 'denied: the last panel closed');
-      p.ctx.deny = this.#noPanelDeny(p.ctx, 'the Uplink panel was closed before the operator decided');
-      this.#safeDecision(p.ctx, 'the last panel detached before a decision', 'default_policy');
+      this.#deny(p.ctx, this.#noPanelDeny(p.ctx, 'the Uplink panel was closed before the operator decided'));
+      this.#safeDecision(p, 'the last panel detached before a decision', 'default_policy');
       p.resolve({ granted: false, reason: 'no panel attached' });
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: 'default_policy' });
     }
   }
 
   /** The no-panel denial: what the agent is told and how it can get approval. */
-  #noPanelDeny(ctx: CallContext, why: string): { reason: string; hint: string } {
+  #noPanelDeny(ctx: CallContext, why: string): Denial {
     return {
       reason: `${ctx.op} on ${ctx.channel} needs operator approval and ${why}`,
       hint: AGENT_ASK_HINT,
@@ -312,7 +339,7 @@ export class ApprovalBroker {
     );
   }
 
-  #ask(ctx: CallContext): Promise<ApprovalOutcome> {
+  #ask(ctx: CallContext, via: Via): Promise<ApprovalOutcome> {
     const now = this.#host.now();
     const timeout = this.#host.config.get().approvals.timeout_ms;
     const approval: PendingApproval = {
@@ -320,21 +347,20 @@ export class ApprovalBroker {
       invocation_id: ctx.invocation_id,
       agent: ctx.agent,
       channel: ctx.channel,
-      channel_labels: ctx.labels,
+      channel_labels: [...ctx.labels],
       op: ctx.op,
       capability_id: ctx.capability_id,
       args: ctx.args ?? {},
-      provider_id: ctx.provider_id ?? '',
-      interaction: ctx.interaction ?? 'typed',
+      provider_id: via.provider_id,
+      interaction: via.interaction,
       created_at: now,
       deadline: now + timeout,
       ...(ctx.sensitive ? { sensitive: true } : {}),
     };
-    ctx.approval_id = approval.approval_id;
     return new Promise<ApprovalOutcome>((resolve) => {
       const timer = setTimeout(() => this.#timeout(approval.approval_id, timeout), timeout);
       timer.unref?.();
-      this.#pending.set(approval.approval_id, { approval, ctx, resolve, timer });
+      this.#pending.set(approval.approval_id, { approval, ctx, via, resolve, timer });
       // The prompt appears once the preview is in (the hub bounds it), so the operator sees it whole.
       void this.#host
         .preview(ctx)
@@ -351,11 +377,11 @@ export class ApprovalBroker {
     if (!p) return;
     this.#finish(approvalId, 'timed out');
     const secs = Math.round(timeout / 1000);
-    p.ctx.deny = {
+    this.#deny(p.ctx, {
       reason: `${p.ctx.op} on ${p.ctx.channel}: ${describeAuthorization({ kind: 'decision', invocation_id: p.ctx.invocation_id, authorized: 'timeout', granted: false })} (${secs} s)`,
       hint: AGENT_ASK_HINT,
-    };
-    this.#safeDecision(p.ctx, `no operator decision within ${secs} s`, 'timeout');
+    });
+    this.#safeDecision(p, `no operator decision within ${secs} s`, 'timeout');
     p.resolve({ granted: false, reason: 'timeout' });
     this.#emit({ type: 'resolved', approval_id: approvalId, granted: false, authorized: 'timeout' });
   }
@@ -370,6 +396,7 @@ export class ApprovalBroker {
 
   #decision(
     ctx: CallContext,
+    via: Via,
     granted: boolean,
     authorized: RecordedAuthorization,
     by: string | undefined,
@@ -380,8 +407,8 @@ export class ApprovalBroker {
     this.#host.record(
       {
         ...decisionOf(ctx, this.#host.now()),
-        ...(ctx.provider_id ? { provider_id: ctx.provider_id } : {}),
-        ...(ctx.interaction ? { interaction: ctx.interaction } : {}),
+        provider_id: via.provider_id,
+        interaction: via.interaction,
         granted,
         authorized,
         ...(by ? { by } : {}),
@@ -394,9 +421,9 @@ export class ApprovalBroker {
   }
 
   /** A denial that must happen even if the store is failing (timeouts, cancels, shutdown). */
-  #safeDecision(ctx: CallContext, reason: string, authorized: RecordedAuthorization): void {
+  #safeDecision(p: Pending, reason: string, authorized: RecordedAuthorization): void {
     try {
-      this.#decision(ctx, false, authorized, undefined, reason, true);
+      this.#decision(p.ctx, p.via, false, authorized, undefined, reason, true);
     } catch {
       // Denying is the safe outcome; the failed write is visible in `uplink doctor` (audit).
     }

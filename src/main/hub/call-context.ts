@@ -1,50 +1,34 @@
 /**
- * What the hub knows about one call beyond the kernel request: who asked, which channel/op, the
- * redacted args, and the outcome details the kernel's fixed wire errors cannot carry (deny reason,
- * the driver's own DriverError, operator-only detail). Keyed by invocation id.
+ * The immutable facts of one call that the kernel request does not carry: who asked, which
+ * channel/op, its labels, the redacted args (and the raw ones, for the preview and the operator's
+ * Reveal only), and whether they are sensitive. Written once by the hub before the call starts,
+ * read by the broker (policy), the driver provider (who is asking) and the timeline projection.
+ * Outcomes are not here: they come from the kernel (`wait`, `peek`, `diagnostic`) and the broker
+ * (`denial`). Keyed by invocation id.
  */
-import type { InteractionKind, JsonValue, OperationSafety } from '../kernel';
-import type { DriverError } from '../drivers';
-import type { AgentIdentity, Authorization } from './types';
+import type { JsonValue, OperationSafety } from '../kernel';
+import type { AgentIdentity } from './types';
 
-/** Hub-side facts of one invocation. */
+/** Hub-side facts of one invocation; never changed after the call starts. */
 export interface CallContext {
-  invocation_id: string;
-  channel: string;
-  driver: string;
-  op: string;
-  capability_id: string;
-  safety: OperationSafety;
-  agent: AgentIdentity;
+  readonly invocation_id: string;
+  readonly channel: string;
+  readonly driver: string;
+  readonly op: string;
+  readonly capability_id: string;
+  readonly safety: OperationSafety;
+  readonly agent: AgentIdentity;
   /** Redacted args (safe to store and show). */
-  args: JsonValue | undefined;
-  /** Raw args, for `Driver.preview` only (never stored). */
-  rawArgs: JsonValue | undefined;
-  labels: string[];
-  accepted_at: number;
-  provider_id?: string;
-  interaction?: InteractionKind;
-  /** Set by the broker when it denies: what the agent is told. */
-  deny?: { reason: string; hint?: string };
-  /** Set by the provider when the driver threw a DriverError (contract error, meant for the agent). */
-  driverError?: DriverError;
-  /** Set by the provider for unexpected throws: operator-only detail. */
-  detail?: string;
-  /** Set by the provider: what the driver returned (stored on the `succeeded` entry unless sensitive). */
-  output?: JsonValue;
-  /** For read-only permits: how it was authorized (stored on the `accepted` entry). */
-  authorized?: Authorization;
-  /** Set while waiting for the operator. */
-  approval_id?: string;
-  /** The args carry sensitive text: no evidence or detail is stored either. */
-  sensitive?: boolean;
-  /** The provider was called (approval over). */
-  started?: boolean;
-  /** Forwards kernel `progress` events to the caller. */
-  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  readonly args: JsonValue | undefined;
+  /** Raw args, for `Driver.preview` and the operator's Reveal only (never stored). */
+  readonly rawArgs: JsonValue | undefined;
+  readonly labels: readonly string[];
+  readonly accepted_at: number;
+  /** The args carry sensitive text: no output, evidence or detail is stored either. */
+  readonly sensitive: boolean;
 }
 
-/** The live table of call contexts. */
+/** The calls in flight. */
 export class CallTable {
   #calls = new Map<string, CallContext>();
 
@@ -58,9 +42,5 @@ export class CallTable {
 
   delete(invocationId: string): void {
     this.#calls.delete(invocationId);
-  }
-
-  all(): CallContext[] {
-    return [...this.#calls.values()];
   }
 }

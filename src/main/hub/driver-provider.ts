@@ -2,8 +2,9 @@
  * Op ↔ capability mapping: each driver becomes one kernel provider per interaction kind
  * (`uplink/<driver>`, `uplink/<driver>-semantic`, `uplink/<driver>-visual`), each op a capability
  * `<driver>.<op>@1.0.0` with input `{channel, args}`. The provider's `invoke` is the only code
- * that calls a driver's `invoke`/`send`/`recv`; it gives every call a deadline and carries the
- * driver's own DriverError to the hub out-of-band (the kernel's wire error is fixed text).
+ * that calls a driver's `invoke`/`send`/`recv`; it gives every call a deadline. A driver's own
+ * DriverError reaches the hub through the kernel's operator channel (`Runtime.diagnostic`), since
+ * the kernel's wire error is fixed text.
  */
 import type {
   CapabilityProvider,
@@ -20,7 +21,6 @@ import { DriverError, isMutating } from '../drivers';
 import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../drivers';
 import type { CallTable } from './call-context';
 import { Deadlines } from './deadlines';
-import { isDriverError } from './errors';
 
 /** The deadlines of every driver call in this process, on one timer. */
 const DEADLINES = new Deadlines();
@@ -163,15 +163,7 @@ export class DriverProvider implements CapabilityProvider {
     });
     try {
       const work = this.#run(op, addr, input.args, invokeCtx, controller.signal);
-      const output = await Promise.race([work, timeout]);
-      if (ctx) ctx.output = output;
-      return { output };
-    } catch (error) {
-      if (ctx) {
-        if (isDriverError(error)) ctx.driverError = error;
-        else ctx.detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      }
-      throw error;
+      return { output: await Promise.race([work, timeout]) };
     } finally {
       cancelDeadline();
       signal.removeEventListener('abort', onAbort);

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Runtime, SoftwareUseError } from '../kernel';
-import type { InteractionKind, JsonValue, RuntimeDiagnostic, RuntimeEvent, SelectionExplanation } from '../kernel';
+import type { InteractionKind, JsonValue, ProgressDetail, RuntimeEvent, SelectionExplanation } from '../kernel';
 import { driverOfChannel } from '../drivers';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, RecvBatch, SendReceipt } from '../drivers';
 import { AuditStore } from './audit-store';
@@ -16,13 +16,14 @@ import { CallTable } from './call-context';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
 import { DriverProvider, providerIdFor } from './driver-provider';
-import { HubError, mapKernelError, toHubError } from './errors';
+import { HubError, isDriverError, mapKernelError, toHubError } from './errors';
 import type { DecideResult, Hub, ProviderView } from './hub';
 import { redactArgs, isSensitive } from './redact';
 import { checkCall } from './call-checks';
 import { revokeRule, setApprovalTimeout } from './approval-settings';
 import type { CheckedCall } from './call-checks';
-import { auditUnavailable, eventEntry, kernelText, startProgress, TERMINAL, Timeline } from './timeline';
+import { auditUnavailable, eventEntry, kernelText, startProgress, Timeline } from './timeline';
+import type { EventOutcome } from './timeline';
 import { checkBounds, deepPlaceholder, MAX_DEPTH, nestsDeeperThan } from './bounds';
 import { ChannelRegistry, withDeadline } from './registry';
 import { dataPaths, ensureDataDir } from './data-dir';
@@ -79,7 +80,10 @@ class HubCore implements Hub {
   #agents: AgentCredentialStore;
   #runtime: Runtime;
   #providers: DriverProvider[] = [];
-  #waiters = new Map<string, (e: RuntimeEvent) => void>();
+  /** Interaction kind by provider id (kernel events name the provider, not the kind). */
+  #interactions = new Map<string, InteractionKind>();
+  /** Where a call's kernel `progress` events go, for calls whose caller wants progress. */
+  #progress = new Map<string, (progress: ProgressDetail) => void>();
   /** Invocation ids: a random prefix per hub (several processes share the audit) plus a counter. */
   #idPrefix = randomBytes(4).toString('hex');
   #idCounter = 0;
@@ -131,7 +135,7 @@ class HubCore implements Hub {
       now: this.#now,
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
     });
-    this.#runtime = new Runtime({ policy: this.#broker.policy, now: this.#now, onDiagnostic: (d) => this.#diagnostic(d) });
+    this.#runtime = new Runtime({ policy: this.#broker.policy, now: this.#now });
     for (const { id, driver } of this.#registry.drivers()) {
       const ops = this.#registry.opsOf(id);
       const kinds = [...new Set(ops.flatMap((o) => o.interactions))];
@@ -139,6 +143,7 @@ class HubCore implements Hub {
         const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)), this.#calls, (args) => this.#deadlineFor(args));
         this.#runtime.register(provider);
         this.#providers.push(provider);
+        this.#interactions.set(providerIdFor(id, kind), kind);
       }
     }
     this.#disposers.push(this.#runtime.subscribe((e) => this.#onEvent(e)));
@@ -272,11 +277,11 @@ class HubCore implements Hub {
       rawArgs: args,
       labels,
       accepted_at: this.#now(),
+      sensitive: isSensitive(args, spec.sensitive_args),
     };
-    if (isSensitive(args, spec.sensitive_args)) ctx.sensitive = true;
     this.#calls.add(ctx);
-    const terminal = new Promise<RuntimeEvent>((resolve) => this.#waiters.set(invocationId, resolve));
-    const stopProgress = startProgress(ctx, options, this.#options.progressIntervalMs ?? 2000, this.#now);
+    const progress = startProgress(ctx, options, this.#options.progressIntervalMs ?? 2000, this.#now, () => this.#awaitingApproval(invocationId));
+    if (progress.forward) this.#progress.set(invocationId, progress.forward);
     const onAbort = (): void => void this.#runtime.cancel(invocationId).catch(() => undefined);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let output: JsonValue;
@@ -292,25 +297,45 @@ class HubCore implements Hub {
       } catch (e) {
         // The kernel can refuse after the policy asked (runtime disposed, retention full): withdraw
         // the prompt so the operator is not left deciding a call that will never run.
-        if (ctx.approval_id) this.#broker.abandon(invocationId, 'cancelled');
+        this.#broker.abandon(invocationId, 'cancelled');
         const err = this.#mapError(ctx, e, options);
         this.#rejected(channel, op, ctx.args, agent, err, ctx);
         throw err;
       }
-      const last = await terminal;
-      if (last.kind !== 'succeeded') throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
-      output = (await this.#runtime.get(invocationId)).result!.output;
+      const last = await this.#runtime.wait(invocationId);
+      if (last.state !== 'succeeded') throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
+      output = last.result!.output;
     } catch (e) {
       this.#replyAudited();
       throw e;
     } finally {
-      stopProgress();
+      progress.stop();
       options.signal?.removeEventListener('abort', onAbort);
-      this.#waiters.delete(invocationId);
-      this.#calls.delete(invocationId);
+      this.#done(invocationId);
     }
     this.#replyAudited();
     return output;
+  }
+
+  /** The call is over: nothing of it stays in memory (the kernel forgets it, output and all). */
+  #done(invocationId: string): void {
+    try {
+      this.#runtime.release(invocationId);
+    } catch {
+      // Never admitted (the start was refused), or already evicted: nothing is retained.
+    }
+    this.#broker.forget(invocationId);
+    this.#progress.delete(invocationId);
+    this.#calls.delete(invocationId);
+  }
+
+  /** Admitted and not yet started: the broker asked the operator (permits start at once). */
+  #awaitingApproval(invocationId: string): boolean {
+    try {
+      return this.#runtime.peek(invocationId).state === 'accepted';
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -334,14 +359,15 @@ class HubCore implements Hub {
   #mapError(ctx: CallContext, e: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
     if (e instanceof HubError) return e;
     if (!(e instanceof SoftwareUseError)) return toHubError(ctx.channel, e);
+    const deny = e.code === 'policy_denied' ? this.#broker.denial(ctx.invocation_id) : undefined;
     return mapKernelError({
       channel: ctx.channel,
       op: ctx.op,
       code: e.code,
       message: kernelText(e.message),
-      denyReason: ctx.deny?.reason,
-      denyHint: ctx.deny?.hint,
-      driverError: ctx.driverError,
+      denyReason: deny?.reason,
+      denyHint: deny?.hint,
+      driverError: e.code === 'provider_failed' ? this.#driverError(ctx.invocation_id) : undefined,
       constraints: { provider_id: options.provider, interaction: options.interaction },
     });
   }
@@ -405,20 +431,43 @@ class HubCore implements Hub {
     });
   }
 
+  /** Projects each kernel event into the timeline, with the call's facts and the kernel's outcome. */
   #onEvent(e: RuntimeEvent): void {
     const ctx = this.#calls.get(e.invocation_id);
+    if (e.kind === 'progress' && e.progress) this.#progress.get(e.invocation_id)?.(e.progress);
+    const outcome: EventOutcome = {};
     if (ctx) {
-      if (e.kind === 'started') ctx.started = true;
-      if (e.kind === 'progress' && e.progress) ctx.onProgress?.(e.progress);
+      const interaction = e.provider_id === undefined ? undefined : this.#interactions.get(e.provider_id);
+      if (interaction) outcome.interaction = interaction;
+      if (e.kind === 'succeeded' && !ctx.sensitive) outcome.output = this.#runtime.peek(e.invocation_id).result?.output;
+      if (e.kind === 'failed' && e.error) {
+        outcome.error = this.#mapError(ctx, new SoftwareUseError(e.error.code, e.error.message), {});
+        if (!ctx.sensitive) {
+          const detail = this.#operatorDetail(e.invocation_id);
+          if (detail) outcome.detail = detail;
+        }
+      }
     }
-    this.#timeline.record(eventEntry(e, ctx, this.#now, (c, code, message) => this.#mapError(c, new SoftwareUseError(code, message), {})));
-    if (e.kind === 'cancelled' && ctx?.approval_id) this.#broker.abandon(e.invocation_id, 'cancelled');
-    if (TERMINAL.has(e.kind)) this.#waiters.get(e.invocation_id)?.(e);
+    this.#timeline.record(eventEntry(e, ctx, this.#now, outcome));
+    if (e.kind === 'cancelled') this.#broker.abandon(e.invocation_id, 'cancelled');
   }
 
-  #diagnostic(d: RuntimeDiagnostic): void {
-    const ctx = d.invocation_id ? this.#calls.get(d.invocation_id) : undefined;
-    if (ctx && !ctx.detail && !ctx.sensitive) ctx.detail = `${d.kind}: ${d.detail}`.slice(0, 8192);
+  /** The driver's own DriverError behind a `provider_failed`, meant for the agent. */
+  #driverError(invocationId: string): HubError | undefined {
+    try {
+      const thrown = this.#runtime.diagnostic(invocationId)?.error;
+      return isDriverError(thrown) ? HubError.fromDriverError(this.#calls.get(invocationId)?.channel, thrown) : undefined;
+    } catch {
+      return undefined; // not retained (never admitted), or a thrown value that breaks on inspection
+    }
+  }
+
+  /** What the operator sees of a failure in the audit: the kernel's diagnostic and the driver's evidence. */
+  #operatorDetail(invocationId: string): string | undefined {
+    const d = this.#runtime.diagnostic(invocationId);
+    if (!d) return undefined;
+    const evidence = this.#driverError(invocationId)?.evidence;
+    return [`${d.kind}: ${d.detail}`, evidence && `evidence: ${evidence}`].filter(Boolean).join('\n');
   }
 
   async #preview(ctx: CallContext): Promise<ApprovalPreview | undefined> {

@@ -1,9 +1,11 @@
 /**
- * The timeline: kernel events enriched with the hub's call context (channel, op, agent, provider,
- * interaction, timings), decisions and rejected requests, committed to the audit store in batches
- * and fed to live subscribers (the panel) with their ids once stored.
+ * The timeline: a projection of recorded kernel events (an event + the call's immutable facts +
+ * what the kernel says of its outcome → an audit entry), plus decisions and rejected requests,
+ * committed to the audit store in batches and fed to live subscribers (the panel) with their ids
+ * once stored.
  */
-import type { ErrorCode, InvocationState, RuntimeEvent } from '../kernel';
+import type { InteractionKind, InvocationState, JsonValue, ProgressDetail, RuntimeEvent } from '../kernel';
+import { boundedEntry } from './audit-store';
 import type { AuditStore } from './audit-store';
 import type { CallContext } from './call-context';
 import { HubError } from './errors';
@@ -55,8 +57,19 @@ export function kernelText(message: string): string {
   return i >= 0 ? message.slice(0, i) : message;
 }
 
-/** The audit entry for a kernel event; `describe` gives the agent-facing error of a failure. */
-export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: () => number, describe: (ctx: CallContext, code: ErrorCode, message: string) => HubError): Omit<AuditEntry, 'id'> {
+/** What the kernel says of an event's invocation, beyond the event itself (terminal events). */
+export interface EventOutcome {
+  interaction?: InteractionKind;
+  /** A `succeeded` event's output (left out for sensitive calls). */
+  output?: JsonValue;
+  /** A `failed` event's error as the agent hears it. */
+  error?: HubError;
+  /** Operator-only detail of a failure (left out for sensitive calls). */
+  detail?: string;
+}
+
+/** The audit entry for a kernel event of a call (`ctx`, its facts) or of an unknown invocation. */
+export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: () => number, outcome: EventOutcome = {}): Omit<AuditEntry, 'id'> {
   const entry: Omit<AuditEntry, 'id'> = { at: e.at ?? now(), type: 'event', kind: e.kind, invocation_id: e.invocation_id, sequence: e.sequence, state: stateAfter(e.kind) };
   if (e.provider_id) entry.provider_id = e.provider_id;
   if (!ctx) {
@@ -70,12 +83,12 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
   entry.op = ctx.op;
   entry.capability_id = ctx.capability_id;
   entry.agent = ctx.agent;
-  if (ctx.provider_id) entry.provider_id = ctx.provider_id;
-  if (ctx.interaction) entry.interaction = ctx.interaction;
+  if (outcome.interaction) entry.interaction = outcome.interaction;
   if (e.kind === 'accepted') {
     if (ctx.args !== undefined) entry.args = ctx.args;
-    if (ctx.authorized) {
-      entry.authorized = ctx.authorized;
+    // The broker permits every read-only call: said here, with no decision row on the hot path.
+    if (ctx.safety === 'read_only') {
+      entry.authorized = 'default_policy';
       entry.granted = true;
     }
   }
@@ -83,18 +96,17 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
   if (e.approval?.reason) entry.reason = e.approval.reason;
   if (TERMINAL.has(e.kind)) {
     entry.duration_ms = entry.at - ctx.accepted_at;
-    if (e.kind === 'succeeded' && ctx.output !== undefined && !ctx.sensitive) entry.output = ctx.output;
+    if (e.kind === 'succeeded' && outcome.output !== undefined && !ctx.sensitive) entry.output = outcome.output;
     if (e.error) {
-      const err = describe(ctx, e.error.code, e.error.message);
       entry.error_code = e.error.code;
-      entry.error_kind = err.kind;
-      entry.message = err.message;
-      if (err.hint) entry.hint = err.hint;
-      // Operator-only detail; never for calls carrying sensitive text.
-      if (!ctx.sensitive) {
-        const detail = [ctx.detail, ctx.driverError?.evidence && `evidence: ${ctx.driverError.evidence}`].filter(Boolean).join('\n');
-        if (detail) entry.detail = detail.slice(0, 8192);
+      if (outcome.error) {
+        entry.error_kind = outcome.error.kind;
+        entry.message = outcome.error.message;
+        if (outcome.error.hint) entry.hint = outcome.error.hint;
+      } else {
+        entry.message = kernelText(e.error.message);
       }
+      if (outcome.detail && !ctx.sensitive) entry.detail = outcome.detail.slice(0, 8192);
     }
   }
   return entry;
@@ -125,7 +137,8 @@ export class Timeline {
    * crash. Other entries commit in batches within FLUSH_MS (one WAL commit for many events).
    */
   record(entry: Omit<AuditEntry, 'id'>, durable = false): void {
-    this.#pending.push(entry);
+    // Bounded now (a screenshot's output summarized), so the queue never holds a delivered payload.
+    this.#pending.push(entry.output === undefined ? entry : boundedEntry(entry));
     if (durable || this.#pending.length >= FLUSH_MAX) {
       this.flush(durable);
       return;
@@ -194,25 +207,33 @@ export class Timeline {
   }
 }
 
-/** Periodic progress while a call waits for the operator or runs long, plus kernel progress events. */
-export function startProgress(ctx: CallContext, options: CallOptions, every: number, now: () => number): () => void {
-  if (!options.onProgress) return () => undefined;
+/**
+ * Periodic progress while a call waits for the operator (`waiting`) or runs long; `forward` turns
+ * the call's kernel `progress` events into the caller's progress.
+ */
+export function startProgress(
+  ctx: CallContext,
+  options: CallOptions,
+  every: number,
+  now: () => number,
+  waiting: () => boolean,
+): { stop: () => void; forward?: (progress: ProgressDetail) => void } {
+  if (!options.onProgress) return { stop: () => undefined };
   const report = options.onProgress;
   let ticks = 0;
   const timer = setInterval(() => {
     ticks++;
     const secs = Math.round((now() - ctx.accepted_at) / 1000);
-    const waiting = ctx.approval_id !== undefined && !ctx.started;
     try {
-      report({ progress: ticks, message: waiting ? `waiting for operator approval of ${ctx.op} on ${ctx.channel} (${secs} s)` : `${ctx.capability_id} running (${secs} s)` });
+      report({ progress: ticks, message: waiting() ? `waiting for operator approval of ${ctx.op} on ${ctx.channel} (${secs} s)` : `${ctx.capability_id} running (${secs} s)` });
     } catch {
       // A broken progress sink must not fail the call.
     }
   }, every);
   timer.unref?.();
-  ctx.onProgress = (p) => {
+  const forward = (p: ProgressDetail): void => {
     ticks++;
     report({ progress: ticks, ...(p.total !== undefined ? { total: p.total } : {}), message: p.message ?? `${ctx.capability_id} progress ${p.progress}` });
   };
-  return () => clearInterval(timer);
+  return { stop: () => clearInterval(timer), forward };
 }

@@ -12,6 +12,7 @@ import type {
   InvocationState,
   JsonValue,
   ProgressDetail,
+  RuntimeDiagnostic,
   RuntimeEvent,
   RuntimeEventKind,
   SoftwareUseErrorWire,
@@ -63,6 +64,12 @@ export class Invocation {
   error: SoftwareUseErrorWire | undefined = undefined;
   /** Present only while the provider runs; dropped at the terminal state. */
   controller: AbortController | undefined = undefined;
+  /** Callers of `wait`, answered with the terminal snapshot once the terminal event is recorded. */
+  waiters: Array<(snapshot: InvocationSnapshot) => void> | undefined = undefined;
+  /** The first operator-only diagnostic about this invocation (never in a snapshot or event). */
+  diagnostic: RuntimeDiagnostic | undefined = undefined;
+  /** Released by its host: no longer findable, and skipped by the eviction queue. */
+  released = false;
 
   constructor(id: string, entry: OfferEntry) {
     this.id = id;

@@ -50,6 +50,10 @@ export function notFoundError(id: string): SoftwareUseError {
   return new SoftwareUseError('invocation_not_found', `no retained invocation ${id} — hint: check the id; terminal invocations are evicted when the retention bound is reached`);
 }
 
+export function releaseActiveError(id: string): SoftwareUseError {
+  return new SoftwareUseError('invalid_request', `invocation ${id} is still active and cannot be released — hint: wait for its terminal snapshot (or cancel it) first`);
+}
+
 export function exhaustedError(max: number): SoftwareUseError {
   return new SoftwareUseError('resource_exhausted', `all ${max} retained invocations are still active — hint: wait for some to finish or cancel them, then retry`, true);
 }

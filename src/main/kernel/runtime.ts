@@ -228,6 +228,54 @@ export class Runtime implements InvocationPort {
     return inv.snapshot();
   }
 
+  /**
+   * Uplink extension: the terminal snapshot (with its result or error) once the terminal event is
+   * recorded and delivered to subscribers; at once for an invocation that already ended. An abort
+   * of `signal` only stops the waiting (it rejects with the signal's reason); the invocation goes on.
+   */
+  async wait(invocationId: string, signal?: AbortSignal): Promise<InvocationSnapshot> {
+    const inv = this.#find(invocationId);
+    if (inv.closed) return inv.snapshot();
+    signal?.throwIfAborted();
+    return new Promise<InvocationSnapshot>((resolve, reject) => {
+      const onAbort = (): void => {
+        inv.waiters = inv.waiters?.filter((w) => w !== waiter);
+        reject(signal!.reason);
+      };
+      const waiter = (snapshot: InvocationSnapshot): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(snapshot);
+      };
+      (inv.waiters ??= []).push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Uplink extension: forgets a terminal invocation its host is done with, output and all, so the
+   * host's memory follows its need rather than the retention bound. Afterwards the id answers
+   * `invocation_not_found` (as after eviction). Throws `invalid_request` for an active one.
+   */
+  release(invocationId: string): void {
+    const inv = this.#find(invocationId);
+    if (!inv.closed) throw msg.releaseActiveError(inv.id);
+    this.#retained.release(inv);
+  }
+
+  /** Uplink extension: `get`, synchronously, for subscribers that project an event as it happens. */
+  peek(invocationId: string): InvocationSnapshot {
+    return this.#find(invocationId).snapshot();
+  }
+
+  /**
+   * Uplink extension, operator side only: the first diagnostic recorded for a retained invocation
+   * (what `onDiagnostic` received, with the provider's thrown value in `error`). Never forward it to
+   * an agent as it is: it carries provider text.
+   */
+  diagnostic(invocationId: string): RuntimeDiagnostic | undefined {
+    return this.#find(invocationId).diagnostic;
+  }
+
   /** Receives every event of every invocation, live and in order; returns the unsubscriber. */
   subscribe(listener: RuntimeListener): () => void {
     return this.#bus.subscribe(listener);
@@ -283,12 +331,12 @@ export class Runtime implements InvocationPort {
     } catch (error) {
       // Judging cannot throw on a copied plain-JSON output; if it ever does, the invocation must
       // still end (a stuck `running` one would hold a retention slot forever).
-      this.#diagnose({ invocation_id: inv.id, provider_id: inv.entry.offer.provider.id, kind: 'provider_error', detail: `judging the provider result failed: ${describeThrown(error)}` });
+      this.#diagnoseRun(inv, 'provider_error', `judging the provider result failed: ${describeThrown(error)}`);
       this.#fail(inv, PROVIDER_BAD_RESULT);
       return;
     }
     if (!verdict.ok) {
-      this.#diagnose({ invocation_id: inv.id, provider_id: inv.entry.offer.provider.id, kind: verdict.kind, detail: verdict.detail });
+      this.#diagnoseRun(inv, verdict.kind, verdict.detail);
       this.#fail(inv, verdict.error);
       return;
     }
@@ -299,7 +347,7 @@ export class Runtime implements InvocationPort {
 
   #providerFailed(inv: Invocation, controller: AbortController, error: unknown): void {
     if (inv.controller !== controller) return;
-    this.#diagnose({ invocation_id: inv.id, provider_id: inv.entry.offer.provider.id, kind: 'provider_error', detail: describeThrown(error) });
+    this.#diagnoseRun(inv, 'provider_error', describeThrown(error), error);
     this.#fail(inv, PROVIDER_FAILED);
   }
 
@@ -322,7 +370,7 @@ export class Runtime implements InvocationPort {
 
   #approvalRejected(inv: Invocation, error: unknown): void {
     if (inv.state !== 'accepted') return;
-    this.#diagnose({ invocation_id: inv.id, provider_id: inv.entry.offer.provider.id, kind: 'policy_error', detail: `approval rejected: ${describeThrown(error)}` });
+    this.#diagnoseRun(inv, 'policy_error', `approval rejected: ${describeThrown(error)}`);
     this.#denied(inv, {}, msg.approvalFailed(inv.entry.spec));
   }
 
@@ -355,14 +403,28 @@ export class Runtime implements InvocationPort {
     inv.append(kind, this.#now());
     inv.settle();
     this.#retained.terminated(inv);
+    // Snapshots are taken before listeners run: one may release the invocation on this event.
+    const waiters = inv.waiters;
+    inv.waiters = undefined;
+    const snapshots = waiters?.map(() => inv.snapshot());
     this.#bus.enqueue(inv, false);
     this.#bus.flush();
+    // Waiters resume in a later microtask, after this delivery (even a re-entrant one) is done.
+    waiters?.forEach((waiter, i) => waiter(snapshots![i]!));
   }
 
   #emit(inv: Invocation, kind: Kind, extra?: { approval?: ApprovalDetail; progress?: ProgressDetail }): void {
     inv.append(kind, this.#now(), extra);
     this.#bus.enqueue(inv, extra !== undefined);
     this.#bus.flush();
+  }
+
+  /** A diagnostic about a retained invocation: kept on its record (the first one) and reported. */
+  #diagnoseRun(inv: Invocation, kind: RuntimeDiagnostic['kind'], detail: string, error?: unknown): void {
+    const diagnostic: RuntimeDiagnostic = { invocation_id: inv.id, provider_id: inv.entry.offer.provider.id, kind, detail };
+    if (error !== undefined) diagnostic.error = error;
+    inv.diagnostic ??= diagnostic;
+    this.#diagnose(diagnostic);
   }
 
   #diagnose(diagnostic: RuntimeDiagnostic): void {

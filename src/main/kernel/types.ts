@@ -237,6 +237,8 @@ export interface RuntimeDiagnostic {
   provider_id?: string;
   kind: DiagnosticKind;
   detail: string;
+  /** What the provider threw, for a host that tells its own typed errors apart (never for agents). */
+  error?: unknown;
 }
 
 /** Options of `new Runtime(options)`. */

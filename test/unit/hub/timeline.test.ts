@@ -22,6 +22,18 @@ function flakyStore(): { store: AuditStore; committed: Array<Omit<AuditEntry, 'i
 }
 
 describe('Timeline', () => {
+  it('queues a large output summarized, so a commit that waits (or keeps failing) holds no payload', () => {
+    const { store, committed, setFailing } = flakyStore();
+    const timeline = new Timeline(store);
+    const screenshot = 'A'.repeat(1024 * 1024);
+    timeline.record({ at: 1, type: 'event', kind: 'succeeded', invocation_id: 'a', output: { png_base64: screenshot } });
+    setFailing(false);
+    timeline.flush();
+    const stored = committed[0]!.output as { png_base64: string };
+    expect(stored.png_base64.length).toBeLessThan(300);
+    expect(stored.png_base64).toContain('(1048576 chars, not stored)');
+  });
+
   it('keeps events of a failed commit for the next one, in order', () => {
     const { store, committed, setFailing } = flakyStore();
     const timeline = new Timeline(store);

@@ -129,7 +129,7 @@ describe('start: outcomes', () => {
     expect(snap.result).toBeUndefined();
     expect(JSON.stringify([snap, events])).not.toContain('hunter2');
     expect(events[2]!.error).toEqual(snap.error);
-    expect(diagnostics).toEqual([{ invocation_id: req.invocation_id, provider_id: 'uplink/test', kind: 'provider_error', detail: 'Error: password=hunter2 leaked' }]);
+    expect(diagnostics).toEqual([{ invocation_id: req.invocation_id, provider_id: 'uplink/test', kind: 'provider_error', detail: 'Error: password=hunter2 leaked', error: expect.any(Error) }]);
   });
 
   it('a provider that throws synchronously also gives provider_failed', async () => {
