@@ -99,11 +99,14 @@ export interface HubServer {
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 const LOOPBACK_PEERS = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
-function sendError(res: ServerResponse, status: number, kind: 'Rejected' | 'Invalid' | 'NotFound' | 'Unavailable', message: string, hint: string, headers: Record<string, string> = {}): HubError {
+/** JSON-RPC error codes of the answers this server gives itself (the SDK answers the rest). */
+const RPC = { serverError: -32000, parseError: -32700, invalidRequest: -32600 } as const;
+
+function sendError(res: ServerResponse, status: number, kind: 'Rejected' | 'Invalid' | 'NotFound' | 'Unavailable', message: string, hint: string, headers: Record<string, string> = {}, rpcCode: number = RPC.serverError): HubError {
   const err = new HubError('core', kind, message, { hint });
   const text = err.rendered;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: text }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: rpcCode, message: text }, id: null }));
   return err;
 }
 
@@ -208,14 +211,19 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         body = await readBody(req);
       } catch (e) {
         const status = (e as { status?: number }).status ?? 400;
-        const err = sendError(res, status, 'Invalid', status === 413 ? `request body over ${MAX_BODY_BYTES} bytes` : 'request body is not valid JSON', 'send one JSON-RPC message per request');
+        const tooLarge = status === 413;
+        const err = sendError(res, status, 'Invalid', tooLarge ? `request body over ${MAX_BODY_BYTES} bytes` : 'Parse error: the request body is not valid JSON', 'send one JSON-RPC message per request', {}, tooLarge ? RPC.invalidRequest : RPC.parseError);
         audit(`HTTP ${status} on /mcp: ${err.message}`, err);
         return;
       }
       const existing = owned(sessionId ? sessions.get(sessionId) : undefined);
       if (existing) return serve(existing, req, res, body);
       if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${sessionId}`, 'initialize a new session');
-      if (!isInitializeRequest(body)) return void sendError(res, 400, 'Invalid', 'no MCP session: the first request must be initialize', 'initialize first');
+      if (!isInitializeRequest(body)) {
+        const badInit = (body as { method?: unknown } | null)?.method === 'initialize';
+        const message = badInit ? 'Invalid Request: initialize needs params with protocolVersion, capabilities and clientInfo' : 'Bad Request: Server not initialized';
+        return void sendError(res, 400, 'Invalid', message, 'send initialize first, without an Mcp-Session-Id header', {}, RPC.invalidRequest);
+      }
       if (!roomForSession()) {
         const err = sendError(res, 503, 'Unavailable', `all ${maxSessions} MCP sessions are open and busy`, 'retry in a moment, or close MCP clients you no longer use', { 'retry-after': '5' });
         audit(`HTTP 503 on /mcp: ${err.message}`, err);
