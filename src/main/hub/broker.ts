@@ -262,7 +262,10 @@ export class ApprovalBroker {
     for (const [id, p] of this.#pending) {
       if (p.ctx.invocation_id !== invocationId && why !== 'closed') continue;
       this.#finish(id, why);
-      p.ctx.deny = { reason: why === 'closed' ? 'the hub stopped before the operator decided' : `${p.ctx.op} on ${p.ctx.channel} was cancelled` };
+      p.ctx.deny =
+        why === 'closed'
+          ? { reason: 'the hub stopped before the operator decided', hint: `${p.ctx.op} on ${p.ctx.channel} did not run; retry it once the hub is back if it is still wanted`, unavailable: true }
+          : { reason: `${p.ctx.op} on ${p.ctx.channel} was cancelled` };
       this.#safeDecision(p.ctx, why, why);
       p.resolve({ granted: false, reason: why });
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: why });

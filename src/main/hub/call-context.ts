@@ -24,8 +24,8 @@ export interface CallContext {
   accepted_at: number;
   provider_id?: string;
   interaction?: InteractionKind;
-  /** Set by the broker when it denies: what the agent is told. */
-  deny?: { reason: string; hint?: string };
+  /** Set by the broker when it denies: what the agent is told (`unavailable`: nobody refused, the hub went away). */
+  deny?: { reason: string; hint?: string; unavailable?: boolean };
   /** Set by the provider when the driver threw a DriverError (contract error, meant for the agent). */
   driverError?: DriverError;
   /** Set by the provider for unexpected throws: operator-only detail. */

@@ -330,6 +330,8 @@ class HubCore implements Hub {
   #mapError(ctx: CallContext, e: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
     if (e instanceof HubError) return e;
     if (!(e instanceof SoftwareUseError)) return toHubError(ctx.channel, e);
+    // Nobody refused a prompt the stopping hub withdrew: the agent should retry later, not give up.
+    if (ctx.deny?.unavailable) return new HubError('core', 'Unavailable', ctx.deny.reason, { ...(ctx.deny.hint ? { hint: ctx.deny.hint } : {}), code: e.code });
     return mapKernelError({
       channel: ctx.channel,
       op: ctx.op,

@@ -66,8 +66,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
-  await server.close();
+  // The hub first: it answers every call still waiting for the operator, and the server then
+  // gives those answers a moment to reach the agents before it closes their connections.
   await hub.close();
+  await server.close();
   return 0;
 }
 

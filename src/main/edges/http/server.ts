@@ -28,6 +28,8 @@ import type { HttpContext, HttpMount } from './types';
 const SESSION_IDLE_MS = 10 * 60_000;
 /** Open MCP sessions at most; past it the longest-idle one goes. */
 const MAX_SESSIONS = 256;
+/** How long a stopping server lets answers already being written reach their clients. */
+const FLUSH_MS = 2000;
 
 /** One Streamable HTTP MCP session. */
 interface McpSession {
@@ -165,7 +167,13 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     if (idlest) drop(...idlest);
     return idlest !== undefined;
   };
+  /** MCP requests still being answered (not the long-lived GET streams). */
+  const answering = new Set<ServerResponse>();
   const serve = (s: McpSession, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
+    if (req.method === 'POST') {
+      answering.add(res);
+      res.once('close', () => answering.delete(res));
+    }
     s.lastSeen = Date.now();
     s.inflight++;
     res.once('close', () => {
@@ -352,10 +360,14 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       closed = true;
       clearInterval(sweeper);
       if (options.announce !== false) retractHub(options.dataDir);
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      // A hub that stopped has answered its waiting calls; closing the sockets now would cut those
+      // answers off and leave the agents waiting forever.
+      for (const deadline = Date.now() + FLUSH_MS; answering.size > 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
       await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => undefined)));
       await Promise.all(mounts.map((m) => m.dispose?.().catch(() => undefined)));
       http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await stopped;
     },
   };
 }
