@@ -155,3 +155,41 @@ describe('a hub stopped while calls wait for the operator', () => {
     }
   });
 });
+
+describe('a hub killed while a call waits for the operator', () => {
+  it('the relayed agent hears that no hub runs and that the call may have run; the next start names the call that never ended, once', async () => {
+    const b = await buildForTests();
+    const dir = tmpDataDir();
+    // Not through serve(): a SIGKILLed child never reports an exit code, so stop() would wait forever.
+    const served = await startServe(b, dir);
+    const killed = new Promise((r) => served.child.once('close', r));
+    cleanup.push(async () => void served.child.kill('SIGKILL'));
+    const panel = await openPanel(served);
+    cleanup.push(async () => panel.ws.terminate());
+    const relayed = await stdioClient(b, dir);
+    const call = relayed.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    const added = await waitFor(() => panel.frames.find((f) => f.t === 'event' && f.event === 'approvalAdded'), 10_000, 'the prompt');
+    const invocation = ((added as { payload: { invocation_id: string } }).payload).invocation_id;
+    // Its accepted entry is in the store before the kill.
+    await waitFor(async () => (await log(b, dir)).some((e) => e.invocation_id === invocation) || undefined, 10_000, 'the accepted entry');
+    served.child.kill('SIGKILL');
+    await killed;
+    const err = await call;
+    expect(err?.message).toMatch(/^MCP error -32603: uplink error \[core:Unavailable\]: no Uplink hub is running for .* — hint: the call may have run \(see `uplink log`\)/);
+
+    const unfinished = async (): Promise<AuditEntry[]> => (await log(b, dir)).filter((e) => e.type === 'rejected' && e.message?.includes('never finished'));
+    expect(await unfinished()).toEqual([]);
+    const again = await serve(b, dir);
+    const lines = await unfinished();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.message).toBe(`calls the previous hub never finished (it was killed or crashed): ${invocation}`);
+    expect(lines[0]!.hint).toMatch(/waiting for the operator did not run/);
+    // A later start does not name it again.
+    await again.stop();
+    await serve(b, dir);
+    expect(await unfinished()).toHaveLength(1);
+  });
+});
