@@ -13,7 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PANEL_WS_PROTOCOL } from '../../../src/shared/panel-ws';
 import type { ServerFrame } from '../../../src/shared/panel-ws';
 import type { AuditEntry } from '../../../src/main/hub';
-import { buildForTests, cliEnv, ROOT, runCli, startServe, tmpDataDir, waitFor } from '../../fixtures/hub-build';
+import { buildForTests, cliEnv, ROOT, runCli, startJsonCommand, startServe, tmpDataDir, waitFor } from '../../fixtures/hub-build';
 import type { Served, TestBuild } from '../../fixtures/hub-build';
 
 const cleanup: Array<() => Promise<unknown>> = [];
@@ -73,8 +73,15 @@ describe('uplink mcp relaying across hub restarts', () => {
     expect(after.isError).toBeFalsy();
     expect(JSON.parse(text(after))).toEqual({ text: 'still here' });
 
+    // On the same port the new hub does not know the relay's session (404): a new one, once.
+    await second.stop();
+    const third = await startJsonCommand(b, dir, ['serve', '--port', new URL(second.url).port, '--json']);
+    cleanup.push(() => third.stop());
+    expect(third.url).toBe(second.url);
+    expect(JSON.parse(text(await client.callTool(echo)))).toEqual({ text: 'still here' });
+
     const rows = (await log(b, dir)).filter((e) => e.op === 'echo' && e.state === 'succeeded');
-    expect(rows).toHaveLength(2);
+    expect(rows).toHaveLength(3);
     for (const r of rows) expect(r.agent).toMatchObject({ agent_id: 'default', name: 'relayed-agent', version: '1.2.3' });
   });
 
