@@ -162,8 +162,8 @@ async function relay(dataDir: string): Promise<number> {
     if (session === stale) session = undefined;
     return current();
   };
-  const close = (s: Promise<HubSession> | undefined): void =>
-    void s
+  const close = async (s: Promise<HubSession> | undefined): Promise<void> =>
+    s
       ?.then((x) => fetch(x.url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': x.id }, signal: AbortSignal.timeout(1000) }))
       .then((r) => r.body?.cancel())
       .catch(() => undefined);
@@ -211,7 +211,7 @@ async function relay(dataDir: string): Promise<number> {
         initParams = message.params;
         const before = session;
         session = undefined;
-        close(before);
+        void close(before);
         answer = current().then((s) => reply({ jsonrpc: '2.0', id: message.id, result: s.result }));
       } else answer = forward(message);
       answer.catch((e: unknown) => {
@@ -235,8 +235,7 @@ async function relay(dataDir: string): Promise<number> {
   process.stdin.once('end', () => done());
   await stdio.start();
   await closed;
-  close(session);
-  // Let the DELETE leave (bounded by its own timeout).
-  await session?.then(() => new Promise((r) => setTimeout(r, 50))).catch(() => undefined);
+  // The hub forgets the session now rather than after its idle timeout (bounded by the DELETE's own).
+  await close(session);
   return 0;
 }
