@@ -19,6 +19,8 @@ export type OperationSafety = 'read_only' | 'mutating';
 /** Lifecycle state of one invocation. */
 export type InvocationState = 'accepted' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export const INVOCATION_STATES: readonly InvocationState[] = ['accepted', 'running', 'succeeded', 'failed', 'cancelled'];
+/** The states an invocation never leaves. */
+export const TERMINAL_STATES: readonly InvocationState[] = ['succeeded', 'failed', 'cancelled'];
 
 /** Kernel error codes (`resource_exhausted` is an Uplink extension). */
 export type ErrorCode =

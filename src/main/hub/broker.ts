@@ -45,6 +45,8 @@ interface Via {
 export interface Denial {
   reason: string;
   hint?: string;
+  /** Nobody refused: the hub stopped while the prompt waited (the agent should retry later). */
+  unavailable?: boolean;
 }
 
 interface Pending {
@@ -289,7 +291,12 @@ export class ApprovalBroker {
     for (const [id, p] of this.#pending) {
       if (p.ctx.invocation_id !== invocationId && why !== 'closed') continue;
       this.#finish(id, why);
-      this.#deny(p.ctx, { reason: why === 'closed' ? 'the hub stopped before the operator decided' : `${p.ctx.op} on ${p.ctx.channel} was cancelled` });
+      this.#deny(
+        p.ctx,
+        why === 'closed'
+          ? { reason: 'the hub stopped before the operator decided', hint: `${p.ctx.op} on ${p.ctx.channel} did not run; retry it once the hub is back if it is still wanted`, unavailable: true }
+          : { reason: `${p.ctx.op} on ${p.ctx.channel} was cancelled` },
+      );
       this.#safeDecision(p, why, why);
       p.resolve({ granted: false, reason: why });
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: why });

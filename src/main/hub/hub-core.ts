@@ -359,14 +359,16 @@ class HubCore implements Hub {
   #mapError(ctx: CallContext, e: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
     if (e instanceof HubError) return e;
     if (!(e instanceof SoftwareUseError)) return toHubError(ctx.channel, e);
-    const deny = e.code === 'policy_denied' ? this.#broker.denial(ctx.invocation_id) : undefined;
+    const deny = this.#broker.denial(ctx.invocation_id);
+    // Nobody refused a prompt the stopping hub withdrew: the agent should retry later, not give up.
+    if (deny?.unavailable) return new HubError('core', 'Unavailable', deny.reason, { ...(deny.hint ? { hint: deny.hint } : {}), code: e.code });
     return mapKernelError({
       channel: ctx.channel,
       op: ctx.op,
       code: e.code,
       message: kernelText(e.message),
-      denyReason: deny?.reason,
-      denyHint: deny?.hint,
+      denyReason: e.code === 'policy_denied' ? deny?.reason : undefined,
+      denyHint: e.code === 'policy_denied' ? deny?.hint : undefined,
       driverError: e.code === 'provider_failed' ? this.#driverError(ctx.invocation_id) : undefined,
       constraints: { provider_id: options.provider, interaction: options.interaction },
     });

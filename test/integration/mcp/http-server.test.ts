@@ -244,3 +244,38 @@ describe('HTTP hardening', () => {
     }
   });
 });
+
+describe('JSON-RPC error codes on /mcp', () => {
+  it('an unparsable body is -32700, a request before initialize or a broken initialize -32600, an unknown method -32601; each message one line with a hint', async () => {
+    const dir = tmpDataDir();
+    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false });
+    const auth = { ...mcpHeaders, authorization: `Bearer ${server.token}` };
+    const post = async (body: string, headers: Record<string, string> = {}): Promise<{ status: number; error?: { code: number; message: string } }> => {
+      const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...auth, ...headers }, body });
+      const text = await res.text();
+      // A session's answers may come as one SSE event.
+      const json = text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)?.[1] ?? '{}';
+      const { error } = JSON.parse(json) as { error?: { code: number; message: string } };
+      return { status: res.status, ...(error ? { error } : {}) };
+    };
+    try {
+      const garbled = await post('{"jsonrpc": "2.0", "id": 1, "method": ');
+      expect(garbled).toEqual({ status: 400, error: { code: -32700, message: 'uplink error [core:Invalid]: Parse error: the request body is not valid JSON — hint: send one JSON-RPC message per request' } });
+
+      const early = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover' }));
+      expect(early).toEqual({ status: 400, error: { code: -32600, message: 'uplink error [core:Invalid]: Bad Request: Server not initialized — hint: send initialize first, without an Mcp-Session-Id header' } });
+      const noVersion = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }));
+      expect(noVersion.status).toBe(400);
+      expect(noVersion.error?.code).toBe(-32600);
+      expect(noVersion.error?.message).toMatch(/^uplink error \[core:Invalid\]: Invalid Request: initialize needs params with protocolVersion.* — hint: /);
+
+      const init = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
+      await init.text();
+      const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+      expect(await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'server/discover' }), session)).toMatchObject({ status: 200, error: { code: -32601 } });
+      expect((await post('not json at all', session)).error?.code).toBe(-32700);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -6,7 +6,8 @@ import type { PanelApi, PanelCalls, PanelEvents } from '../../../src/shared/pane
 import type { PANEL_EVENTS } from '../../../src/shared/panel-channels';
 import { PANEL_CALLS, PANEL_METHODS } from '../../../src/shared/panel-channels';
 import { createPanelProxy } from '../../../src/shared/panel-proxy';
-import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS } from '../../../src/shared/wire';
+import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS, TERMINAL_STATES } from '../../../src/shared/wire';
+import { TERMINAL_STATES as KERNEL_TERMINAL_STATES } from '../../../src/main/kernel/types';
 import type { AuditRecord, RecordAgent } from '../../../src/shared/audit-record';
 import type { TimelineEvent } from '../../../src/shared/panel-types';
 import type * as Hub from '../../../src/main/hub/types';
@@ -20,6 +21,7 @@ describe('shared wire types', () => {
     expect([...INVOCATION_STATES].sort()).toEqual(Object.keys(states).sort());
     expect([...INTERACTION_KINDS]).toEqual(['typed', 'semantic_ui', 'visual_ui']);
     expect(Object.keys(interactions)).toHaveLength(INTERACTION_KINDS.length);
+    expect(TERMINAL_STATES).toEqual(KERNEL_TERMINAL_STATES);
   });
 
 

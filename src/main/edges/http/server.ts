@@ -27,6 +27,8 @@ import type { HttpContext, HttpMount } from './types';
 const SESSION_IDLE_MS = 10 * 60_000;
 /** Open MCP sessions at most; past it the longest-idle one goes. */
 const MAX_SESSIONS = 256;
+/** How long a stopping server lets answers already being written reach their clients. */
+const FLUSH_MS = 2000;
 
 /** One Streamable HTTP MCP session. */
 interface McpSession {
@@ -98,11 +100,14 @@ export interface HubServer {
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 const LOOPBACK_PEERS = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
-function sendError(res: ServerResponse, status: number, kind: 'Rejected' | 'Invalid' | 'NotFound' | 'Unavailable', message: string, hint: string, headers: Record<string, string> = {}): HubError {
+/** JSON-RPC error codes of the answers this server gives itself (the SDK answers the rest). */
+const RPC = { serverError: -32000, parseError: -32700, invalidRequest: -32600 } as const;
+
+function sendError(res: ServerResponse, status: number, kind: 'Rejected' | 'Invalid' | 'NotFound' | 'Unavailable', message: string, hint: string, headers: Record<string, string> = {}, rpcCode: number = RPC.serverError): HubError {
   const err = new HubError('core', kind, message, { hint });
   const text = err.rendered;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: text }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: rpcCode, message: text }, id: null }));
   return err;
 }
 
@@ -161,7 +166,13 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     if (idlest) drop(...idlest);
     return idlest !== undefined;
   };
+  /** MCP requests still being answered (not the long-lived GET streams). */
+  const answering = new Set<ServerResponse>();
   const serve = (s: McpSession, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
+    if (req.method === 'POST') {
+      answering.add(res);
+      res.once('close', () => answering.delete(res));
+    }
     s.lastSeen = Date.now();
     s.inflight++;
     res.once('close', () => {
@@ -207,14 +218,19 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         body = await readBody(req);
       } catch (e) {
         const status = (e as { status?: number }).status ?? 400;
-        const err = sendError(res, status, 'Invalid', status === 413 ? `request body over ${MAX_BODY_BYTES} bytes` : 'request body is not valid JSON', 'send one JSON-RPC message per request');
+        const tooLarge = status === 413;
+        const err = sendError(res, status, 'Invalid', tooLarge ? `request body over ${MAX_BODY_BYTES} bytes` : 'Parse error: the request body is not valid JSON', 'send one JSON-RPC message per request', {}, tooLarge ? RPC.invalidRequest : RPC.parseError);
         audit(`HTTP ${status} on /mcp: ${err.message}`, err);
         return;
       }
       const existing = owned(sessionId ? sessions.get(sessionId) : undefined);
       if (existing) return serve(existing, req, res, body);
       if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${sessionId}`, 'initialize a new session');
-      if (!isInitializeRequest(body)) return void sendError(res, 400, 'Invalid', 'no MCP session: the first request must be initialize', 'initialize first');
+      if (!isInitializeRequest(body)) {
+        const badInit = (body as { method?: unknown } | null)?.method === 'initialize';
+        const message = badInit ? 'Invalid Request: initialize needs params with protocolVersion, capabilities and clientInfo' : 'Bad Request: Server not initialized';
+        return void sendError(res, 400, 'Invalid', message, 'send initialize first, without an Mcp-Session-Id header', {}, RPC.invalidRequest);
+      }
       if (!roomForSession()) {
         const err = sendError(res, 503, 'Unavailable', `all ${maxSessions} MCP sessions are open and busy`, 'retry in a moment, or close MCP clients you no longer use', { 'retry-after': '5' });
         audit(`HTTP 503 on /mcp: ${err.message}`, err);
@@ -343,10 +359,14 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       closed = true;
       clearInterval(sweeper);
       if (options.announce !== false) retractHub(options.dataDir);
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      // A hub that stopped has answered its waiting calls; closing the sockets now would cut those
+      // answers off and leave the agents waiting forever.
+      for (const deadline = Date.now() + FLUSH_MS; answering.size > 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
       await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => undefined)));
       await Promise.all(mounts.map((m) => m.dispose?.().catch(() => undefined)));
       http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await stopped;
     },
   };
 }
