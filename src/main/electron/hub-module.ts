@@ -4,7 +4,7 @@
  */
 import { ipcMain } from 'electron';
 import { join } from 'node:path';
-import { createHub, ensureDataDir, loadDrivers, resolveDataDir } from '../hub';
+import { createHub, ensureDataDir, loadDrivers, recordUnfinishedCalls, resolveDataDir } from '../hub';
 import { startHubServer } from '../edges/http/server';
 import { createBroadcast, createPanelMount } from '../edges/panel/mount';
 import { openPanelSession } from '../edges/panel/session';
@@ -23,6 +23,7 @@ export const hubModule: AppModule = {
     // Packaged, bin/uplink sits inside the asar and cannot run: agents start the app as `Uplink mcp`.
     const stdio = stdioCommand({ packaged: ctx.app.isPackaged, execPath: process.execPath, cliPath, ...(process.env.APPIMAGE ? { appImage: process.env.APPIMAGE } : {}) });
     const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir) });
+    recordUnfinishedCalls(hub);
     const server = await startHubServer({
       hub,
       dataDir,

@@ -36,3 +36,4 @@ export async function openAuditReader(path: string): Promise<AuditReader> {
 export type { CapabilityOffer, InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
 export type { CallerEnvironment, ChannelEntry, DriverErrorKind, DriverInfo, RecvBatch, SendReceipt, TierSpec } from '../drivers';
 export { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError, tmuxSnippet } from '../drivers';
+export { recordUnfinishedCalls } from './unfinished';
