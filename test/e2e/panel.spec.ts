@@ -185,7 +185,7 @@ test('"always" skips the next prompt and the rule appears in settings', async ()
   await expect(rules).toContainText('type');
   await expect(rules).toContainText(/ago \(1×\)/);
   // The stdio command an agent runs: this checkout's launcher (a packaged app names itself).
-  await expect(page.getByText(/^claude mcp add uplink -- \S+\/bin\/uplink mcp$/)).toBeVisible();
+  await expect(page.getByText(/^claude mcp add uplink -e UPLINK_DATA_DIR=\S+ -- \S+\/bin\/uplink mcp$/)).toBeVisible();
   await shoot('settings.png');
 });
 

@@ -21,9 +21,12 @@ export function shellWord(word: string): string {
  * The two `claude mcp add` commands for this hub. Stdio runs `stdioCommand` (the packaged app
  * itself as `Uplink mcp`, or `bin/uplink mcp` from a checkout); older hubs only send `cliPath`.
  */
-export function mcpCommands(mcpUrl: string | undefined, token: string | undefined, cliPath: string | undefined, stdioCommand?: string[]): { http?: string; stdio: string } {
+export function mcpCommands(mcpUrl: string | undefined, token: string | undefined, cliPath: string | undefined, stdioCommand?: string[], dataDir?: string): { http?: string; stdio: string } {
   const argv = stdioCommand?.length ? stdioCommand : [cliPath ?? 'uplink', 'mcp'];
-  const stdio = `claude mcp add uplink -- ${argv.map(shellWord).join(' ')}`;
+  // The hub's data directory travels with the command: without it `uplink mcp` would look for a
+  // hub (and read a config) in the default one, which may not be this hub's.
+  const env = dataDir ? `-e ${shellWord(`UPLINK_DATA_DIR=${dataDir}`)} ` : '';
+  const stdio = `claude mcp add uplink ${env}-- ${argv.map(shellWord).join(' ')}`;
   if (!mcpUrl) return { stdio };
   return { stdio, http: `claude mcp add --transport http uplink ${mcpUrl} --header "Authorization: Bearer ${token ?? '<token>'}"` };
 }
@@ -124,7 +127,7 @@ export function SettingsView() {
   }, []);
   const [timeout, setTimeoutText] = useState('');
   const s = settings.data;
-  const cmds = mcpCommands(s?.mcp_url, s?.mcp_token, s?.cli_path, s?.stdio_command);
+  const cmds = mcpCommands(s?.mcp_url, s?.mcp_token, s?.cli_path, s?.stdio_command, s?.data_dir);
   const saveTimeout = (e: FormEvent) => {
     e.preventDefault();
     const seconds = Number(timeout);

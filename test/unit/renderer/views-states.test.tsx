@@ -113,6 +113,7 @@ describe('the stdio command in settings', () => {
     );
     expect(mcpCommands(undefined, undefined, undefined, ['C:\\Program Files\\Uplink\\Uplink.exe', 'mcp']).stdio).toBe('claude mcp add uplink -- "C:\\Program Files\\Uplink\\Uplink.exe" mcp');
     expect(shellWord('/home/a b/$x')).toBe('"/home/a b/\\$x"');
+    expect(mcpCommands(undefined, undefined, '/opt/uplink/bin/uplink', undefined, '/home/a b/.uplink').stdio).toBe('claude mcp add uplink -e "UPLINK_DATA_DIR=/home/a b/.uplink" -- /opt/uplink/bin/uplink mcp');
   });
 
   it('the settings view shows the hub’s stdio command', async () => {
@@ -121,7 +122,8 @@ describe('the stdio command in settings', () => {
     connectionChanged('open');
     render(<App />);
     await settle();
-    expect(screen.queryByText('claude mcp add uplink -- /opt/Uplink/uplink mcp')).not.toBeNull();
+    // With the hub's data directory, so the agent's `uplink mcp` reaches this hub and its config.
+    expect(screen.queryByText('claude mcp add uplink -e UPLINK_DATA_DIR=/data -- /opt/Uplink/uplink mcp')).not.toBeNull();
     // The HTTP command is shown with the token masked.
     expect(document.body.textContent).not.toContain('t0k');
   });
