@@ -60,6 +60,14 @@ export function ChannelPage({ channel }: { channel: string }) {
   // The list is refreshed after every tier change; it is the fresher source of the tier.
   const tier = listed?.tier ?? d?.channel.tier;
   const tierMeaning = d?.channel.tiers?.find((t) => t.name === tier)?.description;
+  // A high-risk tier (godmode) is one change away from letting an agent send any key chord: the
+  // operator confirms it, with what it allows, before anything is granted.
+  const [confirming, setConfirming] = useState<string | undefined>();
+  const pick = (name: string): void => {
+    if (d?.channel.tiers?.find((t) => t.name === name)?.risk === 'high') setConfirming(name);
+    else void setTier(channel, name);
+  };
+  const risky = confirming ? d?.channel.tiers?.find((t) => t.name === confirming) : undefined;
   return (
     <div className="channel-page">
       <header className="view-head">
@@ -77,7 +85,7 @@ export function ChannelPage({ channel }: { channel: string }) {
               <label htmlFor="tier-select">
                 Tier <span className="muted small">(human-only: agents can never change it)</span>
               </label>
-              <select id="tier-select" value={tier ?? ''} onChange={(e) => void setTier(channel, e.target.value)}>
+              <select id="tier-select" value={confirming ?? tier ?? ''} onChange={(e) => pick(e.target.value)} disabled={confirming !== undefined}>
                 {d.channel.tiers.map((t) => (
                   <option key={t.name} value={t.name} title={t.description}>
                     {escapeControl(t.name)}
@@ -85,6 +93,22 @@ export function ChannelPage({ channel }: { channel: string }) {
                 ))}
               </select>
               {tierMeaning && <span className="muted small">{escapeControl(tierMeaning)}</span>}
+              {risky && (
+                <div className="tier-confirm" role="alertdialog" aria-label={`Grant ${risky.name}?`}>
+                  <p>
+                    Grant <b>{escapeControl(risky.name)}</b> on <span className="mono">{escapeControl(channel)}</span>? {escapeControl(risky.description)}
+                  </p>
+                  <button type="button" className="btn btn-danger" onClick={() => {
+                    setConfirming(undefined);
+                    void setTier(channel, risky.name);
+                  }}>
+                    Grant {escapeControl(risky.name)}
+                  </button>
+                  <button type="button" className="btn" onClick={() => setConfirming(undefined)}>
+                    Cancel
+                  </button>
+                </div>
+              )}
             </div>
           )}
           <details className="channel-detail-json">

@@ -248,3 +248,41 @@ describe('named agents in settings', () => {
     expect(within(row as HTMLElement).queryByRole('button', { name: 'Revoke' })).toBeNull();
   });
 });
+
+describe('a high-risk tier asks for confirmation', () => {
+  const tiers = [
+    { name: 'observer', description: 'read only', risk: 'low' },
+    { name: 'operator', description: 'type and benign keys', risk: 'medium' },
+    { name: 'godmode', description: 'any key chord, C-c included', risk: 'high' },
+  ];
+  const channel = { channel: 'tmux:%3', driver: 'tmux', labels: ['codex'], detail: {}, tier: 'observer', tiers };
+
+  it('choosing godmode grants nothing until the operator confirms; a low-risk tier is set at once', async () => {
+    fake.replies.listChannels = { channels: [channel], health: [{ driver: 'tmux', ok: true, lines: [] }], errors: [] };
+    fake.replies.describeChannel = { channel, ops: [] };
+    fake.replies.previewChannel = { text: '' };
+    fake.replies.setTier = (p: unknown) => p;
+    act(() => showView('channels'));
+    connectionChanged('open');
+    render(<App />);
+    await settle();
+    fireEvent.click(screen.getByText('tmux:%3'));
+    await settle();
+    const setTiers = () => fake.calls.filter((c) => c.method === 'setTier').map((c) => c.params);
+    fireEvent.change(screen.getByLabelText(/^Tier/), { target: { value: 'godmode' } });
+    await settle();
+    expect(setTiers()).toEqual([]);
+    const confirm = screen.getByRole('alertdialog');
+    expect(confirm.textContent).toContain('any key chord, C-c included');
+    fireEvent.click(within(confirm).getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    expect(setTiers()).toEqual([]);
+    fireEvent.change(screen.getByLabelText(/^Tier/), { target: { value: 'godmode' } });
+    fireEvent.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: /Grant godmode/ }));
+    await settle();
+    expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }]);
+    fireEvent.change(screen.getByLabelText(/^Tier/), { target: { value: 'operator' } });
+    await settle();
+    expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }, { channel: 'tmux:%3', tier: 'operator' }]);
+  });
+});
