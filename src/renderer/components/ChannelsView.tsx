@@ -51,7 +51,7 @@ export function ChannelsView() {
               {health && !health.ok && (
                 <ul className="doctor-lines">
                   {health.lines.map((l, i) => (
-                    <li key={i}>{l}</li>
+                    <li key={i}>{escapeControl(l)}</li>
                   ))}
                 </ul>
               )}
