@@ -36,6 +36,8 @@ export interface PanelCalls {
   setTier: { req: { channel: string; tier: string }; res: { channel: string; tier: string } };
   listPendingApprovals: { req: void; res: PendingApproval[] };
   decide: { req: { approval_id: string; decision: Decision; reason?: string }; res: DecideResult };
+  /** Denies every pending prompt of one authenticated agent (a runaway agent), each with `reason`. */
+  denyAll: { req: { agent: string; reason?: string }; res: { denied: number } };
   /** The raw args of a pending prompt with sensitive text (never stored; the audit notes the look). */
   revealApprovalArgs: { req: { approval_id: string }; res: { args: JsonValue } };
   listRules: { req: void; res: ApprovalRule[] };

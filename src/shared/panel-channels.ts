@@ -101,6 +101,10 @@ export const PANEL_CALLS = {
     response: rec({ accepted: bool, granted: bool, rule_id: str, message: str }, ['accepted']),
   },
   revealApprovalArgs: { request: obj({ approval_id: id }, ['approval_id']), response: rec({ args: json }, ['args']) },
+  denyAll: {
+    request: obj({ agent: { type: 'string', minLength: 1, maxLength: 128 }, reason: { type: 'string', maxLength: 2000 } }, ['agent']),
+    response: rec({ denied: int }, ['denied']),
+  },
   listRules: { request: empty, response: arr(rule) },
   revokeRule: { request: obj({ rule_id: id }, ['rule_id']), response: rec({ revoked: bool }, ['revoked']) },
   getSettings: { request: empty, response: settings },

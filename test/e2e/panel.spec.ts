@@ -105,7 +105,7 @@ test('channel_act raises a prompt with agent, channel, op and text; approving de
   await expect(prompt()).toContainText('claude-code');
   await expect(prompt()).toContainText(channel());
   await expect(prompt()).toContainText('type');
-  await expect(prompt().locator('.arg-text')).toHaveText('echo approved-$((6*7))');
+  await expect(prompt().locator('.args-line')).toHaveText('text: "echo approved-$((6*7))"  enter: true');
   // What the op will do, in words (the tmux driver's preview sentence).
   await expect(prompt().locator('.will-do')).not.toBeEmpty();
   await expect(page).toHaveTitle(/^\(1\) Uplink/);
@@ -122,12 +122,36 @@ test('channel_act raises a prompt with agent, channel, op and text; approving de
   await expect(page).toHaveTitle('Uplink');
 });
 
+test('a busy queue: five cards fit an 860 px window, j moves the focus, A approves the focused card, deny all clears the agent', async () => {
+  await read();
+  expect(page.viewportSize()?.height).toBe(860);
+  await view(/^Approvals/).click();
+  const calls = [1, 2, 3, 4, 5, 6].map((n) => act(`echo queued-${n}`));
+  await expect(page.locator('article.approval')).toHaveCount(6);
+  const fifth = await page.locator('article.approval').nth(4).boundingBox();
+  expect(fifth!.y + fifth!.height).toBeLessThanOrEqual(860);
+  await expect(page.locator('article.approval').first()).toHaveAttribute('aria-current', 'true');
+  await page.keyboard.press('j');
+  const second = page.locator('article.approval').nth(1);
+  await expect(second).toHaveAttribute('aria-current', 'true');
+  await expect(second.locator('.args-line')).toContainText('queued-2');
+  await page.waitForTimeout(600); // shortcuts arm a moment after the focus moved
+  await page.keyboard.press('a');
+  await until(() => tmux.capture(pane).includes('queued-2'), 'the focused request ran');
+  await expect(page.locator('article.approval')).toHaveCount(5);
+  await prompt().getByLabel('Reason').fill('runaway');
+  await prompt().getByRole('button', { name: 'Deny all from default' }).click();
+  await expect(page.locator('article.approval')).toHaveCount(0);
+  const results = await Promise.all(calls);
+  expect(results.filter((r) => r.isError).map((r) => toolText(r))).toEqual(Array(5).fill(expect.stringContaining('runaway')));
+});
+
 test('deny with a reason returns that reason to the agent as a rejection', async () => {
   await read();
   const call = act('echo should-not-run');
   await expect(prompt()).toBeVisible();
   await prompt().getByLabel('Reason').fill('wrong pane, use the build window');
-  await prompt().getByRole('button', { name: /^Deny/ }).click();
+  await prompt().getByRole('button', { name: /^Deny(?! all)/ }).click();
   const result = await call;
   expect(result.isError).toBe(true);
   expect(toolText(result)).toContain('wrong pane, use the build window');

@@ -269,7 +269,33 @@ export class ApprovalBroker {
     }
     p.resolve({ granted, by: decision.by, ...(reason ? { reason } : {}) });
     this.#emit({ type: 'resolved', approval_id: approvalId, granted, authorized: 'operator', by: decision.by, decision: decision.kind, ...(reason ? { reason } : {}), ...(ruleId ? { rule_id: ruleId } : {}) });
+    // The new grant covers prompts already queued from the same session, channel and op: they
+    // would run without asking if sent now, so they run now, each recorded as the grant's.
+    if (decision.kind === 'session') {
+      const key = this.#sessionKey(ctx);
+      for (const [id, q] of [...this.#pending]) {
+        if (this.#sessionKey(q.ctx) !== key) continue;
+        try {
+          this.#decision(q.ctx, q.via, true, 'session', undefined, 'approved for this channel+op for the session', true);
+        } catch {
+          continue; // Not recorded, so not approved: it stays for the operator to decide.
+        }
+        this.#finish(id, `approved for the session by ${decision.by}`);
+        q.resolve({ granted: true });
+        this.#emit({ type: 'resolved', approval_id: id, granted: true, authorized: 'session' });
+      }
+    }
     return { approval_id: approvalId, granted, ...(ruleId ? { rule_id: ruleId } : {}) };
+  }
+
+  /**
+   * Denies every pending prompt of one authenticated agent (a runaway agent), each as its own
+   * operator decision with the same reason. Returns the prompts denied.
+   */
+  denyAll(agentId: string, by: string, reason?: string): string[] {
+    const ids = [...this.#pending].filter(([, p]) => p.ctx.agent.agent_id === agentId).map(([id]) => id);
+    for (const id of ids) this.decide(id, { kind: 'deny', by, ...(reason ? { reason } : {}) });
+    return ids;
   }
 
   /**

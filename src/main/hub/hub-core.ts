@@ -508,6 +508,10 @@ class HubCore implements Hub {
     return this.#broker.decide(approvalId, decision);
   }
 
+  async denyAll(agentId: string, by: string, reason?: string): Promise<string[]> {
+    return this.#broker.denyAll(agentId, by, reason);
+  }
+
   listRules(): StandingRuleStatus[] {
     return this.#broker.rules();
   }

@@ -120,6 +120,8 @@ export interface Hub {
    * effect. `always` appends a standing rule to the config file.
    */
   decide(approvalId: string, decision: ApprovalDecision): Promise<DecideResult>;
+  /** Denies every pending approval of one authenticated agent with one reason; the ids denied. */
+  denyAll(agentId: string, by: string, reason?: string): Promise<string[]>;
   /** Standing rules from the config file, with last use. */
   listRules(): StandingRuleStatus[];
   /** Removes a standing rule from the config file (`NotFound` if there is none). */

@@ -41,25 +41,40 @@ export function resolveApproval(r: ApprovalResolved): void {
 }
 
 /**
- * Sends a decision. Final: a second call for the same prompt is ignored here, and the hub
- * rejects a second decision anyway. Only a transport failure re-enables the buttons.
+ * Sends one decision for each of the prompts (identical requests decided together). Final: a
+ * prompt already on its way is skipped here, and the hub rejects a second decision anyway. Only a
+ * transport failure re-enables the buttons. "Already decided" is worth a note only when none of
+ * them took it: approving one for the session approves its identical siblings in the hub first.
  */
-export async function decide(approvalId: string, decision: Decision, reason?: string): Promise<void> {
-  if (get().approvals.deciding[approvalId]) return;
-  set((s) => ({ approvals: { ...s.approvals, deciding: { ...s.approvals.deciding, [approvalId]: decision } } }));
+export async function decide(approvalIds: string | readonly string[], decision: Decision, reason?: string): Promise<void> {
+  const ids = (typeof approvalIds === 'string' ? [approvalIds] : approvalIds).filter((id) => !get().approvals.deciding[id]);
+  if (ids.length === 0) return;
+  set((s) => ({ approvals: { ...s.approvals, deciding: { ...s.approvals.deciding, ...Object.fromEntries(ids.map((id) => [id, decision])) } } }));
+  const trimmed = reason?.trim();
+  const results = await Promise.allSettled(ids.map((id) => getApi().decide({ approval_id: id, decision, ...(trimmed ? { reason: trimmed } : {}) })));
+  const delivered = ids.filter((_, i) => results[i]!.status === 'fulfilled');
+  const failed = ids.filter((_, i) => results[i]!.status === 'rejected');
+  const answers = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  if (answers.length > 0 && answers.every((r) => !r.accepted)) toast('info', answers[0]!.message ?? 'this prompt was already decided');
+  set((s) => {
+    const deciding = { ...s.approvals.deciding };
+    for (const id of failed) delete deciding[id];
+    // The hub's approvalResolved event removes a prompt; drop the delivered ones here too in case it raced.
+    return { approvals: { ...s.approvals, deciding, pending: s.approvals.pending.filter((p) => !delivered.includes(p.approval_id)) } };
+  });
+  const err = results.find((r) => r.status === 'rejected');
+  if (err) toast('error', `the decision was not delivered: ${message(err.reason)}`);
+  if (decision === 'always' && delivered.length > 0) void loadRules();
+}
+
+/** Denies every pending prompt of one authenticated agent (a runaway one) with one reason. */
+export async function denyAll(agent: string, reason?: string): Promise<void> {
   try {
     const trimmed = reason?.trim();
-    const result = await getApi().decide({ approval_id: approvalId, decision, ...(trimmed ? { reason: trimmed } : {}) });
-    if (!result.accepted) toast('info', result.message ?? 'this prompt was already decided');
-    // The hub's approvalResolved event removes the prompt; drop it here too in case it raced.
-    set((s) => ({ approvals: { ...s.approvals, pending: s.approvals.pending.filter((p) => p.approval_id !== approvalId) } }));
-    if (decision === 'always') void loadRules();
+    const { denied } = await getApi().denyAll({ agent, ...(trimmed ? { reason: trimmed } : {}) });
+    toast('info', `denied ${denied} request${denied === 1 ? '' : 's'} from ${agent}`);
   } catch (error) {
-    set((s) => {
-      const { [approvalId]: _gone, ...deciding } = s.approvals.deciding;
-      return { approvals: { ...s.approvals, deciding } };
-    });
-    toast('error', `the decision was not delivered: ${message(error)}`);
+    toast('error', `deny all from ${agent} was not delivered: ${message(error)}`);
   }
 }
 

@@ -23,11 +23,43 @@ export interface ApprovalCardProps {
   approval: PendingApproval;
   now: number;
   deciding?: Decision;
-  /** The oldest prompt: the keyboard shortcuts act on it. */
+  /** The focused card: the keyboard shortcuts act on it. */
   next: boolean;
+  /** How many identical prompts this card stands for (decided together); 1 when alone. */
+  count?: number;
   onDecide: (decision: Decision, reason: string) => void;
   reason: string;
   onReason: (reason: string) => void;
+  /** Denies every pending prompt of this card's authenticated agent (with the Reason). */
+  onDenyAll?: () => void;
+}
+
+/** Longer than this (or multi-line), the one-line arguments get an expander. */
+const ARGS_LINE_MAX = 90;
+
+/** Args as one inert line: `key: "text"  n: 5`, strings quoted, control characters escaped. */
+export function argsLine(args: JsonValue): string {
+  const one = (v: JsonValue): string => (typeof v === 'string' ? `"${escapeControl(v)}"` : escapeControl(JSON.stringify(v)));
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return one(args);
+  const entries = Object.entries(args);
+  return entries.length === 0 ? 'no arguments' : entries.map(([k, v]) => `${escapeControl(k)}: ${one(v)}`).join('  ');
+}
+
+/** Arguments on one line; the full readable view behind an expander when they do not fit. */
+function Args({ args }: { args: JsonValue }) {
+  const [open, setOpen] = useState(false);
+  const line = argsLine(args);
+  const long = line.length > ARGS_LINE_MAX || /\\n/.test(line);
+  return (
+    <div className="args-box">
+      {open ? <ArgsView args={args} /> : <code className="args-line" title={line}>{line}</code>}
+      {long && (
+        <button type="button" className="btn btn-small" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? 'Collapse' : 'Show all'}
+        </button>
+      )}
+    </div>
+  );
 }
 
 /** The target's screenshot with the mark drawn in image pixels, whatever size the image is shown at. */
@@ -75,7 +107,7 @@ function SensitiveArgs({ approval: a }: { approval: PendingApproval }) {
   };
   return (
     <>
-      <ArgsView args={revealed ?? a.args} />
+      <Args args={revealed ?? a.args} />
       <button type="button" className="btn btn-small" disabled={busy} onClick={() => void toggle()} title="Show the sensitive text this request would inject (it is not stored; the audit notes that you looked)">
         {revealed === undefined ? 'Reveal' : 'Hide'}
       </button>
@@ -83,53 +115,68 @@ function SensitiveArgs({ approval: a }: { approval: PendingApproval }) {
   );
 }
 
-export function ApprovalCard({ approval: a, now, deciding, next, onDecide, reason, onReason }: ApprovalCardProps) {
+export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDecide, reason, onReason, onDenyAll }: ApprovalCardProps) {
   const waited = now - a.requested_at;
   const left = Math.max(0, a.expires_at - now);
   const total = Math.max(1, a.expires_at - a.requested_at);
   const urgent = left < 15_000;
   const reasonId = `reason-${a.approval_id}`;
   return (
-    <article className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`} aria-label={escapeControl(`${agentLabel(a)} wants ${a.op} on ${a.channel}`)} data-approval-id={a.approval_id}>
+    <article
+      className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
+      aria-label={escapeControl(`${agentLabel(a)} wants ${a.op} on ${a.channel}${count > 1 ? ` (${count} identical requests)` : ''}`)}
+      aria-current={next ? 'true' : undefined}
+      data-approval-id={a.approval_id}
+    >
       <header className="approval-head">
         <div className="approval-title">
+          {count > 1 && (
+            <span className="approval-count" title="Identical requests, decided together">
+              {count}×{' '}
+            </span>
+          )}
           <span className="agent">{escapeControl(agentLabel(a))}</span>
           <span className="muted"> wants to </span>
           <span className="op">{escapeControl(a.op)}</span>
           <span className="muted"> on </span>
           <span className="channel">{escapeControl(a.channel)}</span>
           {a.channel_labels.length > 0 && <span className="labels"> ({escapeControl(a.channel_labels.join(', '))})</span>}
+          {onDenyAll && (
+            <button type="button" className="btn btn-small btn-quiet-danger" disabled={!!deciding} onClick={onDenyAll} title="Deny every request this agent has waiting, with the Reason below">
+              Deny all from {escapeControl(a.agent)}
+            </button>
+          )}
         </div>
         <div className={`countdown ${urgent ? 'countdown-urgent' : ''}`} title="Denied automatically when the time runs out">
-          <span>waited {formatDuration(waited)}</span>
-          <span aria-label="time until automatic deny">auto-deny in {formatDuration(left)}</span>
+          <span>
+            waited {formatDuration(waited)} · <span aria-label="time until automatic deny">auto-deny in {formatDuration(left)}</span>
+          </span>
           <div className="countdown-bar" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round((left / total) * 100)}>
             <div style={{ width: `${(left / total) * 100}%` }} />
           </div>
         </div>
       </header>
-      <p className="will-do">{escapeControl(describeRequest(a))}</p>
-      <div className="approval-body">
-        <section aria-label="Arguments">
-          <h4>Arguments</h4>
-          {a.sensitive ? <SensitiveArgs approval={a} /> : <ArgsView args={a.args} />}
-        </section>
-        <Screenshot approval={a} />
+      <div className="approval-sub">
+        <p className="will-do">{escapeControl(describeRequest(a))}</p>
+        <div className="approval-meta">
+          <Badge tone="neutral" title="Provider">{a.provider_id}</Badge>
+          <Badge tone="info" title="Interaction kind">{a.interaction}</Badge>
+          <Badge tone="neutral" title="Capability">{a.capability_id}</Badge>
+          {a.agent_kind && <Badge tone="neutral" title="Agent connection">{a.agent_kind}</Badge>}
+        </div>
       </div>
-      <div className="approval-meta">
-        <Badge tone="neutral" title="Provider">{a.provider_id}</Badge>
-        <Badge tone="info" title="Interaction kind">{a.interaction}</Badge>
-        <Badge tone="neutral" title="Capability">{a.capability_id}</Badge>
-        {a.agent_kind && <Badge tone="neutral" title="Agent connection">{a.agent_kind}</Badge>}
+      <div className="approval-body">
+        <section aria-label="Arguments">{a.sensitive ? <SensitiveArgs approval={a} /> : <Args args={a.args} />}</section>
+        <Screenshot approval={a} />
       </div>
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>
-          Reason
+          <span className="sr-only">Reason</span>
           <input
             id={reasonId}
             type="text"
             value={reason}
-            placeholder="optional; sent to the agent when you deny"
+            placeholder="Reason (optional; sent to the agent when you deny)"
             onChange={(e) => onReason(e.target.value)}
             disabled={!!deciding}
             maxLength={2000}
@@ -146,7 +193,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, onDecide, reaso
               title={next ? `${b.help} (${b.key})` : b.help}
               onClick={() => onDecide(b.decision, reason)}
             >
-              {deciding === b.decision ? 'Sending…' : b.label}
+              {deciding === b.decision ? 'Sending…' : count > 1 ? `${b.label} (${count})` : b.label}
               {next && <Kbd>{b.key}</Kbd>}
             </button>
           ))}

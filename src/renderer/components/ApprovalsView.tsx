@@ -1,22 +1,48 @@
 /**
- * The approvals screen: every pending prompt, oldest first. Keyboard shortcuts act on the oldest
- * prompt only, and only after it has been on top for a moment, so a key pressed just as a new
- * prompt arrives cannot approve something the operator has not seen.
+ * The approvals screen: every pending prompt, oldest first, identical requests on one card. The
+ * keyboard moves a focus between cards (j/k, arrows; the oldest by default) and A/S/L/D act on the
+ * focused card only after it has been focused, unchanged, for a moment, so a key pressed just as a
+ * new prompt arrives cannot approve something the operator has not seen.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import type { Decision } from '../../shared/panel-types';
-import { decide, loadApprovals } from '../actions';
+import type { Decision, PendingApproval } from '../../shared/panel-types';
+import { decide, denyAll, loadApprovals } from '../actions';
 import { useStore } from '../store';
 import { describeResolution } from '../../shared/audit-record';
 import { ApprovalCard, DECISION_BUTTONS } from './ApprovalCard';
 import { Empty, ErrorBox, Loading, useNow } from './common';
 
-/** How long the top prompt must be visible before shortcuts act on it. */
+/** How long the focused card must be shown unchanged before shortcuts act on it. */
 export const ARM_DELAY_MS = 400;
 
 const isTyping = (target: EventTarget | null): boolean =>
   target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
+
+/** Prompts decided together: the same authenticated agent, channel, op and args. */
+interface Group {
+  key: string;
+  items: PendingApproval[];
+}
+
+/**
+ * Prompts that are one request asked several times. Never grouped: an unauthenticated agent (its
+ * id says nothing about who it is) and redacted args (equal on screen, maybe not underneath).
+ */
+export function groupApprovals(pending: readonly PendingApproval[]): Group[] {
+  const groups = new Map<string, Group>();
+  for (const a of pending) {
+    const same = a.sensitive || a.agent === 'unauthenticated' ? a.approval_id : JSON.stringify([a.agent, a.agent_kind, a.channel, a.op, a.args]);
+    const key = `g:${same}`;
+    const g = groups.get(key);
+    if (g) g.items.push(a);
+    else groups.set(key, { key, items: [a] });
+  }
+  return [...groups.values()];
+}
+
+const NEXT_KEYS = new Set(['j', 'ArrowDown']);
+const PREV_KEYS = new Set(['k', 'ArrowUp']);
 
 export function ApprovalsView() {
   const { pending, loading, error, deciding, resolved } = useStore(
@@ -24,30 +50,45 @@ export function ApprovalsView() {
   );
   const now = useNow(250);
   const [reasons, setReasons] = useState<Record<string, string>>({});
-  const top = pending[0];
+  const groups = useMemo(() => groupApprovals(pending), [pending]);
+  const [focusKey, setFocusKey] = useState<string>();
+  const focused = groups.find((g) => g.key === focusKey) ?? groups[0];
+  // Re-armed whenever what the keys would decide changes: another card, or more prompts on it.
+  const armId = focused && `${focused.key}#${focused.items.length}`;
   const armedAt = useRef<{ id?: string; at: number }>({ at: 0 });
-  if (armedAt.current.id !== top?.approval_id) armedAt.current = { id: top?.approval_id, at: Date.now() };
+  if (armedAt.current.id !== armId) armedAt.current = { id: armId, at: Date.now() };
 
-  const send = (id: string, decision: Decision, reason: string) => void decide(id, decision, reason);
+  const send = (g: Group, decision: Decision) => void decide(g.items.map((a) => a.approval_id), decision, reasons[g.key] ?? '');
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (!top || e.repeat || e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
+      if (!focused || e.repeat || e.altKey || e.ctrlKey || e.metaKey || isTyping(e.target)) return;
+      if (NEXT_KEYS.has(e.key) || PREV_KEYS.has(e.key)) {
+        e.preventDefault();
+        const i = groups.indexOf(focused) + (NEXT_KEYS.has(e.key) ? 1 : -1);
+        const to = groups[Math.max(0, Math.min(groups.length - 1, i))]!;
+        setFocusKey(to.key);
+        const card = [...document.querySelectorAll<HTMLElement>('article[data-approval-id]')].find((el) => el.dataset.approvalId === to.items[0]!.approval_id);
+        card?.scrollIntoView?.({ block: 'nearest' });
+        return;
+      }
       const b = DECISION_BUTTONS.find((x) => x.key.toLowerCase() === e.key.toLowerCase());
       if (!b || Date.now() - armedAt.current.at < ARM_DELAY_MS) return;
       e.preventDefault();
-      send(top.approval_id, b.decision, reasons[top.approval_id] ?? '');
+      send(focused, b.decision);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [top, reasons]);
+  }, [focused, groups, reasons]);
 
   const recent = resolved.slice(-3).reverse();
   return (
     <section className="view" aria-labelledby="approvals-h">
       <header className="view-head">
         <h2 id="approvals-h">Approvals</h2>
-        <span className="muted" aria-live="polite">{pending.length === 0 ? 'nothing waiting' : `${pending.length} waiting — oldest first`}</span>
+        <span className="muted" aria-live="polite">
+          {pending.length === 0 ? 'nothing waiting' : `${pending.length} waiting — oldest first; j/k or ↑/↓ to move, A/S/L/D to decide`}
+        </span>
       </header>
       {error && <ErrorBox error={error} onRetry={() => void loadApprovals()} />}
       {loading && pending.length === 0 ? (
@@ -58,18 +99,24 @@ export function ApprovalsView() {
         </Empty>
       ) : (
         <div className="approval-list">
-          {pending.map((a, i) => (
-            <ApprovalCard
-              key={a.approval_id}
-              approval={a}
-              now={now}
-              next={i === 0}
-              deciding={deciding[a.approval_id]}
-              reason={reasons[a.approval_id] ?? ''}
-              onReason={(r) => setReasons((m) => ({ ...m, [a.approval_id]: r }))}
-              onDecide={(d, r) => send(a.approval_id, d, r)}
-            />
-          ))}
+          {groups.map((g) => {
+            const a = g.items[0]!;
+            return (
+              <div key={g.key} className="approval-slot" onFocusCapture={() => setFocusKey(g.key)} onMouseDown={() => setFocusKey(g.key)}>
+                <ApprovalCard
+                  approval={a}
+                  count={g.items.length}
+                  now={now}
+                  next={g === focused}
+                  deciding={deciding[a.approval_id]}
+                  reason={reasons[g.key] ?? ''}
+                  onReason={(r) => setReasons((m) => ({ ...m, [g.key]: r }))}
+                  onDecide={(d) => send(g, d)}
+                  {...(a.agent === 'unauthenticated' ? {} : { onDenyAll: () => void denyAll(a.agent, reasons[g.key] ?? '') })}
+                />
+              </div>
+            );
+          })}
         </div>
       )}
       {recent.length > 0 && (

@@ -90,6 +90,48 @@ describe('approvals', () => {
     await expect(third).rejects.toThrow();
   });
 
+  it('approve for the session also approves the identical prompts already queued, each recorded as the session grant', async () => {
+    const { hub, driver } = open();
+    hub.attachPanel();
+    const calls = ['a', 'b', 'c'].map((text) => hub.invoke('test:alpha', 'write', { text }, { agent }));
+    const elsewhere = hub.invoke('test:beta', 'write', { text: 'd' }, { agent });
+    const otherSession = hub.invoke('test:alpha', 'write', { text: 'e' }, { agent: { ...agent, session: 's2' } });
+    await waitFor(() => hub.pendingApprovals().length === 5 || undefined, 5000, 'five prompts');
+    const [first] = hub.pendingApprovals();
+    await hub.decide(first!.approval_id, { kind: 'session', by: 'alice' });
+    expect(await Promise.all(calls)).toEqual([{ written: 1 }, { written: 1 }, { written: 1 }]);
+    expect(driver.state.invoked.map((i) => i.args)).toEqual(expect.arrayContaining([{ text: 'a' }, { text: 'b' }, { text: 'c' }]));
+    // Another channel, or another session of the same agent, still waits for the operator.
+    expect(hub.pendingApprovals().map((p) => [p.channel, p.agent.session])).toEqual([
+      ['test:beta', 's1'],
+      ['test:alpha', 's2'],
+    ]);
+    const decisions = hub.queryAudit({ type: 'decision' }).entries.filter((d) => d.channel === 'test:alpha');
+    expect(decisions.map((d) => [d.authorized, d.by]).sort()).toEqual([['operator', 'alice'], ['session', undefined], ['session', undefined]]);
+    for (const p of hub.pendingApprovals()) await hub.decide(p.approval_id, { kind: 'deny', by: 'alice' });
+    await Promise.allSettled([elsewhere, otherSession]);
+  });
+
+  it('deny all from one agent: every pending prompt of that authenticated agent is denied with the reason; others wait', async () => {
+    const { hub, driver } = open();
+    hub.attachPanel();
+    const runaway = [
+      failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent })),
+      failure(hub.invoke('test:beta', 'login', { user: 'u', password: 'p' }, { agent: { ...agent, session: 's2' } })),
+    ];
+    const calm = hub.invoke('test:alpha', 'write', { text: 'y' }, { agent: { ...agent, agent_id: 'reviewer' } });
+    await waitFor(() => hub.pendingApprovals().length === 3 || undefined, 5000, 'three prompts');
+    const denied = await hub.denyAll('builder', 'alice', 'stop looping');
+    expect(denied).toHaveLength(2);
+    for (const err of await Promise.all(runaway)) expect(err.rendered).toMatch(/denied by the operator: “stop looping”/);
+    expect(driver.state.invoked).toHaveLength(0);
+    const decisions = hub.queryAudit({ type: 'decision' }).entries;
+    expect(decisions.filter((d) => d.authorized === 'operator' && !d.granted && d.reason === 'stop looping' && d.by === 'alice')).toHaveLength(2);
+    expect(hub.pendingApprovals().map((p) => p.agent.agent_id)).toEqual(['reviewer']);
+    await hub.decide(hub.pendingApprovals()[0]!.approval_id, { kind: 'once', by: 'alice' });
+    await calm;
+  });
+
   it('deny with a reason: the agent receives the reason; nothing runs', async () => {
     const { hub, driver } = open();
     hub.attachPanel();

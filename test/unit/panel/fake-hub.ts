@@ -131,6 +131,11 @@ export function createFakeHub(): FakeHub {
       }
       return { approval_id: id, granted };
     },
+    async denyAll(agentId, by, reason) {
+      const ids = hub.pending.filter((p) => p.agent.agent_id === agentId).map((p) => p.approval_id);
+      for (const id of ids) await this.decide(id, { kind: 'deny', by, ...(reason ? { reason } : {}) });
+      return ids;
+    },
     listRules: () => hub.rules,
     async revokeRule(id) {
       const i = hub.rules.findIndex((r) => r.id === id);

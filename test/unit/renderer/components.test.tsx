@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PendingApproval } from '../../../src/shared/panel-types';
 import { addApproval, ingestTimeline } from '../../../src/renderer/actions';
@@ -46,8 +46,10 @@ describe('ApprovalCard', () => {
     expect(card.textContent).toContain('uplink/tmux');
     expect(card.textContent).toContain('typed');
     expect(card.textContent).toContain('send 18 characters');
-    // The message reads as text: real line break and quotes, not escaped JSON; the newline itself
-    // is marked (to a shell it is Enter).
+    // Long or multi-line args are one line until expanded; expanded, the message reads as text:
+    // real line break and quotes, not escaped JSON; the newline itself is marked (to a shell it is Enter).
+    expect(card.querySelector('.args-line')?.textContent).toBe('message: "line one\\nline "two""  reply_hint: "full"');
+    fireEvent.click(screen.getByRole('button', { name: 'Show all' }));
     expect(screen.queryByText((_, el) => el?.className === 'arg-text' && el.textContent === 'line one\\n\nline "two"')).not.toBeNull();
     expect(card.textContent).toMatch(/auto-deny in 1 min 5\d s/);
   });
@@ -64,7 +66,10 @@ describe('ApprovalCard', () => {
 
   it('disables every button once a decision is on its way', () => {
     render(<ApprovalCard approval={a1} now={Date.now()} next deciding="once" onDecide={() => {}} reason="" onReason={() => {}} />);
-    for (const b of screen.getAllByRole('button')) expect((b as HTMLButtonElement).disabled).toBe(true);
+    // Every decision button; showing the arguments in full stays possible.
+    const decisions = screen.getAllByRole('button').filter((b) => !b.hasAttribute('aria-expanded'));
+    expect(decisions).toHaveLength(4);
+    for (const b of decisions) expect((b as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('draws the screenshot with the mark for desktop targets', () => {
@@ -91,7 +96,7 @@ describe('ApprovalsView', () => {
   it('double clicks send one decision', async () => {
     addApproval(a1);
     render(<ApprovalsView />);
-    const deny = screen.getByRole('button', { name: /^Deny/ });
+    const deny = screen.getByRole('button', { name: /^Deny(?! all)/ });
     fireEvent.change(screen.getByLabelText(/Reason/), { target: { value: 'wrong pane' } });
     await act(async () => {
       fireEvent.click(deny);
@@ -108,6 +113,70 @@ describe('ApprovalsView', () => {
     await act(async () => new Promise((r) => setTimeout(r, ARM_DELAY_MS + 50)));
     await act(async () => void fireEvent.keyDown(window, { key: 'a' }));
     expect(fake.calls.filter((c) => c.method === 'decide')).toEqual([{ method: 'decide', params: { approval_id: 'a1', decision: 'once' } }]);
+  });
+
+  const arm = () => act(async () => new Promise((r) => setTimeout(r, ARM_DELAY_MS + 50)));
+  const key = (k: string) => act(async () => void fireEvent.keyDown(window, { key: k }));
+  const decided = () => fake.calls.filter((c) => c.method === 'decide').map((c) => c.params);
+  const b1: PendingApproval = { ...a1, approval_id: 'b1', op: 'keys', args: { keys: ['Enter'] }, requested_at: a1.requested_at + 1 };
+  const c1: PendingApproval = { ...a1, approval_id: 'c1', channel: 'tmux:%4', requested_at: a1.requested_at + 2 };
+
+  it('j/k and the arrow keys move the focus between cards, and the shortcuts act on the focused one', async () => {
+    for (const a of [a1, b1, c1]) addApproval(a);
+    render(<ApprovalsView />);
+    const focusedId = () => document.querySelector('article[aria-current="true"]')?.getAttribute('data-approval-id');
+    expect(focusedId()).toBe('a1');
+    await key('j');
+    expect(focusedId()).toBe('b1');
+    await key('ArrowDown');
+    await key('ArrowDown');
+    expect(focusedId()).toBe('c1');
+    await key('k');
+    expect(focusedId()).toBe('b1');
+    // Moving re-arms: a key right after the move does nothing.
+    await key('d');
+    expect(decided()).toEqual([]);
+    // Only the focused card shows the shortcuts.
+    expect(screen.getAllByRole('button', { name: /^Approve once/ }).map((b) => b.getAttribute('aria-keyshortcuts'))).toEqual([null, 'A', null]);
+    await arm();
+    await key('d');
+    expect(decided()).toEqual([{ approval_id: 'b1', decision: 'deny' }]);
+  });
+
+  it('identical requests are one card with a count, and one decision is sent for each of them', async () => {
+    const twin: PendingApproval = { ...a1, approval_id: 'a1-twin', invocation_id: 'inv-2', requested_at: a1.requested_at + 5 };
+    for (const a of [a1, c1, twin]) addApproval(a);
+    render(<ApprovalsView />);
+    expect(screen.getAllByRole('article')).toHaveLength(2);
+    const card = screen.getByRole('article', { name: 'claude-code wants send on tmux:%3 (2 identical requests)' });
+    await act(async () => void fireEvent.click(within(card).getByRole('button', { name: /^Approve for session \(2\)/ })));
+    expect(decided()).toEqual([
+      { approval_id: 'a1', decision: 'session' },
+      { approval_id: 'a1-twin', decision: 'session' },
+    ]);
+  });
+
+  it('never groups prompts with redacted args or from an unauthenticated agent', () => {
+    const secret: PendingApproval = { ...a1, sensitive: true };
+    addApproval(secret);
+    addApproval({ ...secret, approval_id: 'a1-twin' });
+    addApproval({ ...a1, approval_id: 'u1', agent: 'unauthenticated' });
+    addApproval({ ...a1, approval_id: 'u2', agent: 'unauthenticated' });
+    render(<ApprovalsView />);
+    expect(screen.getAllByRole('article')).toHaveLength(4);
+    // An unauthenticated agent has no id to deny all from.
+    expect(screen.getAllByRole('button', { name: /^Deny all from/ })).toHaveLength(2);
+  });
+
+  it('"Deny all from <agent>" asks the hub to deny every prompt of that agent, with the Reason', async () => {
+    fake.replies.denyAll = { denied: 2 };
+    for (const a of [a1, c1]) addApproval(a);
+    render(<ApprovalsView />);
+    const card = screen.getByRole('article', { name: 'claude-code wants send on tmux:%4' });
+    fireEvent.change(within(card).getByLabelText(/Reason/), { target: { value: 'runaway loop' } });
+    await act(async () => void fireEvent.click(within(card).getByRole('button', { name: 'Deny all from claude-code' })));
+    expect(fake.calls.filter((c) => c.method === 'denyAll').map((c) => c.params)).toEqual([{ agent: 'claude-code', reason: 'runaway loop' }]);
+    expect(useStore.getState().toasts.at(-1)?.text).toBe('denied 2 requests from claude-code');
   });
 
   it('typing in the Reason field never triggers a shortcut', async () => {

@@ -169,6 +169,9 @@ export function openPanelSession(
         return { accepted: false, message: renderError(undefined, error) };
       }
     },
+    async denyAll({ agent, reason }) {
+      return { denied: (await hub.denyAll(agent, by, reason)).length };
+    },
     async revealApprovalArgs({ approval_id }) {
       return { args: hub.revealApprovalArgs(approval_id, host.user) };
     },
