@@ -491,10 +491,10 @@ class HubCore implements Hub {
    * goes ahead and the op checks again when it acts.
    */
   async #precheck(ctx: CallContext, args: JsonValue, interaction: InteractionKind): Promise<HubError | undefined> {
-    const { driver, addr } = this.#registry.resolve(ctx.channel);
-    if (!driver.precheck) return undefined;
-    const invokeCtx: InvokeContext = { interaction, agent: ctx.agent.name, invocation_id: ctx.invocation_id, ...(ctx.agent.caller ? { caller: ctx.agent.caller } : {}) };
     try {
+      const { driver, addr } = this.#registry.resolve(ctx.channel);
+      if (!driver.precheck) return undefined;
+      const invokeCtx: InvokeContext = { interaction, agent: ctx.agent.name, invocation_id: ctx.invocation_id, ...(ctx.agent.caller ? { caller: ctx.agent.caller } : {}) };
       await withDeadline(ctx.driver, 'precheck()', Math.min(this.#driverTimeout(), 15_000), () => driver.precheck!(addr, ctx.op, args, invokeCtx));
       return undefined;
     } catch (e) {
