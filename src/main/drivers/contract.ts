@@ -141,6 +141,13 @@ export interface Driver {
    * kernel's selection to these; a driver without it serves every kind its ops list.
    */
   interactionsFor?(addr: string): Promise<Array<'typed' | 'semantic_ui' | 'visual_ui'>>;
+  /**
+   * Uplink extension: the refusals of a mutating op that need no side effect (a tier, a guard, a
+   * target that is gone), run before the operator is asked, so nobody approves a call bound to
+   * fail. Throws the `DriverError` the op itself would; the op still checks again when it acts.
+   * `args` arrive as `invoke` gets them; `send` is checked as op `send` with `{message, reply_hint}`.
+   */
+  precheck?(addr: string, op: string, args: JsonValue, ctx?: InvokeContext): Promise<void>;
 }
 
 /** Uplink extension: shown to the operator with an approval prompt. */

@@ -27,6 +27,11 @@ export interface BrokerHost {
   record(entry: Omit<AuditEntry, 'id'>, durable?: boolean): void;
   /** Driver preview for the prompt (bounded in time by the hub). */
   preview(ctx: CallContext): Promise<ApprovalPreview | undefined>;
+  /**
+   * The driver's side-effect-free refusal of this call, if it has one (bounded in time by the hub):
+   * what the op itself would throw, so the operator is never asked about a call bound to fail.
+   */
+  precheck?(ctx: CallContext, args: JsonValue, interaction: InteractionKind): Promise<HubError | undefined>;
   now(): number;
   /** How long pending prompts wait for a panel to re-attach after the last one left (default 15 s). */
   panelGraceMs?: number;
@@ -47,6 +52,8 @@ export interface Denial {
   hint?: string;
   /** Nobody refused: the hub stopped while the prompt waited (the agent should retry later). */
   unavailable?: boolean;
+  /** The driver refused before anyone was asked: the agent gets the driver's own error. */
+  error?: HubError;
 }
 
 interface Pending {
@@ -166,13 +173,25 @@ export class ApprovalBroker {
       this.#decision(ctx, via, true, `rule:${rule.id}`, rule.created_by, 'standing rule', true);
       return { kind: 'permit' };
     }
+    const input = pctx.request.input as { args?: JsonValue } | null;
+    const refusal = this.#host.precheck?.(ctx, input?.args ?? {}, via.interaction);
+    if (!refusal) return this.#askOperator(ctx, via);
+    return refusal.then((error) => {
+      if (!error) return this.#askOperator(ctx, via);
+      // Nobody decided: the hub records the call as rejected with the driver's error, as when the op refuses.
+      this.#deny(ctx, { reason: error.message, ...(error.hint ? { hint: error.hint } : {}), error });
+      return { kind: 'deny', reason: error.message };
+    });
+  };
+
+  #askOperator(ctx: CallContext, via: Via): PolicyDecision {
     if (this.#panels === 0) {
       const denial = this.#deny(ctx, this.#noPanelDeny(ctx, 'no Uplink panel is open'));
       this.#decision(ctx, via, false, 'default_policy', undefined, 'no panel attached', true);
       return { kind: 'deny', reason: denial.reason };
     }
     return { kind: 'ask', approval: this.#ask(ctx, via) };
-  };
+  }
 
   /** Why the broker denied this invocation (what the agent is told), if it did. */
   denial(invocationId: string): Denial | undefined {

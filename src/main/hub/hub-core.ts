@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Runtime, SoftwareUseError } from '../kernel';
 import type { InteractionKind, JsonValue, ProgressDetail, RuntimeEvent, SelectionExplanation } from '../kernel';
 import { driverOfChannel } from '../drivers';
-import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, RecvBatch, SendReceipt } from '../drivers';
+import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, InvokeContext, RecvBatch, SendReceipt } from '../drivers';
 import { AuditStore } from './audit-store';
 import { ApprovalBroker, unmatchableRules } from './broker';
 import { AgentCredentialStore } from './agent-credentials';
@@ -132,6 +132,7 @@ class HubCore implements Hub {
       audit: this.#audit,
       record: (entry, durable) => this.#timeline.record(entry, durable),
       preview: (ctx) => this.#preview(ctx),
+      precheck: (ctx, args, interaction) => this.#precheck(ctx, args, interaction),
       now: this.#now,
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
     });
@@ -362,6 +363,7 @@ class HubCore implements Hub {
     const deny = this.#broker.denial(ctx.invocation_id);
     // Nobody refused a prompt the stopping hub withdrew: the agent should retry later, not give up.
     if (deny?.unavailable) return new HubError('core', 'Unavailable', deny.reason, { ...(deny.hint ? { hint: deny.hint } : {}), code: e.code });
+    if (deny?.error) return deny.error;
     return mapKernelError({
       channel: ctx.channel,
       op: ctx.op,
@@ -481,6 +483,23 @@ class HubCore implements Hub {
     const flagged = !!raw && typeof raw === 'object' && !Array.isArray(raw) && raw.sensitive === true;
     const args = ctx.sensitive && !flagged ? ctx.args : raw;
     return withDeadline(ctx.driver, 'preview()', this.#options.previewTimeoutMs ?? 4000, () => driver.preview!(addr, ctx.op, args ?? {}));
+  }
+
+  /**
+   * The driver's refusal of a call before the operator is asked. Only a refusal counts (Rejected,
+   * NotFound, Invalid): a slow, broken or momentarily unavailable check proves nothing, the prompt
+   * goes ahead and the op checks again when it acts.
+   */
+  async #precheck(ctx: CallContext, args: JsonValue, interaction: InteractionKind): Promise<HubError | undefined> {
+    try {
+      const { driver, addr } = this.#registry.resolve(ctx.channel);
+      if (!driver.precheck) return undefined;
+      const invokeCtx: InvokeContext = { interaction, agent: ctx.agent.name, invocation_id: ctx.invocation_id, ...(ctx.agent.caller ? { caller: ctx.agent.caller } : {}) };
+      await withDeadline(ctx.driver, 'precheck()', Math.min(this.#driverTimeout(), 15_000), () => driver.precheck!(addr, ctx.op, args, invokeCtx));
+      return undefined;
+    } catch (e) {
+      return isDriverError(e) && ['Rejected', 'NotFound', 'Invalid'].includes(e.kind) ? HubError.fromDriverError(ctx.channel, e) : undefined;
+    }
   }
 
   // ── approvals ─────────────────────────────────────────────────────────────────────────────

@@ -96,8 +96,14 @@ describe('desktop through the hub', () => {
     expect(prompts.length).toBe(before);
   });
 
+  it('an element path that resolves to nothing is refused with the helper\'s NotFound before any prompt', async () => {
+    const before = prompts.length;
+    await expect(hub.invoke(channel, 'activate', { path: '/0/99/99' }, { agent })).rejects.toMatchObject({ kind: 'NotFound', message: 'element /0/99/99 no longer exists', hint: expect.stringMatching(/run tree again/) });
+    expect(prompts.length).toBe(before);
+    expect(hub.queryAudit({ channel, op: 'activate', state: 'rejected' }).entries).toHaveLength(1);
+  });
+
   it('after the app is replaced by one with the same title, the old channel never reaches the newcomer', async () => {
-    const oldPid = app.pid;
     await app.stop();
     app = await startFixture(session, ['--title', 'Hub Fixture']);
     await channelOf(probe, app.pid);
@@ -116,10 +122,8 @@ describe('desktop through the hub', () => {
     expect(prompts.length).toBe(before);
     const set = await attempt('set-text', { path: '//text[Name]', text: 'must not arrive' });
     expect(set.rendered).toMatch(/^uplink error \[desktop:(Rejected\]: target changed — hint: |NotFound\])/);
-    if (set.kind === 'Rejected') {
-      // The operator was asked, and the prompt said the action would be refused.
-      expect(prompts.at(-1)?.preview?.text).toContain(`will be refused: target changed (process ${oldPid} no longer exists)`);
-    }
+    // The driver refuses a changed target before the operator is asked about it.
+    expect(prompts.length).toBe(before);
     await new Promise((r) => setTimeout(r, 300));
     expect(app.stdout().slice(mark)).not.toContain('"event": "entry"');
     const listed = (await hub.listChannels()).find((c) => (c.detail as { pid: number }).pid === app.pid)!;

@@ -76,6 +76,9 @@ describe('sensitive text in a real tmux prompt', () => {
     const hub = createHub({ dataDir: dir, drivers: { configSchemas: { tmux: sectionSchema(tmuxConfigSchema) }, create: (section) => [createTmuxDriver({ socket: server.socket, env, config: section('tmux') })] } });
     try {
       const peer = server.split('cat');
+      // A type the driver would refuse (tier, read-first) is refused before any prompt.
+      server.setOption(peer, '@uplink_profile', 'operator');
+      await hub.invoke(`tmux:${peer}`, 'read', {}, { agent });
       hub.attachPanel();
       const prompt = nextPrompt(hub);
       const call = hub.invoke(`tmux:${peer}`, 'type', { text: SECRET, enter: true, sensitive: true }, { agent });

@@ -226,6 +226,19 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
       return (args as { sensitive?: boolean }).sensitive === true ? hideText(result) : result;
     },
 
+    /**
+     * What `invoke` would refuse before acting: the interaction, the window's binding and deny
+     * list, and, for an element op through the accessibility tree, that its path still resolves.
+     */
+    async precheck(addr, op, args, ctx): Promise<void> {
+      const spec = opSpec(op);
+      if (!spec) throw new DriverError('Invalid', `unknown desktop op ${op}`, { hint: `ops: ${DESKTOP_OPS.map((o) => o.op).join(', ')}` });
+      const interaction = await chooseInteraction(addr, spec, ctx);
+      const target = await checkedTarget(addr);
+      const path = (args as { path?: unknown } | null)?.path;
+      if (interaction === 'semantic_ui' && typeof path === 'string') await call('element', { target, args: { path } });
+    },
+
     async recv(cursor?: number): Promise<RecvBatch> {
       return { items: [], next_cursor: cursor ?? 0 };
     },

@@ -10,10 +10,8 @@ import { TmuxCore, type TmuxDriverOptions } from './core';
 import { doctor, preview } from './doctor';
 import { Inbox } from './inbox';
 import { TMUX_OPS } from './ops';
-import { envelopeFor, requireOneLine, runOp } from './pane-ops';
+import { envelopeFor, guardSend, precheckOp, runOp } from './pane-ops';
 import { parseTier, TIERS, type Tier } from './policy';
-
-const REPLY_HINTS = ['full', 'short', 'none'] as const;
 
 /** What each tier lets an agent do in a pane, as the panel shows it beside the tier control. */
 const TIER_MEANING: Record<Tier, Omit<TierSpec, 'name'>> = {
@@ -53,18 +51,14 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
     ops: () => TMUX_OPS.map((op) => structuredClone(op)),
 
     async send(addr: string, request: SendRequest, ctx?: InvokeContext): Promise<SendReceipt> {
-      const message = request?.message;
-      if (typeof message !== 'string' || message.trim() === '') throw new DriverError('Invalid', 'send: message is required (a non-empty string)');
-      requireOneLine(message, 'a message');
-      const hint = request.reply_hint ?? 'full';
-      if (!REPLY_HINTS.includes(hint)) throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
-      const pane = await core.pane(addr);
-      core.gate(pane, 'send', 'operator', ctx);
-      const { id, line } = envelopeFor(core, message, hint, ctx, pane.serverPid);
+      const pane = await guardSend(core, addr, request?.message, request?.reply_hint, ctx);
+      const { id, line } = envelopeFor(core, request.message, request.reply_hint ?? 'full', ctx, pane.serverPid);
       return core.deliver(pane, line, id);
     },
 
     invoke: (addr: string, op: string, args: JsonValue, ctx?: InvokeContext, signal?: AbortSignal) => runOp(core, addr, op, args, ctx, signal),
+
+    precheck: (addr: string, op: string, args: JsonValue, ctx?: InvokeContext) => precheckOp(core, addr, op, args, ctx),
 
     recv: (cursor?: number) => inbox.recv(cursor),
 

@@ -7,6 +7,7 @@
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { JsonValue } from '../../kernel';
 import { remember, type TmuxCore } from './core';
+import type { PaneInfo } from './panes';
 import { formatEnvelope, newCorrelationId, senderName } from './envelope';
 import { classifyKey, configTier, grantLabel, hasControlChars, paneName, requireReadable, tierRank, type Tier } from './policy';
 import { awaitIdle, lastLines } from './watch';
@@ -30,6 +31,46 @@ export async function runOp(core: TmuxCore, addr: string, op: string, rawArgs: J
     default:
       throw new DriverError('NotFound', `tmux has no op "${op}"`, { hint: 'ops: read, await-idle, type, keys, label, ask (and send)' });
   }
+}
+
+/**
+ * The refusals of a writing op that touch nothing (text, tier, own pane, read-first, a rename
+ * that would grant), run before the operator is asked. The same guards run again when the op acts.
+ */
+export async function precheckOp(core: TmuxCore, addr: string, op: string, rawArgs: JsonValue | undefined, ctx: InvokeContext | undefined): Promise<void> {
+  const args = (rawArgs ?? {}) as Args;
+  switch (op) {
+    case 'send':
+      await guardSend(core, addr, args.message, args.reply_hint, ctx);
+      return;
+    case 'type':
+      await guardType(core, addr, args, ctx);
+      return;
+    case 'keys':
+      await guardKeys(core, addr, args, ctx);
+      return;
+    case 'label':
+      await guardLabel(core, addr, args, ctx);
+      return;
+    case 'ask':
+      await guardAsk(core, addr, args, ctx);
+      return;
+    default:
+      return;
+  }
+}
+
+const REPLY_HINTS = ['full', 'short', 'none'] as const;
+
+/** The pane a `send` may go to: a non-empty one-line message to another pane at tier operator. */
+export async function guardSend(core: TmuxCore, addr: string, message: unknown, replyHint: unknown, ctx?: InvokeContext): Promise<PaneInfo> {
+  if (typeof message !== 'string' || message.trim() === '') throw new DriverError('Invalid', 'send: message is required (a non-empty string)');
+  requireOneLine(message, 'a message');
+  const hint = replyHint ?? 'full';
+  if (!(REPLY_HINTS as readonly unknown[]).includes(hint)) throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
+  const pane = await core.pane(addr);
+  core.gate(pane, 'send', 'operator', ctx);
+  return pane;
 }
 
 /** A call's args, already validated and defaulted against the op's schema. */
@@ -61,13 +102,18 @@ async function idle(core: TmuxCore, addr: string, args: Args, signal?: AbortSign
   return { idle: await awaitIdle(core.probe(pane), quietMs, timeoutMs, signal) };
 }
 
-async function type(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
-  const text = args.text as string;
-  const enter = args.enter as boolean;
-  requireOneLine(text, 'typed text');
+async function guardType(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<PaneInfo> {
+  requireOneLine(args.text as string, 'typed text');
   const pane = await core.pane(addr);
   core.gate(pane, 'type', 'operator', ctx);
   core.requireRecentRead(pane, 'type');
+  return pane;
+}
+
+async function type(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
+  const text = args.text as string;
+  const enter = args.enter as boolean;
+  const pane = await guardType(core, addr, args, ctx);
   // Fire-and-forget on purpose: raw consoles (password prompts, serial lines) do not echo.
   await core.exclusive(pane.id, async () => {
     await core.run(['send-keys', '-t', pane.id, '-l', '--', text]);
@@ -76,12 +122,18 @@ async function type(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContex
   return { typed: [...text].length, enter };
 }
 
-async function keys(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
+async function guardKeys(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<PaneInfo> {
   const names = args.keys as string[];
   const needed: Tier = names.map(classifyKey).includes('dangerous') ? 'godmode' : 'operator';
   const pane = await core.pane(addr);
   core.gate(pane, needed === 'godmode' ? `keys ${names.filter((k) => classifyKey(k) === 'dangerous').join(' ')} (dangerous chord)` : 'keys', needed, ctx);
   core.requireRecentRead(pane, 'keys');
+  return pane;
+}
+
+async function keys(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
+  const names = args.keys as string[];
+  const pane = await guardKeys(core, addr, args, ctx);
   await core.exclusive(pane.id, () => core.run(['send-keys', '-t', pane.id, '--', ...names]));
   return { sent: names.length };
 }
@@ -91,7 +143,7 @@ async function keys(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContex
  * never raises a tier: it is refused when the new name would match a stronger `write_allow`
  * glob, and labels set here are marked `@uplink_agent_label` so they never grant anyway.
  */
-async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
+async function guardLabel(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<PaneInfo> {
   const name = args.name as string;
   requireOneLine(name, 'a label');
   const pane = await core.pane(addr);
@@ -105,6 +157,12 @@ async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeConte
   }
   const holder = (await core.listPanes()).find((p) => p.label === name && p.id !== pane.id);
   if (holder) throw new DriverError('Rejected', `label "${name}" is already used by ${holder.id} (${holder.target})`, { hint: 'labels must be unique to be addressable; pick another name' });
+  return pane;
+}
+
+async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<JsonValue> {
+  const name = args.name as string;
+  const pane = await guardLabel(core, addr, args, ctx);
   await core.run(['set-option', '-p', '-t', pane.id, '@uplink_first_label', grantLabel(pane) ?? '']);
   await core.run(['set-option', '-p', '-t', pane.id, '@uplink_agent_label', name]);
   await core.run(['set-option', '-p', '-t', pane.id, '@name', name]);
@@ -119,14 +177,19 @@ export function envelopeFor(core: TmuxCore, message: string, hint: 'full' | 'sho
 }
 
 /** send without reply block → await-idle → everything the peer printed after the question. */
+async function guardAsk(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<PaneInfo> {
+  requireOneLine(args.message as string, 'an ask message');
+  const pane = await core.pane(addr);
+  core.gate(pane, 'ask', 'operator', ctx);
+  return pane;
+}
+
 async function ask(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext, signal?: AbortSignal): Promise<JsonValue> {
   const message = args.message as string;
   const quietMs = args.quiet_ms as number;
   const timeoutMs = args.timeout_ms as number;
-  requireOneLine(message, 'an ask message');
   const started = Date.now();
-  const pane = await core.pane(addr);
-  core.gate(pane, 'ask', 'operator', ctx);
+  const pane = await guardAsk(core, addr, args, ctx);
   const { id, line } = envelopeFor(core, message, 'none', ctx, pane.serverPid);
   const receipt: SendReceipt = await core.deliver(pane, line, id);
   const idle = await awaitIdle(core.probe(pane), quietMs, Math.max(0, timeoutMs - (Date.now() - started)), signal);
