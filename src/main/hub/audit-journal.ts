@@ -15,6 +15,7 @@
 import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { pidAlive } from './data-dir';
 
 /** A row as the store inserts it: its column values in the store's column order. */
 export type JournalRow = Array<string | number | null>;
@@ -36,16 +37,6 @@ const TRUNCATE_AT_BYTES = 256 * 1024;
 /** Journal files open in this process (several stores on one file must not replay each other's). */
 const OPEN_HERE = new Set<string>();
 
-/** Whether a process with this pid exists (EPERM: it exists, under another user). */
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** This process's journal file, opened on first use. */
 export class AuditJournal {
@@ -147,7 +138,7 @@ export class AuditJournal {
       if (this.#retired.includes(name)) return true;
       const pid = Number(name.slice(0, name.indexOf('-')));
       // Our own pid on another file: an earlier process with this pid (a container's pid 1).
-      return pid === process.pid || !alive(pid);
+      return pid === process.pid || !pidAlive(pid);
     });
   }
 

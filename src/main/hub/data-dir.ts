@@ -64,3 +64,17 @@ export function dataPaths(dir: string): { config: string; token: string; audit: 
     hubJson: join(dir, 'hub.json'),
   };
 }
+
+/**
+ * Whether a process with this pid exists (EPERM: it does, as another user). Only positive pids:
+ * `kill(0)` would signal our own process group and read as alive.
+ */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

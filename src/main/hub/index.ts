@@ -12,7 +12,7 @@ export type { Hub, DecideResult, ProviderView } from './hub';
 export type * from './types';
 export type { HubOptions } from './hub-core';
 export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
-export { resolveDataDir, ensureDataDir, dataPaths } from './data-dir';
+export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
 export { MAX_MESSAGE_BYTES, CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './driver-provider';
 export type { AgentCredential, AgentSummary } from './agent-credentials';
 export { loadDrivers } from './default-drivers';

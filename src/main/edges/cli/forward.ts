@@ -10,9 +10,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { DRIVER_ERROR_KINDS, HubError } from '../../hub';
+import { DRIVER_ERROR_KINDS, HubError, pidAlive } from '../../hub';
 import type { DriverErrorKind } from '../../hub';
-import { pidAlive, readAnnouncement } from '../http/hub-json';
+import { readAnnouncement } from '../http/hub-json';
 import { operatorKeyPath } from '../http/operator';
 import { osUser } from './execute';
 import { present, printEntry } from './present';

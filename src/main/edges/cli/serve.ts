@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createHub, HubError, loadDrivers, recordUnfinishedCalls } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
+import { isLoopbackHost } from '../http/loopback';
 import { operatorKeyPath } from '../http/operator';
 import { startHubServer } from '../http/server';
 import type { HttpContext, HttpMount } from '../http/types';
@@ -15,7 +16,6 @@ import { print } from './format';
 
 export { DEFAULT_SERVE_PORT } from './args';
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 /** Options of `uplink serve`. */
 export interface ServeOptions {
@@ -35,7 +35,7 @@ async function panelMounts(ctx: HttpContext): Promise<HttpMount[]> {
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function runServe(options: ServeOptions): Promise<number> {
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw usage(`--port must be 0–65535, not ${options.port}`);
-  if (options.host && !LOOPBACK.has(options.host)) {
+  if (options.host && !isLoopbackHost(options.host)) {
     if (!options.insecure) throw usage(`--host ${options.host} is not a loopback address and Uplink speaks plain HTTP; pass --insecure-plain-http to do it anyway`);
     process.stderr.write(`uplink: warning: listening on ${options.host} over plain HTTP — the MCP token and the panel's session travel in clear text on that network\n`);
   }

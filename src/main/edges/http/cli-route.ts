@@ -13,8 +13,8 @@ import type { Hub } from '../../hub';
 import { cliAgent, executeCli } from '../cli/execute';
 import { MAX_CLI_BODY_BYTES, parseCliBody } from '../cli/request';
 import type { CliRequest } from '../cli/request';
+import { isLoopbackPeer } from './loopback';
 
-const LOOPBACK_PEERS = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 /** What the route needs from the server. */
 export interface CliRouteOptions {
@@ -58,7 +58,7 @@ async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
 export function createCliRoute(options: CliRouteOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
-    if (!LOOPBACK_PEERS.has(req.socket.remoteAddress ?? '')) {
+    if (!isLoopbackPeer(req.socket.remoteAddress)) {
       return void refuse(res, 403, new HubError('core', 'Rejected', 'CLI calls are taken from this machine only', { hint: 'run uplink on the machine that runs the hub' }));
     }
     if (req.headers.origin !== undefined) {

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 // Straight from data-dir: the CLI's fast path reads this file and must not load the hub.
-import { dataPaths } from '../../hub';
+import { dataPaths, pidAlive } from '../../hub';
 
 /** What a running hub announces. */
 export interface HubAnnouncement {
@@ -41,15 +41,6 @@ export function readAnnouncement(dataDir: string): HubAnnouncement | undefined {
   }
 }
 
-/** Whether a process with this pid exists (EPERM: it does, as another user). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** A running hub of this data dir: hub.json present, pid alive, `/health` answering. */
 export async function findRunningHub(dataDir: string, timeoutMs = 1500): Promise<HubAnnouncement | undefined> {

@@ -19,6 +19,7 @@ import { createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { createOperatorAuth, SESSION_TTL_MS } from './operator';
+import { isLoopbackHost, isLoopbackPeer } from './loopback';
 import { secretEquals } from './secret';
 import { ensureToken } from './token';
 import type { HttpContext, HttpMount } from './types';
@@ -97,8 +98,6 @@ export interface HubServer {
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-const LOOPBACK_PEERS = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 /** JSON-RPC error codes of the answers this server gives itself (the SDK answers the rest). */
 const RPC = { serverError: -32000, parseError: -32700, invalidRequest: -32600 } as const;
@@ -129,7 +128,7 @@ async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<u
 /** Starts the server; resolves once it listens. */
 export async function startHubServer(options: HubServerOptions): Promise<HubServer> {
   const host = options.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host) && !options.allowNonLoopback) {
+  if (!isLoopbackHost(host) && !options.allowNonLoopback) {
     throw new Error(`refusing to listen on ${host} — hint: Uplink listens on 127.0.0.1 only unless you pass --host explicitly`);
   }
   const token = ensureToken(options.dataDir);
@@ -279,7 +278,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   const handleMintCode = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
     // The key lives on this machine; even a hub on another address mints codes for local callers only.
-    if (!LOOPBACK_PEERS.has(req.socket.remoteAddress ?? '')) return void sendError(res, 403, 'Rejected', 'panel links are minted for this machine only', 'run `uplink panel-url` on the machine that runs the hub');
+    if (!isLoopbackPeer(req.socket.remoteAddress)) return void sendError(res, 403, 'Rejected', 'panel links are minted for this machine only', 'run `uplink panel-url` on the machine that runs the hub');
     if (!operator.keyMatches(credentialOf(req.headers.authorization, 'operator'))) {
       const err = sendError(res, 401, 'Rejected', 'missing or wrong operator key', 'run `uplink panel-url` as the user that runs the hub');
       audit('HTTP 401 on /panel/code: no or a wrong operator key', err);
