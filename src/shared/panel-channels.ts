@@ -35,7 +35,14 @@ const interaction = strEnum(...INTERACTION_KINDS);
 const state = strEnum(...INVOCATION_STATES, 'rejected');
 const decision = strEnum('once', 'session', 'always', 'deny');
 const suError = rec({ code: str, message: str, retryable: bool }, ['code', 'message', 'retryable']);
-const preview = rec({ text: str, image_png: str, mark: rec({ x: num, y: num, width: num, height: num }, ['x', 'y']) });
+const preview = rec({
+  text: str,
+  image_png: str,
+  mark: rec({ x: num, y: num, width: num, height: num }, ['x', 'y']),
+  lines: strings,
+  lines_hidden: str,
+  warnings: strings,
+});
 const tierSpec = rec({ name: str, description: str, risk: strEnum(...TIER_RISKS) }, ['name', 'description', 'risk']);
 const channel = rec({ channel: str, labels: strings, detail: json, driver: str, tier: str, tiers: arr(tierSpec) }, ['channel', 'labels', 'driver']);
 const doctor = rec({ driver: str, ok: bool, lines: strings }, ['driver', 'ok', 'lines']);

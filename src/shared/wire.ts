@@ -160,6 +160,9 @@ export interface ApprovalPreview {
   text?: string;
   image_png?: string;
   mark?: { x: number; y: number; width?: number; height?: number };
+  lines?: string[];
+  lines_hidden?: string;
+  warnings?: string[];
 }
 
 /** Fail closed: an op that does not say it is read-only is mutating. */

@@ -158,6 +158,12 @@ export interface ApprovalPreview {
   image_png?: string;
   /** Where the action lands, in image pixels. */
   mark?: { x: number; y: number; width?: number; height?: number };
+  /** The target's last lines of text (terminal panes), control characters escaped, bounded. */
+  lines?: string[];
+  /** Why `lines` is missing although the target has text (e.g. the pane is read-blocked). */
+  lines_hidden?: string;
+  /** Why what the prompt shows may not be what the action meets (a covered window, a blank capture). */
+  warnings?: string[];
 }
 
 export type DriverErrorKind = 'NotFound' | 'Unavailable' | 'Rejected' | 'Timeout' | 'Upstream' | 'Invalid';

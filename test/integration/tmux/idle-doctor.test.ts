@@ -132,6 +132,33 @@ describe('tmux driver: doctor, preview, snippet', () => {
     expect((await driver.preview!(peer, 'keys', { keys: ['C-c'] }))!.text).toContain('needs godmode');
   });
 
+  it('preview carries the pane\'s last lines, and none of a read-blocked pane\'s', async () => {
+    const { server, driver, config } = rig();
+    const peer = server.split(`sh -c 'seq -f "row %g" 1 30; printf "wide %0300d\\n" 0; exec cat'`);
+    await eventually(() => server.capture(peer).includes('wide 000'), 10_000, 'the rows on screen');
+    const shown = (await driver.preview!(peer, 'type', { text: 'ls', enter: true }))!;
+    expect(shown.lines).toHaveLength(12);
+    expect(shown.lines!.slice(-2, -1)[0]).toBe('row 30');
+    const wide = shown.lines![11]!;
+    expect(wide.startsWith('wide 000')).toBe(true);
+    expect([...wide].length).toBeLessThanOrEqual(240);
+    expect(wide.endsWith('…')).toBe(true);
+    expect(shown.lines_hidden).toBeUndefined();
+
+    config.read_deny = [peer];
+    const denied = (await driver.preview!(peer, 'type', { text: 'ls', enter: true }))!;
+    expect(denied.lines).toBeUndefined();
+    expect(denied.lines_hidden).toBe(`pane content hidden: config tmux.read_deny "${peer}" matches it`);
+    expect(JSON.stringify(denied)).not.toContain('row 30');
+
+    config.read_deny = [];
+    server.setOption(peer, '@uplink_read', 'off');
+    const off = (await driver.preview!(peer, 'keys', { keys: ['Enter'] }))!;
+    expect(off.lines).toBeUndefined();
+    expect(off.lines_hidden).toContain('@uplink_read is off');
+    expect(JSON.stringify(off)).not.toContain('row 30');
+  });
+
   it('the tmux snippet shows tiers in pane borders and binds a grant menu', () => {
     const snippet = tmuxSnippet();
     expect(snippet).toContain('pane-border-format');

@@ -4,6 +4,7 @@
  * prompt. Neither ever shows text marked sensitive.
  */
 import { execFile } from 'node:child_process';
+import { escapeControl } from '../../../shared/escape';
 import { DriverError, type ApprovalPreview, type DoctorReport } from '../contract';
 import type { JsonValue } from '../../kernel';
 import { configProblems } from './config';
@@ -64,21 +65,46 @@ function quote(text: unknown, max = 120): string {
   return `"${s.length > max ? `${s.slice(0, max - 1)}…` : s}"`;
 }
 
-/** The action in words, e.g. `send "hello" to %3 (codex)`. */
+/** How much of the target pane a prompt shows: enough to recognise the screen, never a flood. */
+export const PREVIEW_LINES = 12;
+const PREVIEW_LINE_CHARS = 240;
+const PREVIEW_BYTES = 4096;
+
+/**
+ * The action in words, e.g. `send "hello" to %3 (codex)`, and the pane's last lines so the operator
+ * sees what the keys will land in — unless the pane is read-blocked, which then hides them too.
+ */
 export async function preview(core: TmuxCore, addr: string, op: string, args: JsonValue): Promise<ApprovalPreview | undefined> {
   const a = (args && typeof args === 'object' && !Array.isArray(args) ? args : {}) as Record<string, JsonValue>;
   let where = addr;
   let tierNote = '';
+  const evidence: Pick<ApprovalPreview, 'lines' | 'lines_hidden'> = {};
   try {
     const pane = await core.pane(addr);
     const decision = core.decide(pane);
     where = `${paneName(pane)} [${pane.target}, ${pane.command}]`;
     tierNote = ` — pane tier ${decision.tier}${decision.readBlock ? ', read-blocked' : ''}`;
+    if (decision.readBlock) evidence.lines_hidden = `pane content hidden: ${decision.readBlock}`;
+    else evidence.lines = boundedLines(await core.capture(pane, PREVIEW_LINES));
   } catch {
-    // An unresolvable address still gets a description; the op itself will report the error.
+    // An unresolvable address or a failed capture still gets a description; the op itself will report the error.
   }
   const text = describe(op, a, where);
-  return text === undefined ? undefined : { text: text + tierNote };
+  return text === undefined ? undefined : { text: text + tierNote, ...evidence };
+}
+
+/** Escaped, each line cut at a few hundred characters, the oldest dropped to fit the byte budget. */
+function boundedLines(lines: string[]): string[] {
+  const out: string[] = [];
+  let bytes = 0;
+  for (const raw of lines.slice(-PREVIEW_LINES).reverse()) {
+    const chars = [...escapeControl(raw)];
+    const line = chars.length > PREVIEW_LINE_CHARS ? `${chars.slice(0, PREVIEW_LINE_CHARS - 1).join('')}…` : chars.join('');
+    bytes += Buffer.byteLength(line) + 1;
+    if (bytes > PREVIEW_BYTES) break;
+    out.unshift(line);
+  }
+  return out;
 }
 
 function describe(op: string, a: Record<string, JsonValue>, where: string): string | undefined {
