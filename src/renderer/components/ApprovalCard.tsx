@@ -89,6 +89,31 @@ function Screenshot({ approval }: { approval: PendingApproval }) {
   );
 }
 
+/** Why the prompt's picture of the target may be wrong: shown above everything else in the body. */
+function PreviewWarnings({ approval }: { approval: PendingApproval }) {
+  const warnings = approval.preview?.warnings ?? [];
+  if (!warnings.length) return null;
+  return (
+    <ul className="preview-warnings" aria-label="Preview warnings">
+      {warnings.map((w, i) => (
+        <li key={i}>⚠ {escapeControl(w)}</li>
+      ))}
+    </ul>
+  );
+}
+
+/** The target's last lines of text (a terminal pane), or why they are not shown. */
+function PaneLines({ approval }: { approval: PendingApproval }) {
+  const p = approval.preview;
+  if (p?.lines_hidden) return <p className="pane-lines-hidden">{escapeControl(p.lines_hidden)}</p>;
+  if (!p?.lines?.length) return null;
+  return (
+    <section className="pane-lines" aria-label={`Last lines of ${escapeControl(approval.channel)}`}>
+      <pre>{p.lines.map(escapeControl).join('\n')}</pre>
+    </section>
+  );
+}
+
 /**
  * Sensitive text is redacted in the prompt (it is never stored), but the operator decides what is
  * injected, so Reveal fetches it from the hub's memory while the prompt is pending.
@@ -165,9 +190,11 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           {a.agent_kind && <Badge tone="neutral" title="Agent connection">{a.agent_kind}</Badge>}
         </div>
       </div>
+      <PreviewWarnings approval={a} />
       <div className="approval-body">
         <section aria-label="Arguments">{a.sensitive ? <SensitiveArgs approval={a} /> : <Args args={a.args} />}</section>
         <Screenshot approval={a} />
+        <PaneLines approval={a} />
       </div>
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>

@@ -72,6 +72,26 @@ describe('ApprovalCard', () => {
     for (const b of decisions) expect((b as HTMLButtonElement).disabled).toBe(true);
   });
 
+  it('shows a pane\'s last lines as a monospace block, control characters escaped, or why they are hidden', () => {
+    const withLines = { ...a1, preview: { text: 'type "ls"', lines: ['$ make', 'ok\u001b[31m'] } };
+    const { unmount } = render(<ApprovalCard approval={withLines} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    const block = screen.getByRole('region', { name: 'Last lines of tmux:%3' });
+    expect(block.querySelector('pre')?.textContent).toBe('$ make\nok\\x1b[31m');
+    unmount();
+    const hidden = { ...a1, preview: { text: 'type "ls"', lines_hidden: 'pane content hidden: config tmux.read_deny "%3" matches it' } };
+    render(<ApprovalCard approval={hidden} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    expect(screen.queryByRole('region', { name: /Last lines/ })).toBeNull();
+    expect(screen.getByText(/pane content hidden: config tmux.read_deny/)).not.toBeNull();
+  });
+
+  it('shows the preview\'s warnings prominently, before the arguments', () => {
+    const warned = { ...a1, preview: { text: 'click', image_png: 'iVBORw0KGgo=', warnings: ['window 0x400001 covers 40% of the target'] } };
+    render(<ApprovalCard approval={warned} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    const list = screen.getByRole('list', { name: 'Preview warnings' });
+    expect(list.textContent).toContain('window 0x400001 covers 40% of the target');
+    expect(list.compareDocumentPosition(screen.getByRole('region', { name: 'Arguments' })) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+  });
+
   it('draws the screenshot with the mark for desktop targets', () => {
     const withShot = { ...a1, preview: { text: 'click', image_png: 'iVBORw0KGgo=', mark: { x: 10, y: 20, width: 30, height: 12 } } };
     render(<ApprovalCard approval={withShot} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
