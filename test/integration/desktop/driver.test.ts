@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDesktopDriver } from '../../../src/main/drivers/desktop';
 import type { DesktopDriver } from '../../../src/main/drivers/desktop';
 import { DriverError } from '../../../src/main/drivers/contract';
-import { addrOf, semanticChannelOf, startFixture, startZenity } from './apps';
+import { addrOf, channelOf, semanticChannelOf, startFixture, startZenity } from './apps';
 import type { App } from './apps';
 import { startSession, waitFor } from './session';
 import type { DesktopSession } from './session';
@@ -161,6 +161,21 @@ describe('desktop driver on a real X display', () => {
     const set = (await driver.preview!(addr, 'set-text', { path: '//text[Name]', text: 'x' }))!;
     expect(set.text).toMatch(/set the text of text "Name"/);
     expect(set.mark).toMatchObject({ width: expect.any(Number), height: expect.any(Number) });
+  });
+
+  it('the approval preview warns when another window is stacked over the target, and stops once it is gone', async () => {
+    const before = (await driver.preview!(addr, 'click', { x: 100, y: 50 }))!;
+    expect(before.warnings ?? []).not.toContainEqual(expect.stringMatching(/stacked above it/));
+    const cover = await startFixture(session, ['--title', 'Cover', '--width', '200', '--height', '100']);
+    try {
+      const coverAddr = addrOf(await channelOf(driver, cover.pid));
+      const covered = (await driver.preview!(addr, 'click', { x: 100, y: 50 }))!;
+      expect(covered.image_png).toBeTruthy();
+      expect(covered.warnings).toContainEqual(expect.stringMatching(new RegExp(`^window ${coverAddr} is stacked above it and covers \\d+% of it`)));
+    } finally {
+      await cover.stop();
+    }
+    await waitFor('the cover to go', async () => !((await driver.preview!(addr, 'click', { x: 100, y: 50 }))!.warnings ?? []).some((w) => w.includes('stacked above it')));
   });
 
   it('sensitive text reaches the app but never comes back in the result or the preview', async () => {

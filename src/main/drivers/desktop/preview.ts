@@ -1,6 +1,7 @@
 /**
  * What the operator sees before approving a desktop action: the action in words and a fresh
- * screenshot of the bound window with the target point or element marked (in image pixels).
+ * screenshot of the bound window with the target point or element marked (in image pixels), and
+ * warnings when that screenshot may not show what the action meets (covered, blank, missing).
  * A preview never throws: when the target cannot be shown, the words say why.
  */
 import type { JsonValue } from '../../kernel';
@@ -28,6 +29,7 @@ interface Shot {
   width: number;
   height: number;
   scale?: number;
+  warnings?: string[];
 }
 interface ElementFacts {
   role: string;
@@ -50,10 +52,13 @@ export async function buildPreview(input: PreviewInput): Promise<ApprovalPreview
   const where = `in ${quote(input.binding?.title ?? input.addr)} (desktop:${input.addr}, pid ${target.pid})`;
   let shot: Shot | undefined;
   let note = '';
+  let warnings: string[] = [];
   try {
     shot = (await input.call('screenshot', { target, args: { max_width: input.maxWidth ?? DEFAULT_PREVIEW_MAX_WIDTH } })) as unknown as Shot;
+    warnings = (shot.warnings ?? []).filter((w) => typeof w === 'string').slice(0, 8);
   } catch (error) {
     note = ` (no screenshot: ${describe(error)})`;
+    warnings = [`no current screenshot: ${describe(error)}`];
   }
   const scale = shot?.scale ?? 1;
   const px = (v: number): number => Math.round(v * scale);
@@ -99,6 +104,8 @@ export async function buildPreview(input: PreviewInput): Promise<ApprovalPreview
   const preview: ApprovalPreview = { text: text + note };
   if (shot) preview.image_png = shot.png_base64;
   if (mark) preview.mark = mark;
+  // The operator approves what the picture shows: a picture that may be wrong, or none, says so up front.
+  if (warnings.length) preview.warnings = warnings;
   return preview;
 }
 

@@ -240,12 +240,16 @@ class Helper:
     def screenshot(self, target, max_width):
         from png import encode_rgb, scale_rgb
 
-        w, h, rgb, _geo = self.x11().capture(target)
+        w, h, rgb, geo = self.x11().capture(target)
+        warnings = self.x11().capture_warnings(target, w, h, rgb, geo)
         source_width = w
         if max_width is not None and 0 < int(max_width) < w:
             w, h, rgb = scale_rgb(w, h, rgb, int(max_width))
-        return {"png_base64": base64.b64encode(encode_rgb(w, h, rgb)).decode("ascii"), "width": w, "height": h,
+        shot = {"png_base64": base64.b64encode(encode_rgb(w, h, rgb)).decode("ascii"), "width": w, "height": h,
                 "scale": w / source_width}
+        if warnings:
+            shot["warnings"] = warnings
+        return shot
 
     def interactions_of(self, pid, pids=None, a11y_only=False):
         kinds = []

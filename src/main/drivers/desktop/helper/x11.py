@@ -382,6 +382,55 @@ class X11:
         raise HelperError("Unavailable", "no free keycode to type keysym 0x%x" % keysym)
 
     # -- pixels -------------------------------------------------------------------------------
+    def covering(self, wid, geo):
+        """[(window id, fraction of `geo` it covers)] for each viewable window stacked above `wid`'s
+        top-level window. XQueryTree lists the root's children bottom to top, which holds with or
+        without a window manager (_NET_CLIENT_LIST_STACKING needs one)."""
+        root = self.d().screen().root
+        top = wid
+        for _ in range(64):
+            parent = self._window(top).query_tree().parent
+            if parent is None or parent.id in (0, root.id):
+                break
+            top = parent.id
+        children = root.query_tree().children
+        ids = [c.id for c in children]
+        if top not in ids:
+            return []
+        area = max(1, geo["width"] * geo["height"])
+        out = []
+        for child in children[ids.index(top) + 1:]:
+            try:
+                attrs = child.get_attributes()
+                if attrs.map_state != X.IsViewable or attrs.win_class == X.InputOnly:
+                    continue
+                g = child.get_geometry()
+            except error.XError:
+                continue  # gone while we looked
+            right, bottom = g.x + g.width + 2 * g.border_width, g.y + g.height + 2 * g.border_width
+            w = min(geo["x"] + geo["width"], right) - max(geo["x"], g.x)
+            h = min(geo["y"] + geo["height"], bottom) - max(geo["y"], g.y)
+            if w > 0 and h > 0:
+                out.append((child.id, w * h / area))
+        return out
+
+    def capture_warnings(self, target, width, height, rgb, geo):
+        """Why a capture may not show what an action on the window meets, in words."""
+        wid = parse_window_id(target.get("window"))
+        warnings = []
+        state = self._window(wid).get_full_property(self.d().intern_atom("_NET_WM_STATE"), Xatom.ATOM)
+        if state is not None and self.d().intern_atom("_NET_WM_STATE_HIDDEN") in state.value:
+            warnings.append("the window is minimized: the screenshot is not what it shows when restored")
+        for other, fraction in self.covering(wid, geo):
+            warnings.append("window %s is stacked above it and covers %d%% of it: the screenshot shows that "
+                            "window there, and input there reaches that window" % (hex(other), max(1, round(fraction * 100))))
+        if width < geo["width"] or height < geo["height"]:
+            warnings.append("only %dx%d of its %dx%d pixels are on screen" % (width, height, geo["width"], geo["height"]))
+        if rgb and rgb == rgb[:3] * (len(rgb) // 3):
+            warnings.append("the capture is blank (every pixel is #%02x%02x%02x): the window may not have drawn "
+                            "yet, or draws where a capture cannot see it" % tuple(rgb[:3]))
+        return warnings
+
     def capture(self, target):
         """(width, height, RGB bytes) of the bound window as it is on screen."""
         wid, win = self.check_target(target)
