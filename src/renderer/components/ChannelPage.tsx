@@ -14,6 +14,51 @@ import { ArgsView } from './ArgsView';
 import { Badge, ErrorBox, JsonBlock, Loading } from './common';
 import { SchemaForm } from './SchemaForm';
 
+// Recognised by their first bytes in base64 (PNG's signature, JPEG's SOI marker), not by field name.
+const IMAGE_PREFIXES: ReadonlyArray<readonly [string, string]> = [
+  ['iVBORw0KGgo', 'image/png'],
+  ['/9j/', 'image/jpeg'],
+];
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+function imageType(value: string): string | undefined {
+  const type = IMAGE_PREFIXES.find(([prefix]) => value.startsWith(prefix))?.[1];
+  return type && BASE64.test(value) ? type : undefined;
+}
+
+/**
+ * An op's output with its base64 images (a screenshot) taken out to be shown as images; each
+ * leaves a short note in its field, so the rest reads as text instead of a wall of base64.
+ */
+export function splitImages(output: JsonValue): { images: Array<{ field: string; src: string }>; rest: JsonValue } {
+  if (!output || typeof output !== 'object' || Array.isArray(output)) return { images: [], rest: output };
+  const images: Array<{ field: string; src: string }> = [];
+  const rest: Record<string, JsonValue> = {};
+  for (const [field, value] of Object.entries(output)) {
+    const type = typeof value === 'string' ? imageType(value) : undefined;
+    if (typeof value !== 'string' || type === undefined) {
+      rest[field] = value;
+      continue;
+    }
+    images.push({ field, src: `data:${type};base64,${value}` });
+    rest[field] = `(${type}, ${Math.round((value.length * 3) / 4 / 1024)} KB, shown above)`;
+  }
+  return { images, rest };
+}
+
+function OpResult({ channel, op, output }: { channel: string; op: string; output: JsonValue }) {
+  const { images, rest } = splitImages(output);
+  return (
+    <div className="result ok-box">
+      <h5>Result</h5>
+      {images.map((image) => (
+        <img key={image.field} className="result-img" src={image.src} alt={escapeControl(`${op} ${image.field} of ${channel}`)} />
+      ))}
+      <ArgsView args={rest} />
+    </div>
+  );
+}
+
 function OpCard({ channel, op }: { channel: string; op: OpSpec }) {
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<RunOpResult>();
@@ -35,7 +80,7 @@ function OpCard({ channel, op }: { channel: string; op: OpSpec }) {
         <div className="op-form">
           <h4>Run as operator</h4>
           <SchemaForm schema={op.params_schema} submitLabel={`Run ${op.op}`} onSubmit={(a) => void run(a)} busy={busy} idPrefix={`${channel}-${op.op}`} />
-          {result && (result.ok ? <div className="result ok-box"><h5>Result</h5><ArgsView args={result.output ?? null} /></div> : <ErrorBox error={result.error ?? 'failed'} />)}
+          {result && (result.ok ? <OpResult channel={channel} op={op.op} output={result.output ?? null} /> : <ErrorBox error={result.error ?? 'failed'} />)}
         </div>
         <div className="op-schemas">
           <h4>params_schema</h4>

@@ -286,3 +286,34 @@ describe('a high-risk tier asks for confirmation', () => {
     expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }, { channel: 'tmux:%3', tier: 'operator' }]);
   });
 });
+
+describe('an op result carrying an image', () => {
+  const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC';
+  const channel = { channel: 'desktop:0x400007', driver: 'desktop', labels: ['gedit'], detail: {} };
+  const screenshot = { op: 'screenshot', summary: 'PNG of the window', mutating: false, params_schema: { type: 'object', properties: {} }, result_schema: { type: 'object' } };
+
+  it('shows a screenshot as an image, not as base64 text, and the other fields as text', async () => {
+    fake.replies.listChannels = { channels: [channel], health: [{ driver: 'desktop', ok: true, lines: [] }], errors: [] };
+    fake.replies.describeChannel = { channel, ops: [screenshot] };
+    fake.replies.previewChannel = { error: 'no preview' };
+    fake.replies.runOp = { ok: true, output: { png_base64: PNG, width: 1, height: 1, warnings: ['the capture is blank'], note: 'iVBORw0KGgo but not base64!' } };
+    act(() => showView('channels'));
+    connectionChanged('open');
+    render(<App />);
+    await settle();
+    fireEvent.click(screen.getByText('desktop:0x400007'));
+    await settle();
+    fireEvent.click(screen.getByText('screenshot'));
+    fireEvent.click(screen.getByRole('button', { name: 'Run screenshot' }));
+    await settle();
+    const img = screen.getByRole('img', { name: 'screenshot png_base64 of desktop:0x400007' });
+    expect(img.getAttribute('src')).toBe(`data:image/png;base64,${PNG}`);
+    const result = img.closest('.result')!;
+    expect(result.textContent).not.toContain(PNG);
+    expect(result.textContent).toContain('(image/png, 0 KB, shown above)');
+    expect(result.textContent).toContain('the capture is blank');
+    // Only real base64 becomes an image.
+    expect(result.textContent).toContain('iVBORw0KGgo but not base64!');
+    expect(result.querySelectorAll('img')).toHaveLength(1);
+  });
+});
