@@ -102,14 +102,25 @@ function PreviewWarnings({ approval }: { approval: PendingApproval }) {
   );
 }
 
-/** The target's last lines of text (a terminal pane), or why they are not shown. */
-function PaneLines({ approval }: { approval: PendingApproval }) {
+/**
+ * The target's last lines of text (a terminal pane), or why they are not shown. In full on the
+ * focused card; the others show only the last line (where the keys land) so a busy queue stays compact.
+ */
+function PaneLines({ approval, focused }: { approval: PendingApproval; focused: boolean }) {
+  const [toggled, setToggled] = useState<boolean>();
   const p = approval.preview;
   if (p?.lines_hidden) return <p className="pane-lines-hidden">{escapeControl(p.lines_hidden)}</p>;
   if (!p?.lines?.length) return null;
+  const open = toggled ?? focused;
+  const shown = open ? p.lines : p.lines.slice(-1);
   return (
-    <section className="pane-lines" aria-label={`Last lines of ${escapeControl(approval.channel)}`}>
-      <pre>{p.lines.map(escapeControl).join('\n')}</pre>
+    <section className={`pane-lines ${open ? '' : 'pane-lines-short'}`} aria-label={`Last lines of ${escapeControl(approval.channel)}`}>
+      <pre>{shown.map(escapeControl).join('\n')}</pre>
+      {p.lines.length > 1 && (
+        <button type="button" className="btn btn-small" aria-expanded={open} onClick={() => setToggled(!open)}>
+          {open ? 'Less' : `${p.lines.length} lines`}
+        </button>
+      )}
     </section>
   );
 }
@@ -194,7 +205,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
       <div className="approval-body">
         <section aria-label="Arguments">{a.sensitive ? <SensitiveArgs approval={a} /> : <Args args={a.args} />}</section>
         <Screenshot approval={a} />
-        <PaneLines approval={a} />
+        <PaneLines approval={a} focused={next} />
       </div>
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>

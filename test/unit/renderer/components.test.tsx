@@ -72,12 +72,19 @@ describe('ApprovalCard', () => {
     for (const b of decisions) expect((b as HTMLButtonElement).disabled).toBe(true);
   });
 
-  it('shows a pane\'s last lines as a monospace block, control characters escaped, or why they are hidden', () => {
+  it('shows a pane\'s last lines as a monospace block (in full on the focused card), control characters escaped, or why they are hidden', () => {
     const withLines = { ...a1, preview: { text: 'type "ls"', lines: ['$ make', 'ok\u001b[31m'] } };
     const { unmount } = render(<ApprovalCard approval={withLines} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
     const block = screen.getByRole('region', { name: 'Last lines of tmux:%3' });
     expect(block.querySelector('pre')?.textContent).toBe('$ make\nok\\x1b[31m');
     unmount();
+    // A card further down the queue shows only the last line until asked.
+    const rest = render(<ApprovalCard approval={withLines} now={Date.now()} next={false} onDecide={() => {}} reason="" onReason={() => {}} />);
+    const short = screen.getByRole('region', { name: 'Last lines of tmux:%3' });
+    expect(short.querySelector('pre')?.textContent).toBe('ok\\x1b[31m');
+    fireEvent.click(within(short).getByRole('button', { name: '2 lines' }));
+    expect(short.querySelector('pre')?.textContent).toBe('$ make\nok\\x1b[31m');
+    rest.unmount();
     const hidden = { ...a1, preview: { text: 'type "ls"', lines_hidden: 'pane content hidden: config tmux.read_deny "%3" matches it' } };
     render(<ApprovalCard approval={hidden} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
     expect(screen.queryByRole('region', { name: /Last lines/ })).toBeNull();
