@@ -19,7 +19,7 @@ import { createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { EventBuffer } from './event-store';
-import type { EventLimits, SessionEvents } from './event-store';
+import type { SessionEvents } from './event-store';
 import { createOperatorAuth, SESSION_TTL_MS } from './operator';
 import { isLoopbackHost, isLoopbackPeer } from './loopback';
 import { secretEquals } from './secret';
@@ -87,8 +87,8 @@ export interface HubServerOptions {
   /** Open MCP sessions at most (default 256) and how long one may sit idle (default 10 min). */
   maxMcpSessions?: number;
   mcpSessionIdleMs?: number;
-  /** What is kept of the SSE streams for clients that reconnect (default `EVENT_LIMITS`). */
-  mcpEventLimits?: EventLimits;
+  /** Where the SSE streams are kept for clients that reconnect (default: one bounded by `EVENT_LIMITS`). */
+  mcpEvents?: EventBuffer;
 }
 
 /** A running hub server. */
@@ -156,7 +156,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   const maxSessions = options.maxMcpSessions ?? MAX_SESSIONS;
   const idleMs = options.mcpSessionIdleMs ?? SESSION_IDLE_MS;
   const sessions = new Map<string, McpSession>();
-  const eventBuffer = new EventBuffer(options.mcpEventLimits);
+  const eventBuffer = options.mcpEvents ?? new EventBuffer();
   const drop = (id: string, s: McpSession): void => {
     sessions.delete(id);
     void s.server.close().catch(() => undefined);
