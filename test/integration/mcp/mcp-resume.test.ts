@@ -1,9 +1,15 @@
 /**
  * Resumable Streamable HTTP: the real SDK client loses its SSE stream in the middle of a call
  * (its connection is cut), reconnects with Last-Event-ID and still gets the answer; an unknown
- * cursor is refused in one line; a session's kept events go when the session does.
+ * cursor is refused in one line; a session's kept events go when the session does; `uplink mcp`
+ * picks up its own dropped stream the same way.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -12,7 +18,7 @@ import { startHubServer } from '../../../src/main/edges/http/server';
 import type { HubServer } from '../../../src/main/edges/http/server';
 import { EventBuffer } from '../../../src/main/edges/http/event-store';
 import { createTestDriver } from '../../fixtures/test-driver';
-import { tmpDataDir, waitFor } from '../../fixtures/hub-build';
+import { buildForTests, cliEnv, ROOT, tmpDataDir, waitFor } from '../../fixtures/hub-build';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -123,5 +129,66 @@ describe('resumable Streamable HTTP', () => {
     // A client that vanishes without DELETE.
     await idle.client.close();
     await waitFor(() => events.size.events === 0, 5000);
+  });
+});
+
+/**
+ * An HTTP proxy in front of the hub that can cut the connections of the next `tools/call` once
+ * progress went through (both sides, as a network drop would).
+ */
+async function cuttingProxy(target: HubServer): Promise<{ url: string; cuts: () => number }> {
+  let cuts = 0;
+  const proxy = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const up = request(`${target.url}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(target.url).host } }, (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        const cutting = cuts === 0 && body.includes('"tools/call"');
+        upRes.on('data', (c: Buffer) => {
+          res.write(c);
+          if (cutting && c.includes('notifications/progress') && cuts === 0) {
+            cuts++;
+            upRes.destroy();
+            res.socket?.destroy();
+          }
+        });
+        upRes.on('end', () => res.end());
+      });
+      up.on('error', () => res.socket?.destroy());
+      up.end(body);
+    });
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  cleanup.push(() => new Promise<void>((r) => proxy.close(() => r())));
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, cuts: () => cuts };
+}
+
+describe('uplink mcp relaying to a running hub', () => {
+  it('resumes its stream to the hub after a drop mid-call, so the agent gets the answer instead of an error', async () => {
+    const b = await buildForTests();
+    const dir = tmpDataDir();
+    const hub = createHub({ dataDir: dir, drivers: [createTestDriver()], progressIntervalMs: 100 });
+    const server = await startHubServer({ hub, dataDir: dir, announce: false });
+    cleanup.push(async () => {
+      await server.close();
+      await hub.close();
+    });
+    const proxy = await cuttingProxy(server);
+    // The relay finds the hub through hub.json: point it at the proxy.
+    writeFileSync(join(dir, 'hub.json'), JSON.stringify({ url: proxy.url, pid: process.pid, started_at: new Date().toISOString() }));
+    const client = new Client({ name: 'relayed-agent', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env: cliEnv(b, dir) as Record<string, string>, cwd: ROOT, stderr: 'pipe' }));
+    cleanup.push(() => client.close());
+    const progress: string[] = [];
+    const result = (await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 1500, timeout_ms: 10_000 } } }, undefined, {
+      onprogress: (p) => void progress.push(p.message ?? ''),
+      timeout: 20_000,
+    })) as CallToolResult;
+    expect(proxy.cuts()).toBe(1);
+    expect(result.isError).toBeFalsy();
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual({ waited: 1500 });
+    expect(progress.length).toBeGreaterThan(1);
   });
 });
