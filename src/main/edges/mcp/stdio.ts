@@ -218,10 +218,11 @@ async function relay(dataDir: string): Promise<number> {
         const { 'content-type': _, ...base } = headers;
         const again = await fetch(s.url, {
           headers: { ...base, accept: 'text/event-stream', 'mcp-session-id': s.id, 'mcp-protocol-version': s.protocol_version, 'last-event-id': cursor.last_event_id },
-        }).catch(() => undefined);
-        if (again && !again.ok) {
-          // The hub is there but cannot resume (a forgotten session or cursor): asking again will not help.
-          await again.body?.cancel();
+        }).catch((e: unknown) => (neverReached(e) ? null : undefined));
+        // null: nobody listens, so the hub is gone with what it kept; a hub that refuses (a
+        // forgotten session or cursor) will not change its mind on a second ask.
+        if (again === null || (again && !again.ok)) {
+          await again?.body?.cancel();
           break;
         }
         if (again) await readMessages(again, take, cursor, () => answered).catch(() => undefined);
