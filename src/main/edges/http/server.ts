@@ -18,6 +18,8 @@ import type { AgentCredential, CallerEnvironment, Hub } from '../../hub';
 import { createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
+import { EventBuffer } from './event-store';
+import type { SessionEvents } from './event-store';
 import { createOperatorAuth, SESSION_TTL_MS } from './operator';
 import { isLoopbackHost, isLoopbackPeer } from './loopback';
 import { secretEquals } from './secret';
@@ -30,6 +32,8 @@ const SESSION_IDLE_MS = 10 * 60_000;
 const MAX_SESSIONS = 256;
 /** How long a stopping server lets answers already being written reach their clients. */
 const FLUSH_MS = 2000;
+/** How long an SSE client waits before it reconnects (sent in the priming event's `retry`). */
+const SSE_RETRY_MS = 1000;
 
 /** One Streamable HTTP MCP session. */
 interface McpSession {
@@ -39,6 +43,8 @@ interface McpSession {
   inflight: number;
   /** The agent that opened it. */
   agent_id: string;
+  /** What its streams sent, for a client that reconnects with Last-Event-ID. */
+  events: SessionEvents;
 }
 
 /** Headers `uplink mcp` sets when it relays an agent to this hub: where that agent runs. */
@@ -81,6 +87,8 @@ export interface HubServerOptions {
   /** Open MCP sessions at most (default 256) and how long one may sit idle (default 10 min). */
   maxMcpSessions?: number;
   mcpSessionIdleMs?: number;
+  /** Where the SSE streams are kept for clients that reconnect (default: one bounded by `EVENT_LIMITS`). */
+  mcpEvents?: EventBuffer;
 }
 
 /** A running hub server. */
@@ -148,6 +156,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   const maxSessions = options.maxMcpSessions ?? MAX_SESSIONS;
   const idleMs = options.mcpSessionIdleMs ?? SESSION_IDLE_MS;
   const sessions = new Map<string, McpSession>();
+  const eventBuffer = options.mcpEvents ?? new EventBuffer();
   const drop = (id: string, s: McpSession): void => {
     sessions.delete(id);
     void s.server.close().catch(() => undefined);
@@ -237,12 +246,16 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       }
       const grantsKey = randomUUID();
       const server = createMcpServer(options.hub, credential, grantsKey, callerFrom(req));
+      const events = eventBuffer.forSession();
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => void sessions.set(id, session),
+        eventStore: events,
+        retryInterval: SSE_RETRY_MS,
       });
-      const session: McpSession = { transport, server, lastSeen: Date.now(), inflight: 0, agent_id: credential.id };
+      const session: McpSession = { transport, server, lastSeen: Date.now(), inflight: 0, agent_id: credential.id, events };
       transport.onclose = () => {
+        events.drop();
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
       await server.connect(transport);
@@ -251,6 +264,10 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     if (req.method === 'GET' || req.method === 'DELETE') {
       const existing = owned(sessionId ? sessions.get(sessionId) : undefined);
       if (!existing) return void sendError(res, sessionId ? 404 : 400, 'NotFound', 'unknown or missing MCP session', 'initialize a new session');
+      const lastEventId = req.headers['last-event-id'];
+      if (req.method === 'GET' && typeof lastEventId === 'string' && lastEventId !== '' && !existing.events.knows(lastEventId)) {
+        return void sendError(res, 400, 'NotFound', `cannot resume after event ${lastEventId.slice(0, 64)}: this session no longer holds it`, 'the hub keeps a bounded tail of each stream; send the request again (a call that was answered meanwhile is in `uplink log`)', {}, RPC.invalidRequest);
+      }
       return serve(existing, req, res);
     }
     res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();

@@ -58,8 +58,17 @@ class RelayError extends Error {
 
 const unavailable = (message: string, hint: string): RelayError => new RelayError({ code: -32603, message: renderDriverError('core', { kind: 'Unavailable', message, hint }) });
 
-/** Every JSON-RPC message of a `/mcp` answer: one JSON body, or the `data` of SSE message events. */
-async function readMessages(res: Response, on: (message: JSONRPCMessage) => void): Promise<void> {
+/** Where an SSE answer got to: its last event id and the reconnect delay the hub asked for. */
+interface StreamCursor {
+  last_event_id?: string;
+  retry_ms?: number;
+}
+
+/**
+ * Every JSON-RPC message of a `/mcp` answer: one JSON body, or the `data` of SSE message events.
+ * Stops reading once `done()` says so (a resumed stream may stay open after the answer).
+ */
+async function readMessages(res: Response, on: (message: JSONRPCMessage) => void, cursor: StreamCursor = {}, done: () => boolean = () => false): Promise<void> {
   const emit = (data: string): void => {
     try {
       const parsed = JSON.parse(data) as JSONRPCMessage | JSONRPCMessage[];
@@ -83,11 +92,20 @@ async function readMessages(res: Response, on: (message: JSONRPCMessage) => void
       const lines = buffer.slice(0, end).split('\n');
       buffer = buffer.slice(end + 2);
       const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
+      const id = lines.find((l) => l.startsWith('id:'))?.slice(3).trim();
+      const retry = Number(lines.find((l) => l.startsWith('retry:'))?.slice(6).trim());
+      if (id) cursor.last_event_id = id;
+      if (Number.isInteger(retry) && retry >= 0) cursor.retry_ms = Math.min(retry, MAX_RESUME_DELAY_MS);
       const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, ''));
       if (data.length && (!event || event === 'message')) emit(data.join('\n'));
+      if (done()) return void (await reader.cancel().catch(() => undefined));
     }
   }
 }
+
+/** How often the relay reconnects a dropped answer stream, and the longest it waits before one. */
+const RESUME_ATTEMPTS = 3;
+const MAX_RESUME_DELAY_MS = 5000;
 
 /** Whether fetch failed before any hub took the request (nothing ran). */
 function neverReached(e: unknown): boolean {
@@ -187,10 +205,28 @@ async function relay(dataDir: string): Promise<number> {
       }
       if (!res.ok) throw await refusal(res);
       let answered = false;
-      await readMessages(res, (m) => {
+      const take = (m: JSONRPCMessage): void => {
         if ((m as { id?: unknown }).id === request.id && !('method' in m)) answered = true;
         reply(m);
-      }).catch(() => undefined);
+      };
+      const cursor: StreamCursor = {};
+      await readMessages(res, take, cursor, () => answered).catch(() => undefined);
+      // A stream that dropped after an event id can be picked up where it stopped: the hub keeps
+      // what it sent since, the answer included.
+      for (let i = 0; !answered && cursor.last_event_id !== undefined && i < RESUME_ATTEMPTS; i++) {
+        await new Promise((r) => setTimeout(r, cursor.retry_ms ?? 1000));
+        const { 'content-type': _, ...base } = headers;
+        const again = await fetch(s.url, {
+          headers: { ...base, accept: 'text/event-stream', 'mcp-session-id': s.id, 'mcp-protocol-version': s.protocol_version, 'last-event-id': cursor.last_event_id },
+        }).catch((e: unknown) => (neverReached(e) ? null : undefined));
+        // null: nobody listens, so the hub is gone with what it kept; a hub that refuses (a
+        // forgotten session or cursor) will not change its mind on a second ask.
+        if (again === null || (again && !again.ok)) {
+          await again?.body?.cancel();
+          break;
+        }
+        if (again) await readMessages(again, take, cursor, () => answered).catch(() => undefined);
+      }
       if (!answered) throw await stoppedMidCall(opening);
       return;
     }
