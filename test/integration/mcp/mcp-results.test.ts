@@ -43,8 +43,8 @@ function shotDriver(): ReturnType<typeof createTestDriver> {
   };
 }
 
-async function connect(): Promise<{ client: Client; hub: Hub }> {
-  const { hub } = openHub({ driver: shotDriver() });
+async function connect(driver = shotDriver()): Promise<{ client: Client; hub: Hub }> {
+  const { hub } = openHub({ driver });
   const server = createMcpServer(hub, { id: 'default' }, 's1');
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
@@ -111,6 +111,15 @@ describe('tool results', () => {
       expect(r.isError).toBeFalsy();
       expect(line(r)).not.toContain('\n');
     }
+  });
+
+  it('an unhealthy doctor says which part and why in its line', async () => {
+    const driver = shotDriver();
+    driver.state.healthy = false;
+    const { client } = await connect(driver);
+    const r = await call(client, 'channel_doctor', {});
+    expect(r.structuredContent).toMatchObject({ ok: false, drivers: [{ driver: 'test', ok: false, lines: ['fixture unhealthy'] }] });
+    expect(line(r)).toBe('Unhealthy: test (fixture unhealthy)');
   });
 
   it('a long result is cut short in the text line and whole in structuredContent', async () => {

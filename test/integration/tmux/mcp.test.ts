@@ -26,7 +26,7 @@ interface Agent {
   server: TmuxTestServer;
   dataDir: string;
   client: Client;
-  call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string }>;
+  call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string; data?: Record<string, unknown> }>;
   json<T = Record<string, unknown>>(name: string, args: Record<string, unknown>): Promise<T>;
 }
 
@@ -41,12 +41,14 @@ async function agent(config: Record<string, unknown> = APPROVE_TMUX): Promise<Ag
   cleanup.push(() => client.close());
   const call = async (name: string, args: Record<string, unknown>) => {
     const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-    return { error: r.isError === true, text: (r.content[0] as { text: string }).text };
+    return { error: r.isError === true, text: (r.content[0] as { text: string }).text, data: r.structuredContent };
   };
+  // The answer itself: an op's result, the channel array, else the whole structuredContent.
   const json = async <T,>(name: string, args: Record<string, unknown>): Promise<T> => {
     const r = await call(name, args);
     if (r.error) throw new Error(r.text);
-    return JSON.parse(r.text) as T;
+    const data = r.data as Record<string, unknown>;
+    return (name === 'channel_observe' || name === 'channel_act' ? data.result : name === 'channel_list' ? data.channels : data) as T;
   };
   return { server, dataDir, client, call, json };
 }
@@ -84,8 +86,8 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(list).toEqual(expect.arrayContaining([expect.objectContaining({ channel: `tmux:${peer}`, labels: ['peer'] })]));
     a.server.typeLine(peer, 'mcp-read-marker');
     await eventually(async () => (await a.json<{ text: string }>('channel_observe', { channel: 'tmux:peer', op: 'read', args: { lines: 10 } })).text.includes('mcp-read-marker'));
-    const doctor = await a.call('channel_doctor', {});
-    expect(doctor.text).toMatch(/control mode: attached/);
+    const doctor = await a.json<{ drivers: Array<{ driver: string; lines: string[] }> }>('channel_doctor', {});
+    expect(doctor.drivers.find((d) => d.driver === 'tmux')?.lines.join('\n')).toMatch(/control mode: attached/);
   });
 
   it('without a panel or a standing rule, mutating tmux ops are refused before the driver runs', async () => {
@@ -173,9 +175,9 @@ describe('tmux through MCP (uplink mcp)', () => {
     writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'hot*', tier: 'operator' }], read_deny: ['customer-*'] } });
     const typed = await eventually(async () => {
       const r = await a.call('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } });
-      return !r.error && r.text;
+      return !r.error && r.data;
     }, 10_000, 'the config edit to grant operator');
-    expect(JSON.parse(typed)).toEqual({ typed: 1, enter: false });
+    expect(typed && typed.result).toEqual({ typed: 1, enter: false });
     expect((await a.call('channel_observe', { channel: 'tmux:customer-1', op: 'read', args: {} })).text).toMatch(/\[tmux:Rejected\].*read-blocked/);
     a.server.setOption(secret, '@name', 'innocent');
     expect((await a.call('channel_observe', { channel: 'tmux:innocent', op: 'read', args: {} })).text).toMatch(/read-blocked/);

@@ -57,8 +57,13 @@ export function recvAnswer(b: RecvBatch): ToolAnswer {
 }
 
 export function doctorAnswer(d: HubDoctor): ToolAnswer {
-  const bad = [...d.drivers.filter((x) => !x.ok).map((x) => x.driver), ...(['config', 'audit', 'agents'] as const).filter((k) => !d[k].ok)];
-  const text = d.ok ? `Healthy: ${d.drivers.length} driver${d.drivers.length === 1 ? '' : 's'} ok${d.warnings?.length ? `, ${d.warnings.length} warning(s)` : ''}` : `Unhealthy: ${bad.join(', ') || 'see drivers'}`;
+  // What is wrong, with its first line, so a reader of the text alone knows where to look.
+  const bad = [
+    ...d.drivers.filter((x) => !x.ok).map((x) => `${x.driver} (${x.lines[0] ?? 'not ok'})`),
+    ...(['config', 'audit', 'agents'] as const).filter((k) => !d[k].ok).map((k) => `${k} (${d[k].error ?? d[k].path})`),
+  ];
+  const warned = d.warnings?.length ? `; ${d.warnings.length} warning${d.warnings.length === 1 ? '' : 's'}` : '';
+  const text = d.ok ? `Healthy: ${d.drivers.length} driver${d.drivers.length === 1 ? '' : 's'} ok${warned}` : `Unhealthy: ${bad.join('; ') || 'see drivers'}${warned}`;
   return { text, structured: d as unknown as Record<string, unknown> };
 }
 
