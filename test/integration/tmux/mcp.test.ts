@@ -39,6 +39,8 @@ async function agent(config: Record<string, unknown> = APPROVE_TMUX): Promise<Ag
   const client = new Client({ name: 'claude', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env, cwd: ROOT, stderr: 'pipe' }));
   cleanup.push(() => client.close());
+  // Listed tools make the SDK client check every answer against the tool's outputSchema.
+  await client.listTools();
   const call = async (name: string, args: Record<string, unknown>) => {
     const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
     return { error: r.isError === true, text: (r.content[0] as { text: string }).text, data: r.structuredContent };
@@ -86,6 +88,8 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(list).toEqual(expect.arrayContaining([expect.objectContaining({ channel: `tmux:${peer}`, labels: ['peer'] })]));
     a.server.typeLine(peer, 'mcp-read-marker');
     await eventually(async () => (await a.json<{ text: string }>('channel_observe', { channel: 'tmux:peer', op: 'read', args: { lines: 10 } })).text.includes('mcp-read-marker'));
+    const described = await a.json<{ ops: Array<{ op: string; tool: string }> }>('channel_describe', { channel: 'tmux:peer' });
+    expect(described.ops).toEqual(expect.arrayContaining([expect.objectContaining({ op: 'read', tool: 'channel_observe' }), expect.objectContaining({ op: 'type', tool: 'channel_act' })]));
     const doctor = await a.json<{ drivers: Array<{ driver: string; lines: string[] }> }>('channel_doctor', {});
     expect(doctor.drivers.find((d) => d.driver === 'tmux')?.lines.join('\n')).toMatch(/control mode: attached/);
   });
