@@ -122,6 +122,14 @@ describe('tool results', () => {
     expect(line(r)).toBe('Unhealthy: test (fixture unhealthy)');
   });
 
+  it('control characters from a pane are escapes in the line, and unchanged in structuredContent', async () => {
+    const { client } = await connect();
+    const text = 'a\u2028b\u0085c\u001b[2Jd';
+    const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: { text } });
+    expect(line(r)).toBe('echo on test:alpha: {"text":"a\\u2028b\\x85c\\u001b[2Jd"}');
+    expect(r.structuredContent).toEqual({ channel: 'test:alpha', op: 'echo', result: { text } });
+  });
+
   it('a long result is cut short in the text line and whole in structuredContent', async () => {
     const { client } = await connect();
     const text = 'x'.repeat(5000);

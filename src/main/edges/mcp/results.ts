@@ -3,6 +3,7 @@
  * for a person or a model that reads only text, and images lifted out as image content items.
  */
 import type { ChannelEntry, HubDoctor, JsonValue, OpDescription, RecvBatch, SendReceipt } from '../../hub';
+import { escapeControl, wellFormed } from '../../../shared/escape';
 
 /** One image content item. */
 export interface ImageItem {
@@ -20,6 +21,14 @@ export interface ToolAnswer {
 
 const PREVIEW_CHARS = 300;
 
+/**
+ * Channel names, op names and results come from panes and windows: the line shows their control
+ * characters as escapes so it stays one inert line, and a cut never leaves half a character.
+ */
+function answer(text: string, structured: object, images: ImageItem[] = []): ToolAnswer {
+  return { text: wellFormed(escapeControl(text)), structured: structured as Record<string, unknown>, ...(images.length ? { images } : {}) };
+}
+
 /** `value` as compact JSON, cut at `max` characters. */
 function preview(value: unknown, max = PREVIEW_CHARS): string {
   const json = JSON.stringify(value) ?? 'null';
@@ -32,7 +41,7 @@ function names(list: string[], max = 10): string {
 
 export function listAnswer(channels: ChannelEntry[]): ToolAnswer {
   const text = channels.length === 0 ? 'No channels.' : `${channels.length} channel${channels.length === 1 ? '' : 's'}: ${names(channels.map((c) => c.channel))}`;
-  return { text, structured: { channels } };
+  return answer(text, { channels });
 }
 
 export function describeAnswer(d: { channel: ChannelEntry; ops: OpDescription[] }): ToolAnswer {
@@ -42,18 +51,18 @@ export function describeAnswer(d: { channel: ChannelEntry; ops: OpDescription[] 
     d.ops.length === 1
       ? `${d.channel.channel} op ${d.ops[0]!.op} (${d.ops[0]!.mutating ? 'mutating' : 'read-only'}, via ${d.ops[0]!.tool}): ${d.ops[0]!.summary}`
       : `${d.channel.channel} has ${d.ops.length} ops — ${parts.join('; ')}`;
-  return { text, structured: d as unknown as Record<string, unknown> };
+  return answer(text, d);
 }
 
 export function sendAnswer(channel: string, r: SendReceipt): ToolAnswer {
   const text = `${r.delivered ? 'Delivered' : 'Not delivered'} to ${channel} at ${r.injected_at} (correlation_id ${r.correlation_id})`;
-  return { text, structured: r as unknown as Record<string, unknown> };
+  return answer(text, r);
 }
 
 export function recvAnswer(b: RecvBatch): ToolAnswer {
   const from = [...new Set(b.items.map((i) => i.from).filter((f): f is string => typeof f === 'string'))];
   const text = b.items.length === 0 ? `No new items; next_cursor ${b.next_cursor}` : `${b.items.length} item${b.items.length === 1 ? '' : 's'}${from.length ? ` from ${names(from)}` : ''}; next_cursor ${b.next_cursor}`;
-  return { text, structured: b as unknown as Record<string, unknown> };
+  return answer(text, b);
 }
 
 export function doctorAnswer(d: HubDoctor): ToolAnswer {
@@ -64,7 +73,7 @@ export function doctorAnswer(d: HubDoctor): ToolAnswer {
   ];
   const warned = d.warnings?.length ? `; ${d.warnings.length} warning${d.warnings.length === 1 ? '' : 's'}` : '';
   const text = d.ok ? `Healthy: ${d.drivers.length} driver${d.drivers.length === 1 ? '' : 's'} ok${warned}` : `Unhealthy: ${bad.join('; ') || 'see drivers'}${warned}`;
-  return { text, structured: d as unknown as Record<string, unknown> };
+  return answer(text, d);
 }
 
 /** The result of an op run through channel_observe / channel_act, its images lifted out. */
@@ -72,7 +81,7 @@ export function invokeAnswer(channel: string, op: string, result: JsonValue): To
   const images: ImageItem[] = [];
   const lifted = liftImages(result, images, undefined, 0);
   const shown = images.length ? `; ${images.length} image${images.length === 1 ? '' : 's'} (${images.map((i) => i.mimeType).join(', ')})` : '';
-  return { text: `${op} on ${channel}${shown}: ${preview(lifted)}`, structured: { channel, op, result: lifted }, images };
+  return answer(`${op} on ${channel}${shown}: ${preview(lifted)}`, { channel, op, result: lifted }, images);
 }
 
 /** Fields whose name says they may hold an encoded image. */
