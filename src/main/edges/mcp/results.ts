@@ -50,7 +50,7 @@ export function describeAnswer(d: { channel: ChannelEntry; ops: OpDescription[] 
   const text =
     d.ops.length === 1
       ? `${d.channel.channel} op ${d.ops[0]!.op} (${d.ops[0]!.mutating ? 'mutating' : 'read-only'}, via ${d.ops[0]!.tool}): ${d.ops[0]!.summary}`
-      : `${d.channel.channel} has ${d.ops.length} ops — ${parts.join('; ')}`;
+      : `${d.channel.channel} has ${d.ops.length} ops${parts.length ? ` — ${parts.join('; ')}` : ''}`;
   return answer(text, d);
 }
 
