@@ -64,7 +64,7 @@ const call = async (): Promise<void> => {
   // The agent must really receive the payload, or the figures would measure nothing.
   if (full && !checked) {
     checked = true;
-    if (JSON.stringify(r.content).length < (kind === 'text' ? TEXT_BYTES : SCREENSHOT_BYTES)) throw new Error('the result did not carry the payload');
+    if (JSON.stringify(r).length < (kind === 'text' ? TEXT_BYTES : SCREENSHOT_BYTES)) throw new Error('the result did not carry the payload');
   }
 };
 let checked = false;

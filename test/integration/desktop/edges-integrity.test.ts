@@ -38,9 +38,9 @@ let transport: StdioClientTransport;
 let client: Client;
 const apps: App[] = [];
 
-async function call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string }> {
+async function call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string; data?: Record<string, unknown> }> {
   const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  return { error: r.isError === true, text: (r.content[0] as { text: string }).text };
+  return { error: r.isError === true, text: (r.content[0] as { text: string }).text, data: r.structuredContent };
 }
 async function fixture(title: string): Promise<App> {
   const app = await startFixture(session, ['--title', title]);
@@ -123,7 +123,7 @@ describe('desktop target integrity through MCP and the CLI', () => {
     const first = await fixture('Twin Fixture');
     await semanticChannelOf(probe, first.pid);
     const listed = await cliChannelOf(first.pid);
-    const mcpList = JSON.parse((await call('channel_list', {})).text) as Array<{ channel: string; detail: { pid: number } }>;
+    const mcpList = (await call('channel_list', {})).data!.channels as Array<{ channel: string; detail: { pid: number } }>;
     // An address is one thing for every Uplink process: the MCP hub and a CLI process agree.
     expect(mcpList.find((c) => c.detail.pid === first.pid)?.channel).toBe(listed.channel);
     await first.stop();
@@ -252,7 +252,7 @@ describe('desktop target integrity through MCP and the CLI', () => {
     } finally {
       process.kill(app.pid, 'SIGCONT');
     }
-    const tree = JSON.parse((await call('channel_observe', { channel, op: 'tree', args: { max_depth: 2 } })).text) as { node_count: number };
+    const tree = (await call('channel_observe', { channel, op: 'tree', args: { max_depth: 2 } })).data!.result as { node_count: number };
     expect(tree.node_count).toBeGreaterThan(1);
     const again = await cli(['invoke', channel, 'tree', '{"max_depth": 2}']);
     expect(again.code).toBe(0);

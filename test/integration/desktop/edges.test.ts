@@ -37,14 +37,16 @@ function buildDesktopCli(): Promise<TestBuild> {
   return buildCliWithDrivers('test/integration/desktop/cli-entry.ts', 'desktop');
 }
 
-async function call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string }> {
+async function call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string; data?: Record<string, unknown> }> {
   const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  return { error: r.isError === true, text: (r.content[0] as { text: string }).text };
+  return { error: r.isError === true, text: (r.content[0] as { text: string }).text, data: r.structuredContent };
 }
+/** The answer itself: an op's result, the channel array, else the whole structuredContent. */
 async function json<T = Record<string, unknown>>(name: string, args: Record<string, unknown>): Promise<T> {
   const r = await call(name, args);
   if (r.error) throw new Error(r.text);
-  return JSON.parse(r.text) as T;
+  const data = r.data!;
+  return (name === 'channel_observe' || name === 'channel_act' ? data.result : name === 'channel_list' ? data.channels : data) as T;
 }
 
 beforeAll(async () => {
@@ -74,8 +76,8 @@ describe('desktop through MCP (uplink mcp)', () => {
     expect(list.find((c) => c.channel === channel)?.detail.pid).toBe(app.pid);
     const tree = await json<{ nodes: Array<{ role: string; name: string }> }>('channel_observe', { channel, op: 'tree', args: { max_depth: 3 } });
     expect(tree.nodes[0]).toMatchObject({ role: 'frame', name: 'Edge Fixture' });
-    const doctor = await call('channel_doctor', {});
-    expect(doctor.text).toMatch(/XTEST extension present/);
+    const doctor = await json<{ drivers: Array<{ lines: string[] }> }>('channel_doctor', {});
+    expect(doctor.drivers.flatMap((d) => d.lines).join('\n')).toMatch(/XTEST extension present/);
   });
 
   it('set-text and activate through AT-SPI (the default kind), then type through X11 when forced', async () => {

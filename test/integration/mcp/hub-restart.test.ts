@@ -35,6 +35,8 @@ async function stdioClient(b: TestBuild, dir: string, name = 'relayed-agent'): P
 }
 
 const text = (r: unknown): string => ((r as CallToolResult).content[0] as { text: string }).text;
+/** The op's own result in a channel_observe / channel_act answer. */
+const result = (r: unknown): unknown => ((r as CallToolResult).structuredContent as { result: unknown }).result;
 const echo = { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'still here' } } };
 
 async function log(b: TestBuild, dir: string): Promise<AuditEntry[]> {
@@ -64,21 +66,21 @@ describe('uplink mcp relaying across hub restarts', () => {
     const dir = tmpDataDir();
     const first = await serve(b, dir);
     const client = await stdioClient(b, dir);
-    expect(JSON.parse(text(await client.callTool(echo)))).toEqual({ text: 'still here' });
+    expect(result(await client.callTool(echo))).toEqual({ text: 'still here' });
 
     await first.stop();
     const second = await serve(b, dir);
     expect(second.url).not.toBe(first.url);
     const after = await client.callTool(echo);
     expect(after.isError).toBeFalsy();
-    expect(JSON.parse(text(after))).toEqual({ text: 'still here' });
+    expect(result(after)).toEqual({ text: 'still here' });
 
     // On the same port the new hub does not know the relay's session (404): a new one, once.
     await second.stop();
     const third = await startJsonCommand(b, dir, ['serve', '--port', new URL(second.url).port, '--json']);
     cleanup.push(() => third.stop());
     expect(third.url).toBe(second.url);
-    expect(JSON.parse(text(await client.callTool(echo)))).toEqual({ text: 'still here' });
+    expect(result(await client.callTool(echo))).toEqual({ text: 'still here' });
 
     const rows = (await log(b, dir)).filter((e) => e.op === 'echo' && e.state === 'succeeded');
     expect(rows).toHaveLength(3);
@@ -101,7 +103,7 @@ describe('uplink mcp relaying across hub restarts', () => {
     );
     // And it comes back once a hub does.
     await serve(b, dir);
-    expect(JSON.parse(text(await client.callTool(echo)))).toEqual({ text: 'still here' });
+    expect(result(await client.callTool(echo))).toEqual({ text: 'still here' });
   });
 
   it('a request before initialize is answered as the embedded server answers it: -32601 for an unknown method', async () => {

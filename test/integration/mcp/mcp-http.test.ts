@@ -21,6 +21,11 @@ function text(r: unknown): string {
   return ((r as CallToolResult).content[0] as { text: string }).text;
 }
 
+/** The op's own result in a channel_observe / channel_act answer. */
+function result(r: unknown): unknown {
+  return ((r as CallToolResult).structuredContent as { result: unknown }).result;
+}
+
 async function httpClient(mcpUrl: string, bearer: string, name = 'http-agent'): Promise<Client> {
   const c = new Client({ name, version: '1.2.3' });
   await c.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } }));
@@ -99,7 +104,7 @@ describe('uplink serve', () => {
     const c = await httpClient(served.mcp_url, token);
     const { tools } = await c.listTools();
     expect(tools).toHaveLength(7);
-    expect(JSON.parse(text(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } })))).toEqual({ ok: true });
+    expect(result(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } }))).toEqual({ ok: true });
     const act = await c.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
     expect(act.isError).toBe(true);
     expect(text(act)).toContain('no Uplink panel is open');
@@ -160,7 +165,7 @@ describe('approvals over HTTP and durability', () => {
     const c = await httpClient(hub.mcp_url, hub.token, 'durable-agent');
     const r = await c.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'keep me' } } });
     expect(r.isError).toBeFalsy();
-    expect(JSON.parse(text(r))).toEqual({ written: 7 });
+    expect(result(r)).toEqual({ written: 7 });
     // The agent has its answer: kill the hub without any chance to flush.
     hub.child.kill('SIGKILL');
     await new Promise((resolve) => hub.child.once('close', resolve));
@@ -179,7 +184,7 @@ describe('approvals over HTTP and durability', () => {
     const denied = await c.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
     expect(text(denied)).toContain('no Uplink panel is open');
     const read = await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'seen' } } });
-    expect(JSON.parse(text(read))).toEqual({ text: 'seen' });
+    expect(result(read)).toEqual({ text: 'seen' });
     // The agent has both answers: no chance to flush a batch.
     hub.child.kill('SIGKILL');
     await new Promise((resolve) => hub.child.once('close', resolve));

@@ -32,6 +32,16 @@ function text(r: unknown): string {
   return (res.content[0] as { text: string }).text;
 }
 
+/** What a tool answered (its structuredContent). */
+function data<T = Record<string, unknown>>(r: unknown): T {
+  return (r as CallToolResult).structuredContent as T;
+}
+
+/** The op's own result in a channel_observe / channel_act answer. */
+function result(r: unknown): unknown {
+  return data<{ result: unknown }>(r).result;
+}
+
 beforeAll(async () => {
   b = await buildForTests();
   dir = tmpDataDir();
@@ -50,16 +60,16 @@ describe('uplink mcp (stdio, embedded hub)', () => {
   });
 
   it('lists channels and describes ops', async () => {
-    const list = JSON.parse(text(await client.callTool({ name: 'channel_list', arguments: {} }))) as Array<{ channel: string }>;
+    const list = data<{ channels: Array<{ channel: string }> }>(await client.callTool({ name: 'channel_list', arguments: {} })).channels;
     expect(list.map((c) => c.channel)).toEqual(['test:alpha', 'test:beta']);
-    const d = JSON.parse(text(await client.callTool({ name: 'channel_describe', arguments: { channel: 'test:alpha', op: 'write' } }))) as { ops: Array<{ op: string; tool: string }> };
+    const d = data<{ ops: Array<{ op: string; tool: string }> }>(await client.callTool({ name: 'channel_describe', arguments: { channel: 'test:alpha', op: 'write' } }));
     expect(d.ops).toEqual([expect.objectContaining({ op: 'write', tool: 'channel_act', mutating: true })]);
   });
 
   it('channel_observe runs a read-only op', async () => {
     const r = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hello' } } });
     expect(r.isError).toBeFalsy();
-    expect(JSON.parse(text(r))).toEqual({ text: 'hello' });
+    expect(result(r)).toEqual({ text: 'hello' });
   });
 
   it('channel_act without a panel is refused with a hint to ask the operator', async () => {
@@ -99,7 +109,7 @@ describe('uplink mcp (stdio, embedded hub)', () => {
       expect(r.isError, name).toBe(true);
       expect(text(r)).toMatch(re);
       // The server keeps serving after each refusal.
-      expect(JSON.parse(text(await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } })))).toEqual({ ok: true });
+      expect(result(await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } }))).toEqual({ ok: true });
     }
   });
 
@@ -111,7 +121,7 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     const bad = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'bad-output' } });
     expect(text(bad)).toMatch(/^uplink error \[test:Invalid\]: the driver's result for bad-output breaks its result_schema/);
     const ok = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } });
-    expect(JSON.parse(text(ok))).toEqual({ ok: true });
+    expect(result(ok)).toEqual({ ok: true });
   });
 
   it('no progress notifications are sent when the request carries no progressToken', async () => {
@@ -121,7 +131,7 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     quiet.setNotificationHandler(ProgressNotificationSchema, (n) => void seen.push(n));
     try {
       const r = await quiet.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } }, undefined, { timeout: 30_000 });
-      expect(JSON.parse(text(r))).toEqual({ waited: 2600 });
+      expect(result(r)).toEqual({ waited: 2600 });
       // A later round trip flushes anything the server might still have queued.
       await quiet.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } });
       expect(seen).toEqual([]);
@@ -136,15 +146,15 @@ describe('uplink mcp (stdio, embedded hub)', () => {
       onprogress: (p) => seen.push(p.message ?? ''),
       timeout: 30_000,
     });
-    expect(JSON.parse(text(r))).toEqual({ waited: 2600 });
+    expect(result(r)).toEqual({ waited: 2600 });
     expect(seen.length).toBeGreaterThan(0);
     expect(seen[0]).toContain('test.slow running');
   });
 
   it('channel_doctor and channel_recv answer', async () => {
-    const d = JSON.parse(text(await client.callTool({ name: 'channel_doctor', arguments: {} }))) as { ok: boolean; drivers: unknown[] };
+    const d = data<{ ok: boolean; drivers: unknown[] }>(await client.callTool({ name: 'channel_doctor', arguments: {} }));
     expect(d.ok).toBe(true);
-    const r = JSON.parse(text(await client.callTool({ name: 'channel_recv', arguments: {} }))) as { items: unknown[]; next_cursor: number };
+    const r = data<{ items: unknown[]; next_cursor: number }>(await client.callTool({ name: 'channel_recv', arguments: {} }));
     expect(r).toEqual({ items: [], next_cursor: 0 });
   });
 
@@ -212,7 +222,7 @@ describe('uplink mcp and input built to break the audit', () => {
     expect(refused.isError).toBe(true);
     expect(text(refused)).toBe('uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)');
     for (let i = 0; i < 50; i++) send(JSON.stringify({ jsonrpc: '2.0', id: 100 + i, method: 'tools/call', params: { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: `r${i}` } } } }));
-    for (let i = 0; i < 50; i++) expect(JSON.parse(text((await reply(100 + i)).result))).toEqual({ text: `r${i}` });
+    for (let i = 0; i < 50; i++) expect(result((await reply(100 + i)).result)).toEqual({ text: `r${i}` });
     child.stdin.end();
     expect(await exited).toBe(0);
     const db = new Database(join(d, 'audit.sqlite'), { readonly: true });
@@ -228,7 +238,7 @@ describe('uplink mcp and input built to break the audit', () => {
     expect(text(a)).toMatch(/^uplink error \[core:Invalid\]: the channel is 2097157 characters; the limit is 512 — hint: /);
     const o = await client.callTool({ name: 'channel_describe', arguments: { channel: 'test:alpha', op: huge } });
     expect(text(o)).toMatch(/^uplink error \[core:Invalid\]: the op name is 2097152 characters; the limit is 128 — hint: /);
-    expect(JSON.parse(text(await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } })))).toEqual({ ok: true });
+    expect(result(await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } }))).toEqual({ ok: true });
   });
 });
 
@@ -238,7 +248,7 @@ describe('uplink mcp stopped by its client', () => {
     const c = new Client({ name: 'sigterm-agent', version: '1' });
     const transport = new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env: cliEnv(b, d) as Record<string, string>, cwd: ROOT, stderr: 'pipe' });
     await c.connect(transport);
-    expect(JSON.parse(text(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'bye' } } })))).toEqual({ text: 'bye' });
+    expect(result(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'bye' } } }))).toEqual({ text: 'bye' });
     const closed = new Promise<void>((resolve) => (transport.onclose = () => resolve()));
     process.kill(transport.pid!, 'SIGTERM');
     await closed;
@@ -269,7 +279,7 @@ describe('uplink mcp forwarding to a running hub', () => {
   });
 
   it('relays to the running hub (its drivers answer) and the agent name reaches it', async () => {
-    const list = JSON.parse(text(await fwd.callTool({ name: 'channel_list', arguments: {} }))) as Array<{ detail: { mark?: string } }>;
+    const list = data<{ channels: Array<{ detail: { mark?: string } }> }>(await fwd.callTool({ name: 'channel_list', arguments: {} })).channels;
     expect(list[0]!.detail.mark).toBe('served');
     const r = await fwd.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
     expect(text(r)).toContain('no Uplink panel is open');
@@ -282,7 +292,7 @@ describe('uplink mcp forwarding to a running hub', () => {
   it('progress notifications travel through the relay', async () => {
     const seen: string[] = [];
     const r = await fwd.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } }, undefined, { onprogress: (p) => seen.push(p.message ?? ''), timeout: 30_000 });
-    expect(JSON.parse(text(r))).toEqual({ waited: 2600 });
+    expect(result(r)).toEqual({ waited: 2600 });
     expect(seen.some((m) => m.includes('test.slow running'))).toBe(true);
   });
 });
@@ -296,7 +306,7 @@ describe('uplink mcp forwarding as a named agent', () => {
     const served = await startServe(b, d);
     const c = await connect(d, 'claude-code', { UPLINK_AGENT_TOKEN: agentToken });
     try {
-      expect(JSON.parse(text(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } })))).toEqual({ text: 'hi' });
+      expect(result(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } }))).toEqual({ text: 'hi' });
       const log = await runCli(b, d, ['log', '--json', '--agent', 'relay-bot', '--op', 'echo']);
       const rows = log.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEntry);
       expect(rows.length).toBeGreaterThan(0);
@@ -316,7 +326,7 @@ describe("uplink mcp forwarding: approvals reach the running hub's panel", () =>
     try {
       const r = await c.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'via relay' } } });
       expect(r.isError).toBeFalsy();
-      expect(JSON.parse(text(r))).toEqual({ written: 9 });
+      expect(result(r)).toEqual({ written: 9 });
       const log = await runCli(b, d, ['log', '--json', '--op', 'write']);
       const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision');
       expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { kind: 'mcp', agent_id: 'default', name: 'relayed-agent', version: '9.9.9' } });

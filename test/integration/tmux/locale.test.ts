@@ -114,12 +114,13 @@ describe('uplink under a minimal environment (PATH and HOME only)', () => {
     const client = new Client({ name: 'inspector', version: '1.0.0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [launcher, 'mcp'], env: { ...MINIMAL, HOME: home }, cwd: home, stderr: 'pipe' }));
     cleanup.push(() => client.close());
-    const text = async (name: string): Promise<string> => {
+    const answer = async <T,>(name: string): Promise<T> => {
       const r = (await client.callTool({ name, arguments: {} })) as CallToolResult;
       expect(r.isError ?? false).toBe(false);
-      return (r.content[0] as { text: string }).text;
+      return r.structuredContent as T;
     };
-    expectPeerListed(JSON.parse(await text('channel_list')) as ChannelEntry[], server, peer);
-    expect(await text('channel_doctor')).toMatch(/server: reachable at .* \(1 session, 2 panes\)/);
+    expectPeerListed((await answer<{ channels: ChannelEntry[] }>('channel_list')).channels, server, peer);
+    const doctor = await answer<{ drivers: Array<{ lines: string[] }> }>('channel_doctor');
+    expect(doctor.drivers.flatMap((d) => d.lines).join('\n')).toMatch(/server: reachable at .* \(1 session, 2 panes\)/);
   });
 });

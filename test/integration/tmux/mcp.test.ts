@@ -26,7 +26,7 @@ interface Agent {
   server: TmuxTestServer;
   dataDir: string;
   client: Client;
-  call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string }>;
+  call(name: string, args: Record<string, unknown>): Promise<{ error: boolean; text: string; data?: Record<string, unknown> }>;
   json<T = Record<string, unknown>>(name: string, args: Record<string, unknown>): Promise<T>;
 }
 
@@ -39,14 +39,18 @@ async function agent(config: Record<string, unknown> = APPROVE_TMUX): Promise<Ag
   const client = new Client({ name: 'claude', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env, cwd: ROOT, stderr: 'pipe' }));
   cleanup.push(() => client.close());
+  // Listed tools make the SDK client check every answer against the tool's outputSchema.
+  await client.listTools();
   const call = async (name: string, args: Record<string, unknown>) => {
     const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-    return { error: r.isError === true, text: (r.content[0] as { text: string }).text };
+    return { error: r.isError === true, text: (r.content[0] as { text: string }).text, data: r.structuredContent };
   };
+  // The answer itself: an op's result, the channel array, else the whole structuredContent.
   const json = async <T,>(name: string, args: Record<string, unknown>): Promise<T> => {
     const r = await call(name, args);
     if (r.error) throw new Error(r.text);
-    return JSON.parse(r.text) as T;
+    const data = r.data as Record<string, unknown>;
+    return (name === 'channel_observe' || name === 'channel_act' ? data.result : name === 'channel_list' ? data.channels : data) as T;
   };
   return { server, dataDir, client, call, json };
 }
@@ -84,8 +88,10 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(list).toEqual(expect.arrayContaining([expect.objectContaining({ channel: `tmux:${peer}`, labels: ['peer'] })]));
     a.server.typeLine(peer, 'mcp-read-marker');
     await eventually(async () => (await a.json<{ text: string }>('channel_observe', { channel: 'tmux:peer', op: 'read', args: { lines: 10 } })).text.includes('mcp-read-marker'));
-    const doctor = await a.call('channel_doctor', {});
-    expect(doctor.text).toMatch(/control mode: attached/);
+    const described = await a.json<{ ops: Array<{ op: string; tool: string }> }>('channel_describe', { channel: 'tmux:peer' });
+    expect(described.ops).toEqual(expect.arrayContaining([expect.objectContaining({ op: 'read', tool: 'channel_observe' }), expect.objectContaining({ op: 'type', tool: 'channel_act' })]));
+    const doctor = await a.json<{ drivers: Array<{ driver: string; lines: string[] }> }>('channel_doctor', {});
+    expect(doctor.drivers.find((d) => d.driver === 'tmux')?.lines.join('\n')).toMatch(/control mode: attached/);
   });
 
   it('without a panel or a standing rule, mutating tmux ops are refused before the driver runs', async () => {
@@ -173,9 +179,9 @@ describe('tmux through MCP (uplink mcp)', () => {
     writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'hot*', tier: 'operator' }], read_deny: ['customer-*'] } });
     const typed = await eventually(async () => {
       const r = await a.call('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } });
-      return !r.error && r.text;
+      return !r.error && r.data;
     }, 10_000, 'the config edit to grant operator');
-    expect(JSON.parse(typed)).toEqual({ typed: 1, enter: false });
+    expect(typed && typed.result).toEqual({ typed: 1, enter: false });
     expect((await a.call('channel_observe', { channel: 'tmux:customer-1', op: 'read', args: {} })).text).toMatch(/\[tmux:Rejected\].*read-blocked/);
     a.server.setOption(secret, '@name', 'innocent');
     expect((await a.call('channel_observe', { channel: 'tmux:innocent', op: 'read', args: {} })).text).toMatch(/read-blocked/);

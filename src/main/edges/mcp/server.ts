@@ -10,7 +10,9 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@model
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { driverOfChannel, HubError, toHubError } from '../../hub';
 import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress, InteractionKind, JsonValue } from '../../hub';
-import { checkToolArgs, parseArgs, TOOLS } from './tools';
+import { checkToolArgs, TOOLS } from './tools';
+import { describeAnswer, doctorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer } from './results';
+import type { ToolAnswer } from './results';
 import type { ToolName } from './tools';
 
 /** The server's name and version in `initialize`. */
@@ -21,8 +23,9 @@ const INSTRUCTIONS =
   'channel_list, then channel_describe a channel to see its ops. Read-only ops go through channel_observe, ' +
   'mutating ones through channel_act or channel_send; mutating calls wait for the operator to approve them in the Uplink panel.';
 
-function ok(payload: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(payload) }] };
+/** A tool's success: the short line first, then any images; the full answer as structuredContent. */
+function ok(answer: ToolAnswer): CallToolResult {
+  return { content: [{ type: 'text', text: answer.text }, ...(answer.images ?? [])], structuredContent: answer.structured };
 }
 
 /**
@@ -71,29 +74,31 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
       const tool = name as ToolName;
       switch (tool) {
         case 'channel_list':
-          return ok(await hub.listChannels());
+          return ok(listAnswer(await hub.listChannels()));
         case 'channel_describe':
           reachedHub = true;
-          return ok(await hub.describe(input.channel as string, input.op as string | undefined, call.agent));
+          return ok(describeAnswer(await hub.describe(input.channel as string, input.op as string | undefined, call.agent)));
         case 'channel_send':
           reachedHub = true;
-          return ok(await hub.send(input.channel as string, { message: input.message as string, reply_hint: input.reply_hint as 'full' | 'short' | 'none' | undefined }, call));
+          return ok(
+            sendAnswer(input.channel as string, await hub.send(input.channel as string, { message: input.message as string, reply_hint: input.reply_hint as 'full' | 'short' | 'none' | undefined }, call)),
+          );
         case 'channel_observe':
         case 'channel_act': {
           const chan = input.channel as string;
           const op = input.op as string;
-          const args = parseArgs(driverOfChannel(chan), op, input.args) as JsonValue;
+          const args = (input.args ?? {}) as JsonValue;
           if (op === 'send' || op === 'recv') {
             throw new HubError(driverOfChannel(chan), 'Invalid', `${op} is not taken by ${tool}`, { hint: `use the channel_${op} tool` });
           }
           reachedHub = true;
-          return ok(await hub.invoke(chan, op, args, { ...withConstraints(), expect: tool === 'channel_act' ? 'mutating' : 'read_only' }));
+          return ok(invokeAnswer(chan, op, await hub.invoke(chan, op, args, { ...withConstraints(), expect: tool === 'channel_act' ? 'mutating' : 'read_only' })));
         }
         case 'channel_recv':
           reachedHub = true;
-          return ok(await hub.recv(input.cursor as number | undefined, { ...call, ...(typeof input.driver === 'string' ? { driver: input.driver } : {}) }));
+          return ok(recvAnswer(await hub.recv(input.cursor as number | undefined, { ...call, ...(typeof input.driver === 'string' ? { driver: input.driver } : {}) })));
         case 'channel_doctor':
-          return ok(await hub.doctor());
+          return ok(doctorAnswer(await hub.doctor()));
         default: {
           const never: never = tool;
           throw new Error(`unhandled tool ${String(never)}`);

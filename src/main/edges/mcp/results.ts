@@ -1,0 +1,117 @@
+/**
+ * What each tool's result says: structured content matching the tool's outputSchema, a short line
+ * for a person or a model that reads only text, and images lifted out as image content items.
+ */
+import type { ChannelEntry, HubDoctor, JsonValue, OpDescription, RecvBatch, SendReceipt } from '../../hub';
+import { escapeControl, wellFormed } from '../../../shared/escape';
+
+/** One image content item. */
+export interface ImageItem {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+
+/** A tool's answer before it becomes a CallToolResult. */
+export interface ToolAnswer {
+  text: string;
+  structured: Record<string, unknown>;
+  images?: ImageItem[];
+}
+
+const PREVIEW_CHARS = 300;
+
+/**
+ * Channel names, op names and results come from panes and windows: the line shows their control
+ * characters as escapes so it stays one inert line, and a cut never leaves half a character.
+ */
+function answer(text: string, structured: object, images: ImageItem[] = []): ToolAnswer {
+  return { text: wellFormed(escapeControl(text)), structured: structured as Record<string, unknown>, ...(images.length ? { images } : {}) };
+}
+
+/** `value` as compact JSON, cut at `max` characters. */
+function preview(value: unknown, max = PREVIEW_CHARS): string {
+  const json = JSON.stringify(value) ?? 'null';
+  return json.length > max ? `${json.slice(0, max)}… (${json.length} characters in structuredContent)` : json;
+}
+
+function names(list: string[], max = 10): string {
+  return list.length > max ? `${list.slice(0, max).join(', ')}, … (${list.length - max} more)` : list.join(', ');
+}
+
+export function listAnswer(channels: ChannelEntry[]): ToolAnswer {
+  const text = channels.length === 0 ? 'No channels.' : `${channels.length} channel${channels.length === 1 ? '' : 's'}: ${names(channels.map((c) => c.channel))}`;
+  return answer(text, { channels });
+}
+
+export function describeAnswer(d: { channel: ChannelEntry; ops: OpDescription[] }): ToolAnswer {
+  const by = (tool: string): string[] => d.ops.filter((o) => o.tool === tool).map((o) => o.op);
+  const parts = (['channel_observe', 'channel_act', 'channel_send', 'channel_recv'] as const).filter((t) => by(t).length > 0).map((t) => `${t}: ${names(by(t), 20)}`);
+  const text =
+    d.ops.length === 1
+      ? `${d.channel.channel} op ${d.ops[0]!.op} (${d.ops[0]!.mutating ? 'mutating' : 'read-only'}, via ${d.ops[0]!.tool}): ${d.ops[0]!.summary}`
+      : `${d.channel.channel} has ${d.ops.length} ops${parts.length ? ` — ${parts.join('; ')}` : ''}`;
+  return answer(text, d);
+}
+
+export function sendAnswer(channel: string, r: SendReceipt): ToolAnswer {
+  const text = `${r.delivered ? 'Delivered' : 'Not delivered'} to ${channel} at ${r.injected_at} (correlation_id ${r.correlation_id})`;
+  return answer(text, r);
+}
+
+export function recvAnswer(b: RecvBatch): ToolAnswer {
+  const from = [...new Set(b.items.map((i) => i.from).filter((f): f is string => typeof f === 'string'))];
+  const text = b.items.length === 0 ? `No new items; next_cursor ${b.next_cursor}` : `${b.items.length} item${b.items.length === 1 ? '' : 's'}${from.length ? ` from ${names(from)}` : ''}; next_cursor ${b.next_cursor}`;
+  return answer(text, b);
+}
+
+export function doctorAnswer(d: HubDoctor): ToolAnswer {
+  // What is wrong, with its first line, so a reader of the text alone knows where to look.
+  const bad = [
+    ...d.drivers.filter((x) => !x.ok).map((x) => `${x.driver} (${x.lines[0] ?? 'not ok'})`),
+    ...(['config', 'audit', 'agents'] as const).filter((k) => !d[k].ok).map((k) => `${k} (${d[k].error ?? d[k].path})`),
+  ];
+  const warned = d.warnings?.length ? `; ${d.warnings.length} warning${d.warnings.length === 1 ? '' : 's'}` : '';
+  const text = d.ok ? `Healthy: ${d.drivers.length} driver${d.drivers.length === 1 ? '' : 's'} ok${warned}` : `Unhealthy: ${bad.join('; ') || 'see drivers'}${warned}`;
+  return answer(text, d);
+}
+
+/** The result of an op run through channel_observe / channel_act, its images lifted out. */
+export function invokeAnswer(channel: string, op: string, result: JsonValue): ToolAnswer {
+  const images: ImageItem[] = [];
+  const lifted = liftImages(result, images, undefined, 0);
+  const shown = images.length ? `; ${images.length} image${images.length === 1 ? '' : 's'} (${images.map((i) => i.mimeType).join(', ')})` : '';
+  return answer(`${op} on ${channel}${shown}: ${preview(lifted)}`, { channel, op, result: lifted }, images);
+}
+
+/** Fields whose name says they may hold an encoded image. */
+const IMAGE_KEY = /base64|png|jpe?g|gif|webp|image|screenshot/i;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const MAX_LIFT_DEPTH = 4;
+
+/** The MIME type of an encoded image, from its first bytes (the field name is only a hint). */
+function sniff(base64: string): string | undefined {
+  const head = Buffer.from(base64.slice(0, 24), 'base64');
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  if (head.subarray(0, 4).toString('latin1') === 'GIF8') return 'image/gif';
+  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  return undefined;
+}
+
+/**
+ * Replaces each base64 image in `value` by `{image: {mime_type, bytes, content_index}}` and
+ * collects it, so the megabytes travel once (as the image item) and the structure says where.
+ * Content index 0 is the text line; images follow in the order found.
+ */
+function liftImages(value: JsonValue, images: ImageItem[], key: string | undefined, depth: number): JsonValue {
+  if (typeof value === 'string') {
+    const mimeType = key !== undefined && IMAGE_KEY.test(key) && value.length >= 16 ? sniff(value) : undefined;
+    if (!mimeType || !BASE64.test(value)) return value;
+    images.push({ type: 'image', data: value, mimeType });
+    return { image: { mime_type: mimeType, bytes: Buffer.byteLength(value, 'base64'), content_index: images.length } };
+  }
+  if (value === null || typeof value !== 'object' || depth >= MAX_LIFT_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((v) => liftImages(v, images, key, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, liftImages(v, images, k, depth + 1)]));
+}

@@ -1,0 +1,188 @@
+/**
+ * What an agent gets back, through the real SDK client (which checks structuredContent against each
+ * tool's outputSchema once it has listed the tools): a short text line, the structured answer, and
+ * images as image content items that are not sent twice.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpServer } from '../../../src/main/edges/mcp/server';
+import type { Hub } from '../../../src/main/hub';
+import type { OpSpec } from '../../../src/main/drivers/contract';
+import type { JsonValue } from '../../../src/main/kernel/types';
+import { createTestDriver, TEST_OPS } from '../../fixtures/test-driver';
+import { closeHubs, nextPrompt, openHub } from '../hub/helpers';
+
+afterEach(closeHubs);
+
+/** A 1×1 PNG and the first bytes of a JPEG, as a screenshot op would return them. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0xff, 0xd9]).toString('base64');
+
+const SHOT: OpSpec = {
+  op: 'screenshot',
+  summary: 'A tiny picture',
+  mutating: false,
+  params_schema: { type: 'object', properties: { jpeg: { type: 'boolean' } } },
+  result_schema: { type: 'object' },
+};
+
+/** The fixture driver plus a screenshot op (PNG, or PNG and a JPEG thumbnail). */
+function shotDriver(): ReturnType<typeof createTestDriver> {
+  const base = createTestDriver();
+  return {
+    ...base,
+    ops: () => [...TEST_OPS, SHOT],
+    invoke: async (addr, op, args, ctx, signal): Promise<JsonValue> =>
+      op === 'screenshot'
+        ? (args as { jpeg?: boolean }).jpeg
+          ? { shots: [{ png_base64: PNG }, { thumbnail: { jpeg_base64: JPEG, mime_type: 'image/jpeg' } }] as JsonValue[], caption: 'iVBORw0KGgo is not an image here' }
+          : { png_base64: PNG, width: 1, height: 1 }
+        : base.invoke(addr, op, args, ctx, signal),
+  };
+}
+
+async function connect(driver = shotDriver()): Promise<{ client: Client; hub: Hub }> {
+  const { hub } = openHub({ driver });
+  const server = createMcpServer(hub, { id: 'default' }, 's1');
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(a);
+  const client = new Client({ name: 'sdk-agent', version: '1.0.0' });
+  await client.connect(b);
+  // The client checks structuredContent against outputSchema only for tools it has listed.
+  await client.listTools();
+  return { client, hub };
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+function line(r: CallToolResult): string {
+  const first = r.content[0] as { type: string; text: string };
+  expect(first.type).toBe('text');
+  return first.text;
+}
+
+describe('tool results', () => {
+  it('every tool declares an outputSchema and returns structuredContent the SDK client accepts, beside one short line', async () => {
+    const { client, hub } = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => [t.name, t.outputSchema?.type])).toEqual(tools.map((t) => [t.name, 'object']));
+
+    const list = await call(client, 'channel_list', {});
+    expect(list.structuredContent).toMatchObject({ channels: [{ channel: 'test:alpha', labels: ['a'] }, { channel: 'test:beta' }] });
+    expect(line(list)).toBe('2 channels: test:alpha, test:beta');
+
+    const all = await call(client, 'channel_describe', { channel: 'test:alpha' });
+    const ops = (all.structuredContent as { ops: Array<{ op: string }> }).ops;
+    expect(ops.map((o) => o.op)).toEqual(expect.arrayContaining([...TEST_OPS.map((o) => o.op), 'screenshot']));
+    expect(line(all)).toMatch(new RegExp(`^test:alpha has ${ops.length} ops — channel_observe: noop, echo, .*screenshot; channel_act: write, implicit, login.*; channel_send: send; channel_recv: recv$`));
+    const one = await call(client, 'channel_describe', { channel: 'test:alpha', op: 'write' });
+    expect(one.structuredContent).toMatchObject({ channel: { channel: 'test:alpha' }, ops: [{ op: 'write', mutating: true, tool: 'channel_act' }] });
+    expect(line(one)).toBe('test:alpha op write (mutating, via channel_act): Writes text (mutating)');
+
+    const observed = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } });
+    expect(observed.structuredContent).toEqual({ channel: 'test:alpha', op: 'echo', result: { text: 'hi' } });
+    expect(line(observed)).toBe('echo on test:alpha: {"text":"hi"}');
+
+    hub.attachPanel();
+    const approve = nextPrompt(hub).then((p) => hub.decide(p.approval_id, { kind: 'once', by: 'alice' }));
+    const acted = await call(client, 'channel_act', { channel: 'test:alpha', op: 'write', args: { text: 'seven77' } });
+    await approve;
+    expect(acted.structuredContent).toEqual({ channel: 'test:alpha', op: 'write', result: { written: 7 } });
+
+    const approveSend = nextPrompt(hub).then((p) => hub.decide(p.approval_id, { kind: 'once', by: 'alice' }));
+    const sent = await call(client, 'channel_send', { channel: 'test:beta', message: 'hello' });
+    await approveSend;
+    expect(sent.structuredContent).toMatchObject({ delivered: true, correlation_id: 'c1' });
+    expect(line(sent)).toMatch(/^Delivered to test:beta at \S+ \(correlation_id c1\)$/);
+
+    const recv = await call(client, 'channel_recv', {});
+    expect(recv.structuredContent).toMatchObject({ items: [{ cursor: 1, from: 'beta', raw: 'hello' }], next_cursor: 1 });
+    expect(line(recv)).toBe('1 item from beta; next_cursor 1');
+
+    const doctor = await call(client, 'channel_doctor', {});
+    expect(doctor.structuredContent).toMatchObject({ ok: true, drivers: [{ driver: 'test', ok: true }] });
+    expect(line(doctor)).toMatch(/^Healthy: 1 driver ok/);
+
+    for (const r of [list, all, one, observed, acted, sent, recv, doctor]) {
+      expect(r.isError).toBeFalsy();
+      expect(line(r)).not.toContain('\n');
+    }
+  });
+
+  it('an unhealthy doctor says which part and why in its line', async () => {
+    const driver = shotDriver();
+    driver.state.healthy = false;
+    const { client } = await connect(driver);
+    const r = await call(client, 'channel_doctor', {});
+    expect(r.structuredContent).toMatchObject({ ok: false, drivers: [{ driver: 'test', ok: false, lines: ['fixture unhealthy'] }] });
+    expect(line(r)).toBe('Unhealthy: test (fixture unhealthy)');
+  });
+
+  it('control characters from a pane are escapes in the line, and unchanged in structuredContent', async () => {
+    const { client } = await connect();
+    const text = 'a\u2028b\u0085c\u001b[2Jd';
+    const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: { text } });
+    expect(line(r)).toBe('echo on test:alpha: {"text":"a\\u2028b\\x85c\\u001b[2Jd"}');
+    expect(r.structuredContent).toEqual({ channel: 'test:alpha', op: 'echo', result: { text } });
+  });
+
+  it('a long result is cut short in the text line and whole in structuredContent', async () => {
+    const { client } = await connect();
+    const text = 'x'.repeat(5000);
+    const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: { text } });
+    expect(line(r).length).toBeLessThan(400);
+    expect(line(r)).toMatch(/… \(5011 characters in structuredContent\)$/);
+    expect(r.structuredContent).toEqual({ channel: 'test:alpha', op: 'echo', result: { text } });
+  });
+
+  it('an error stays one rendered line with isError and no structuredContent', async () => {
+    const { client } = await connect();
+    const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'fail' });
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent).toBeUndefined();
+    expect(r.content).toEqual([{ type: 'text', text: expect.stringMatching(/^uplink error \[test:Rejected\]: the fixture refuses — hint: do something else$/) }]);
+  });
+
+  it('args sent as a JSON string are parsed and validated as the object they hold', async () => {
+    const { client } = await connect();
+    const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '{"text":"from a string"}' });
+    expect(r.structuredContent).toEqual({ channel: 'test:alpha', op: 'echo', result: { text: 'from a string' } });
+    const notObject = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '[1]' });
+    expect(line(notObject)).toBe('uplink error [test:Invalid]: channel_observe arguments are invalid at /args: type — hint: see the channel_observe input schema in tools/list');
+    const broken = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '{text' });
+    expect(line(broken)).toMatch(/^uplink error \[test:Invalid\]: args for echo are not valid JSON \(.+\) — hint: pass args as a JSON object/);
+  });
+});
+
+describe('images', () => {
+  it('a screenshot reaches the client as an image item, and structuredContent holds a small reference instead of the base64', async () => {
+    const { client } = await connect();
+    const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'screenshot' });
+    expect(r.content).toEqual([{ type: 'text', text: expect.any(String) }, { type: 'image', data: PNG, mimeType: 'image/png' }]);
+    expect(r.structuredContent).toEqual({
+      channel: 'test:alpha',
+      op: 'screenshot',
+      result: { png_base64: { image: { mime_type: 'image/png', bytes: Buffer.from(PNG, 'base64').length, content_index: 1 } }, width: 1, height: 1 },
+    });
+    expect(JSON.stringify(r.structuredContent)).not.toContain(PNG.slice(0, 40));
+    expect(line(r)).toMatch(/^screenshot on test:alpha; 1 image \(image\/png\): \{"png_base64":\{"image":/);
+  });
+
+  it('nested images each get their own item and MIME type from their bytes; text that only looks like base64 stays text', async () => {
+    const { client } = await connect();
+    const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'screenshot', args: { jpeg: true } });
+    expect(r.content.slice(1)).toEqual([
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+      { type: 'image', data: JPEG, mimeType: 'image/jpeg' },
+    ]);
+    const result = (r.structuredContent as { result: Record<string, unknown> }).result;
+    expect(result).toEqual({
+      shots: [{ png_base64: { image: { mime_type: 'image/png', bytes: Buffer.from(PNG, 'base64').length, content_index: 1 } } }, { thumbnail: { jpeg_base64: { image: { mime_type: 'image/jpeg', bytes: 22, content_index: 2 } }, mime_type: 'image/jpeg' } }],
+      caption: 'iVBORw0KGgo is not an image here',
+    });
+  });
+});
