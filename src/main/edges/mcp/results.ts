@@ -15,11 +15,10 @@ export interface ImageItem {
 /** A tool's answer before it becomes a CallToolResult. */
 export interface ToolAnswer {
   text: string;
-  structured: Record<string, unknown>;
+  /** Absent for op results: their shape is the op's, so the JSON text is the result. */
+  structured?: Record<string, unknown>;
   images?: ImageItem[];
 }
-
-const PREVIEW_CHARS = 300;
 
 /**
  * Channel names, op names and results come from panes and windows: the line shows their control
@@ -27,12 +26,6 @@ const PREVIEW_CHARS = 300;
  */
 function answer(text: string, structured: object, images: ImageItem[] = []): ToolAnswer {
   return { text: wellFormed(escapeControl(text)), structured: structured as Record<string, unknown>, ...(images.length ? { images } : {}) };
-}
-
-/** `value` as compact JSON, cut at `max` characters. */
-function preview(value: unknown, max = PREVIEW_CHARS): string {
-  const json = JSON.stringify(value) ?? 'null';
-  return json.length > max ? `${json.slice(0, max)}… (${json.length} characters in structuredContent)` : json;
 }
 
 function names(list: string[], max = 10): string {
@@ -76,12 +69,17 @@ export function doctorAnswer(d: HubDoctor): ToolAnswer {
   return answer(text, d);
 }
 
-/** The result of an op run through channel_observe / channel_act, its images lifted out. */
-export function invokeAnswer(channel: string, op: string, result: JsonValue): ToolAnswer {
+/**
+ * The result of an op run through channel_observe / channel_act: the result itself as JSON text
+ * (every client reads text; some show a model only structuredContent when there is any, and would
+ * then drop the images), with its images lifted out as image items.
+ */
+export function invokeAnswer(result: JsonValue): ToolAnswer {
   const images: ImageItem[] = [];
   const lifted = liftImages(result, images, undefined, 0);
-  const shown = images.length ? `; ${images.length} image${images.length === 1 ? '' : 's'} (${images.map((i) => i.mimeType).join(', ')})` : '';
-  return answer(`${op} on ${channel}${shown}: ${preview(lifted)}`, { channel, op, result: lifted }, images);
+  // JSON leaves C1 controls and the Unicode line separators raw; escaped, the text stays one line.
+  const text = (JSON.stringify(lifted) ?? 'null').replace(/[\u0080-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return { text, ...(images.length ? { images } : {}) };
 }
 
 /** Fields whose name says they may hold an encoded image. */

@@ -25,7 +25,7 @@ const INSTRUCTIONS =
 
 /** A tool's success: the short line first, then any images; the full answer as structuredContent. */
 function ok(answer: ToolAnswer): CallToolResult {
-  return { content: [{ type: 'text', text: answer.text }, ...(answer.images ?? [])], structuredContent: answer.structured };
+  return { content: [{ type: 'text', text: answer.text }, ...(answer.images ?? [])], ...(answer.structured ? { structuredContent: answer.structured } : {}) };
 }
 
 /**
@@ -92,7 +92,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
             throw new HubError(driverOfChannel(chan), 'Invalid', `${op} is not taken by ${tool}`, { hint: `use the channel_${op} tool` });
           }
           reachedHub = true;
-          return ok(invokeAnswer(chan, op, await hub.invoke(chan, op, args, { ...withConstraints(), expect: tool === 'channel_act' ? 'mutating' : 'read_only' })));
+          return ok(invokeAnswer(await hub.invoke(chan, op, args, { ...withConstraints(), expect: tool === 'channel_act' ? 'mutating' : 'read_only' })));
         }
         case 'channel_recv':
           reachedHub = true;

@@ -17,7 +17,8 @@ export interface ToolDefinition {
   title: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  outputSchema: Record<string, unknown>;
+  /** Absent where the result has no fixed shape (an op's result varies per op). */
+  outputSchema?: Record<string, unknown>;
   annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 }
 
@@ -53,20 +54,6 @@ const opDescription = object(
   ['op', 'summary', 'mutating', 'capability_id', 'tool', 'interactions', 'params_schema', 'result_schema'],
 );
 const fileState = object({ ok: bool, path: str, error: str }, ['ok', 'path']);
-/**
- * What channel_observe and channel_act return: the op's result varies per op (each op's own
- * result_schema is in channel_describe), so the envelope is fixed and `result` is not constrained.
- */
-const invokeOutput = object(
-  {
-    channel: str,
-    op: str,
-    result: any(
-      "The op's result. An image in it (base64 PNG/JPEG/GIF/WebP) is sent as an image content item instead, and its place here holds {image: {mime_type, bytes, content_index}}.",
-    ),
-  },
-  ['channel', 'op', 'result'],
-);
 
 /** Read-only tools: the destructive/idempotent hints are set anyway so no client has to guess. */
 const looking = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -112,9 +99,9 @@ export const TOOLS: ToolDefinition[] = [
     name: 'channel_observe',
     title: 'Observe a channel',
     description:
-      'Run a read-only op (mutating: false) on a channel, e.g. tmux read or desktop screenshot. Returns {channel, op, result}; images come as image content items. Mutating ops go through channel_act.',
+      "Run a read-only op (mutating: false) on a channel, e.g. tmux read or desktop screenshot. Returns the op's result (its result_schema is in channel_describe) as JSON text; images in it come as image content items. Mutating ops go through channel_act.",
     inputSchema: { ...invokeInput, additionalProperties: false },
-    outputSchema: invokeOutput,
+    // No outputSchema: the result's shape is the op's, not the tool's.
     // Open world: what it reads was written by software outside Uplink (treat it as untrusted).
     annotations: { title: 'Observe a channel', ...looking, openWorldHint: true },
   },
@@ -122,9 +109,8 @@ export const TOOLS: ToolDefinition[] = [
     name: 'channel_act',
     title: 'Act on a channel',
     description:
-      'Run a mutating op on a channel (needs operator approval), e.g. tmux type or keys. Returns {channel, op, result}. Read-only ops go through channel_observe.',
+      "Run a mutating op on a channel (needs operator approval), e.g. tmux type or keys. Returns the op's result as JSON text, like channel_observe. Read-only ops go through channel_observe.",
     inputSchema: { ...invokeInput, additionalProperties: false },
-    outputSchema: invokeOutput,
     // Typing keys or clicking into other software can overwrite or delete its state, and doing it twice does it twice.
     annotations: { title: 'Act on a channel', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   },
