@@ -10,6 +10,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@model
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { driverOfChannel, HubError, toHubError } from '../../hub';
 import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress, InteractionKind, JsonValue } from '../../hub';
+import type { Outcome } from '../../../shared/audit-record';
 import { checkToolArgs, parseArgs, TOOLS } from './tools';
 import type { ToolName } from './tools';
 
@@ -22,7 +23,7 @@ const INSTRUCTIONS =
   'mutating ones through channel_act or channel_send; mutating calls wait for the operator to approve them in the Uplink panel.';
 
 function ok(payload: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(payload) }] };
+  return { content: [{ type: 'text', text: JSON.stringify(payload) }], _meta: { 'uplink/outcome': 'succeeded' } };
 }
 
 /**
@@ -107,7 +108,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
         const op = rawArgs && typeof rawArgs.op === 'string' ? rawArgs.op : name === 'channel_send' ? 'send' : undefined;
         err = hub.recordRejected({ ...(chan ? { channel: chan } : {}), ...(op ? { op } : {}), agent: agent() }, err);
       }
-      return errorResult(err.rendered);
+      return errorResult(err.rendered, err.outcome);
     }
   });
   collapseProtocolErrors(server, (rejected) => hub.recordRejected({ agent: agent() }, rejected));
@@ -159,6 +160,7 @@ function protocolError(method: string, code: number, raw: string): HubError {
   return new HubError('core', 'Upstream', detail, { hint: 'retry; if it persists run `uplink doctor`' });
 }
 
-function errorResult(text: string): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true };
+/** `outcome`: how the hub ended the call (what its audit record says), when the call reached it. */
+function errorResult(text: string, outcome?: Outcome): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true, ...(outcome ? { _meta: { 'uplink/outcome': outcome } } : {}) };
 }
