@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentIdentity, Hub, PendingApproval } from '../../../src/main/hub';
 import { AuditStore } from '../../../src/main/hub/audit-store';
+import { DriverError } from '../../../src/main/drivers';
 import { closeHubs, failure, openHub } from './helpers';
 import { waitFor } from '../../fixtures/hub-build';
 
@@ -93,6 +94,14 @@ describe('the outcome of a call', () => {
     expect((await failure(hub.invoke('test:alpha', 'write', { nope: 1 }, { agent }))).outcome).toBe('rejected');
     expect((await failure(hub.invoke('test:alpha', 'zzz', {}, { agent }))).outcome).toBe('rejected');
     expect(stored(hub)).toEqual(['rejected:rejected', 'rejected:rejected']);
+  });
+
+  it("rejected: the driver's precheck refused it before the operator was asked", async () => {
+    const { hub, driver } = openHub();
+    driver.precheck = () => Promise.reject(new DriverError('Invalid', 'text is too loud'));
+    hub.attachPanel();
+    expect((await failure(hub.invoke('test:alpha', 'write', { text: 'HI' }, { agent }))).outcome).toBe('rejected');
+    expect(stored(hub)).toEqual(['rejected:rejected']);
   });
 
   it('denied: the hub stopped before the operator decided', async () => {
