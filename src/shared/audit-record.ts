@@ -8,6 +8,16 @@ import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS } from './wir
 import type { JsonValue } from './wire';
 
 const str = { type: 'string' } as const;
+
+/**
+ * How a call ended, in one word. `failed`: allowed, then the driver (or its result) failed.
+ * `denied`: the operator, a rule or the default policy said no — or the hub stopped before anyone
+ * decided (nothing runs without a decision). `timed_out`: the approval's or the call's deadline
+ * passed. `cancelled`: the agent cancelled it. `rejected`: refused before it could run (bad args,
+ * an unknown op, a driver's precheck, a hub that cannot take calls).
+ */
+export const OUTCOMES = ['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'rejected'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
 const int = { type: 'integer' } as const;
 
 /** Who asked, as recorded (the hub's live identity also has a session and caller, never stored). */
@@ -73,6 +83,8 @@ export const AUDIT_RECORD_SCHEMA = {
     decision: { type: 'string', enum: ['once', 'session', 'always', 'deny'] },
     /** The standing rule an `always` decision created. */
     rule_id: str,
+    /** On the entry that ends a call (its terminal event, or a rejected request): how it ended, in one word. */
+    outcome: { type: 'string', enum: OUTCOMES },
   },
   required: ['id', 'at', 'type', 'kind'],
 } as const;
@@ -177,4 +189,33 @@ export function invocationAuthorization(records: readonly AuthorizationFacts[]):
   let said: string | undefined;
   for (const r of records) said = describeAuthorization(r) ?? said;
   return said;
+}
+
+/** What `outcomeOf` reads from a record. */
+export type OutcomeFacts = Partial<Pick<AuditRecord, 'type' | 'state' | 'error_code' | 'error_kind' | 'authorized' | 'outcome'>>;
+
+/**
+ * How a call ended, from the record that ends it (or one invocation's records, oldest first);
+ * undefined while it has not. The hub stores it on that record; for records stored before it did,
+ * it is derived here — a refusal by policy reads as `denied`, unless the invocation's records
+ * hold the decision that says the prompt timed out.
+ */
+export function outcomeOf(records: OutcomeFacts | readonly OutcomeFacts[]): Outcome | undefined {
+  if (!Array.isArray(records)) return outcomeOfRecord(records as OutcomeFacts);
+  let outcome: Outcome | undefined;
+  let timedOut = false;
+  for (const r of records as readonly OutcomeFacts[]) {
+    outcome = outcomeOfRecord(r) ?? outcome;
+    if (r.type === 'decision' && r.authorized === 'timeout') timedOut = true;
+  }
+  return outcome === 'denied' && timedOut ? 'timed_out' : outcome;
+}
+
+function outcomeOfRecord(r: OutcomeFacts): Outcome | undefined {
+  if (r.outcome) return r.outcome;
+  const byPolicy = r.error_code === 'policy_denied';
+  if (r.type === 'rejected' || r.state === 'rejected') return byPolicy ? 'denied' : 'rejected';
+  if (r.state === 'succeeded' || r.state === 'cancelled') return r.state;
+  if (r.state !== 'failed') return undefined;
+  return byPolicy ? 'denied' : r.error_kind === 'Timeout' ? 'timed_out' : 'failed';
 }

@@ -7,6 +7,7 @@
 import type { PanelEventName, PanelMethod } from './panel-api';
 import { RECORD_AGENT_SCHEMA, TIMELINE_EVENT_SCHEMA } from './audit-record';
 import { INTERACTION_KINDS, INVOCATION_STATES, TIER_RISKS } from './wire';
+import { OUTCOMES } from './audit-record';
 
 type Schema = Record<string, unknown>;
 
@@ -33,6 +34,7 @@ const empty = obj({});
 // Derived from the closed unions in wire.ts, so a new kind or state cannot be missed here.
 const interaction = strEnum(...INTERACTION_KINDS);
 const state = strEnum(...INVOCATION_STATES, 'rejected');
+const outcome = strEnum(...OUTCOMES);
 const decision = strEnum('once', 'session', 'always', 'deny');
 const suError = rec({ code: str, message: str, retryable: bool }, ['code', 'message', 'retryable']);
 const preview = rec({
@@ -84,7 +86,7 @@ const settings = rec(
   ['approval_timeout_ms', 'data_dir'],
 );
 const timelineEvent: Schema = TIMELINE_EVENT_SCHEMA;
-const filter = obj({ channel: str, op: str, agent: str, state, text: { type: 'string', maxLength: 500 } });
+const filter = obj({ channel: str, op: str, agent: str, state, outcome, text: { type: 'string', maxLength: 500 } });
 const providerEntry = rec({ provider_id: str, version: str, driver: str, interaction, capabilities: strings }, ['provider_id', 'capabilities']);
 const agentEntry = rec({ id: str, created_at: str, created_by: str, revoked_at: str }, ['id', 'created_at', 'created_by']);
 const selectionRef = rec({ provider_id: str, capability_version: str, interaction }, ['provider_id', 'capability_version', 'interaction']);

@@ -2,7 +2,7 @@
  * Payloads of the PanelApi (main ↔ renderer). Plain JSON, snake_case like the rest of the wire.
  * Every type here has a JSON Schema twin in `panel-channels.ts`, checked on receipt in main.
  */
-import type { AuditRecord, RecordAgent } from './audit-record';
+import type { AuditRecord, Outcome, RecordAgent } from './audit-record';
 import type {
   ApprovalPreview,
   ChannelEntry,
@@ -158,6 +158,8 @@ export interface TimelineFilter {
   op?: string;
   agent?: string;
   state?: InvocationState | 'rejected';
+  /** How the call ended. */
+  outcome?: Outcome;
   text?: string;
 }
 

@@ -13,13 +13,14 @@ import type { JsonValue } from '../kernel';
 import { AuditJournal, journalDir } from './audit-journal';
 import { createPrivate, tightenFiles } from './data-dir';
 import { wellFormed } from '../../shared/escape';
-import { AUDIT_RECORD_SCHEMA } from '../../shared/audit-record';
+import { AUDIT_RECORD_SCHEMA, outcomeOf } from '../../shared/audit-record';
+import type { OutcomeFacts } from '../../shared/audit-record';
 import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 import { cut, deepPlaceholder, MAX_CHANNEL_CHARS, MAX_CLIENT_CHARS, MAX_DEPTH, MAX_OP_CHARS, MAX_TEXT_CHARS, nestsDeeperThan } from './bounds';
 
 /** Bumped when the table layout changes; migrations run from the stored `user_version`. */
-export const AUDIT_SCHEMA_VERSION = 5;
+export const AUDIT_SCHEMA_VERSION = 6;
 
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_EVERY_MS = 2000;
@@ -109,7 +110,22 @@ const MIGRATIONS: string[] = [
   // v5: the operator's answer (once/session/always/deny) and the rule an `always` created.
   `ALTER TABLE entries ADD COLUMN decision TEXT;
    ALTER TABLE entries ADD COLUMN rule_id TEXT;`,
+  // v6: how a call ended, in one word, on the entry that ends it (filled in for older rows by `fillOutcomes`).
+  `ALTER TABLE entries ADD COLUMN outcome TEXT;
+   CREATE INDEX entries_outcome ON entries(outcome, id);`,
 ];
+
+/** The rows that ended a call before the hub stored `outcome`: given the one `outcomeOf` derives. */
+function fillOutcomes(db: Db): void {
+  const rows = db.prepare(`SELECT id, type, state, error_code, error_kind, invocation_id FROM entries WHERE outcome IS NULL AND (type = 'rejected' OR state IN ('succeeded', 'failed', 'cancelled'))`).all() as Array<OutcomeFacts & { id: number; invocation_id: string | null }>;
+  const timedOut = db.prepare(`SELECT 1 FROM entries WHERE invocation_id = ? AND type = 'decision' AND authorized = 'timeout' LIMIT 1`);
+  const set = db.prepare('UPDATE entries SET outcome = ? WHERE id = ?');
+  for (const r of rows) {
+    const decision: OutcomeFacts[] = r.error_code === 'policy_denied' && r.invocation_id && timedOut.get(r.invocation_id) ? [{ type: 'decision', authorized: 'timeout' }] : [];
+    const outcome = outcomeOf([...decision, r]);
+    if (outcome) set.run(outcome, r.id);
+  }
+}
 
 /**
  * JSON text of a value, cut to `MAX_ARGS_CHARS` (still valid JSON: a string saying what was cut).
@@ -352,6 +368,7 @@ export class AuditStore {
         }
         for (let v = version; v < AUDIT_SCHEMA_VERSION; v++) {
           this.#db.exec(MIGRATIONS[v]!);
+          if (v + 1 === 6) fillOutcomes(this.#db);
           this.#db.pragma(`user_version = ${v + 1}`);
         }
       })
@@ -534,6 +551,7 @@ export class AuditStore {
     eq('op', 'op', q.op);
     eq('agent_id', 'agent', q.agent);
     eq('state', 'state', q.state);
+    eq('outcome', 'outcome', q.outcome);
     eq('type', 'type', q.type);
     eq('invocation_id', 'invocation_id', q.invocation_id);
     if (q.text) {

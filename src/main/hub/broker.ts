@@ -54,6 +54,8 @@ export interface Denial {
   unavailable?: boolean;
   /** The driver refused before anyone was asked: the agent gets the driver's own error. */
   error?: HubError;
+  /** Nobody answered in time. */
+  timedOut?: boolean;
 }
 
 interface Pending {
@@ -432,6 +434,7 @@ export class ApprovalBroker {
     this.#deny(p.ctx, {
       reason: `${p.ctx.op} on ${p.ctx.channel}: ${describeAuthorization({ kind: 'decision', invocation_id: p.ctx.invocation_id, authorized: 'timeout', granted: false })} (${secs} s)`,
       hint: AGENT_ASK_HINT,
+      timedOut: true,
     });
     this.#safeDecision(p, `no operator decision within ${secs} s`, 'timeout');
     p.resolve({ granted: false, reason: 'timeout' });

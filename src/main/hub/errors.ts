@@ -6,18 +6,23 @@
 import { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError } from '../drivers';
 import type { DriverErrorKind } from '../drivers';
 import type { ErrorCode } from '../kernel';
+import { outcomeOf } from '../../shared/audit-record';
+import type { Outcome, OutcomeFacts } from '../../shared/audit-record';
 
 /** A DriverError bound to the driver name used when rendering it. */
 export class HubError extends DriverError {
   readonly driver: string;
   /** Kernel code behind it, when it came from the kernel. */
   readonly code?: ErrorCode;
+  /** How the call this error ended, as the audit records it (set by the hub where it ends one). */
+  outcome?: Outcome;
 
-  constructor(driver: string, kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: string; code?: ErrorCode } = {}) {
+  constructor(driver: string, kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: string; code?: ErrorCode; outcome?: Outcome } = {}) {
     super(kind, message, options);
     this.name = 'HubError';
     this.driver = driver;
     if (options.code !== undefined) this.code = options.code;
+    if (options.outcome !== undefined) this.outcome = options.outcome;
   }
 
   /** The exact `uplink error [<driver>:<Kind>]: … — hint: …` line. */
@@ -30,6 +35,15 @@ export class HubError extends DriverError {
     if (error instanceof HubError) return error;
     return new HubError(driverOfChannel(channel), error.kind, error.message, { hint: error.hint, evidence: error.evidence });
   }
+}
+
+/**
+ * The error that ends a call, carrying how it ended (what its record says): the outcome the hub
+ * already knew (a timed-out prompt), else the one its record (`facts`) reads as.
+ */
+export function ending(err: HubError, facts: OutcomeFacts): HubError {
+  err.outcome ??= outcomeOf({ ...facts, ...(err.code ? { error_code: err.code } : {}), error_kind: err.kind });
+  return err;
 }
 
 /** The hint every "unknown channel/driver" error carries. */

@@ -16,7 +16,7 @@ import { CallTable } from './call-context';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
 import { DriverProvider, providerIdFor } from './driver-provider';
-import { HubError, isDriverError, mapKernelError, toHubError } from './errors';
+import { ending, HubError, isDriverError, mapKernelError, toHubError } from './errors';
 import type { DecideResult, Hub, ProviderView } from './hub';
 import { redactArgs, isSensitive } from './redact';
 import { checkCall } from './call-checks';
@@ -259,7 +259,7 @@ class HubCore implements Hub {
       this.#auditWritable();
       checked = await checkCall(this.#registry, channel, op, args, options, Math.min(this.#driverTimeout(), 15_000));
     } catch (e) {
-      const err = toHubError(bounded ? channel : undefined, e);
+      const err = ending(toHubError(bounded ? channel : undefined, e), { type: 'rejected' });
       this.#rejected(channel, op, args, agent, err, undefined, bounded);
       this.#replyAudited();
       throw err;
@@ -299,12 +299,12 @@ class HubCore implements Hub {
         // The kernel can refuse after the policy asked (runtime disposed, retention full): withdraw
         // the prompt so the operator is not left deciding a call that will never run.
         this.#broker.abandon(invocationId, 'cancelled');
-        const err = this.#mapError(ctx, e, options);
+        const err = ending(this.#mapError(ctx, e, options), { type: 'rejected' });
         this.#rejected(channel, op, ctx.args, agent, err, ctx);
         throw err;
       }
       const last = await this.#runtime.wait(invocationId);
-      if (last.state !== 'succeeded') throw this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options);
+      if (last.state !== 'succeeded') throw ending(this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options), { state: last.state });
       output = last.result!.output;
     } catch (e) {
       this.#replyAudited();
@@ -362,9 +362,9 @@ class HubCore implements Hub {
     if (!(e instanceof SoftwareUseError)) return toHubError(ctx.channel, e);
     const deny = this.#broker.denial(ctx.invocation_id);
     // Nobody refused a prompt the stopping hub withdrew: the agent should retry later, not give up.
-    if (deny?.unavailable) return new HubError('core', 'Unavailable', deny.reason, { ...(deny.hint ? { hint: deny.hint } : {}), code: e.code });
+    if (deny?.unavailable) return new HubError('core', 'Unavailable', deny.reason, { ...(deny.hint ? { hint: deny.hint } : {}), code: e.code, outcome: 'denied' });
     if (deny?.error) return deny.error;
-    return mapKernelError({
+    const err = mapKernelError({
       channel: ctx.channel,
       op: ctx.op,
       code: e.code,
@@ -374,10 +374,12 @@ class HubCore implements Hub {
       driverError: e.code === 'provider_failed' ? this.#driverError(ctx.invocation_id) : undefined,
       constraints: { provider_id: options.provider, interaction: options.interaction },
     });
+    if (e.code === 'policy_denied' && deny?.timedOut) err.outcome = 'timed_out';
+    return err;
   }
 
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): HubError {
-    this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, error, undefined, false);
+    this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, ending(error, { type: 'rejected' }), undefined, false);
     return this.#timeline.beforeReply() ? error : auditUnavailable(this.#audit.failure() ?? 'the last write failed');
   }
 
@@ -425,6 +427,7 @@ class HubCore implements Hub {
       ...(op ? { op: String(op) } : {}),
       agent,
       state: 'rejected',
+      ...(err.outcome ? { outcome: err.outcome } : {}),
       error_kind: err.kind,
       ...(err.code ? { error_code: err.code } : {}),
       message: err.message,
@@ -445,13 +448,15 @@ class HubCore implements Hub {
       if (interaction) outcome.interaction = interaction;
       if (e.kind === 'succeeded' && !ctx.sensitive) outcome.output = this.#runtime.peek(e.invocation_id).result?.output;
       if (e.kind === 'failed' && e.error) {
-        outcome.error = this.#mapError(ctx, new SoftwareUseError(e.error.code, e.error.message), {});
+        outcome.error = ending(this.#mapError(ctx, new SoftwareUseError(e.error.code, e.error.message), {}), { state: 'failed' });
         if (!ctx.sensitive) {
           const detail = this.#operatorDetail(e.invocation_id);
           if (detail) outcome.detail = detail;
         }
       }
     }
+    // A prompt the stopping hub withdrew ends cancelled in the kernel, but nobody cancelled it: as its decision says, it was denied.
+    if (e.kind === 'cancelled' && this.#broker.denial(e.invocation_id)?.unavailable) outcome.ended = 'denied';
     this.#timeline.record(eventEntry(e, ctx, this.#now, outcome));
     if (e.kind === 'cancelled') this.#broker.abandon(e.invocation_id, 'cancelled');
   }

@@ -9,6 +9,8 @@ import { boundedEntry } from './audit-store';
 import type { AuditStore } from './audit-store';
 import type { CallContext } from './call-context';
 import { HubError } from './errors';
+import { outcomeOf } from '../../shared/audit-record';
+import type { Outcome } from '../../shared/audit-record';
 import type { AuditEntry, AuditPage, AuditQuery, CallOptions, Disposer } from './types';
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -66,6 +68,8 @@ export interface EventOutcome {
   error?: HubError;
   /** Operator-only detail of a failure (left out for sensitive calls). */
   detail?: string;
+  /** How the call ended, where its event alone does not say (else `error`'s, else derived). */
+  ended?: Outcome;
 }
 
 /** The audit entry for a kernel event of a call (`ctx`, its facts) or of an unknown invocation. */
@@ -108,6 +112,8 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
       }
       if (outcome.detail && !ctx.sensitive) entry.detail = outcome.detail.slice(0, 8192);
     }
+    const ended = outcome.ended ?? outcome.error?.outcome;
+    if (ended) entry.outcome = ended;
   }
   return entry;
 }
@@ -137,6 +143,8 @@ export class Timeline {
    * crash. Other entries commit in batches within FLUSH_MS (one WAL commit for many events).
    */
   record(entry: Omit<AuditEntry, 'id'>, durable = false): void {
+    const ended = entry.outcome === undefined ? outcomeOf(entry) : undefined;
+    if (ended) entry = { ...entry, outcome: ended };
     // Bounded now (a screenshot's output summarized), so the queue never holds a delivered payload.
     this.#pending.push(entry.output === undefined ? entry : boundedEntry(entry));
     if (durable || this.#pending.length >= FLUSH_MAX) {

@@ -4,7 +4,7 @@
  * Field names that reach a wire (panel, audit rows, JSON output) are snake_case.
  */
 import type { InteractionKind, InvocationState, JsonValue } from '../kernel';
-import type { AuditRecord } from '../../shared/audit-record';
+import type { AuditRecord, Outcome } from '../../shared/audit-record';
 import type {
   ApprovalPreview,
   CallerEnvironment,
@@ -183,6 +183,8 @@ export interface AuditQuery {
   /** The authenticated agent id. */
   agent?: string;
   state?: InvocationState | 'rejected';
+  /** How the call ended: matches the entries that end calls. */
+  outcome?: Outcome;
   type?: AuditEntryType;
   invocation_id?: string;
   /** Substring anywhere in channel, op, agent, message, reason or args. */

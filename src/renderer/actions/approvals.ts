@@ -29,12 +29,14 @@ export function addApproval(a: PendingApproval): void {
 export function resolveApproval(r: ApprovalResolved): void {
   set((s) => {
     const { [r.approval_id]: _gone, ...deciding } = s.approvals.deciding;
+    const asked = s.approvals.pending.find((p) => p.approval_id === r.approval_id);
+    const recent = asked ? { ...r, op: asked.op, channel: asked.channel, agent: asked.agent, invocation_id: asked.invocation_id, ...(asked.agent_name ? { agent_name: asked.agent_name } : {}) } : r;
     return {
       approvals: {
         ...s.approvals,
         pending: s.approvals.pending.filter((p) => p.approval_id !== r.approval_id),
         deciding,
-        resolved: [...s.approvals.resolved.slice(-19), r],
+        resolved: [...s.approvals.resolved.slice(-19), recent],
       },
     };
   });

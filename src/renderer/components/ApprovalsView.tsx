@@ -11,7 +11,10 @@ import { decide, denyAll, loadApprovals } from '../actions';
 import { useStore } from '../store';
 import { describeResolution } from '../../shared/audit-record';
 import { ApprovalCard, DECISION_BUTTONS } from './ApprovalCard';
-import { Empty, ErrorBox, Loading, useNow } from './common';
+import { Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
+import { agentLabel } from '../format';
+import { escapeControl } from '../../shared/escape';
+import type { RecentDecision } from '../store/slices';
 
 /** How long the focused card must be shown unchanged before shortcuts act on it. */
 export const ARM_DELAY_MS = 400;
@@ -124,13 +127,27 @@ export function ApprovalsView() {
           <h3>Recently decided</h3>
           <ul>
             {recent.map((r) => (
-              <li key={r.approval_id}>
-                <span className={r.granted ? 'ok-text' : 'bad-text'}>{describeResolution(r)}</span>
-              </li>
+              <RecentItem key={r.approval_id} r={r} />
             ))}
           </ul>
         </div>
       )}
     </section>
+  );
+}
+
+/** One decided prompt: what was asked, by whom, how the call ended (once it has), and who decided. */
+function RecentItem({ r }: { r: RecentDecision }) {
+  const outcome = useStore((s) => (r.invocation_id ? s.timeline.rows.get(r.invocation_id)?.outcome : undefined));
+  return (
+    <li>
+      {outcome ? <OutcomeBadge outcome={outcome} /> : <span className="badge badge-info">in progress</span>}{' '}
+      {r.op && r.channel && (
+        <span className="recent-what">
+          {escapeControl(r.op)} on {escapeControl(r.channel)} · {escapeControl(agentLabel(r))} ·{' '}
+        </span>
+      )}
+      <span className={r.granted ? 'ok-text' : 'bad-text'}>{describeResolution(r)}</span>
+    </li>
   );
 }

@@ -3,7 +3,7 @@ import { memo } from 'react';
 import { escapeControl } from '../../shared/escape';
 import type { InvocationRow } from '../store/timeline-model';
 import { agentLabel, formatClock, formatDuration } from '../format';
-import { Badge, stateTone } from './common';
+import { Badge, OutcomeBadge, stateTone } from './common';
 
 const SHORT: Record<string, string> = {
   accepted: 'accepted',
@@ -37,7 +37,7 @@ export const TimelineRow = memo(function TimelineRow({ row, selected, onSelect, 
       data-key={row.key}
     >
       <span role="cell" className="tl-time">{formatClock(row.first_at)}</span>
-      <span role="cell" className="tl-state"><Badge tone={stateTone(row.state)}>{row.state}</Badge></span>
+      <span role="cell" className="tl-state">{row.outcome ? <OutcomeBadge outcome={row.outcome} /> : <Badge tone={stateTone(row.state)}>{row.state}</Badge>}</span>
       <span role="cell" className="tl-agent" title={escapeControl(agentLabel(row))}>{escapeControl(agentLabel(row))}</span>
       <span role="cell" className="tl-op">{row.op ? escapeControl(row.op) : row.state === 'action' ? 'setting' : '—'}</span>
       <span role="cell" className="tl-channel" title={row.channel && escapeControl(row.channel)}>{row.channel ? escapeControl(row.channel) : '—'}</span>

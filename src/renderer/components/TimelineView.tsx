@@ -10,6 +10,7 @@ import { useShallow } from 'zustand/react/shallow';
 import type { TimelineFilter } from '../../shared/panel-types';
 import { loadHistory, selectInvocation, setFollow, setTimelineFilter } from '../actions';
 import { useStore } from '../store';
+import { OUTCOMES } from '../../shared/audit-record';
 import { facets, matchesFilter } from '../store/timeline-model';
 import { Empty, ErrorBox, Loading } from './common';
 import { InvocationDetailPane } from './InvocationDetailPane';
@@ -49,6 +50,17 @@ const Filters = memo(function Filters({ filter, options }: { filter: TimelineFil
           {STATES.map((s) => (
             <option key={s} value={s}>
               {s}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Outcome
+        <select value={filter.outcome ?? ''} onChange={(e) => change({ outcome: e.target.value as TimelineFilter['outcome'] })}>
+          <option value="">all</option>
+          {OUTCOMES.map((o) => (
+            <option key={o} value={o}>
+              {o}
             </option>
           ))}
         </select>

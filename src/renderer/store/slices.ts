@@ -42,6 +42,9 @@ export interface UiSlice {
   toasts: Array<{ id: number; kind: 'info' | 'error'; text: string }>;
 }
 
+/** A resolved prompt with what it asked (kept from the pending prompt it ended). */
+export type RecentDecision = ApprovalResolved & Partial<Pick<PendingApproval, 'op' | 'channel' | 'agent' | 'agent_name' | 'invocation_id'>>;
+
 export interface ApprovalsSlice {
   approvals: {
     pending: PendingApproval[];
@@ -50,7 +53,7 @@ export interface ApprovalsSlice {
     /** The decision sent per approval: the buttons stay disabled once one is set. */
     deciding: Record<string, Decision>;
     /** Recently resolved, shown briefly so the operator sees what happened. */
-    resolved: ApprovalResolved[];
+    resolved: RecentDecision[];
   };
 }
 

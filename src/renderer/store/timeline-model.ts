@@ -6,6 +6,8 @@
  */
 import type { TimelineEvent, TimelineFilter } from '../../shared/panel-types';
 import type { InvocationState } from '../../shared/wire';
+import { outcomeOf } from '../../shared/audit-record';
+import type { Outcome } from '../../shared/audit-record';
 
 /** One line of the timeline: an invocation and its events. */
 export interface InvocationRow {
@@ -20,6 +22,8 @@ export interface InvocationRow {
   interaction?: string;
   /** `action`: an operator action recorded without an invocation (e.g. a tier change). */
   state: InvocationState | 'rejected' | 'waiting' | 'action';
+  /** How the call ended, once it has. */
+  outcome?: Outcome;
   first_at: number;
   last_at: number;
   first_cursor: number;
@@ -63,6 +67,8 @@ function summarize(row: InvocationRow): void {
   }
   const pending = last.kind === 'approval_requested';
   row.state = pending ? 'waiting' : state;
+  const outcome = outcomeOf(row.events);
+  if (outcome) row.outcome = outcome;
 }
 
 /**
@@ -125,6 +131,7 @@ export function matchesFilter(row: InvocationRow, f: TimelineFilter): boolean {
   if (f.op && row.op !== f.op) return false;
   if (f.agent && row.agent !== f.agent) return false;
   if (f.state && row.state !== f.state) return false;
+  if (f.outcome && row.outcome !== f.outcome) return false;
   if (f.text) {
     const needle = f.text.toLowerCase();
     const hay = [row.invocation_id, row.channel, row.op, row.agent, row.provider_id, row.message, row.authorized].join(' ').toLowerCase();

@@ -61,7 +61,7 @@ describe('uplink log flags', () => {
   it('an unknown --state is refused, listing the valid ones', async () => {
     const r = await runCli(b, tmpDataDir(), ['log', '--state', 'bogus']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('uplink error [core:Invalid]: --state must be one of accepted, running, succeeded, failed, cancelled, rejected, not "bogus" — hint: see `uplink --help`\n');
+    expect(r.stderr).toBe('uplink error [core:Invalid]: --state cannot be "bogus" — hint: use one of succeeded, failed, denied, timed_out, cancelled, rejected; see `uplink --help`\n');
   });
 
   it.each([

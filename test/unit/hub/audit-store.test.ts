@@ -105,7 +105,7 @@ describe('AuditStore', () => {
     const path = fresh();
     new AuditStore(path).close();
     const db = new Database(path);
-    db.exec('ALTER TABLE entries DROP COLUMN rule_id; ALTER TABLE entries DROP COLUMN decision; DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output');
+    db.exec('DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome; ALTER TABLE entries DROP COLUMN rule_id; ALTER TABLE entries DROP COLUMN decision; DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output');
     db.pragma('user_version = 1');
     db.prepare("INSERT INTO entries (at, type, kind, invocation_id, agent_kind, agent_name) VALUES (5, 'event', 'accepted', 'old-1', 'mcp', 'claude')").run();
     db.close();
@@ -121,13 +121,40 @@ describe('AuditStore', () => {
     check.close();
   });
 
+  it('migrating a version-5 database gives the entries that ended calls their outcome, as outcomeOf reads their invocation', () => {
+    const path = fresh();
+    new AuditStore(path).close();
+    const db = new Database(path);
+    db.exec('DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome');
+    db.pragma('user_version = 5');
+    const insert = db.prepare('INSERT INTO entries (at, type, kind, invocation_id, state, error_code, error_kind, authorized) VALUES (1, ?, ?, ?, ?, ?, ?, ?)');
+    insert.run('event', 'succeeded', 'ok', 'succeeded', null, null, null);
+    insert.run('decision', 'decision', 'asked', null, null, null, 'timeout');
+    insert.run('event', 'failed', 'asked', 'failed', 'policy_denied', 'Rejected', null);
+    insert.run('event', 'failed', 'no', 'failed', 'policy_denied', 'Rejected', null);
+    insert.run('event', 'failed', 'slow', 'failed', 'provider_failed', 'Timeout', null);
+    insert.run('event', 'failed', 'broke', 'failed', 'provider_failed', 'Upstream', null);
+    insert.run('event', 'cancelled', 'stop', 'cancelled', null, null, null);
+    insert.run('rejected', 'rejected', null, 'rejected', 'input_schema_violation', 'Invalid', null);
+    insert.run('event', 'started', 'running', 'running', null, null, null);
+    db.close();
+    const store = new AuditStore(path);
+    try {
+      const ended = store.query({ after: 0 }).entries.map((e) => `${e.invocation_id ?? '-'}:${e.outcome ?? '-'}`);
+      expect(ended).toEqual(['ok:succeeded', 'asked:-', 'asked:timed_out', 'no:denied', 'slow:timed_out', 'broke:failed', 'stop:cancelled', '-:rejected', 'running:-']);
+      expect(store.query({ outcome: 'timed_out' }).entries.map((e) => e.invocation_id)).toEqual(['slow', 'asked']);
+    } finally {
+      store.close();
+    }
+  });
+
   it('stores every field of the record, the agent flattened and args/output as JSON, and reads the same record back', () => {
     const s = new AuditStore(fresh());
     const record = {
       at: 7, type: 'decision', kind: 'decision', invocation_id: 'inv-9', sequence: 3, channel: 'test:a', op: 'write', capability_id: 'test.write',
       agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0', user: 'ann' }, provider_id: 'uplink/test', interaction: 'typed',
       state: 'accepted', error_code: 'policy_denied', error_kind: 'Rejected', message: 'm', hint: 'h', detail: 'd', authorized: 'operator', granted: true,
-      by: 'alice', reason: 'r', args: { text: 'x' }, duration_ms: 12, output: { ok: true }, decision: 'always', rule_id: 'rule_1',
+      by: 'alice', reason: 'r', args: { text: 'x' }, duration_ms: 12, output: { ok: true }, decision: 'always', rule_id: 'rule_1', outcome: 'denied',
     } as const;
     // The fixture names every property of the schema, so a new one cannot be left unstored.
     expect(Object.keys(record).sort()).toEqual(Object.keys(AUDIT_RECORD_SCHEMA.properties).filter((k) => k !== 'id').sort());

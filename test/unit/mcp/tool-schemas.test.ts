@@ -8,7 +8,7 @@ describe('tool schemas', () => {
   it.each(TOOLS.map((t) => [t.name, t] as const))('%s compiles its inputSchema and outputSchema under strict 2020-12 Ajv', (_, tool) => {
     const ajv = new Ajv2020({ strict: true });
     expect(() => ajv.compile(tool.inputSchema)).not.toThrow();
-    if (tool.outputSchema) expect(() => ajv.compile(tool.outputSchema)).not.toThrow();
+    if (tool.outputSchema) expect(() => ajv.compile(tool.outputSchema!)).not.toThrow();
   });
 
   it('every tool whose result has a fixed shape declares it; the op tools answer with the op\'s own result', () => {

@@ -55,10 +55,13 @@ export function parseArgs(argv: string[]): ParsedArgs {
 /** The hint every usage error carries (and how main tells them apart: exit code 2). */
 export const USAGE_HINT = 'see `uplink --help`';
 
-/** A usage error (exit code 2). */
-export function usage(message: string): HubError {
-  return new HubError('core', 'Invalid', message, { hint: USAGE_HINT });
+/** A usage error (exit code 2); `how` goes before the usual hint. */
+export function usage(message: string, how?: string): HubError {
+  return new HubError('core', 'Invalid', message, { hint: how ? `${how}; ${USAGE_HINT}` : USAGE_HINT });
 }
+
+/** Whether an error is a usage error (exit code 2). */
+export const isUsage = (err: HubError): boolean => err.hint?.endsWith(USAGE_HINT) === true;
 
 /** A string flag, if given. */
 export function flag(args: ParsedArgs, name: string): string | undefined {
@@ -81,6 +84,6 @@ export function intFlag(args: ParsedArgs, name: string, range: { min?: number; m
 export function enumFlag<T extends string>(args: ParsedArgs, name: string, values: readonly T[]): T | undefined {
   const v = flag(args, name);
   if (v === undefined) return undefined;
-  if (!(values as readonly string[]).includes(v)) throw usage(`--${name} must be one of ${values.join(', ')}, not "${v}"`);
+  if (!(values as readonly string[]).includes(v)) throw usage(`--${name} cannot be "${v}"`, `use one of ${values.join(', ')}`);
   return v as T;
 }

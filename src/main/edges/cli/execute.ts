@@ -49,7 +49,7 @@ export function newestEntries(read: (q: AuditQuery) => AuditPage, query: AuditQu
 /** The audit filter of a `log` request. */
 export function logQuery(args: CliCommands['log']): AuditQuery {
   const { channel, op, agent, state, text } = args;
-  return { ...(channel ? { channel } : {}), ...(op ? { op } : {}), ...(agent ? { agent } : {}), ...(state ? { state } : {}), ...(text ? { text } : {}) };
+  return { ...(channel ? { channel } : {}), ...(op ? { op } : {}), ...(agent ? { agent } : {}), ...(state ? { outcome: state } : {}), ...(text ? { text } : {}) };
 }
 
 /** Prints the hub's entries; with `follow`, keeps going until the signal aborts. */

@@ -5,7 +5,7 @@
  */
 import type { AgentIdentity, AuditEntry, ChannelEntry, HubDoctor, OpDescription } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
-import { describeAuthorization } from '../../../shared/audit-record';
+import { describeAuthorization, outcomeOf } from '../../../shared/audit-record';
 
 /**
  * JSON for a terminal: JSON.stringify escapes C0 but leaves DEL, C1 and U+2028/9 raw, which some
@@ -81,6 +81,9 @@ export function formatEntry(e: AuditEntry): string {
     if (e.by) parts.push(`by=${e.by}`);
     if (e.reason) parts.push(`reason=${JSON.stringify(e.reason)}`);
   }
+  // How the call ended, on the entry that ends it: the word `--state` filters by.
+  const outcome = outcomeOf(e);
+  if (outcome) parts.push(`outcome=${outcome}`);
   if (e.duration_ms !== undefined) parts.push(`${e.duration_ms}ms`);
   if (e.error_kind) parts.push(`error=${e.error_kind}: ${e.message ?? ''}`);
   if (e.detail) parts.push(`detail=${JSON.stringify(e.detail)}`);

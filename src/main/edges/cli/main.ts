@@ -12,7 +12,7 @@
 // the hub, the drivers, SQLite, ajv or the MCP SDK. The embedded hub, `serve`, `mcp` and the tmux
 // snippet are imported when a command needs them.
 import { HubError, isDriverError, resolveDataDir, tmuxSnippet, toHubError } from '../../hub';
-import { DEFAULT_SERVE_PORT, flag, intFlag, parseArgs, usage, USAGE_HINT } from './args';
+import { DEFAULT_SERVE_PORT, flag, intFlag, isUsage, parseArgs, usage } from './args';
 import type { ParsedArgs } from './args';
 import { print } from './format';
 import { forward } from './forward';
@@ -27,7 +27,7 @@ Usage:
   uplink send <channel> <message> [--reply-hint full|short|none]
   uplink recv [--cursor N] [--driver D]           replies and envelopes addressed to us (each run scans anew)
   uplink invoke <channel> <op> [json-args] [--interaction kind] [--provider id]
-  uplink log [--follow] [--limit N] [--channel C] [--op O] [--agent A] [--state S] [--text T]
+  uplink log [--follow] [--limit N] [--channel C] [--op O] [--agent A] [--state outcome] [--text T]
   uplink tier <channel> <tier>                    set a channel's permission tier (human-only)
   uplink agents [create <name> | revoke <name>]   named agent credentials (a new token is shown once)
   uplink tmux-snippet                             a tmux.conf fragment: tiers in pane borders, a grant menu
@@ -101,6 +101,6 @@ export async function main(argv: string[]): Promise<number> {
     // The CLI user is the operator: an unexpected failure may show its own message.
     const err = isDriverError(e) ? toHubError(undefined, e) : new HubError('core', 'Upstream', e instanceof Error ? e.message : String(e), { hint: 'run `uplink doctor`' });
     process.stderr.write(`${err.rendered}\n`);
-    return err.hint === USAGE_HINT ? 2 : 1;
+    return isUsage(err) ? 2 : 1;
   }
 }

@@ -5,12 +5,12 @@
  * body is untrusted whoever sent it. Light on purpose: the forwarding path loads this, not the hub.
  */
 import { HubError } from '../../hub';
-import { INVOCATION_STATES } from '../../../shared/wire';
+import { OUTCOMES } from '../../../shared/audit-record';
 import { enumFlag, flag, intFlag, usage } from './args';
 import type { ParsedArgs } from './args';
 
-/** What `--state` may be: an invocation state, or `rejected` (refused before it ran). */
-export const LOG_STATES = [...INVOCATION_STATES, 'rejected'] as const;
+/** What `--state` may be: how a call ended. */
+export const LOG_STATES = OUTCOMES;
 /** `--limit` bound: the entries are held in memory before printing oldest-first. */
 export const MAX_LOG_LIMIT = 1_000_000;
 export const REPLY_HINTS = ['full', 'short', 'none'] as const;

@@ -10,6 +10,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@model
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { driverOfChannel, HubError, toHubError } from '../../hub';
 import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress, InteractionKind, JsonValue } from '../../hub';
+import type { Outcome } from '../../../shared/audit-record';
 import { checkToolArgs, TOOLS } from './tools';
 import { describeAnswer, doctorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer } from './results';
 import type { ToolAnswer } from './results';
@@ -23,9 +24,13 @@ const INSTRUCTIONS =
   'channel_list, then channel_describe a channel to see its ops. Read-only ops go through channel_observe, ' +
   'mutating ones through channel_act or channel_send; mutating calls wait for the operator to approve them in the Uplink panel.';
 
-/** A tool's success: the short line first, then any images; the full answer as structuredContent. */
+/** A tool's success: the text first, then any images; a fixed-shape answer also as structuredContent. */
 function ok(answer: ToolAnswer): CallToolResult {
-  return { content: [{ type: 'text', text: answer.text }, ...(answer.images ?? [])], ...(answer.structured ? { structuredContent: answer.structured } : {}) };
+  return {
+    content: [{ type: 'text', text: answer.text }, ...(answer.images ?? [])],
+    ...(answer.structured ? { structuredContent: answer.structured } : {}),
+    _meta: { 'uplink/outcome': 'succeeded' },
+  };
 }
 
 /**
@@ -112,7 +117,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
         const op = rawArgs && typeof rawArgs.op === 'string' ? rawArgs.op : name === 'channel_send' ? 'send' : undefined;
         err = hub.recordRejected({ ...(chan ? { channel: chan } : {}), ...(op ? { op } : {}), agent: agent() }, err);
       }
-      return errorResult(err.rendered);
+      return errorResult(err.rendered, err.outcome);
     }
   });
   collapseProtocolErrors(server, (rejected) => hub.recordRejected({ agent: agent() }, rejected));
@@ -164,6 +169,7 @@ function protocolError(method: string, code: number, raw: string): HubError {
   return new HubError('core', 'Upstream', detail, { hint: 'retry; if it persists run `uplink doctor`' });
 }
 
-function errorResult(text: string): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true };
+/** `outcome`: how the hub ended the call (what its audit record says), when the call reached it. */
+function errorResult(text: string, outcome?: Outcome): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true, ...(outcome ? { _meta: { 'uplink/outcome': outcome } } : {}) };
 }
