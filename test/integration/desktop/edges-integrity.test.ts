@@ -252,7 +252,7 @@ describe('desktop target integrity through MCP and the CLI', () => {
     } finally {
       process.kill(app.pid, 'SIGCONT');
     }
-    const tree = (await call('channel_observe', { channel, op: 'tree', args: { max_depth: 2 } })).data!.result as { node_count: number };
+    const tree = JSON.parse((await call('channel_observe', { channel, op: 'tree', args: { max_depth: 2 } })).text) as { node_count: number };
     expect(tree.node_count).toBeGreaterThan(1);
     const again = await cli(['invoke', channel, 'tree', '{"max_depth": 2}']);
     expect(again.code).toBe(0);

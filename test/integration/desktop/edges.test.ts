@@ -41,12 +41,12 @@ async function call(name: string, args: Record<string, unknown>): Promise<{ erro
   const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
   return { error: r.isError === true, text: (r.content[0] as { text: string }).text, data: r.structuredContent };
 }
-/** The answer itself: an op's result, the channel array, else the whole structuredContent. */
+/** The answer itself: an op's result (its JSON text), the channel array, else the whole structuredContent. */
 async function json<T = Record<string, unknown>>(name: string, args: Record<string, unknown>): Promise<T> {
   const r = await call(name, args);
   if (r.error) throw new Error(r.text);
   const data = r.data!;
-  return (name === 'channel_observe' || name === 'channel_act' ? data.result : name === 'channel_list' ? data.channels : data) as T;
+  return (name === 'channel_observe' || name === 'channel_act' ? JSON.parse(r.text) : name === 'channel_list' ? data.channels : data) as T;
 }
 
 beforeAll(async () => {

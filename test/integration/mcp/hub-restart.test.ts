@@ -36,7 +36,7 @@ async function stdioClient(b: TestBuild, dir: string, name = 'relayed-agent'): P
 
 const text = (r: unknown): string => ((r as CallToolResult).content[0] as { text: string }).text;
 /** The op's own result in a channel_observe / channel_act answer. */
-const result = (r: unknown): unknown => ((r as CallToolResult).structuredContent as { result: unknown }).result;
+const result = (r: unknown): unknown => JSON.parse(((r as CallToolResult).content[0] as { text: string }).text) as unknown;
 const echo = { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'still here' } } };
 
 async function log(b: TestBuild, dir: string): Promise<AuditEntry[]> {

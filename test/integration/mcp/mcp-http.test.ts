@@ -23,7 +23,7 @@ function text(r: unknown): string {
 
 /** The op's own result in a channel_observe / channel_act answer. */
 function result(r: unknown): unknown {
-  return ((r as CallToolResult).structuredContent as { result: unknown }).result;
+  return JSON.parse(((r as CallToolResult).content[0] as { text: string }).text) as unknown;
 }
 
 async function httpClient(mcpUrl: string, bearer: string, name = 'http-agent'): Promise<Client> {

@@ -39,7 +39,7 @@ function data<T = Record<string, unknown>>(r: unknown): T {
 
 /** The op's own result in a channel_observe / channel_act answer. */
 function result(r: unknown): unknown {
-  return data<{ result: unknown }>(r).result;
+  return JSON.parse(((r as CallToolResult).content[0] as { text: string }).text) as unknown;
 }
 
 beforeAll(async () => {

@@ -45,12 +45,12 @@ async function agent(config: Record<string, unknown> = APPROVE_TMUX): Promise<Ag
     const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
     return { error: r.isError === true, text: (r.content[0] as { text: string }).text, data: r.structuredContent };
   };
-  // The answer itself: an op's result, the channel array, else the whole structuredContent.
+  // The answer itself: an op's result (its JSON text), the channel array, else the whole structuredContent.
   const json = async <T,>(name: string, args: Record<string, unknown>): Promise<T> => {
     const r = await call(name, args);
     if (r.error) throw new Error(r.text);
     const data = r.data as Record<string, unknown>;
-    return (name === 'channel_observe' || name === 'channel_act' ? data.result : name === 'channel_list' ? data.channels : data) as T;
+    return (name === 'channel_observe' || name === 'channel_act' ? JSON.parse(r.text) : name === 'channel_list' ? data.channels : data) as T;
   };
   return { server, dataDir, client, call, json };
 }
@@ -179,9 +179,9 @@ describe('tmux through MCP (uplink mcp)', () => {
     writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'hot*', tier: 'operator' }], read_deny: ['customer-*'] } });
     const typed = await eventually(async () => {
       const r = await a.call('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } });
-      return !r.error && r.data;
+      return !r.error && (JSON.parse(r.text) as unknown);
     }, 10_000, 'the config edit to grant operator');
-    expect(typed && typed.result).toEqual({ typed: 1, enter: false });
+    expect(typed).toEqual({ typed: 1, enter: false });
     expect((await a.call('channel_observe', { channel: 'tmux:customer-1', op: 'read', args: {} })).text).toMatch(/\[tmux:Rejected\].*read-blocked/);
     a.server.setOption(secret, '@name', 'innocent');
     expect((await a.call('channel_observe', { channel: 'tmux:innocent', op: 'read', args: {} })).text).toMatch(/read-blocked/);
