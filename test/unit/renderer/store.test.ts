@@ -172,7 +172,7 @@ describe('timeline slice', () => {
 describe('connection', () => {
   it('hub status and rules arrive as events', () => {
     fake.emit('hubStatus', { started_at: 1, pending_approvals: 2, attached_panels: 1, version: '0.1.0' });
-    fake.emit('rulesChanged', [{ rule_id: 'r1', channel: 'tmux:*', op: 'send', uses: 0 }]);
+    fake.emit('rulesChanged', [{ rule_id: 'r1', channel: 'tmux:*', op: 'send', ops: ['send'], proposed: false, digest: '0'.repeat(64), uses: 0 }]);
     const s = useStore.getState();
     expect(s.connection.status?.pending_approvals).toBe(2);
     expect(s.settings.rules.data?.[0]?.rule_id).toBe('r1');
