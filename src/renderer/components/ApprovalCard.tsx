@@ -4,7 +4,7 @@
  */
 import { useState } from 'react';
 import { escapeControl } from '../../shared/escape';
-import type { Decision, PendingApproval } from '../../shared/panel-types';
+import type { Decision, DecisionScope, PendingApproval } from '../../shared/panel-types';
 import type { JsonValue } from '../../shared/wire';
 import { revealApprovalArgs } from '../actions';
 import { agentLabel, describeRequest, formatDuration } from '../format';
@@ -14,8 +14,8 @@ import { Badge, Kbd } from './common';
 /** The four actions, their labels and shortcut keys (shown on the buttons). */
 export const DECISION_BUTTONS: ReadonlyArray<{ decision: Decision; label: string; key: string; tone: string; help: string }> = [
   { decision: 'once', label: 'Approve once', key: 'A', tone: 'btn-primary', help: 'Run this one request' },
-  { decision: 'session', label: 'Approve for session', key: 'S', tone: '', help: 'Also approve this op on this channel for the rest of this agent session' },
-  { decision: 'always', label: 'Always', key: 'L', tone: '', help: 'Create a standing rule (config.json) for this agent, channel and op; revoke it in Rules & settings' },
+  { decision: 'session', label: 'Approve for session', key: 'S', tone: '', help: 'Also approve what "For the session" below covers, for the rest of this agent session' },
+  { decision: 'always', label: 'Always', key: 'L', tone: '', help: 'Create a standing rule covering what "Always" below says; edit or revoke it in Rules & settings' },
   { decision: 'deny', label: 'Deny', key: 'D', tone: 'btn-danger', help: 'Refuse; the Reason, if any, is returned to the agent' },
 ];
 
@@ -27,9 +27,13 @@ export interface ApprovalCardProps {
   next: boolean;
   /** How many identical prompts this card stands for (decided together); 1 when alone. */
   count?: number;
-  onDecide: (decision: Decision, reason: string) => void;
+  /** `scope`: what "session"/"always" cover when the operator changed it (the hub checks it). */
+  onDecide: (decision: Decision, reason: string, scope?: DecisionScope) => void;
   reason: string;
   onReason: (reason: string) => void;
+  /** The scope being edited (kept by the parent so the keyboard decides with it too). */
+  scope?: ScopeEdit;
+  onScope?: (scope: ScopeEdit) => void;
   /** Denies every pending prompt of this card's authenticated agent (with the Reason). */
   onDenyAll?: () => void;
 }
@@ -115,12 +119,90 @@ function SensitiveArgs({ approval: a }: { approval: PendingApproval }) {
   );
 }
 
-export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDecide, reason, onReason, onDenyAll }: ApprovalCardProps) {
+/** The op list an operator typed: names or globs separated by commas or spaces. */
+export function parseOps(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean);
+}
+
+/** The scope as typed, for one decision: only what differs from the hub's default. */
+export function scopeFor(decision: Decision, edit: { agent: 'this' | 'any'; channel: string; ops: string }): DecisionScope | undefined {
+  if (decision !== 'session' && decision !== 'always') return undefined;
+  const channel = edit.channel.trim();
+  const ops = parseOps(edit.ops);
+  const scope: DecisionScope = {
+    ...(decision === 'always' && edit.agent === 'any' ? { agent: 'any' as const } : {}),
+    ...(channel ? { channel } : {}),
+    ...(ops.length ? { ops } : {}),
+  };
+  return Object.keys(scope).length ? scope : undefined;
+}
+
+/**
+ * What "for the session" and "always" will cover, in words, before the click; Edit lets the
+ * operator narrow or widen it (a label glob, a list of ops, any agent). The hub checks the scope
+ * and refuses one naming a reusable id, so the card stays with its reason.
+ */
+function ScopeLine({ approval: a, edit, onEdit, disabled }: { approval: PendingApproval; edit: ScopeEdit; onEdit: (e: ScopeEdit) => void; disabled: boolean }) {
+  const [open, setOpen] = useState(false);
+  const ops = parseOps(edit.ops);
+  const opsText = escapeControl((ops.length ? ops : [a.op]).join(', '));
+  const channel = edit.channel.trim();
+  const who = escapeControl(a.agent);
+  const alwaysChannel = channel || a.rule_channel;
+  const id = `scope-${a.approval_id}`;
+  return (
+    <section className="scope" aria-label="What session and always cover">
+      <p className="small">
+        <b>For the session:</b> {opsText} on <code>{escapeControl(channel || a.channel)}</code> for {who}, this session only.
+        <br />
+        <b>Always:</b>{' '}
+        {alwaysChannel ? (
+          <>
+            {opsText} on <code>{escapeControl(alwaysChannel)}</code> for {edit.agent === 'any' ? 'any agent' : who}.
+          </>
+        ) : (
+          <span className="muted">this channel has no stable label; label it or name a label glob to make a rule.</span>
+        )}{' '}
+        <button type="button" className="btn btn-small" aria-expanded={open} aria-controls={id} disabled={disabled} onClick={() => setOpen(!open)}>
+          {open ? 'Done' : 'Edit scope'}
+        </button>
+      </p>
+      {open && (
+        <div className="inline-form" id={id}>
+          <label>
+            Agent
+            <select value={edit.agent} onChange={(e) => onEdit({ ...edit, agent: e.target.value as 'this' | 'any' })} disabled={disabled}>
+              <option value="this">this agent ({who})</option>
+              <option value="any">any agent (Always only)</option>
+            </select>
+          </label>
+          <label>
+            Channel
+            <input value={edit.channel} onChange={(e) => onEdit({ ...edit, channel: e.target.value })} placeholder={a.rule_channel ?? a.channel} maxLength={256} disabled={disabled} title="A label or a glob over labels, e.g. tmux:build-*; never a pane or window id" />
+          </label>
+          <label>
+            Ops
+            <input value={edit.ops} onChange={(e) => onEdit({ ...edit, ops: e.target.value })} placeholder={a.op} maxLength={1000} disabled={disabled} title="Op names or globs, separated by commas" />
+          </label>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** The scope fields as typed on a card; blank means the hub's default. */
+export type ScopeEdit = { agent: 'this' | 'any'; channel: string; ops: string };
+export const DEFAULT_SCOPE: ScopeEdit = { agent: 'this', channel: '', ops: '' };
+
+export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDecide, reason, onReason, onDenyAll, ...props }: ApprovalCardProps) {
   const waited = now - a.requested_at;
   const left = Math.max(0, a.expires_at - now);
   const total = Math.max(1, a.expires_at - a.requested_at);
   const urgent = left < 15_000;
   const reasonId = `reason-${a.approval_id}`;
+  const [ownScope, setOwnScope] = useState<ScopeEdit>(DEFAULT_SCOPE);
+  const scope = props.scope ?? ownScope;
+  const setScope = props.onScope ?? setOwnScope;
   return (
     <article
       className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
@@ -169,6 +251,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
         <section aria-label="Arguments">{a.sensitive ? <SensitiveArgs approval={a} /> : <Args args={a.args} />}</section>
         <Screenshot approval={a} />
       </div>
+      <ScopeLine approval={a} edit={scope} onEdit={setScope} disabled={!!deciding} />
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>
           <span className="sr-only">Reason</span>
@@ -191,7 +274,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
               disabled={!!deciding}
               aria-keyshortcuts={next ? b.key : undefined}
               title={next ? `${b.help} (${b.key})` : b.help}
-              onClick={() => onDecide(b.decision, reason)}
+              onClick={() => onDecide(b.decision, reason, scopeFor(b.decision, scope))}
             >
               {deciding === b.decision ? 'Sending…' : count > 1 ? `${b.label} (${count})` : b.label}
               {next && <Kbd>{b.key}</Kbd>}
