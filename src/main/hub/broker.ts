@@ -122,6 +122,7 @@ export function ruleOps(rule: Pick<StandingRule, 'op'>): string[] {
   return Array.isArray(rule.op) ? rule.op : [rule.op];
 }
 
+// eslint-disable-next-line no-control-regex -- a label may hold spaces, never control characters
 const CHANNEL_SCOPE = /^[a-z][a-z0-9-]*:[^\u0000-\u001f\u007f]{1,200}$/;
 const OP_SCOPE = /^[A-Za-z0-9_.*?-]{1,128}$/;
 const AGENT_SCOPE = /^[A-Za-z0-9_.@*?-]{1,128}$/;
