@@ -14,8 +14,8 @@ import { Badge, Kbd } from './common';
 /** The four actions, their labels and shortcut keys (shown on the buttons). */
 export const DECISION_BUTTONS: ReadonlyArray<{ decision: Decision; label: string; key: string; tone: string; help: string }> = [
   { decision: 'once', label: 'Approve once', key: 'A', tone: 'btn-primary', help: 'Run this one request' },
-  { decision: 'session', label: 'Approve for session', key: 'S', tone: '', help: 'Also approve what "For the session" below covers, for the rest of this agent session' },
-  { decision: 'always', label: 'Always', key: 'L', tone: '', help: 'Create a standing rule covering what "Always" below says; edit or revoke it in Rules & settings' },
+  { decision: 'session', label: 'Approve for session', key: 'S', tone: '', help: 'Also approve matching requests for the rest of this agent session' },
+  { decision: 'always', label: 'Always', key: 'L', tone: '', help: 'Create a standing rule; edit or revoke it in Rules & settings' },
   { decision: 'deny', label: 'Deny', key: 'D', tone: 'btn-danger', help: 'Refuse; the Reason, if any, is returned to the agent' },
 ];
 
@@ -137,55 +137,52 @@ export function scopeFor(decision: Decision, edit: { agent: 'this' | 'any'; chan
   return Object.keys(scope).length ? scope : undefined;
 }
 
-/**
- * What "for the session" and "always" will cover, in words, before the click; Edit lets the
- * operator narrow or widen it (a label glob, a list of ops, any agent). The hub checks the scope
- * and refuses one naming a reusable id, so the card stays with its reason.
- */
-function ScopeLine({ approval: a, edit, onEdit, disabled }: { approval: PendingApproval; edit: ScopeEdit; onEdit: (e: ScopeEdit) => void; disabled: boolean }) {
-  const [open, setOpen] = useState(false);
+/** What "for the session" and "always" will cover, in words (button titles and the scope panel). */
+export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: string; always: string } {
   const ops = parseOps(edit.ops);
-  const opsText = escapeControl((ops.length ? ops : [a.op]).join(', '));
+  const opsText = (ops.length ? ops : [a.op]).join(', ');
   const channel = edit.channel.trim();
-  const who = escapeControl(a.agent);
   const alwaysChannel = channel || a.rule_channel;
-  const id = `scope-${a.approval_id}`;
+  return {
+    session: `${opsText} on ${channel || a.channel} for ${a.agent}, this session only`,
+    always: alwaysChannel
+      ? `${opsText} on ${alwaysChannel} for ${edit.agent === 'any' ? 'any agent' : a.agent}`
+      : 'nothing yet: this channel has no stable label (label it, or name a label glob under Scope)',
+  };
+}
+
+/**
+ * The scope panel, behind the Scope button so the compact queue keeps its height: what "for the
+ * session" and "always" cover in words, and fields to narrow or widen it (a label glob, a list of
+ * ops, any agent). The hub checks the scope and refuses one naming a reusable id, so the card stays.
+ */
+function ScopePanel({ approval: a, edit, onEdit, disabled, id }: { approval: PendingApproval; edit: ScopeEdit; onEdit: (e: ScopeEdit) => void; disabled: boolean; id: string }) {
+  const words = scopeWords(a, edit);
+  const who = escapeControl(a.agent);
   return (
-    <section className="scope" aria-label="What session and always cover">
+    <section className="scope" id={id} aria-label="What session and always cover">
       <p className="small">
-        <b>For the session:</b> {opsText} on <code>{escapeControl(channel || a.channel)}</code> for {who}, this session only.
+        <b>For the session:</b> {escapeControl(words.session)}.
         <br />
-        <b>Always:</b>{' '}
-        {alwaysChannel ? (
-          <>
-            {opsText} on <code>{escapeControl(alwaysChannel)}</code> for {edit.agent === 'any' ? 'any agent' : who}.
-          </>
-        ) : (
-          <span className="muted">this channel has no stable label; label it or name a label glob to make a rule.</span>
-        )}{' '}
-        <button type="button" className="btn btn-small" aria-expanded={open} aria-controls={id} disabled={disabled} onClick={() => setOpen(!open)}>
-          {open ? 'Done' : 'Edit scope'}
-        </button>
+        <b>Always:</b> {escapeControl(words.always)}.
       </p>
-      {open && (
-        <div className="inline-form" id={id}>
-          <label>
-            Agent
-            <select value={edit.agent} onChange={(e) => onEdit({ ...edit, agent: e.target.value as 'this' | 'any' })} disabled={disabled}>
-              <option value="this">this agent ({who})</option>
-              <option value="any">any agent (Always only)</option>
-            </select>
-          </label>
-          <label>
-            Channel
-            <input value={edit.channel} onChange={(e) => onEdit({ ...edit, channel: e.target.value })} placeholder={a.rule_channel ?? a.channel} maxLength={256} disabled={disabled} title="A label or a glob over labels, e.g. tmux:build-*; never a pane or window id" />
-          </label>
-          <label>
-            Ops
-            <input value={edit.ops} onChange={(e) => onEdit({ ...edit, ops: e.target.value })} placeholder={a.op} maxLength={1000} disabled={disabled} title="Op names or globs, separated by commas" />
-          </label>
-        </div>
-      )}
+      <div className="inline-form">
+        <label>
+          Agent
+          <select value={edit.agent} onChange={(e) => onEdit({ ...edit, agent: e.target.value as 'this' | 'any' })} disabled={disabled}>
+            <option value="this">this agent ({who})</option>
+            <option value="any">any agent (Always only)</option>
+          </select>
+        </label>
+        <label>
+          Channel
+          <input value={edit.channel} onChange={(e) => onEdit({ ...edit, channel: e.target.value })} placeholder={a.rule_channel ?? a.channel} maxLength={256} disabled={disabled} title="A label or a glob over labels, e.g. tmux:build-*; never a pane or window id" />
+        </label>
+        <label>
+          Ops
+          <input value={edit.ops} onChange={(e) => onEdit({ ...edit, ops: e.target.value })} placeholder={a.op} maxLength={1000} disabled={disabled} title="Op names or globs, separated by commas" />
+        </label>
+      </div>
     </section>
   );
 }
@@ -203,6 +200,9 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
   const [ownScope, setOwnScope] = useState<ScopeEdit>(DEFAULT_SCOPE);
   const scope = props.scope ?? ownScope;
   const setScope = props.onScope ?? setOwnScope;
+  const [scopeOpen, setScopeOpen] = useState(false);
+  const words = scopeWords(a, scope);
+  const covers = (d: Decision): string => (d === 'session' ? ` — covers ${words.session}` : d === 'always' ? ` — covers ${words.always}` : '');
   return (
     <article
       className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
@@ -251,7 +251,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
         <section aria-label="Arguments">{a.sensitive ? <SensitiveArgs approval={a} /> : <Args args={a.args} />}</section>
         <Screenshot approval={a} />
       </div>
-      <ScopeLine approval={a} edit={scope} onEdit={setScope} disabled={!!deciding} />
+      {scopeOpen && <ScopePanel approval={a} edit={scope} onEdit={setScope} disabled={!!deciding} id={`scope-${a.approval_id}`} />}
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>
           <span className="sr-only">Reason</span>
@@ -273,13 +273,16 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
               className={`btn ${b.tone}`}
               disabled={!!deciding}
               aria-keyshortcuts={next ? b.key : undefined}
-              title={next ? `${b.help} (${b.key})` : b.help}
+              title={escapeControl(`${b.help}${covers(b.decision)}${next ? ` (${b.key})` : ''}`)}
               onClick={() => onDecide(b.decision, reason, scopeFor(b.decision, scope))}
             >
               {deciding === b.decision ? 'Sending…' : count > 1 ? `${b.label} (${count})` : b.label}
               {next && <Kbd>{b.key}</Kbd>}
             </button>
           ))}
+          <button type="button" className="btn btn-small" aria-expanded={scopeOpen} aria-controls={`scope-${a.approval_id}`} disabled={!!deciding} onClick={() => setScopeOpen(!scopeOpen)} title="What session and always cover, and change it">
+            Scope
+          </button>
         </div>
       </footer>
     </article>
