@@ -72,9 +72,14 @@ export class ConfirmedRules {
     return this.#error;
   }
 
-  /** Confirms `add` and withdraws `remove` in one durable write; nothing changes if it fails. */
-  change(add: object[], remove: object[] = []): void {
-    const next = new Set(this.#digests);
+  /**
+   * Confirms `add` and withdraws `remove` in one durable write; nothing changes if it fails. With
+   * `present` (the rules now in config.json), confirmations of rules no longer there are dropped,
+   * so a rule deleted and later written back by hand is proposed, not silently in force again.
+   */
+  change(add: object[], remove: object[] = [], present?: object[]): void {
+    const keep = present && new Set(present.map(ruleDigest));
+    const next = new Set([...this.#digests].filter((d) => !keep || keep.has(d)));
     for (const r of remove) next.delete(ruleDigest(r));
     for (const r of add) next.add(ruleDigest(r));
     const tmp = `${this.path}.${process.pid}.tmp`;

@@ -474,7 +474,7 @@ export class ApprovalBroker {
     if (ruleDigest(rule) !== digest) {
       throw new HubError('core', 'Rejected', `standing rule ${ruleId} changed since the panel showed it`, { hint: 'review the rule as it is now, then confirm again' });
     }
-    this.#confirmed.change([rule]);
+    this.#confirmed.change([rule], [], this.#host.config.get().approvals.rules);
     this.#ruleRecord(by, ruleId, `standing rule ${ruleId} confirmed: ${describeRule(rule)}`, true);
   }
 
@@ -533,7 +533,7 @@ export class ApprovalBroker {
    * written so the reload that follows finds it in force; nothing changes if either write fails.
    */
   #writeRule(rule: StandingRule, old: StandingRule | undefined, what: string): void {
-    this.#confirmed.change([rule], old ? [old] : []);
+    this.#confirmed.change([rule], old ? [old] : [], this.#host.config.get().approvals.rules);
     try {
       editConfig(
         this.#host.config,

@@ -13,7 +13,7 @@ import { dispatchCall } from '../../../src/main/edges/panel/dispatch';
 import type { CallOutcome } from '../../../src/main/edges/panel/dispatch';
 import type { ApprovalRule, DecideResult, SessionGrantEntry } from '../../../src/shared/panel-types';
 import { closeHubs, failure, nextPrompt, openHub } from './helpers';
-import { tmpDataDir } from '../../fixtures/hub-build';
+import { tmpDataDir, writeConfirmedConfig } from '../../fixtures/hub-build';
 
 const builder: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', session: 's1' };
 const other: AgentIdentity = { kind: 'mcp', agent_id: 'other', name: 'codex', session: 's9' };
@@ -185,9 +185,43 @@ describe('rules written to config.json by hand are proposed', () => {
   });
 });
 
+describe('the confirmations file', () => {
+  it('an unreadable confirmations file confirms nothing, and doctor says so', async () => {
+    const dir = tmpDataDir();
+    writeConfirmedConfig(dir, { approvals: { rules: [{ id: 'made-in-panel', channel: 'test:a', op: 'write' }] } });
+    writeFileSync(join(dir, 'confirmed-rules.json'), '{ not json');
+    const { hub } = openHub({ dir });
+    await expect(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: builder })).rejects.toThrow(/no Uplink panel/);
+    expect(hub.listRules()[0]).toMatchObject({ id: 'made-in-panel', proposed: true });
+    expect((await hub.doctor()).warnings).toContainEqual(expect.stringContaining('confirmed-rules.json cannot be read'));
+  });
+
+  it('a confirmed rule deleted from config.json and written back by hand is proposed again', async () => {
+    const dir = tmpDataDir();
+    const rule = { id: 'kept', channel: 'test:a', op: 'write' };
+    writeConfirmedConfig(dir, { approvals: { rules: [rule] } });
+    const { hub } = openHub({ dir });
+    const panel = panelOn(hub);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [] } }));
+    await waitForRules(panel, (rules) => rules.length === 0);
+    // Any confirmation the panel makes meanwhile drops confirmations of rules no longer in the file.
+    const { call, approval } = await prompted(hub, builder);
+    await panel('decide', { approval_id: approval.approval_id, decision: 'always', scope: { ops: ['write', 'login'] } });
+    await call;
+    const current = configRules(dir);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [...current, rule] } }));
+    await waitForRules(panel, (rules) => rules.some((r) => r.rule_id === 'kept'));
+    expect(((await panel('listRules')) as ApprovalRule[]).find((r) => r.rule_id === 'kept')).toMatchObject({ proposed: true });
+  });
+});
+
 async function waitForRule(panel: (m: string, p?: unknown) => Promise<unknown>, match: (r: ApprovalRule) => boolean): Promise<void> {
+  return waitForRules(panel, (rules) => rules.some(match));
+}
+
+async function waitForRules(panel: (m: string, p?: unknown) => Promise<unknown>, match: (r: ApprovalRule[]) => boolean): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    if (((await panel('listRules')) as ApprovalRule[]).some(match)) return;
+    if (match((await panel('listRules')) as ApprovalRule[])) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('the hand edit was not reloaded');
