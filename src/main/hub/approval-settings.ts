@@ -59,7 +59,7 @@ export class ConfirmedRules {
       if (!Array.isArray(parsed.digests)) throw new Error('no digests list');
       for (const d of parsed.digests) if (typeof d === 'string' && /^[0-9a-f]{64}$/.test(d)) this.#digests.add(d);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.#error = `${this.path} cannot be read (${(e as Error).message}); every standing rule is proposed until confirmed again`;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.#error = `${this.path} cannot be read (${(e as Error).message}); every standing rule is proposed, not in force`;
     }
   }
 

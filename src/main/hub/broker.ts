@@ -457,14 +457,17 @@ export class ApprovalBroker {
     });
   }
 
-  /** Doctor lines about rules: how many wait for the operator, and a confirmation file that cannot be read. */
+  /**
+   * Doctor lines about rules: how many wait for the operator, and a confirmation file that cannot
+   * be read. Agents read doctor too (channel_doctor), so these say what waits, never how to confirm.
+   */
   ruleWarnings(): string[] {
     const rules = this.#host.config.get().approvals.rules;
     const proposed = rules.filter((r) => !this.#confirmed.has(r)).length;
     const out = unmatchableRules(rules);
     const error = this.#confirmed.error();
     if (error) out.push(error);
-    if (proposed) out.push(`${proposed} standing rule${proposed === 1 ? '' : 's'} in config.json ${proposed === 1 ? 'is' : 'are'} proposed and not in force until confirmed — hint: review them in the panel under Rules & settings`);
+    if (proposed) out.push(`${proposed} standing rule${proposed === 1 ? '' : 's'} in config.json ${proposed === 1 ? 'is' : 'are'} proposed, not in force — hint: the operator reviews proposed rules in the Uplink panel`);
     return out;
   }
 

@@ -157,7 +157,10 @@ describe('rules written to config.json by hand are proposed', () => {
     const denied = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: builder }));
     expect(denied.rendered).toContain('no Uplink panel is open');
     expect(denied.rendered).not.toMatch(/confirm|propos|config\.json|rule/i);
-    expect((await hub.doctor()).warnings).toContainEqual(expect.stringMatching(/^1 standing rule in config\.json is proposed and not in force until confirmed — hint: /));
+    // Agents read doctor too: it says what waits, never how to confirm.
+    const warnings = (await hub.doctor()).warnings ?? [];
+    expect(warnings).toContainEqual(expect.stringMatching(/^1 standing rule in config\.json is proposed, not in force — hint: [^\n]+$/));
+    expect(warnings.join('\n')).not.toMatch(/confirm/i);
 
     const panel = panelOn(hub);
     const pending = await prompted(hub, builder);
