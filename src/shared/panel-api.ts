@@ -13,6 +13,7 @@ import type {
   ChannelPreview,
   DecideResult,
   Decision,
+  DecisionScope,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -21,6 +22,7 @@ import type {
   RunOpResult,
   SelectionExplanation,
   SelectionQuery,
+  SessionGrantEntry,
   TimelineEvent,
   TimelinePage,
   TimelineQuery,
@@ -35,13 +37,21 @@ export interface PanelCalls {
   runOp: { req: { channel: string; op: string; args: JsonValue }; res: RunOpResult };
   setTier: { req: { channel: string; tier: string }; res: { channel: string; tier: string } };
   listPendingApprovals: { req: void; res: PendingApproval[] };
-  decide: { req: { approval_id: string; decision: Decision; reason?: string }; res: DecideResult };
+  /** `scope` narrows or widens what "session"/"always" covers; the hub checks it. */
+  decide: { req: { approval_id: string; decision: Decision; reason?: string; scope?: DecisionScope }; res: DecideResult };
   /** Denies every pending prompt of one authenticated agent (a runaway agent), each with `reason`. */
   denyAll: { req: { agent: string; reason?: string }; res: { denied: number } };
   /** The raw args of a pending prompt with sensitive text (never stored; the audit notes the look). */
   revealApprovalArgs: { req: { approval_id: string }; res: { args: JsonValue } };
   listRules: { req: void; res: ApprovalRule[] };
+  /** Revokes a rule, or discards a proposed one. */
   revokeRule: { req: { rule_id: string }; res: { revoked: boolean } };
+  /** Puts a proposed rule in force, if it still has the content the panel showed (`digest`). */
+  confirmRule: { req: { rule_id: string; digest: string }; res: { confirmed: boolean } };
+  /** Rewrites a rule's scope; `agent` absent = any agent. */
+  updateRule: { req: { rule_id: string; channel: string; ops: string[]; agent?: string }; res: { updated: boolean } };
+  listSessionGrants: { req: void; res: SessionGrantEntry[] };
+  revokeSessionGrant: { req: { grant_id: string }; res: { revoked: boolean } };
   getSettings: { req: void; res: PanelSettings };
   setApprovalTimeout: { req: { timeout_ms: number }; res: PanelSettings };
   queryTimeline: { req: TimelineQuery; res: TimelinePage };
@@ -62,6 +72,7 @@ export interface PanelEvents {
   approvalAdded: PendingApproval;
   approvalResolved: ApprovalResolved;
   rulesChanged: ApprovalRule[];
+  sessionGrantsChanged: SessionGrantEntry[];
   hubStatus: HubStatus;
 }
 

@@ -70,6 +70,7 @@ const pending = rec(
     preview,
     requested_at: num,
     expires_at: num,
+    rule_channel: str,
   },
   ['approval_id', 'invocation_id', 'agent', 'channel', 'op', 'args', 'requested_at', 'expires_at'],
 );
@@ -78,8 +79,16 @@ const resolved = rec(
   ['approval_id', 'granted', 'authorized'],
 );
 const rule = rec(
-  { rule_id: str, channel: str, op: str, agent: str, created_at: str, created_by: str, note: str, last_used_at: num, uses: int },
-  ['rule_id', 'channel', 'op', 'uses'],
+  { rule_id: str, channel: str, op: str, ops: strings, proposed: bool, digest: str, agent: str, created_at: str, created_by: str, note: str, last_used_at: num, uses: int },
+  ['rule_id', 'channel', 'op', 'ops', 'proposed', 'digest', 'uses'],
+);
+// Bounds only: the hub checks what a scope may name (no reusable id, covering the prompt).
+const scopeChannel: Schema = { type: 'string', minLength: 1, maxLength: 256 };
+const scopeOps: Schema = { type: 'array', minItems: 1, maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 128 } };
+const scope = obj({ agent: strEnum('this', 'any'), channel: scopeChannel, ops: scopeOps });
+const sessionGrant = rec(
+  { grant_id: str, agent: str, session: str, channel: str, ops: strings, granted_by: str, granted_at: num },
+  ['grant_id', 'agent', 'session', 'channel', 'ops', 'granted_by', 'granted_at'],
 );
 const settings = rec(
   { approval_timeout_ms: num, config_error: str, mcp_url: str, mcp_token: str, cli_path: str, stdio_command: strings, data_dir: str, version: str },
@@ -106,7 +115,7 @@ export const PANEL_CALLS = {
   },
   listPendingApprovals: { request: empty, response: arr(pending) },
   decide: {
-    request: obj({ approval_id: id, decision, reason: { type: 'string', maxLength: 2000 } }, ['approval_id', 'decision']),
+    request: obj({ approval_id: id, decision, reason: { type: 'string', maxLength: 2000 }, scope }, ['approval_id', 'decision']),
     response: rec({ accepted: bool, granted: bool, rule_id: str, message: str }, ['accepted']),
   },
   revealApprovalArgs: { request: obj({ approval_id: id }, ['approval_id']), response: rec({ args: json }, ['args']) },
@@ -116,6 +125,13 @@ export const PANEL_CALLS = {
   },
   listRules: { request: empty, response: arr(rule) },
   revokeRule: { request: obj({ rule_id: id }, ['rule_id']), response: rec({ revoked: bool }, ['revoked']) },
+  confirmRule: { request: obj({ rule_id: id, digest: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, ['rule_id', 'digest']), response: rec({ confirmed: bool }, ['confirmed']) },
+  updateRule: {
+    request: obj({ rule_id: id, channel: scopeChannel, ops: scopeOps, agent: { type: 'string', minLength: 1, maxLength: 128 } }, ['rule_id', 'channel', 'ops']),
+    response: rec({ updated: bool }, ['updated']),
+  },
+  listSessionGrants: { request: empty, response: arr(sessionGrant) },
+  revokeSessionGrant: { request: obj({ grant_id: id }, ['grant_id']), response: rec({ revoked: bool }, ['revoked']) },
   getSettings: { request: empty, response: settings },
   setApprovalTimeout: {
     request: obj({ timeout_ms: { type: 'integer', minimum: 1000, maximum: 86_400_000 } }, ['timeout_ms']),
@@ -149,6 +165,7 @@ export const PANEL_EVENTS = {
   approvalAdded: pending,
   approvalResolved: resolved,
   rulesChanged: arr(rule),
+  sessionGrantsChanged: arr(sessionGrant),
   hubStatus: rec({ started_at: num, pending_approvals: int, attached_panels: int, version: str, audit_error: str }, ['started_at', 'pending_approvals', 'attached_panels']),
 } satisfies Record<PanelEventName, Schema>;
 

@@ -75,6 +75,33 @@ export interface PendingApproval {
   requested_at: number;
   /** When the prompt is denied automatically (ms since the epoch). */
   expires_at: number;
+  /** The stable channel name "always" covers by default; absent when the channel has no label. */
+  rule_channel?: string;
+}
+
+/**
+ * What "for the session" or "always" covers, when the operator changed it before the click. The
+ * hub refuses a malformed scope, one naming a reusable id, or one not covering the prompt.
+ */
+export interface DecisionScope {
+  /** `any`: every agent ("always" only); default: the prompt's agent. */
+  agent?: 'this' | 'any';
+  /** `<driver>:<label or glob>`, e.g. `tmux:build-*`. */
+  channel?: string;
+  /** Op names or globs; default: the prompt's op. */
+  ops?: string[];
+}
+
+/** A live "approve for the session" grant. */
+export interface SessionGrantEntry {
+  grant_id: string;
+  agent: string;
+  session: string;
+  channel: string;
+  ops: string[];
+  granted_by: string;
+  /** Ms since the epoch. */
+  granted_at: number;
 }
 
 /** Sent when a prompt leaves the pending list, whoever decided it. */
@@ -102,10 +129,15 @@ export interface DecideResult {
 /** A standing approval rule from the config file, with its last use. */
 export interface ApprovalRule {
   rule_id: string;
-  /** Glob on the channel address. */
+  /** Glob on the channel's labels (`<driver>:<label glob>`). */
   channel: string;
-  /** Glob on the op name. */
+  /** The op globs, comma-separated (as `ops`). */
   op: string;
+  ops: string[];
+  /** Not in force: it reached config.json other than through the panel; Confirm or Discard. */
+  proposed: boolean;
+  /** The rule's exact content, which a confirmation names. */
+  digest: string;
   /** Glob on the authenticated agent id; absent = any agent. */
   agent?: string;
   created_at?: string;

@@ -9,7 +9,7 @@
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PrivateTmux, ROOT, mcpClient, startServe, toolText, until } from './harness';
 import type { Serve } from './harness';
@@ -190,6 +190,34 @@ test('an unanswered prompt times out as a deny', async () => {
   await page.getByLabel('New timeout (seconds)').fill('120');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByText('2 min 00 s', { exact: true })).toBeVisible();
+});
+
+test('"always" with config.json broken shows why, the card stays, and the call can still be approved once', async () => {
+  tmux.tmux('set-option', '-p', '-t', pane, '@name', 'e2e-target');
+  await new Promise((r) => setTimeout(r, 1100));
+  await read();
+  await view(/^Approvals/).click();
+  const call = act('echo once-after-refusal');
+  await expect(prompt()).toBeVisible();
+  // What "always" would cover is on the card before the click.
+  await expect(prompt().getByRole('button', { name: /^Always/ })).toHaveAttribute('title', /covers type on tmux:e2e-target for /);
+  await prompt().getByRole('button', { name: 'Scope' }).click();
+  await expect(prompt().getByRole('region', { name: 'What session and always cover' })).toContainText('Always: type on tmux:e2e-target');
+  const file = join(serve.dataDir, 'config.json');
+  const good = readFileSync(file, 'utf8');
+  writeFileSync(file, '{ "approvals": ');
+  try {
+    await prompt().getByRole('button', { name: /^Always/ }).click();
+    await expect(page.locator('.toast-error')).toContainText(/cannot save the standing rule .*config.json is broken/);
+    await expect(prompt()).toBeVisible();
+    await expect(prompt().getByRole('button', { name: /^Approve once/ })).toBeEnabled();
+  } finally {
+    writeFileSync(file, good);
+  }
+  await prompt().getByRole('button', { name: /^Approve once/ }).click();
+  expect((await call).isError ?? false).toBe(false);
+  await until(() => tmux.capture(pane).includes('once-after-refusal'), 'the approved command in the pane');
+  await expect(prompt()).toHaveCount(0);
 });
 
 test('"always" skips the next prompt and the rule appears in settings', async () => {

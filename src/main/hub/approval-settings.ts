@@ -1,7 +1,10 @@
 /**
- * Operator settings that live in config.json: revoking standing rules and the approval timeout.
- * Each change is written atomically and recorded (fsynced) as the operator's decision.
+ * Operator settings that live in config.json (the approval timeout), and which standing rules the
+ * operator confirmed. Each change is written atomically and recorded (fsynced) as the operator's decision.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ConfigStore } from './config';
 import { HubError } from './errors';
 import type { AuditEntry } from './types';
@@ -20,19 +23,6 @@ export function editConfig(config: ConfigStore, edit: (raw: Record<string, unkno
   }
 }
 
-/** Removes a standing rule from config.json (`NotFound` if there is none). */
-export function revokeRule(config: ConfigStore, record: Recorder, now: number, ruleId: string, by: string): void {
-  if (!config.get().approvals.rules.some((r) => r.id === ruleId)) {
-    throw new HubError('core', 'NotFound', `no standing rule ${ruleId}`, { hint: 'list the rules in the panel or in config.json approvals.rules' });
-  }
-  editConfig(config, (raw) => {
-    const approvals = (raw.approvals ?? {}) as { rules?: Array<{ id: string }> };
-    approvals.rules = (approvals.rules ?? []).filter((r) => r.id !== ruleId);
-    raw.approvals = approvals;
-  });
-  record({ at: now, type: 'decision', kind: 'decision', authorized: 'operator', by, reason: `standing rule ${ruleId} revoked`, granted: false }, true);
-}
-
 /** Writes `approvals.timeout_ms` (1 s to 24 h). */
 export function setApprovalTimeout(config: ConfigStore, record: Recorder, now: number, ms: number, by: string): void {
   if (!Number.isInteger(ms) || ms < 1000 || ms > 86_400_000) {
@@ -42,4 +32,64 @@ export function setApprovalTimeout(config: ConfigStore, record: Recorder, now: n
     raw.approvals = { ...((raw.approvals ?? {}) as object), timeout_ms: ms };
   });
   record({ at: now, type: 'decision', kind: 'decision', authorized: 'operator', by, reason: `approval timeout set to ${ms} ms`, granted: true }, true);
+}
+
+/** The rule as its fields say, in a fixed key order: what a confirmation stands for. */
+export function ruleDigest(rule: object): string {
+  const sorted = Object.fromEntries(Object.entries(rule).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
+}
+
+/**
+ * Which standing rules the operator made or confirmed in the panel, kept by the hub as digests in
+ * a 0600 file beside config.json. A rule in config.json is in force only while its exact content
+ * is here: one written by hand or by another process (or edited so) stays proposed until the
+ * operator confirms it, so whatever can write config.json cannot approve anything by itself.
+ * An unreadable file confirms nothing (fail closed).
+ */
+export class ConfirmedRules {
+  readonly path: string;
+  #digests = new Set<string>();
+  #error: string | undefined;
+
+  constructor(dataDir: string) {
+    this.path = join(dataDir, 'confirmed-rules.json');
+    try {
+      const parsed = JSON.parse(readFileSync(this.path, 'utf8')) as { digests?: unknown };
+      if (!Array.isArray(parsed.digests)) throw new Error('no digests list');
+      for (const d of parsed.digests) if (typeof d === 'string' && /^[0-9a-f]{64}$/.test(d)) this.#digests.add(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.#error = `${this.path} cannot be read (${(e as Error).message}); every standing rule is proposed, not in force`;
+    }
+  }
+
+  has(rule: object): boolean {
+    return this.#digests.has(ruleDigest(rule));
+  }
+
+  /** Why the file could not be read, if it could not. */
+  error(): string | undefined {
+    return this.#error;
+  }
+
+  /**
+   * Confirms `add` and withdraws `remove` in one durable write; nothing changes if it fails. With
+   * `present` (the rules now in config.json), confirmations of rules no longer there are dropped,
+   * so a rule deleted and later written back by hand is proposed, not silently in force again.
+   */
+  change(add: object[], remove: object[] = [], present?: object[]): void {
+    const keep = present && new Set(present.map(ruleDigest));
+    const next = new Set([...this.#digests].filter((d) => !keep || keep.has(d)));
+    for (const r of remove) next.delete(ruleDigest(r));
+    for (const r of add) next.add(ruleDigest(r));
+    const tmp = `${this.path}.${process.pid}.tmp`;
+    try {
+      writeFileSync(tmp, `${JSON.stringify({ digests: [...next] })}\n`, { mode: 0o600 });
+      renameSync(tmp, this.path);
+    } catch (e) {
+      throw new HubError('core', 'Unavailable', `cannot record the confirmed rules in ${this.path}: ${(e as Error).message}`, { hint: 'check the data dir and its permissions' });
+    }
+    this.#digests = next;
+    this.#error = undefined;
+  }
 }

@@ -6,6 +6,7 @@
  * survives a crash.
  */
 import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
 import type { ApprovalOutcome, InteractionKind, JsonValue, Policy, PolicyDecision } from '../kernel';
 import type { ApprovalPreview } from '../drivers';
 import type { AuditStore } from './audit-store';
@@ -14,9 +15,9 @@ import type { ConfigStore } from './config';
 import type { DecideResult } from './hub';
 import { HubError } from './errors';
 import { describeAuthorization } from '../../shared/audit-record';
-import { editConfig } from './approval-settings';
+import { ConfirmedRules, editConfig, ruleDigest } from './approval-settings';
 import { globMatch } from '../drivers';
-import type { ApprovalDecision, ApprovalEvent, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, StandingRule, StandingRuleStatus } from './types';
+import type { ApprovalDecision, ApprovalEvent, ApprovalScope, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from './types';
 
 /** What the broker needs from the hub. */
 export interface BrokerHost {
@@ -106,6 +107,11 @@ function coversChannel(pattern: string, driver: string, labels: readonly string[
   return labels.some((l) => globMatch(pattern, `${driver}:${l}`));
 }
 
+/** A rule's scope in words, for the audit. */
+export function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent'>): string {
+  return `${ruleOps(r).join(', ')} on ${r.channel} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
+}
+
 /** Rules that can never match, as doctor lines the operator can act on. */
 export function unmatchableRules(rules: readonly StandingRule[]): string[] {
   return rules
@@ -113,16 +119,63 @@ export function unmatchableRules(rules: readonly StandingRule[]): string[] {
     .map((r) => `standing rule ${r.id} names ${r.channel}, a reusable id, and never matches — hint: label the target and name the label instead (e.g. tmux:<@name>)`);
 }
 
+/** The op globs of a rule. */
+export function ruleOps(rule: Pick<StandingRule, 'op'>): string[] {
+  return Array.isArray(rule.op) ? rule.op : [rule.op];
+}
+
+// eslint-disable-next-line no-control-regex -- a label may hold spaces, never control characters
+const CHANNEL_SCOPE = /^[a-z][a-z0-9-]*:[^\u0000-\u001f\u007f]{1,200}$/;
+const OP_SCOPE = /^[A-Za-z0-9_.*?-]{1,128}$/;
+const AGENT_SCOPE = /^[A-Za-z0-9_.@*?-]{1,128}$/;
+const MAX_SCOPE_OPS = 32;
+
+/** A channel pattern an operator may grant on: `<driver>:<label or glob>`, never a reusable id. */
+function checkChannelScope(channel: string): void {
+  if (!CHANNEL_SCOPE.test(channel)) {
+    throw new HubError('core', 'Invalid', `channel ${JSON.stringify(channel.slice(0, 80))} is not a <driver>:<label or glob>`, { hint: 'name a label or a glob over labels, e.g. tmux:build-*' });
+  }
+  if (namesReusableId(channel)) {
+    throw new HubError('core', 'Invalid', `channel ${channel} names a reusable id, which can belong to another target later`, { hint: 'name the target by its label instead (label it first if it has none)' });
+  }
+}
+
+function checkOpsScope(ops: readonly string[]): void {
+  if (ops.length === 0 || ops.length > MAX_SCOPE_OPS) throw new HubError('core', 'Invalid', `a scope names 1 to ${MAX_SCOPE_OPS} ops, not ${ops.length}`, { hint: 'list the ops to cover, e.g. write, send' });
+  const bad = ops.find((o) => !OP_SCOPE.test(o));
+  if (bad !== undefined) throw new HubError('core', 'Invalid', `op ${JSON.stringify(bad.slice(0, 80))} is not an op name or glob`, { hint: 'use letters, digits, _ . - and the globs * ?' });
+}
+
+/** A rule's scope as the panel edits it: checked like a scope chosen on a prompt. */
+export interface RuleScope {
+  channel: string;
+  ops: string[];
+  /** Glob on the authenticated agent id; absent = any agent. */
+  agent?: string;
+}
+
+function checkRuleScope(scope: RuleScope): void {
+  checkChannelScope(scope.channel);
+  checkOpsScope(scope.ops);
+  if (scope.agent !== undefined && !AGENT_SCOPE.test(scope.agent)) {
+    throw new HubError('core', 'Invalid', `agent ${JSON.stringify(scope.agent.slice(0, 80))} is not an agent id or glob`, { hint: 'name an agent id from Agents, or choose any agent' });
+  }
+}
+
 /**
  * What an "Always" rule covers: the deciding request's authenticated agent and one stable name of
  * its channel (the label the call used, else the first). Refused (the prompt stays open) when
  * either is missing, since a rule on a reusable id or a declared name would cover someone else.
  */
-function alwaysScope(ctx: CallContext): { channel: string; agent: string } {
+function alwaysAgent(ctx: CallContext): string {
   const agent = ctx.agent.agent_id;
   if (agent === undefined) {
     throw new HubError('core', 'Rejected', `cannot approve always: the request's agent did not authenticate`, { hint: 'approve once or for the session instead' });
   }
+  return agent;
+}
+
+function alwaysChannel(ctx: CallContext): string {
   const addr = ctx.channel.slice(ctx.channel.indexOf(':') + 1);
   const stable = ctx.labels.filter((l) => !/[*?]/.test(l) && !REUSABLE_ID.test(l));
   const label = stable.includes(addr) ? addr : stable[0];
@@ -132,7 +185,31 @@ function alwaysScope(ctx: CallContext): { channel: string; agent: string } {
       hint: `${how}, or approve once or for the session instead`,
     });
   }
-  return { channel: `${ctx.driver}:${label}`, agent };
+  return `${ctx.driver}:${label}`;
+}
+
+/**
+ * The scope a session grant or rule gets from the operator's choice, checked by the hub (the
+ * panel is not trusted): well-formed, no reusable id, and covering the call being decided.
+ */
+function decidedScope(ctx: CallContext, kind: 'session' | 'always', scope: ApprovalScope = {}): RuleScope {
+  if (kind === 'session' && scope.agent === 'any') {
+    throw new HubError('core', 'Invalid', 'a session grant covers this agent only', { hint: 'choose "always" to cover any agent' });
+  }
+  const agent = kind === 'always' && scope.agent !== 'any' ? alwaysAgent(ctx) : undefined;
+  const ops = scope.ops ?? [ctx.op];
+  checkOpsScope(ops);
+  if (!ops.some((o) => globMatch(o, ctx.op))) throw new HubError('core', 'Invalid', `the ops ${ops.join(', ')} do not include ${ctx.op}, the op being decided`, { hint: `add ${ctx.op}` });
+  // A session grant may stay on the address the call used: it ends with the session.
+  let channel = scope.channel ?? (kind === 'session' ? ctx.channel : alwaysChannel(ctx));
+  if (channel !== ctx.channel || kind === 'always') {
+    channel = channel.trim();
+    checkChannelScope(channel);
+    if (!coversChannel(channel, ctx.driver, ctx.labels)) {
+      throw new HubError('core', 'Invalid', `${channel} does not cover ${ctx.channel}${ctx.labels.length ? ` (labels: ${ctx.labels.join(', ')})` : ' (it has no label)'}`, { hint: 'choose a pattern that matches one of its labels' });
+    }
+  }
+  return { channel, ops, ...(agent !== undefined ? { agent } : {}) };
 }
 
 /** The approval broker. */
@@ -142,7 +219,8 @@ export class ApprovalBroker {
   /** Denials by invocation id, until the hub has told the agent (`denial`, then `forget`). */
   #denials = new Map<string, Denial>();
   #decided = new Map<string, string>();
-  #sessionGrants = new Set<string>();
+  #sessionGrants = new Map<string, { who: string; grant: SessionGrant }>();
+  #confirmed: ConfirmedRules;
   #listeners = new Set<(e: ApprovalEvent) => void>();
   #panels = 0;
   /** Runs out when no panel came back in time after the last one detached. */
@@ -150,6 +228,7 @@ export class ApprovalBroker {
 
   constructor(host: BrokerHost) {
     this.#host = host;
+    this.#confirmed = new ConfirmedRules(dirname(host.config.path));
   }
 
   /** The kernel policy. */
@@ -165,7 +244,7 @@ export class ApprovalBroker {
       this.#decision(ctx, via, true, how, ctx.agent.user ?? ctx.agent.name, `${ctx.agent.kind} is a human at the controls`, true);
       return { kind: 'permit' };
     }
-    if (this.#sessionGrants.has(this.#sessionKey(ctx))) {
+    if (this.#sessionGrantFor(ctx)) {
       this.#decision(ctx, via, true, 'session', undefined, 'approved for this channel+op for the session', true);
       return { kind: 'permit' };
     }
@@ -261,26 +340,30 @@ export class ApprovalBroker {
     const { ctx, via } = p;
     let ruleId: string | undefined;
     // "always" edits the config first: if that fails the prompt stays open and nothing is decided.
+    const scope = decision.kind === 'session' || decision.kind === 'always' ? decidedScope(ctx, decision.kind, decision.scope) : undefined;
     if (decision.kind === 'always') {
-      const scope = alwaysScope(ctx);
       ruleId = newId('rule');
-      const rule: StandingRule = { id: ruleId, ...scope, op: ctx.op, created_at: new Date(this.#host.now()).toISOString(), created_by: decision.by };
-      editConfig(
-        this.#host.config,
-        (raw) => {
-          const approvals = (raw.approvals ?? {}) as { rules?: StandingRule[] };
-          approvals.rules = [...(approvals.rules ?? []), rule];
-          raw.approvals = approvals;
-        },
-        'save the standing rule (decide once or for the session instead)',
-      );
+      const rule: StandingRule = { id: ruleId, ...this.#ruleFields(scope!), created_at: new Date(this.#host.now()).toISOString(), created_by: decision.by };
+      this.#writeRule(rule, undefined, 'save the standing rule (decide once or for the session instead)');
     }
-    if (decision.kind === 'session') this.#sessionGrants.add(this.#sessionKey(ctx));
+    let grant: SessionGrant | undefined;
+    if (decision.kind === 'session') {
+      grant = {
+        grant_id: newId('grant'),
+        agent: ctx.agent.agent_id ?? ctx.agent.name,
+        session: ctx.agent.session ?? ctx.agent.name,
+        channel: scope!.channel,
+        ops: scope!.ops,
+        granted_by: decision.by,
+        granted_at: this.#host.now(),
+      };
+    }
     const granted = decision.kind !== 'deny';
     const reason = decision.reason?.slice(0, 2000);
     const summary = { once: 'approved once', session: 'approved for the session', always: `approved always (${ruleId})`, deny: 'denied' }[decision.kind];
     // Durable first: if it cannot be recorded, it does not take effect and the prompt stays open.
     this.#decision(ctx, via, granted, 'operator', decision.by, reason ?? summary, true, { decision: decision.kind, ...(ruleId ? { rule_id: ruleId } : {}) });
+    if (grant) this.#sessionGrants.set(grant.grant_id, { who: this.#who(ctx), grant });
     this.#finish(approvalId, `${summary} by ${decision.by}`);
     if (!granted) {
       this.#deny(ctx, {
@@ -292,10 +375,9 @@ export class ApprovalBroker {
     this.#emit({ type: 'resolved', approval_id: approvalId, granted, authorized: 'operator', by: decision.by, decision: decision.kind, ...(reason ? { reason } : {}), ...(ruleId ? { rule_id: ruleId } : {}) });
     // The new grant covers prompts already queued from the same session, channel and op: they
     // would run without asking if sent now, so they run now, each recorded as the grant's.
-    if (decision.kind === 'session') {
-      const key = this.#sessionKey(ctx);
+    if (grant) {
       for (const [id, q] of [...this.#pending]) {
-        if (this.#sessionKey(q.ctx) !== key) continue;
+        if (this.#sessionGrantFor(q.ctx) !== grant) continue;
         try {
           this.#decision(q.ctx, q.via, true, 'session', undefined, 'approved for this channel+op for the session', true);
         } catch {
@@ -368,17 +450,132 @@ export class ApprovalBroker {
     };
   }
 
-  /** Standing rules with their usage. */
+  /** Standing rules with their usage, and whether each is only proposed. */
   rules(): StandingRuleStatus[] {
     const usage = this.#host.audit.ruleUsage();
     return this.#host.config.get().approvals.rules.map((r) => {
       const u = usage.get(r.id);
-      return { ...r, uses: u?.uses ?? 0, ...(u ? { last_used_at: u.last_used_at } : {}) };
+      return { ...r, proposed: !this.#confirmed.has(r), digest: ruleDigest(r), uses: u?.uses ?? 0, ...(u ? { last_used_at: u.last_used_at } : {}) };
     });
   }
 
-  #sessionKey(ctx: CallContext): string {
-    return JSON.stringify([ctx.agent.kind, ctx.agent.agent_id, ctx.agent.session ?? ctx.agent.name, ctx.channel, ctx.op]);
+  /**
+   * Doctor lines about rules: how many wait for the operator, and a confirmation file that cannot
+   * be read. Agents read doctor too (channel_doctor), so these say what waits, never how to confirm.
+   */
+  ruleWarnings(): string[] {
+    const rules = this.#host.config.get().approvals.rules;
+    const proposed = rules.filter((r) => !this.#confirmed.has(r)).length;
+    const out = unmatchableRules(rules);
+    const error = this.#confirmed.error();
+    if (error) out.push(error);
+    if (proposed) out.push(`${proposed} standing rule${proposed === 1 ? '' : 's'} in config.json ${proposed === 1 ? 'is' : 'are'} proposed, not in force — hint: the operator reviews proposed rules in the Uplink panel`);
+    return out;
+  }
+
+  /** Puts a proposed rule in force: only the exact content the operator saw (`digest`). */
+  confirmRule(ruleId: string, digest: string, by: string): void {
+    const rule = this.#rule(ruleId);
+    if (ruleDigest(rule) !== digest) {
+      throw new HubError('core', 'Rejected', `standing rule ${ruleId} changed since the panel showed it`, { hint: 'review the rule as it is now, then confirm again' });
+    }
+    this.#confirmed.change([rule], [], this.#host.config.get().approvals.rules);
+    this.#ruleRecord(by, ruleId, `standing rule ${ruleId} confirmed: ${describeRule(rule)}`, true);
+  }
+
+  /** Rewrites a rule's scope (checked like a prompt's); the edited rule is in force. */
+  updateRule(ruleId: string, scope: RuleScope, by: string): void {
+    const old = this.#rule(ruleId);
+    checkRuleScope(scope);
+    const { channel: _c, op: _o, agent: _a, ...rest } = old;
+    const rule: StandingRule = { ...rest, ...this.#ruleFields(scope) };
+    this.#writeRule(rule, old, `save standing rule ${ruleId}`);
+    this.#ruleRecord(by, ruleId, `standing rule ${ruleId} edited: ${describeRule(rule)} (was ${describeRule(old)})`, true);
+  }
+
+  /** Removes a rule from config.json: a revoke, or the discard of a proposed one. */
+  revokeRule(ruleId: string, by: string): void {
+    const rule = this.#rule(ruleId);
+    const proposed = !this.#confirmed.has(rule);
+    editConfig(this.#host.config, (raw) => {
+      const approvals = (raw.approvals ?? {}) as { rules?: Array<{ id: string }> };
+      approvals.rules = (approvals.rules ?? []).filter((r) => r.id !== ruleId);
+      raw.approvals = approvals;
+    });
+    try {
+      this.#confirmed.change([], [rule]);
+    } catch {
+      // The rule is gone from config.json; a stale confirmation only matters if the same content returns.
+    }
+    this.#ruleRecord(by, ruleId, `standing rule ${ruleId} ${proposed ? 'discarded (it was proposed)' : 'revoked'}`, false);
+  }
+
+  /** Live session grants. */
+  sessionGrants(): SessionGrant[] {
+    return [...this.#sessionGrants.values()].map((g) => g.grant).sort((a, b) => a.granted_at - b.granted_at);
+  }
+
+  /** Ends one session grant: its calls ask again. */
+  revokeSessionGrant(grantId: string, by: string): void {
+    const g = this.#sessionGrants.get(grantId)?.grant;
+    if (!g) throw new HubError('core', 'NotFound', `no session grant ${grantId}`, { hint: 'list the session grants in the panel' });
+    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${g.ops.join(', ')} on ${g.channel} for ${g.agent} (session ${g.session})` }, true);
+    this.#sessionGrants.delete(grantId);
+  }
+
+  #rule(ruleId: string): StandingRule {
+    const rule = this.#host.config.get().approvals.rules.find((r) => r.id === ruleId);
+    if (!rule) throw new HubError('core', 'NotFound', `no standing rule ${ruleId}`, { hint: 'list the rules in the panel or in config.json approvals.rules' });
+    return rule;
+  }
+
+  #ruleFields(scope: RuleScope): Pick<StandingRule, 'channel' | 'op' | 'agent'> {
+    return { channel: scope.channel, op: scope.ops.length === 1 ? scope.ops[0]! : scope.ops, ...(scope.agent !== undefined ? { agent: scope.agent } : {}) };
+  }
+
+  /**
+   * Writes a rule made in the panel (replacing `old`, if any), confirmed before config.json is
+   * written so the reload that follows finds it in force; nothing changes if either write fails.
+   */
+  #writeRule(rule: StandingRule, old: StandingRule | undefined, what: string): void {
+    this.#confirmed.change([rule], old ? [old] : [], this.#host.config.get().approvals.rules);
+    try {
+      editConfig(
+        this.#host.config,
+        (raw) => {
+          const approvals = (raw.approvals ?? {}) as { rules?: StandingRule[] };
+          const rules = approvals.rules ?? [];
+          approvals.rules = old ? rules.map((r) => (r.id === old.id ? rule : r)) : [...rules, rule];
+          raw.approvals = approvals;
+        },
+        what,
+      );
+    } catch (e) {
+      try {
+        this.#confirmed.change(old ? [old] : [], [rule]);
+      } catch {
+        // Left confirmed: harmless, since that exact rule is not in config.json.
+      }
+      throw e;
+    }
+  }
+
+  #ruleRecord(by: string, ruleId: string, reason: string, granted: boolean): void {
+    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, rule_id: ruleId, reason, granted }, true);
+  }
+
+  /** Whose session a call belongs to: the authenticated agent (or declared name) and its session. */
+  #who(ctx: CallContext): string {
+    return JSON.stringify([ctx.agent.kind, ctx.agent.agent_id, ctx.agent.session ?? ctx.agent.name]);
+  }
+
+  #sessionGrantFor(ctx: CallContext): SessionGrant | undefined {
+    const who = this.#who(ctx);
+    for (const { who: w, grant } of this.#sessionGrants.values()) {
+      if (w !== who || !grant.ops.some((o) => globMatch(o, ctx.op))) continue;
+      if (grant.channel === ctx.channel || coversChannel(grant.channel, ctx.driver, ctx.labels)) return grant;
+    }
+    return undefined;
   }
 
   /**
@@ -389,7 +586,11 @@ export class ApprovalBroker {
   #matchRule(ctx: CallContext): StandingRule | undefined {
     const agentId = ctx.agent.agent_id;
     return this.#host.config.get().approvals.rules.find(
-      (r) => coversChannel(r.channel, ctx.driver, ctx.labels) && globMatch(r.op, ctx.op) && (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))),
+      (r) =>
+        coversChannel(r.channel, ctx.driver, ctx.labels) &&
+        ruleOps(r).some((o) => globMatch(o, ctx.op)) &&
+        (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))) &&
+        this.#confirmed.has(r),
     );
   }
 
@@ -409,6 +610,7 @@ export class ApprovalBroker {
       interaction: via.interaction,
       created_at: now,
       deadline: now + timeout,
+      ...this.#ruleChannel(ctx),
       ...(ctx.sensitive ? { sensitive: true } : {}),
     };
     return new Promise<ApprovalOutcome>((resolve) => {
@@ -424,6 +626,14 @@ export class ApprovalBroker {
           if (this.#pending.has(approval.approval_id)) this.#emit({ type: 'added', approval });
         });
     });
+  }
+
+  #ruleChannel(ctx: CallContext): { rule_channel?: string } {
+    try {
+      return { rule_channel: alwaysChannel(ctx) };
+    } catch {
+      return {};
+    }
   }
 
   #timeout(approvalId: string, timeout: number): void {

@@ -84,7 +84,7 @@ const RULE_SCHEMA = {
   properties: {
     id: { type: 'string', minLength: 1, maxLength: 128 },
     channel: { type: 'string', minLength: 1 },
-    op: { type: 'string', minLength: 1 },
+    op: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }] },
     agent: { type: 'string', minLength: 1 },
     created_at: { type: 'string' },
     created_by: { type: 'string' },

@@ -9,7 +9,8 @@ import type { InteractionKind, JsonValue, ProgressDetail, RuntimeEvent, Selectio
 import { driverOfChannel } from '../drivers';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, InvokeContext, RecvBatch, SendReceipt } from '../drivers';
 import { AuditStore } from './audit-store';
-import { ApprovalBroker, unmatchableRules } from './broker';
+import { ApprovalBroker } from './broker';
+import type { RuleScope } from './broker';
 import { AgentCredentialStore } from './agent-credentials';
 import type { AgentCredential, AgentSummary } from './agent-credentials';
 import { CallTable } from './call-context';
@@ -20,7 +21,7 @@ import { ending, HubError, isDriverError, mapKernelError, toHubError } from './e
 import type { DecideResult, Hub, ProviderView } from './hub';
 import { redactArgs, isSensitive } from './redact';
 import { checkCall } from './call-checks';
-import { revokeRule, setApprovalTimeout } from './approval-settings';
+import { setApprovalTimeout } from './approval-settings';
 import type { CheckedCall } from './call-checks';
 import { auditUnavailable, eventEntry, kernelText, startProgress, Timeline } from './timeline';
 import type { EventOutcome } from './timeline';
@@ -41,6 +42,7 @@ import type {
   HubSendRequest,
   OpDescription,
   PendingApproval,
+  SessionGrant,
   StandingRuleStatus,
 } from './types';
 import { sectionSchema } from './default-drivers';
@@ -217,7 +219,7 @@ class HubCore implements Hub {
     }
     const agentsError = this.#agents.error();
     const agents = { ok: agentsError === undefined, path: this.#agents.path, ...(agentsError ? { error: `${agentsError} — no named agent token is accepted until it is fixed` } : {}) };
-    const warnings = unmatchableRules(this.#config.get().approvals.rules);
+    const warnings = this.#broker.ruleWarnings();
     return {
       ok: config.ok && audit.ok && agents.ok && drivers.every((d) => d.ok),
       drivers,
@@ -541,7 +543,23 @@ class HubCore implements Hub {
   }
 
   async revokeRule(ruleId: string, by: string): Promise<void> {
-    revokeRule(this.#config, (e, d) => this.#timeline.record(e, d), this.#now(), ruleId, by);
+    this.#broker.revokeRule(ruleId, by);
+  }
+
+  async confirmRule(ruleId: string, digest: string, by: string): Promise<void> {
+    this.#broker.confirmRule(ruleId, digest, by);
+  }
+
+  async updateRule(ruleId: string, scope: RuleScope, by: string): Promise<void> {
+    this.#broker.updateRule(ruleId, scope, by);
+  }
+
+  listSessionGrants(): SessionGrant[] {
+    return this.#broker.sessionGrants();
+  }
+
+  async revokeSessionGrant(grantId: string, by: string): Promise<void> {
+    this.#broker.revokeSessionGrant(grantId, by);
   }
 
   approvalTimeoutMs(): number {

@@ -25,7 +25,9 @@ import type {
   OpDescription,
   PendingApproval,
   StandingRuleStatus,
+  SessionGrant,
 } from './types';
+import type { RuleScope } from './broker';
 
 /** What `decide` reports when it took effect. */
 export interface DecideResult {
@@ -126,6 +128,14 @@ export interface Hub {
   listRules(): StandingRuleStatus[];
   /** Removes a standing rule from the config file (`NotFound` if there is none). */
   revokeRule(ruleId: string, by: string): Promise<void>;
+  /** Puts a proposed rule in force if it still has the content the operator saw (`digest`). */
+  confirmRule(ruleId: string, digest: string, by: string): Promise<void>;
+  /** Rewrites a rule's channel, ops and agent (checked like a prompt's scope); recorded. */
+  updateRule(ruleId: string, scope: RuleScope, by: string): Promise<void>;
+  /** Live "approve for the session" grants. */
+  listSessionGrants(): SessionGrant[];
+  /** Ends a session grant; recorded. */
+  revokeSessionGrant(grantId: string, by: string): Promise<void>;
   /** The approval timeout in ms (config `approvals.timeout_ms`, default 120000). */
   approvalTimeoutMs(): number;
   /** Writes `approvals.timeout_ms` to the config file. */

@@ -109,6 +109,8 @@ export interface PendingApproval {
   created_at: number;
   /** When it is denied unanswered (ms since the epoch). */
   deadline: number;
+  /** The stable channel name an "always" would cover by default; absent when it has none. */
+  rule_channel?: string;
   /** From `Driver.preview?` (best effort, bounded in time). */
   preview?: ApprovalPreview;
 }
@@ -122,6 +124,30 @@ export interface ApprovalDecision {
   reason?: string;
   /** Who decided (operator name). */
   by: string;
+  /** What `session`/`always` covers when the operator narrowed or widened it; the hub checks it. */
+  scope?: ApprovalScope;
+}
+
+/** What an approval for the session or always covers, as the operator chose it before the click. */
+export interface ApprovalScope {
+  /** `any`: every agent (`always` only); default: the request's authenticated agent. */
+  agent?: 'this' | 'any';
+  /** `<driver>:<label glob>`; default: the call's channel (session) or its stable label (always). */
+  channel?: string;
+  /** Op names or globs; default: the call's op. */
+  ops?: string[];
+}
+
+/** A live "approve for the session" grant. */
+export interface SessionGrant {
+  grant_id: string;
+  /** The authenticated agent id, else the declared name. */
+  agent: string;
+  session: string;
+  channel: string;
+  ops: string[];
+  granted_by: string;
+  granted_at: number;
 }
 
 /** What happened to a pending approval. */
@@ -149,8 +175,8 @@ export interface StandingRule {
    * reusable ids (`tmux:%3`, `desktop:0x3a00007`): those can name another target later.
    */
   channel: string;
-  /** Glob on the op name (`send` for sends). */
-  op: string;
+  /** Glob on the op name (`send` for sends), or a list of them. */
+  op: string | string[];
   /** Glob on the authenticated agent id (never the declared client name); omitted = any agent. */
   agent?: string;
   created_at?: string;
@@ -160,6 +186,10 @@ export interface StandingRule {
 
 /** A standing rule with its usage. */
 export interface StandingRuleStatus extends StandingRule {
+  /** Not in force: it reached config.json other than through the panel and waits for the operator. */
+  proposed: boolean;
+  /** What the operator confirms: the rule's exact content. */
+  digest: string;
   /** Ms since the epoch of the last request it approved, if any. */
   last_used_at?: number;
   uses: number;

@@ -1,9 +1,9 @@
 /** Approvals: the pending list, decisions (final, sent once) and notifications. */
-import type { ApprovalResolved, Decision, PendingApproval } from '../../shared/panel-types';
+import type { ApprovalResolved, Decision, DecisionScope, PendingApproval } from '../../shared/panel-types';
 import type { JsonValue } from '../../shared/wire';
 import { getApi } from '../api';
 import { get, message, set, toast } from './common';
-import { loadRules } from './views';
+import { loadRules, loadSessionGrants } from './views';
 
 const oldestFirst = (a: PendingApproval, b: PendingApproval) => a.requested_at - b.requested_at || a.approval_id.localeCompare(b.approval_id);
 
@@ -47,26 +47,35 @@ export function resolveApproval(r: ApprovalResolved): void {
  * prompt already on its way is skipped here, and the hub rejects a second decision anyway. Only a
  * transport failure re-enables the buttons. "Already decided" is worth a note only when none of
  * them took it: approving one for the session approves its identical siblings in the hub first.
+ * A decision the hub refused (a scope it will not grant, a config.json it cannot write) leaves the
+ * prompt pending: the card stays, with the hub's reason, for another decision.
  */
-export async function decide(approvalIds: string | readonly string[], decision: Decision, reason?: string): Promise<void> {
+export async function decide(approvalIds: string | readonly string[], decision: Decision, reason?: string, scope?: DecisionScope): Promise<void> {
   const ids = (typeof approvalIds === 'string' ? [approvalIds] : approvalIds).filter((id) => !get().approvals.deciding[id]);
   if (ids.length === 0) return;
   set((s) => ({ approvals: { ...s.approvals, deciding: { ...s.approvals.deciding, ...Object.fromEntries(ids.map((id) => [id, decision])) } } }));
   const trimmed = reason?.trim();
-  const results = await Promise.allSettled(ids.map((id) => getApi().decide({ approval_id: id, decision, ...(trimmed ? { reason: trimmed } : {}) })));
+  const results = await Promise.allSettled(ids.map((id) => getApi().decide({ approval_id: id, decision, ...(trimmed ? { reason: trimmed } : {}), ...(scope ? { scope } : {}) })));
   const delivered = ids.filter((_, i) => results[i]!.status === 'fulfilled');
-  const failed = ids.filter((_, i) => results[i]!.status === 'rejected');
+  const accepted = ids.filter((_, i) => { const r = results[i]!; return r.status === 'fulfilled' && r.value.accepted; });
+  // Not accepted: already decided (its approvalResolved removes it) or refused (it stays).
+  const failed = ids.filter((id) => !accepted.includes(id));
   const answers = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-  if (answers.length > 0 && answers.every((r) => !r.accepted)) toast('info', answers[0]!.message ?? 'this prompt was already decided');
+  if (answers.length > 0 && answers.every((r) => !r.accepted)) {
+    const note = answers[0]!.message ?? 'this prompt was already decided';
+    const still = delivered.some((id) => get().approvals.pending.some((p) => p.approval_id === id));
+    toast(still ? 'error' : 'info', note);
+  }
   set((s) => {
     const deciding = { ...s.approvals.deciding };
     for (const id of failed) delete deciding[id];
     // The hub's approvalResolved event removes a prompt; drop the delivered ones here too in case it raced.
-    return { approvals: { ...s.approvals, deciding, pending: s.approvals.pending.filter((p) => !delivered.includes(p.approval_id)) } };
+    return { approvals: { ...s.approvals, deciding, pending: s.approvals.pending.filter((p) => !accepted.includes(p.approval_id)) } };
   });
   const err = results.find((r) => r.status === 'rejected');
   if (err) toast('error', `the decision was not delivered: ${message(err.reason)}`);
-  if (decision === 'always' && delivered.length > 0) void loadRules();
+  if (decision === 'always' && accepted.length > 0) void loadRules();
+  if (decision === 'session' && accepted.length > 0) void loadSessionGrants();
 }
 
 /** Denies every pending prompt of one authenticated agent (a runaway one) with one reason. */

@@ -104,6 +104,48 @@ export async function revokeRule(ruleId: string): Promise<void> {
   }
 }
 
+/** Puts a proposed rule in force, as the panel showed it (`digest`). */
+export async function confirmRule(ruleId: string, digest: string): Promise<void> {
+  try {
+    await getApi().confirmRule({ rule_id: ruleId, digest });
+    toast('info', `rule ${ruleId} confirmed: it is in force`);
+    await loadRules();
+  } catch (error) {
+    toast('error', message(error));
+  }
+}
+
+/** Rewrites a rule's scope; true when the hub took it. */
+export async function updateRule(ruleId: string, scope: { channel: string; ops: string[]; agent?: string }): Promise<boolean> {
+  try {
+    await getApi().updateRule({ rule_id: ruleId, ...scope });
+    toast('info', `rule ${ruleId} saved`);
+    await loadRules();
+    return true;
+  } catch (error) {
+    toast('error', message(error));
+    return false;
+  }
+}
+
+export async function loadSessionGrants(): Promise<void> {
+  await load(
+    (sessionGrants) => set((s) => ({ settings: { ...s.settings, sessionGrants } })),
+    () => get().settings.sessionGrants,
+    () => getApi().listSessionGrants(),
+  );
+}
+
+export async function revokeSessionGrant(grantId: string): Promise<void> {
+  try {
+    await getApi().revokeSessionGrant({ grant_id: grantId });
+    toast('info', 'session grant revoked');
+    await loadSessionGrants();
+  } catch (error) {
+    toast('error', message(error));
+  }
+}
+
 export async function setApprovalTimeout(ms: number): Promise<void> {
   try {
     const settings = await getApi().setApprovalTimeout({ timeout_ms: ms });

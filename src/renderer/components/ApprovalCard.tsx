@@ -4,7 +4,7 @@
  */
 import { useState } from 'react';
 import { escapeControl } from '../../shared/escape';
-import type { Decision, PendingApproval } from '../../shared/panel-types';
+import type { Decision, DecisionScope, PendingApproval } from '../../shared/panel-types';
 import type { JsonValue } from '../../shared/wire';
 import { revealApprovalArgs } from '../actions';
 import { agentLabel, describeRequest, formatDuration } from '../format';
@@ -14,8 +14,8 @@ import { Badge, Kbd } from './common';
 /** The four actions, their labels and shortcut keys (shown on the buttons). */
 export const DECISION_BUTTONS: ReadonlyArray<{ decision: Decision; label: string; key: string; tone: string; help: string }> = [
   { decision: 'once', label: 'Approve once', key: 'A', tone: 'btn-primary', help: 'Run this one request' },
-  { decision: 'session', label: 'Approve for session', key: 'S', tone: '', help: 'Also approve this op on this channel for the rest of this agent session' },
-  { decision: 'always', label: 'Always', key: 'L', tone: '', help: 'Create a standing rule (config.json) for this agent, channel and op; revoke it in Rules & settings' },
+  { decision: 'session', label: 'Approve for session', key: 'S', tone: '', help: 'Also approve matching requests for the rest of this agent session' },
+  { decision: 'always', label: 'Always', key: 'L', tone: '', help: 'Create a standing rule; edit or revoke it in Rules & settings' },
   { decision: 'deny', label: 'Deny', key: 'D', tone: 'btn-danger', help: 'Refuse; the Reason, if any, is returned to the agent' },
 ];
 
@@ -27,9 +27,13 @@ export interface ApprovalCardProps {
   next: boolean;
   /** How many identical prompts this card stands for (decided together); 1 when alone. */
   count?: number;
-  onDecide: (decision: Decision, reason: string) => void;
+  /** `scope`: what "session"/"always" cover when the operator changed it (the hub checks it). */
+  onDecide: (decision: Decision, reason: string, scope?: DecisionScope) => void;
   reason: string;
   onReason: (reason: string) => void;
+  /** The scope being edited (kept by the parent so the keyboard decides with it too). */
+  scope?: ScopeEdit;
+  onScope?: (scope: ScopeEdit) => void;
   /** Denies every pending prompt of this card's authenticated agent (with the Reason). */
   onDenyAll?: () => void;
 }
@@ -151,12 +155,90 @@ function SensitiveArgs({ approval: a }: { approval: PendingApproval }) {
   );
 }
 
-export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDecide, reason, onReason, onDenyAll }: ApprovalCardProps) {
+/** The op list an operator typed: names or globs separated by commas or spaces. */
+export function parseOps(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean);
+}
+
+/** The scope as typed, for one decision: only what differs from the hub's default. */
+export function scopeFor(decision: Decision, edit: { agent: 'this' | 'any'; channel: string; ops: string }): DecisionScope | undefined {
+  if (decision !== 'session' && decision !== 'always') return undefined;
+  const channel = edit.channel.trim();
+  const ops = parseOps(edit.ops);
+  const scope: DecisionScope = {
+    ...(decision === 'always' && edit.agent === 'any' ? { agent: 'any' as const } : {}),
+    ...(channel ? { channel } : {}),
+    ...(ops.length ? { ops } : {}),
+  };
+  return Object.keys(scope).length ? scope : undefined;
+}
+
+/** What "for the session" and "always" will cover, in words (button titles and the scope panel). */
+export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: string; always: string } {
+  const ops = parseOps(edit.ops);
+  const opsText = (ops.length ? ops : [a.op]).join(', ');
+  const channel = edit.channel.trim();
+  const alwaysChannel = channel || a.rule_channel;
+  return {
+    session: `${opsText} on ${channel || a.channel} for ${a.agent}, this session only`,
+    always: alwaysChannel
+      ? `${opsText} on ${alwaysChannel} for ${edit.agent === 'any' ? 'any agent' : a.agent}`
+      : 'nothing yet: this channel has no stable label (label it, or name a label glob under Scope)',
+  };
+}
+
+/**
+ * The scope panel, behind the Scope button so the compact queue keeps its height: what "for the
+ * session" and "always" cover in words, and fields to narrow or widen it (a label glob, a list of
+ * ops, any agent). The hub checks the scope and refuses one naming a reusable id, so the card stays.
+ */
+function ScopePanel({ approval: a, edit, onEdit, disabled, id }: { approval: PendingApproval; edit: ScopeEdit; onEdit: (e: ScopeEdit) => void; disabled: boolean; id: string }) {
+  const words = scopeWords(a, edit);
+  const who = escapeControl(a.agent);
+  return (
+    <section className="scope" id={id} aria-label="What session and always cover">
+      <p className="small">
+        <b>For the session:</b> {escapeControl(words.session)}.
+        <br />
+        <b>Always:</b> {escapeControl(words.always)}.
+      </p>
+      <div className="inline-form">
+        <label>
+          Agent
+          <select value={edit.agent} onChange={(e) => onEdit({ ...edit, agent: e.target.value as 'this' | 'any' })} disabled={disabled}>
+            <option value="this">this agent ({who})</option>
+            <option value="any">any agent (Always only)</option>
+          </select>
+        </label>
+        <label>
+          Channel
+          <input value={edit.channel} onChange={(e) => onEdit({ ...edit, channel: e.target.value })} placeholder={a.rule_channel ?? a.channel} maxLength={256} disabled={disabled} title="A label or a glob over labels, e.g. tmux:build-*; never a pane or window id" />
+        </label>
+        <label>
+          Ops
+          <input value={edit.ops} onChange={(e) => onEdit({ ...edit, ops: e.target.value })} placeholder={a.op} maxLength={1000} disabled={disabled} title="Op names or globs, separated by commas" />
+        </label>
+      </div>
+    </section>
+  );
+}
+
+/** The scope fields as typed on a card; blank means the hub's default. */
+export type ScopeEdit = { agent: 'this' | 'any'; channel: string; ops: string };
+export const DEFAULT_SCOPE: ScopeEdit = { agent: 'this', channel: '', ops: '' };
+
+export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDecide, reason, onReason, onDenyAll, ...props }: ApprovalCardProps) {
   const waited = now - a.requested_at;
   const left = Math.max(0, a.expires_at - now);
   const total = Math.max(1, a.expires_at - a.requested_at);
   const urgent = left < 15_000;
   const reasonId = `reason-${a.approval_id}`;
+  const [ownScope, setOwnScope] = useState<ScopeEdit>(DEFAULT_SCOPE);
+  const scope = props.scope ?? ownScope;
+  const setScope = props.onScope ?? setOwnScope;
+  const [scopeOpen, setScopeOpen] = useState(false);
+  const words = scopeWords(a, scope);
+  const covers = (d: Decision): string => (d === 'session' ? ` — covers ${words.session}` : d === 'always' ? ` — covers ${words.always}` : '');
   return (
     <article
       className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
@@ -207,6 +289,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
         <Screenshot approval={a} />
         <PaneLines approval={a} focused={next} />
       </div>
+      {scopeOpen && <ScopePanel approval={a} edit={scope} onEdit={setScope} disabled={!!deciding} id={`scope-${a.approval_id}`} />}
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>
           <span className="sr-only">Reason</span>
@@ -228,13 +311,16 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
               className={`btn ${b.tone}`}
               disabled={!!deciding}
               aria-keyshortcuts={next ? b.key : undefined}
-              title={next ? `${b.help} (${b.key})` : b.help}
-              onClick={() => onDecide(b.decision, reason)}
+              title={escapeControl(`${b.help}${covers(b.decision)}${next ? ` (${b.key})` : ''}`)}
+              onClick={() => onDecide(b.decision, reason, scopeFor(b.decision, scope))}
             >
               {deciding === b.decision ? 'Sending…' : count > 1 ? `${b.label} (${count})` : b.label}
               {next && <Kbd>{b.key}</Kbd>}
             </button>
           ))}
+          <button type="button" className="btn btn-small" aria-expanded={scopeOpen} aria-controls={`scope-${a.approval_id}`} disabled={!!deciding} onClick={() => setScopeOpen(!scopeOpen)} title="What session and always cover, and change it">
+            Scope
+          </button>
         </div>
       </footer>
     </article>

@@ -10,7 +10,8 @@ import type { Decision, PendingApproval } from '../../shared/panel-types';
 import { decide, denyAll, loadApprovals } from '../actions';
 import { useStore } from '../store';
 import { describeResolution } from '../../shared/audit-record';
-import { ApprovalCard, DECISION_BUTTONS } from './ApprovalCard';
+import { ApprovalCard, DECISION_BUTTONS, DEFAULT_SCOPE, scopeFor } from './ApprovalCard';
+import type { ScopeEdit } from './ApprovalCard';
 import { Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
 import { agentLabel } from '../format';
 import { escapeControl } from '../../shared/escape';
@@ -53,6 +54,7 @@ export function ApprovalsView() {
   );
   const now = useNow(250);
   const [reasons, setReasons] = useState<Record<string, string>>({});
+  const [scopes, setScopes] = useState<Record<string, ScopeEdit>>({});
   const groups = useMemo(() => groupApprovals(pending), [pending]);
   const [focusKey, setFocusKey] = useState<string>();
   const focused = groups.find((g) => g.key === focusKey) ?? groups[0];
@@ -61,7 +63,7 @@ export function ApprovalsView() {
   const armedAt = useRef<{ id?: string; at: number }>({ at: 0 });
   if (armedAt.current.id !== armId) armedAt.current = { id: armId, at: Date.now() };
 
-  const send = (g: Group, decision: Decision) => void decide(g.items.map((a) => a.approval_id), decision, reasons[g.key] ?? '');
+  const send = (g: Group, decision: Decision) => void decide(g.items.map((a) => a.approval_id), decision, reasons[g.key] ?? '', scopeFor(decision, scopes[g.key] ?? DEFAULT_SCOPE));
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -82,7 +84,7 @@ export function ApprovalsView() {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [focused, groups, reasons]);
+  }, [focused, groups, reasons, scopes]);
 
   const recent = resolved.slice(-3).reverse();
   return (
@@ -114,6 +116,8 @@ export function ApprovalsView() {
                   deciding={deciding[a.approval_id]}
                   reason={reasons[g.key] ?? ''}
                   onReason={(r) => setReasons((m) => ({ ...m, [g.key]: r }))}
+                  scope={scopes[g.key] ?? DEFAULT_SCOPE}
+                  onScope={(sc) => setScopes((m) => ({ ...m, [g.key]: sc }))}
                   onDecide={(d) => send(g, d)}
                   {...(a.agent === 'unauthenticated' ? {} : { onDenyAll: () => void denyAll(a.agent, reasons[g.key] ?? '') })}
                 />

@@ -1,10 +1,11 @@
-/** Standing rules (revoke, last use), the approval timeout, how to connect an agent, the data directory. */
+/** Standing rules (edit, confirm, revoke, last use), live session grants, the approval timeout, how to connect an agent, the data directory. */
 import { escapeControl } from '../../shared/escape';
 import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { createAgent, listAgents, loadRules, loadSettings, revokeAgent, revokeRule, setApprovalTimeout } from '../actions';
-import type { AgentEntry } from '../../shared/panel-types';
+import { confirmRule, createAgent, listAgents, loadRules, loadSessionGrants, loadSettings, revokeAgent, revokeRule, revokeSessionGrant, setApprovalTimeout, updateRule } from '../actions';
+import type { AgentEntry, ApprovalRule } from '../../shared/panel-types';
+import { parseOps } from './ApprovalCard';
 import { useStore } from '../store';
 import { formatAgo, formatDuration } from '../format';
 import { CopyField, Empty, ErrorBox, Loading, useNow } from './common';
@@ -102,6 +103,100 @@ function AgentsSection({ mcpUrl }: { mcpUrl: string | undefined }) {
   );
 }
 
+/** A rule's scope in words. */
+export function ruleInWords(r: Pick<ApprovalRule, 'ops' | 'channel' | 'agent'>): string {
+  return `${r.ops.join(', ')} on ${r.channel} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
+}
+
+/** One rule: its scope in words, and Edit (checked by the hub like a prompt's scope). */
+function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
+  const [editing, setEditing] = useState<{ channel: string; ops: string; agent: string }>();
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    if (!editing) return;
+    const agent = editing.agent.trim();
+    void updateRule(r.rule_id, { channel: editing.channel.trim(), ops: parseOps(editing.ops), ...(agent ? { agent } : {}) }).then((ok) => ok && setEditing(undefined));
+  };
+  return (
+    <tr className={r.proposed ? 'rule-proposed' : undefined}>
+      <td className="mono">
+        {r.rule_id}
+        {r.proposed && <div className="badge badge-warn" title="Written to config.json outside the panel: not in force until you confirm it">proposed</div>}
+      </td>
+      <td>
+        {editing ? (
+          <form className="inline-form" onSubmit={save} aria-label={`Edit rule ${r.rule_id}`}>
+            <label>
+              Channel
+              <input value={editing.channel} onChange={(e) => setEditing({ ...editing, channel: e.target.value })} maxLength={256} required title="A label or a glob over labels, e.g. tmux:build-*" />
+            </label>
+            <label>
+              Ops
+              <input value={editing.ops} onChange={(e) => setEditing({ ...editing, ops: e.target.value })} maxLength={1000} required title="Op names or globs, separated by commas" />
+            </label>
+            <label>
+              Agent
+              <input value={editing.agent} onChange={(e) => setEditing({ ...editing, agent: e.target.value })} maxLength={128} placeholder="any agent" />
+            </label>
+            <button type="submit" className="btn btn-small">Save</button>
+            <button type="button" className="btn btn-small" onClick={() => setEditing(undefined)}>Cancel</button>
+          </form>
+        ) : (
+          <span className="mono">{escapeControl(ruleInWords(r))}</span>
+        )}
+      </td>
+      <td>{r.created_at ? `${r.created_at.slice(0, 16).replace('T', ' ')}${r.created_by ? ` by ${r.created_by}` : ''}` : '—'}</td>
+      <td>{r.last_used_at ? `${formatAgo(r.last_used_at, now)} (${r.uses}×)` : 'never'}</td>
+      <td className="row-actions">
+        {r.proposed && (
+          <button type="button" className="btn btn-small btn-primary" onClick={() => void confirmRule(r.rule_id, r.digest)} title="Put this rule in force as shown">Confirm</button>
+        )}
+        {!editing && (
+          <button type="button" className="btn btn-small" onClick={() => setEditing({ channel: r.channel, ops: r.ops.join(', '), agent: r.agent ?? '' })}>Edit</button>
+        )}
+        <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeRule(r.rule_id)}>{r.proposed ? 'Discard' : 'Revoke'}</button>
+      </td>
+    </tr>
+  );
+}
+
+/** Live "approve for the session" grants: what each covers, who granted it, and Revoke. */
+function SessionGrantsSection({ now }: { now: number }) {
+  const grants = useStore((s) => s.settings.sessionGrants);
+  useEffect(() => void loadSessionGrants(), []);
+  return (
+    <>
+      <h3>Session grants</h3>
+      {grants.error && <ErrorBox error={grants.error} onRetry={() => void loadSessionGrants()} />}
+      {grants.data && grants.data.length === 0 && <Empty title="No session grants">“Approve for session” on a prompt adds one; it ends with the agent's session or when you revoke it.</Empty>}
+      {grants.data && grants.data.length > 0 && (
+        <table className="table" aria-label="Session grants">
+          <thead>
+            <tr>
+              <th scope="col">Covers</th>
+              <th scope="col">Session</th>
+              <th scope="col">Granted</th>
+              <th scope="col"><span className="sr-only">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {grants.data.map((g) => (
+              <tr key={g.grant_id}>
+                <td className="mono">{escapeControl(`${g.ops.join(', ')} on ${g.channel} for ${g.agent}`)}</td>
+                <td className="mono">{escapeControl(g.session)}</td>
+                <td>{`${formatAgo(g.granted_at, now)} by ${escapeControl(g.granted_by)}`}</td>
+                <td>
+                  <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeSessionGrant(g.grant_id)}>Revoke</button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
 function NotificationsToggle() {
   const [perm, setPerm] = useState(typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
   if (perm === 'unsupported') return null;
@@ -140,7 +235,10 @@ export function SettingsView() {
       </header>
       {s?.config_error && <ErrorBox error={`config.json is broken: ${s.config_error}`} />}
       <h3>Standing rules</h3>
-      <p className="muted small">A rule approves matching requests without asking. “Always” on a prompt creates one; they live in config.json.</p>
+      <p className="muted small">
+        A rule approves matching requests without asking. “Always” on a prompt creates one; they live in config.json. A rule that reaches config.json any other way is
+        proposed: it approves nothing until you confirm it here.
+      </p>
       {rules.error && <ErrorBox error={rules.error} onRetry={() => void loadRules()} />}
       {rules.loading && !rules.data && <Loading what="rules" />}
       {rules.data && rules.data.length === 0 && <Empty title="No standing rules">Every mutating request asks you first.</Empty>}
@@ -149,9 +247,7 @@ export function SettingsView() {
           <thead>
             <tr>
               <th scope="col">Rule</th>
-              <th scope="col">Channel</th>
-              <th scope="col">Op</th>
-              <th scope="col">Agent</th>
+              <th scope="col">Covers</th>
               <th scope="col">Created</th>
               <th scope="col">Last used</th>
               <th scope="col"><span className="sr-only">Actions</span></th>
@@ -159,21 +255,12 @@ export function SettingsView() {
           </thead>
           <tbody>
             {rules.data.map((r) => (
-              <tr key={r.rule_id}>
-                <td className="mono">{r.rule_id}</td>
-                <td className="mono">{escapeControl(r.channel)}</td>
-                <td className="mono">{escapeControl(r.op)}</td>
-                <td>{r.agent === undefined ? 'any' : escapeControl(r.agent)}</td>
-                <td>{r.created_at ? `${r.created_at.slice(0, 16).replace('T', ' ')}${r.created_by ? ` by ${r.created_by}` : ''}` : '—'}</td>
-                <td>{r.last_used_at ? `${formatAgo(r.last_used_at, now)} (${r.uses}×)` : 'never'}</td>
-                <td>
-                  <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeRule(r.rule_id)}>Revoke</button>
-                </td>
-              </tr>
+              <RuleRow key={r.rule_id} rule={r} now={now} />
             ))}
           </tbody>
         </table>
       )}
+      <SessionGrantsSection now={now} />
       <h3>Approvals</h3>
       {settings.error && <ErrorBox error={settings.error} onRetry={() => void loadSettings()} />}
       {settings.loading && !s && <Loading what="settings" />}

@@ -6,6 +6,7 @@ import type { StateCreator } from 'zustand';
 import type {
   ApprovalResolved,
   ApprovalRule,
+  SessionGrantEntry,
   ChannelDescription,
   ChannelList,
   ChannelPreview,
@@ -87,7 +88,7 @@ export interface ProvidersSlice {
 }
 
 export interface SettingsSlice {
-  settings: { settings: Loadable<PanelSettings>; rules: Loadable<ApprovalRule[]> };
+  settings: { settings: Loadable<PanelSettings>; rules: Loadable<ApprovalRule[]>; sessionGrants: Loadable<SessionGrantEntry[]> };
 }
 
 export type PanelState = ConnectionSlice & UiSlice & ApprovalsSlice & TimelineSlice & ChannelsSlice & ProvidersSlice & SettingsSlice;
@@ -113,4 +114,4 @@ export const createTimelineSlice: Slice<TimelineSlice> = () => ({
 });
 export const createChannelsSlice: Slice<ChannelsSlice> = () => ({ channels: { list: { loading: true }, described: {}, previews: {} } });
 export const createProvidersSlice: Slice<ProvidersSlice> = () => ({ providers: { list: { loading: true }, explanation: idle() } });
-export const createSettingsSlice: Slice<SettingsSlice> = () => ({ settings: { settings: { loading: true }, rules: { loading: true } } });
+export const createSettingsSlice: Slice<SettingsSlice> = () => ({ settings: { settings: { loading: true }, rules: { loading: true }, sessionGrants: { loading: true } } });

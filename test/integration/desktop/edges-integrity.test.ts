@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { buildCliWithDrivers, cliEnv, ROOT, runCli, tmpDataDir } from '../../fixtures/hub-build';
+import { buildCliWithDrivers, cliEnv, ROOT, runCli, tmpDataDir, writeConfirmedConfig } from '../../fixtures/hub-build';
 import type { TestBuild } from '../../fixtures/hub-build';
 import { semanticChannelOf, startFixture } from './apps';
 import type { App } from './apps';
@@ -101,7 +101,7 @@ beforeAll(async () => {
   dataDir = tmpDataDir('uplink-desktop-integrity-');
   overridesFile = join(dataDir, 'proc-overrides.json');
   writeFileSync(overridesFile, '{}');
-  writeFileSync(join(dataDir, 'config.json'), JSON.stringify(APPROVE_DESKTOP));
+  writeConfirmedConfig(dataDir, APPROVE_DESKTOP);
   vars = { DISPLAY: session.env.DISPLAY!, DBUS_SESSION_BUS_ADDRESS: session.env.DBUS_SESSION_BUS_ADDRESS!, UPLINK_TEST_PROC_OVERRIDES: overridesFile };
   probe = validated(createDesktopDriver({ env: session.env, stateDir: false }));
   const env = { ...cliEnv(b, dataDir, vars) } as Record<string, string>;

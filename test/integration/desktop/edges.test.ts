@@ -7,12 +7,10 @@
  * covered in hub.test.ts, the integrity cases through MCP and the CLI in edges-integrity.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { buildCliWithDrivers, cliEnv, ROOT, runCli, tmpDataDir } from '../../fixtures/hub-build';
+import { buildCliWithDrivers, cliEnv, ROOT, runCli, tmpDataDir, writeConfirmedConfig } from '../../fixtures/hub-build';
 import type { TestBuild } from '../../fixtures/hub-build';
 import { semanticChannelOf, startFixture, startZenity } from './apps';
 import type { App } from './apps';
@@ -56,7 +54,7 @@ beforeAll(async () => {
   probe = validated(createDesktopDriver({ env: session.env }));
   channel = (await semanticChannelOf(probe, app.pid)).channel;
   dataDir = tmpDataDir('uplink-desktop-edges-');
-  writeFileSync(join(dataDir, 'config.json'), JSON.stringify(APPROVE_DESKTOP));
+  writeConfirmedConfig(dataDir, APPROVE_DESKTOP);
   const env = { ...cliEnv(b, dataDir, sessionVars) } as Record<string, string>;
   delete env.NO_AT_BRIDGE;
   client = new Client({ name: 'claude', version: '1.0.0' });

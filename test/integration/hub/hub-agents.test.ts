@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentIdentity } from '../../../src/main/hub';
 import { closeHubs, failure, nextPrompt, openHub } from './helpers';
-import { auditFiles, tmpDataDir } from '../../fixtures/hub-build';
+import { auditFiles, tmpDataDir, writeConfirmedConfig } from '../../fixtures/hub-build';
 
 const trusted: AgentIdentity = { kind: 'mcp', agent_id: 'trusted-agent', name: 'claude-code', session: 's1' };
 /** Another credential (the default token) declaring the trusted agent's id as its client name. */
@@ -18,7 +18,7 @@ const impostor: AgentIdentity = { kind: 'mcp', agent_id: 'default', name: 'trust
 
 function withRules(rules: unknown[]): string {
   const dir = tmpDataDir();
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules } }));
+  writeConfirmedConfig(dir, { approvals: { rules } });
   return dir;
 }
 

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentIdentity, ApprovalEvent, HubError } from '../../../src/main/hub';
 import { closeHubs, failure, nextPrompt, openHub } from './helpers';
-import { tmpDataDir, waitFor } from '../../fixtures/hub-build';
+import { tmpDataDir, waitFor, writeConfirmedConfig } from '../../fixtures/hub-build';
 
 const agent: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0', session: 's1' };
 
@@ -290,7 +290,7 @@ describe('approvals', () => {
 
   it('a hand-written rule with globs approves matching requests only', async () => {
     const dir = tmpDataDir();
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [{ id: 'writes-on-alpha', channel: 'test:a*', op: 'write', agent: 'build*' }] } }));
+    writeConfirmedConfig(dir, { approvals: { rules: [{ id: 'writes-on-alpha', channel: 'test:a*', op: 'write', agent: 'build*' }] } });
     const { hub } = open(dir);
     expect(await hub.invoke('test:alpha', 'write', { text: 'x' }, { agent })).toEqual({ written: 1 });
     await expect(hub.invoke('test:beta', 'write', { text: 'x' }, { agent })).rejects.toThrow(/no Uplink panel/);
@@ -299,7 +299,7 @@ describe('approvals', () => {
 
   it('a standing rule matches with the shared glob: ? is one code point, / an ordinary character', async () => {
     const dir = tmpDataDir();
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [{ id: 'bots', channel: 'test:a', op: 'wri?e', agent: '?-build/*' }] } }));
+    writeConfirmedConfig(dir, { approvals: { rules: [{ id: 'bots', channel: 'test:a', op: 'wri?e', agent: '?-build/*' }] } });
     const { hub } = open(dir);
     const bot = (agent_id: string): AgentIdentity => ({ ...agent, agent_id });
     expect(await hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: bot('🤖-build/ci') })).toEqual({ written: 1 });

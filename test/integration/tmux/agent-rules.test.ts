@@ -4,13 +4,11 @@
  * label; "Always" on an unlabelled pane is refused with how to label it, and the prompt stays open.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createHub } from '../../../src/main/hub/hub-core';
 import type { AgentIdentity, ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
 import { createTmuxDriver } from '../../../src/main/drivers/tmux';
 import { TmuxTestServer, eventually } from '../../fixtures/tmux-server';
-import { tmpDataDir } from '../../fixtures/hub-build';
+import { tmpDataDir, writeConfirmedConfig } from '../../fixtures/hub-build';
 import { validated } from '../../fixtures/validated-driver';
 
 const agent: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', session: 's1' };
@@ -21,7 +19,7 @@ afterEach(async () => {
 
 function hubOn(server: TmuxTestServer, rules: unknown[]): Hub {
   const dir = tmpDataDir();
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules } }));
+  writeConfirmedConfig(dir, { approvals: { rules } });
   const driver = validated(createTmuxDriver({ env: server.ownEnv(), config: () => ({ write_allow: [{ pattern: '*', tier: 'operator' }] }) }));
   const hub = createHub({ dataDir: dir, drivers: [driver] });
   cleanup.push(() => hub.close());

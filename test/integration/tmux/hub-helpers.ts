@@ -2,9 +2,8 @@
  * Builds, once per worker, one bundle with the CLI and the tmux fixture drivers (see
  * test/fixtures/tmux-cli-entry.ts) and a launcher for it, for the CLI/MCP tests.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { buildCliWithDrivers, type TestBuild } from '../../fixtures/hub-build';
+import { existsSync } from 'node:fs';
+import { buildCliWithDrivers, writeConfirmedConfig, type TestBuild } from '../../fixtures/hub-build';
 
 let built: Promise<TestBuild> | undefined;
 
@@ -21,7 +20,7 @@ export async function buildTmuxHub(): Promise<TestBuild> {
 
 /** Writes `<data dir>/config.json`. */
 export function writeConfig(dataDir: string, config: Record<string, unknown>): void {
-  writeFileSync(join(dataDir, 'config.json'), JSON.stringify(config, null, 2));
+  writeConfirmedConfig(dataDir, config);
 }
 
 /** Standing rules that approve every tmux op (the embedded hub has no panel). */

@@ -126,7 +126,7 @@ export function createFakeHub(): FakeHub {
       const granted = decision.kind !== 'deny';
       for (const l of approvalListeners) l({ type: 'resolved', approval_id: id, granted, authorized: 'operator', by: decision.by, reason: decision.reason });
       if (decision.kind === 'always') {
-        hub.rules.push({ id: 'r1', channel: 'tmux:%1', op: 'send', uses: 0 });
+        hub.rules.push({ id: 'r1', channel: 'tmux:codex', op: 'send', uses: 0, proposed: false, digest: '0'.repeat(64) });
         return { approval_id: id, granted, rule_id: 'r1' };
       }
       return { approval_id: id, granted };
@@ -141,6 +141,20 @@ export function createFakeHub(): FakeHub {
       const i = hub.rules.findIndex((r) => r.id === id);
       if (i < 0) throw new DriverError('NotFound', `no rule ${id}`);
       hub.rules.splice(i, 1);
+    },
+    async confirmRule(id) {
+      const r = hub.rules.find((x) => x.id === id);
+      if (!r) throw new DriverError('NotFound', `no rule ${id}`);
+      r.proposed = false;
+    },
+    async updateRule(id, scope) {
+      const r = hub.rules.find((x) => x.id === id);
+      if (!r) throw new DriverError('NotFound', `no rule ${id}`);
+      Object.assign(r, { channel: scope.channel, op: scope.ops.length === 1 ? scope.ops[0] : scope.ops, agent: scope.agent });
+    },
+    listSessionGrants: () => [],
+    async revokeSessionGrant(id) {
+      throw new DriverError('NotFound', `no session grant ${id}`);
     },
     approvalTimeoutMs: () => timeout,
     async setApprovalTimeoutMs(ms) {

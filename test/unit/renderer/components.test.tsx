@@ -148,6 +148,30 @@ describe('ApprovalsView', () => {
   const b1: PendingApproval = { ...a1, approval_id: 'b1', op: 'keys', args: { keys: ['Enter'] }, requested_at: a1.requested_at + 1 };
   const c1: PendingApproval = { ...a1, approval_id: 'c1', channel: 'tmux:%4', requested_at: a1.requested_at + 2 };
 
+  it('session and always say what they cover before the click, and decide with the scope as edited (the keyboard too)', async () => {
+    addApproval({ ...a1, rule_channel: 'tmux:codex' });
+    render(<ApprovalsView />);
+    const card = screen.getByRole('article');
+    const button = (name: RegExp) => within(card).getByRole('button', { name });
+    expect(button(/^Approve for session/).title).toContain('covers send on tmux:%3 for claude-code, this session only');
+    expect(button(/^Always/).title).toContain('covers send on tmux:codex for claude-code');
+    fireEvent.click(button(/^Scope$/));
+    const region = within(card).getByRole('region', { name: 'What session and always cover' });
+    fireEvent.change(within(region).getByLabelText('Agent'), { target: { value: 'any' } });
+    fireEvent.change(within(region).getByLabelText('Channel'), { target: { value: 'tmux:cod*' } });
+    fireEvent.change(within(region).getByLabelText('Ops'), { target: { value: 'send, keys' } });
+    expect(region.textContent).toContain('Always: send, keys on tmux:cod* for any agent.');
+    expect(region.textContent).toContain('For the session: send, keys on tmux:cod* for claude-code, this session only.');
+    await arm();
+    await key('l');
+    expect(decided()).toEqual([{ approval_id: 'a1', decision: 'always', scope: { agent: 'any', channel: 'tmux:cod*', ops: ['send', 'keys'] } }]);
+  });
+
+  it('a channel with no stable label says always covers nothing yet', () => {
+    render(<ApprovalCard approval={a1} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    expect(screen.getByRole('button', { name: /^Always/ }).title).toContain('covers nothing yet: this channel has no stable label');
+  });
+
   it('j/k and the arrow keys move the focus between cards, and the shortcuts act on the focused one', async () => {
     for (const a of [a1, b1, c1]) addApproval(a);
     render(<ApprovalsView />);

@@ -71,6 +71,18 @@ describe('approvals slice', () => {
     expect(s.toasts.at(-1)?.text).toContain('not delivered');
   });
 
+  it('a decision the hub refused keeps the card, with its reason, for another decision; the scope is sent as chosen', async () => {
+    const refusal = 'uplink error [core:Unavailable]: cannot save the standing rule: config.json is broken — hint: fix the file first';
+    fake.replies.decide = { accepted: false, message: refusal };
+    addApproval(pending('a', 1000));
+    await decide('a', 'always', '', { agent: 'any', channel: 'tmux:build-*' });
+    expect(fake.calls.find((c) => c.method === 'decide')?.params).toEqual({ approval_id: 'a', decision: 'always', scope: { agent: 'any', channel: 'tmux:build-*' } });
+    const s = useStore.getState();
+    expect(s.approvals.pending.map((p) => p.approval_id)).toEqual(['a']);
+    expect(s.approvals.deciding).toEqual({});
+    expect(s.toasts.at(-1)).toMatchObject({ kind: 'error', text: refusal });
+  });
+
   it('events from the hub add and resolve prompts', () => {
     fake.emit('approvalAdded', pending('a', 1000));
     expect(useStore.getState().approvals.pending).toHaveLength(1);
@@ -80,7 +92,7 @@ describe('approvals slice', () => {
   });
 
   it('the disposer removes every listener', () => {
-    expect(fake.listeners()).toBe(5);
+    expect(fake.listeners()).toBe(6);
     stop();
     expect(fake.listeners()).toBe(0);
   });
@@ -172,7 +184,7 @@ describe('timeline slice', () => {
 describe('connection', () => {
   it('hub status and rules arrive as events', () => {
     fake.emit('hubStatus', { started_at: 1, pending_approvals: 2, attached_panels: 1, version: '0.1.0' });
-    fake.emit('rulesChanged', [{ rule_id: 'r1', channel: 'tmux:*', op: 'send', uses: 0 }]);
+    fake.emit('rulesChanged', [{ rule_id: 'r1', channel: 'tmux:*', op: 'send', ops: ['send'], proposed: false, digest: '0'.repeat(64), uses: 0 }]);
     const s = useStore.getState();
     expect(s.connection.status?.pending_approvals).toBe(2);
     expect(s.settings.rules.data?.[0]?.rule_id).toBe('r1');

@@ -201,7 +201,7 @@ describe('names agents and panes control are shown inert', () => {
   });
 
   it('settings: a standing rule with control characters in its channel, op and agent is escaped', async () => {
-    fake.replies.listRules = [{ rule_id: 'r1', channel: hostile, op: 'ty\u001bpe', agent: 'ag\u0007ent', uses: 0 }];
+    fake.replies.listRules = [{ rule_id: 'r1', channel: hostile, op: 'ty\u001bpe', ops: ['ty\u001bpe'], proposed: true, digest: '0'.repeat(64), agent: 'ag\u0007ent', uses: 0 }];
     act(() => showView('settings'));
     connectionChanged('open');
     render(<App />);

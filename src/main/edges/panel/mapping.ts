@@ -28,6 +28,7 @@ export function toPanelApproval(a: HubPending): PendingApproval {
   };
   if (a.preview) out.preview = a.preview;
   if (a.sensitive) out.sensitive = true;
+  if (a.rule_channel) out.rule_channel = a.rule_channel;
   return out;
 }
 
@@ -38,7 +39,8 @@ export function toTimelineEvent(e: AuditEntry): TimelineEvent {
 
 /** A standing rule as the panel lists it. */
 export function toPanelRule(r: StandingRuleStatus): ApprovalRule {
-  const out: ApprovalRule = { rule_id: r.id, channel: r.channel, op: r.op, uses: r.uses };
+  const ops = Array.isArray(r.op) ? r.op : [r.op];
+  const out: ApprovalRule = { rule_id: r.id, channel: r.channel, op: ops.join(', '), ops, proposed: r.proposed, digest: r.digest, uses: r.uses };
   if (r.agent !== undefined) out.agent = r.agent;
   if (r.created_at !== undefined) out.created_at = r.created_at;
   if (r.created_by !== undefined) out.created_by = r.created_by;

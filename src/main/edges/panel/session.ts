@@ -109,6 +109,7 @@ export function openPanelSession(
     return out;
   };
   const rulesChanged = (): void => broadcast.emit('rulesChanged', hub.listRules().map(toPanelRule));
+  const grantsChanged = (): void => broadcast.emit('sessionGrantsChanged', hub.listSessionGrants());
 
   const handlers: PanelHandlers = {
     async listChannels() {
@@ -159,10 +160,11 @@ export function openPanelSession(
     async listPendingApprovals() {
       return hub.pendingApprovals().map(toPanelApproval);
     },
-    async decide({ approval_id, decision, reason }) {
+    async decide({ approval_id, decision, reason, scope }) {
       try {
-        const result = await hub.decide(approval_id, { kind: decision, by, ...(reason ? { reason } : {}) });
+        const result = await hub.decide(approval_id, { kind: decision, by, ...(reason ? { reason } : {}), ...(scope ? { scope } : {}) });
         if (decision === 'always') rulesChanged();
+        if (decision === 'session') grantsChanged();
         return { accepted: true, granted: result.granted, ...(result.rule_id ? { rule_id: result.rule_id } : {}) };
       } catch (error) {
         // A second decision, or one after the timeout, is not an error for the panel: it is final.
@@ -181,6 +183,24 @@ export function openPanelSession(
     async revokeRule({ rule_id }) {
       await hub.revokeRule(rule_id, by);
       rulesChanged();
+      return { revoked: true };
+    },
+    async confirmRule({ rule_id, digest }) {
+      await hub.confirmRule(rule_id, digest, by);
+      rulesChanged();
+      return { confirmed: true };
+    },
+    async updateRule({ rule_id, channel, ops, agent }) {
+      await hub.updateRule(rule_id, { channel, ops, ...(agent !== undefined ? { agent } : {}) }, by);
+      rulesChanged();
+      return { updated: true };
+    },
+    async listSessionGrants() {
+      return hub.listSessionGrants();
+    },
+    async revokeSessionGrant({ grant_id }) {
+      await hub.revokeSessionGrant(grant_id, by);
+      grantsChanged();
       return { revoked: true };
     },
     async getSettings() {
