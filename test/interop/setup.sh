@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the interop tests run, when missing: the Node 22 tools of test/interop/package.json
+# (the conformance suite, the MCP Inspector, Node 22 itself) into test/interop/node_modules, and the
+# MCP Python SDK into the virtualenv test/interop/.venv. The root node_modules is never touched.
+# When pip cannot install the SDK this says why and carries on: the Python tests then skip.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ ! -x node_modules/.bin/conformance ] || [ ! -x node_modules/.bin/node ]; then
+  npm ci --no-audit --no-fund
+fi
+
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mcp' 2>/dev/null; then
+  if /usr/bin/python3 -m venv .venv && .venv/bin/pip install -q --retries 2 -r requirements.txt; then
+    echo "interop: MCP Python SDK installed in test/interop/.venv"
+  else
+    echo "interop: could not install the MCP Python SDK into test/interop/.venv (no python3-venv, or no package index) — the Python client tests will skip" >&2
+  fi
+fi
