@@ -11,9 +11,13 @@ if [ ! -x node_modules/.bin/conformance ] || [ ! -x node_modules/.bin/node ]; th
 fi
 
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mcp' 2>/dev/null; then
-  if /usr/bin/python3 -m venv .venv && .venv/bin/pip install -q --retries 2 -r requirements.txt; then
+  # pip's retry warnings for an unreachable index would drown the test log: shown only on failure.
+  log=$(mktemp)
+  if /usr/bin/python3 -m venv .venv >"$log" 2>&1 && .venv/bin/pip install -q --retries 2 -r requirements.txt >>"$log" 2>&1; then
     echo "interop: MCP Python SDK installed in test/interop/.venv"
   else
-    echo "interop: could not install the MCP Python SDK into test/interop/.venv (no python3-venv, or no package index) — the Python client tests will skip" >&2
+    tail -n 5 "$log" >&2
+    echo "interop: could not install the MCP Python SDK into test/interop/.venv (no python3-venv, or no package index) — hint: the Python client tests skip until \`bash test/interop/setup.sh\` succeeds" >&2
   fi
+  rm -f "$log"
 fi
