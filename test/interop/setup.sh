@@ -6,14 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if [ ! -x node_modules/.bin/conformance ] || [ ! -x node_modules/.bin/node ]; then
+# Reinstalled when the lockfile is newer than the install (a version bump), not only when missing.
+if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import mcp' 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || [ requirements.txt -nt .venv/installed ] || ! .venv/bin/python -c 'import mcp' 2>/dev/null; then
   # pip's retry warnings for an unreachable index would drown the test log: shown only on failure.
   log=$(mktemp)
   if /usr/bin/python3 -m venv .venv >"$log" 2>&1 && .venv/bin/pip install -q --retries 2 -r requirements.txt >>"$log" 2>&1; then
+    touch .venv/installed
     echo "interop: MCP Python SDK installed in test/interop/.venv"
   else
     tail -n 5 "$log" >&2
