@@ -16,7 +16,7 @@ const layer = (name, why) => ({ regex: `(^|/)${name}(/|$)`, message: why });
 const onlyOutside = (up, allowed, why) => ({ regex: `^${'\\.\\./'.repeat(up + 1)}(?!(?:${allowed.join('|')}))`, message: why });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'release/**', 'test-results/**', 'playwright-report/**'] },
+  { ignores: ['node_modules/**', 'test/interop/.venv/**', 'dist/**', 'release/**', 'test-results/**', 'playwright-report/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Uplink's tests use: tmux, an X server and X tools, AT-SPI and a
 # D-Bus session, GTK3 with Python bindings for the fixture app, zenity, ImageMagick, Chromium, and
-# pytest + pyflakes for the desktop helper's Python tests.
+# pytest + pyflakes for the desktop helper's Python tests, and python3-venv for the MCP Python SDK
+# client of the interop tests.
 # Idempotent: packages already installed are skipped, and apt is not touched when none is missing.
 set -euo pipefail
 
@@ -10,7 +11,7 @@ PACKAGES=(
   xvfb xauth x11-utils x11-apps xdotool imagemagick
   dbus dbus-x11 at-spi2-core
   python3 python3-gi python3-xlib gir1.2-gtk-3.0 gir1.2-atspi-2.0
-  python3-pytest pyflakes3
+  python3-pytest pyflakes3 python3-venv
   zenity fonts-dejavu-core weston
   chromium
 )
