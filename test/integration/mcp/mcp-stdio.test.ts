@@ -100,7 +100,6 @@ describe('uplink mcp (stdio, embedded hub)', () => {
       ['channel_send', { channel: 'test:alpha', message: 'x'.repeat(65 * 1024) }, /^uplink error \[test:Invalid\]: the send payload is \d+ bytes; the limit is 65536 bytes/],
       ['channel_observe', { channel: 'test:alpha' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid at \/: required \(op\)/],
       ['channel_observe', { channel: 'test:alpha', op: 'noop', interaction: 'telepathy' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid at \/interaction: enum/],
-      ['channel_teleport', {}, /^uplink error \[core:NotFound\]: no tool channel_teleport/],
       ['channel_describe', { channel: 'test:gone' }, /^uplink error \[test:NotFound\]: no channel test:gone — hint: list channels/],
       ['channel_describe', { channel: 'test:alpha', op: 'warp' }, /^uplink error \[test:NotFound\]: test has no op "warp"/],
     ];
@@ -111,6 +110,16 @@ describe('uplink mcp (stdio, embedded hub)', () => {
       // The server keeps serving after each refusal.
       expect(result(await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } }))).toEqual({ ok: true });
     }
+  });
+
+  it('an unknown tool is a JSON-RPC invalid-params error (-32602) with one line, and is audited', async () => {
+    const err = await client.callTool({ name: 'channel_teleport', arguments: {} }).then(
+      () => undefined,
+      (e: unknown) => e as { code?: number; message?: string },
+    );
+    expect(err?.code).toBe(-32602);
+    expect(err?.message).toMatch(/uplink error \[core:NotFound\]: no tool channel_teleport — hint: the tools are channel_list, /);
+    expect(result(await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } }))).toEqual({ ok: true });
   });
 
   it('a driver that throws, hangs, or breaks its result_schema gets a clear error and the server keeps serving', async () => {

@@ -58,6 +58,11 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const name = request.params.name;
     const rawArgs = request.params.arguments;
+    if (!TOOLS.some((t) => t.name === name)) {
+      // Not a tool's failure but a request for a tool that does not exist: a protocol error, audited.
+      const err = hub.recordRejected({ agent: agent() }, new HubError('core', 'NotFound', `no tool ${name}`, { hint: `the tools are ${TOOLS.map((t) => t.name).join(', ')}` }));
+      throw new RpcRefusal(ErrorCode.InvalidParams, err.rendered);
+    }
     const token = request.params._meta?.progressToken;
     const onProgress =
       token === undefined
@@ -137,6 +142,7 @@ function collapseProtocolErrors(server: Server, audit: (error: HubError) => HubE
       try {
         return await handler(request, extra);
       } catch (e) {
+        if (e instanceof RpcRefusal) throw e;
         // A bare ZodError (the SDK's parse of the request) is bad params, not a server failure.
         const zod = Array.isArray((e as { issues?: unknown })?.issues);
         const code = Number.isSafeInteger((e as { code?: unknown })?.code) ? (e as { code: number }).code : zod ? ErrorCode.InvalidParams : ErrorCode.InternalError;
@@ -145,6 +151,16 @@ function collapseProtocolErrors(server: Server, audit: (error: HubError) => HubE
         throw Object.assign(new Error(err.rendered), { code: err === refused ? code : ErrorCode.InternalError });
       }
     });
+  }
+}
+
+/** A JSON-RPC error whose one-line message is final (already rendered and audited). */
+class RpcRefusal extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
   }
 }
 
