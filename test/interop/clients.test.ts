@@ -26,6 +26,7 @@ const stdioServer = (): string[] => [process.execPath, hub.build.launcher, 'mcp'
 
 const toolNames = (out: string): string[] => (JSON.parse(out) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
 const toolText = (out: string): string => (JSON.parse(out) as { content: Array<{ text: string }> }).content[0]!.text;
+const structured = (out: string): unknown => (JSON.parse(out) as { structuredContent?: unknown }).structuredContent;
 
 describe('MCP Inspector CLI', () => {
   const inspect = (args: string[], env: NodeJS.ProcessEnv) => run(NODE22, [INSPECTOR_CLI, ...args], { env });
@@ -40,7 +41,7 @@ describe('MCP Inspector CLI', () => {
     expect(toolText(channels.stdout)).toContain('test:alpha');
     const doctor = await inspect(['--method', 'tools/call', '--tool-name', 'channel_doctor', ...target], bareEnv());
     expect(doctor.code, doctor.stderr).toBe(0);
-    expect(JSON.parse(toolText(doctor.stdout))).toMatchObject({ ok: true });
+    expect(structured(doctor.stdout)).toMatchObject({ ok: true });
   });
 
   it('over HTTP with its header option: portable tool schemas, channel_list and channel_doctor', async () => {
@@ -53,7 +54,7 @@ describe('MCP Inspector CLI', () => {
     expect(channels.code, channels.stderr).toBe(0);
     expect(toolText(channels.stdout)).toContain('test:alpha');
     const doctor = await inspect(['--method', 'tools/call', '--tool-name', 'channel_doctor', ...target], bareEnv());
-    expect(JSON.parse(toolText(doctor.stdout))).toMatchObject({ ok: true });
+    expect(structured(doctor.stdout)).toMatchObject({ ok: true });
     const refused = await inspect(['--method', 'tools/list', hub.served.mcp_url, '--header', 'Authorization: Bearer not-a-token'], bareEnv());
     expect(refused.code).not.toBe(0);
   });
@@ -77,6 +78,7 @@ describe.skipIf(noPython !== undefined)('MCP Python SDK client', () => {
     tools: string[];
     is_error: boolean;
     text: string;
+    channels: string[];
   }
   const expectUplink = (out: string): void => {
     const seen = JSON.parse(out) as Seen;
@@ -84,6 +86,8 @@ describe.skipIf(noPython !== undefined)('MCP Python SDK client', () => {
     expect(seen.tools).toEqual(expect.arrayContaining(['channel_list', 'channel_doctor']));
     expect(seen.is_error).toBe(false);
     expect(seen.text).toContain('test:alpha');
+    // The SDK checked structuredContent against the tool's outputSchema before handing it over.
+    expect(seen.channels).toContain('test:alpha');
   };
 
   it('over stdio from a bare environment: initialize, list tools, call channel_list', async () => {

@@ -26,6 +26,7 @@ async def exercise(read, write):
             "tools": [t.name for t in tools.tools],
             "is_error": bool(listed.is_error),
             "text": listed.content[0].text if listed.content else None,
+            "channels": [c["channel"] for c in (listed.structured_content or {}).get("channels", [])],
         }
 
 
