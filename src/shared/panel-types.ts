@@ -90,7 +90,15 @@ export interface DecisionScope {
   channel?: string;
   /** Op names or globs; default: the prompt's op. */
   ops?: string[];
+  /** Covers only requests whose args meet these; default: any args. */
+  args?: ArgConstraints;
 }
+
+/**
+ * What one top-level arg must be: this exact JSON value, or a string matching `{glob}` (`*`, `?`).
+ * A sensitive arg cannot be constrained.
+ */
+export type ArgConstraints = Record<string, JsonValue | { glob: string }>;
 
 /** A live "approve for the session" grant. */
 export interface SessionGrantEntry {
@@ -99,6 +107,7 @@ export interface SessionGrantEntry {
   session: string;
   channel: string;
   ops: string[];
+  args?: ArgConstraints;
   granted_by: string;
   /** Ms since the epoch. */
   granted_at: number;
@@ -140,6 +149,8 @@ export interface ApprovalRule {
   digest: string;
   /** Glob on the authenticated agent id; absent = any agent. */
   agent?: string;
+  /** Covers only requests whose args meet these. */
+  args?: ArgConstraints;
   created_at?: string;
   created_by?: string;
   note?: string;
