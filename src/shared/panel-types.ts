@@ -3,6 +3,7 @@
  * Every type here has a JSON Schema twin in `panel-channels.ts`, checked on receipt in main.
  */
 import type { AuditRecord, Outcome, RecordAgent } from './audit-record';
+import type { ArgConstraints } from './arg-constraints';
 import type {
   ApprovalPreview,
   ChannelEntry,
@@ -94,11 +95,8 @@ export interface DecisionScope {
   args?: ArgConstraints;
 }
 
-/**
- * What one top-level arg must be: this exact JSON value, or a string matching `{glob}` (`*`, `?`).
- * A sensitive arg cannot be constrained.
- */
-export type ArgConstraints = Record<string, JsonValue | { glob: string }>;
+/** What args a scope covers; a sensitive arg cannot be constrained. */
+export type { ArgConstraints } from './arg-constraints';
 
 /** A live "approve for the session" grant. */
 export interface SessionGrantEntry {

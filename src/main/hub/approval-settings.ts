@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalJson } from './arg-constraints';
+import { canonicalJson } from '../../shared/arg-constraints';
 import type { ConfigStore } from './config';
 import { HubError } from './errors';
 import type { AuditEntry } from './types';

@@ -7,7 +7,8 @@
 import type { JsonValue } from '../kernel';
 import { globMatch } from '../drivers';
 import { HubError } from './errors';
-import type { ArgConstraint, ArgConstraints } from './types';
+import type { ArgConstraints } from './types';
+import { canonicalJson, isGlob } from '../../shared/arg-constraints';
 
 /** What the hub knows of an op when checking constraints on it. */
 export interface OpParams {
@@ -23,23 +24,6 @@ const MAX_VALUE_JSON = 2000;
 const ARG_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 // eslint-disable-next-line no-control-regex -- a glob may hold spaces, never control characters
 const CONTROL = /[\u0000-\u001f\u007f]/;
-
-/** `{glob: "<pattern>"}`: the only object shape that is a pattern rather than an exact value. */
-export function isGlob(c: ArgConstraint): c is { glob: string } {
-  return typeof c === 'object' && c !== null && !Array.isArray(c) && Object.keys(c).length === 1 && typeof (c as { glob?: unknown }).glob === 'string';
-}
-
-/** JSON with object keys sorted at every depth: equal values, equal text. */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const keys = Object.keys(v)
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
 
 type Obj = { [key: string]: JsonValue };
 const asObject = (v: JsonValue | undefined): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? v : undefined);
@@ -59,14 +43,6 @@ export function argsMatch(constraints: ArgConstraints | undefined, raw: JsonValu
     if (!stored || canonicalJson(stored[name]) !== canonicalJson(value)) return false;
     return isGlob(c) ? typeof value === 'string' && globMatch(c.glob, value) : canonicalJson(c) === canonicalJson(value);
   });
-}
-
-/** Constraints in words, for the audit: `keys = ["Enter"], text like "git status*"`. */
-export function describeArgs(constraints: ArgConstraints | undefined): string {
-  if (!constraints || Object.keys(constraints).length === 0) return '';
-  return Object.entries(constraints)
-    .map(([name, c]) => (isGlob(c) ? `${name} like ${JSON.stringify(c.glob)}` : `${name} = ${canonicalJson(c)}`))
-    .join(', ');
 }
 
 const invalid = (message: string, hint: string): HubError => new HubError('core', 'Invalid', message, { hint });

@@ -17,7 +17,8 @@ import { HubError } from './errors';
 import { describeAuthorization } from '../../shared/audit-record';
 import { ConfirmedRules, editConfig, ruleDigest } from './approval-settings';
 import { globMatch } from '../drivers';
-import { argsMatch, checkArgConstraints, describeArgs } from './arg-constraints';
+import { argsMatch, checkArgConstraints } from './arg-constraints';
+import { describeArgs } from '../../shared/arg-constraints';
 import type { OpParams } from './arg-constraints';
 import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from './types';
 

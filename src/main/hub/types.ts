@@ -5,6 +5,7 @@
  */
 import type { InteractionKind, InvocationState, JsonValue } from '../kernel';
 import type { AuditRecord, Outcome } from '../../shared/audit-record';
+import type { ArgConstraints } from '../../shared/arg-constraints';
 import type {
   ApprovalPreview,
   CallerEnvironment,
@@ -144,8 +145,7 @@ export interface ApprovalScope {
  * What one top-level arg must be for a grant or rule to cover a call: this exact JSON value, or a
  * string matching `{glob}` (`*`, `?`). A sensitive arg cannot be constrained.
  */
-export type ArgConstraint = JsonValue | { glob: string };
-export type ArgConstraints = Record<string, ArgConstraint>;
+export type { ArgConstraint, ArgConstraints } from '../../shared/arg-constraints';
 
 /** A live "approve for the session" grant. */
 export interface SessionGrant {
