@@ -520,6 +520,8 @@ export class ApprovalBroker {
     if (ruleDigest(rule) !== digest) {
       throw new HubError('core', 'Rejected', `standing rule ${ruleId} changed since the panel showed it`, { hint: 'review the rule as it is now, then confirm again' });
     }
+    // Held to what the panel may make: a hand-written constraint on a sensitive arg is refused here.
+    if (rule.args) checkArgConstraints(rule.args, coveredOps(this.#opParams(), { channel: rule.channel, ops: ruleOps(rule) }));
     this.#confirmed.change([rule], [], this.#host.config.get().approvals.rules);
     this.#ruleRecord(by, ruleId, `standing rule ${ruleId} confirmed: ${describeRule(rule)}`, true);
   }

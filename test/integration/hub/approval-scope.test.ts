@@ -258,6 +258,27 @@ describe('argument constraints', () => {
     expect(await hub.invoke('test:alpha', 'write', { text: 'ls' }, { agent: builder })).toEqual({ written: 2 });
   });
 
+  it('a hand-written rule with constraints is confirmed with them; a hand edit of them is proposed again; one on a sensitive arg cannot be confirmed', async () => {
+    const dir = tmpDataDir();
+    const rules = (args: object) => JSON.stringify({ approvals: { rules: [{ id: 'by-hand', channel: 'test:a', op: ['write', 'login'], args }] } });
+    writeFileSync(join(dir, 'config.json'), rules({ text: { glob: 'ls*' } }));
+    const { hub } = openHub({ dir });
+    const panel = panelOn(hub);
+    const [rule] = (await panel('listRules')) as ApprovalRule[];
+    await panel('confirmRule', { rule_id: 'by-hand', digest: rule!.digest });
+    expect(await hub.invoke('test:alpha', 'write', { text: 'ls -l' }, { agent: builder })).toEqual({ written: 5 });
+    expect(hub.queryAudit({ type: 'decision' }).entries.map((e) => e.reason)).toContain('standing rule by-hand confirmed: write, login on test:a with text like "ls*" for any agent');
+
+    writeFileSync(join(dir, 'config.json'), rules({ text: { glob: '*' } }));
+    await waitForRule(panel, (r) => JSON.stringify(r.args) === '{"text":{"glob":"*"}}');
+    expect(((await panel('listRules')) as ApprovalRule[])[0]).toMatchObject({ proposed: true });
+
+    writeFileSync(join(dir, 'config.json'), rules({ password: 'hunter2' }));
+    await waitForRule(panel, (r) => r.args?.password !== undefined);
+    const [secret] = (await panel('listRules')) as ApprovalRule[];
+    await expect(panel('confirmRule', { rule_id: 'by-hand', digest: secret!.digest })).rejects.toThrow(/arg "password" is sensitive and cannot be constrained/);
+  });
+
   it('a session grant with arg constraints covers matching calls only', async () => {
     const { hub } = openHub();
     const panel = panelOn(hub);
