@@ -58,6 +58,7 @@ function paramsOf(op: OpParams): Record<string, { type?: unknown }> {
  * value is bounded. `redacted`: arg names hidden in the request being decided, refused too.
  */
 export function checkArgConstraints(constraints: ArgConstraints, ops: readonly OpParams[], redacted: readonly string[] = []): void {
+  if (constraints === null || typeof constraints !== 'object' || Array.isArray(constraints)) throw invalid('args must map arg names to values or {glob}', 'e.g. {"keys": ["Enter"]}');
   const entries = Object.entries(constraints);
   if (entries.length > MAX_CONSTRAINTS) throw invalid(`a scope constrains at most ${MAX_CONSTRAINTS} args, not ${entries.length}`, 'keep the args that matter');
   const covered = ops.map((o) => `${o.driver}:${o.op}`).join(', ') || 'none';
