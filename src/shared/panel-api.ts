@@ -8,6 +8,7 @@ import type {
   AgentEntry,
   ApprovalResolved,
   ApprovalRule,
+  ArgConstraints,
   ChannelDescription,
   ChannelList,
   ChannelPreview,
@@ -48,8 +49,8 @@ export interface PanelCalls {
   revokeRule: { req: { rule_id: string }; res: { revoked: boolean } };
   /** Puts a proposed rule in force, if it still has the content the panel showed (`digest`). */
   confirmRule: { req: { rule_id: string; digest: string }; res: { confirmed: boolean } };
-  /** Rewrites a rule's scope; `agent` absent = any agent. */
-  updateRule: { req: { rule_id: string; channel: string; ops: string[]; agent?: string }; res: { updated: boolean } };
+  /** Rewrites a rule's scope; `agent` absent = any agent, `args` absent = any args. */
+  updateRule: { req: { rule_id: string; channel: string; ops: string[]; agent?: string; args?: ArgConstraints }; res: { updated: boolean } };
   listSessionGrants: { req: void; res: SessionGrantEntry[] };
   revokeSessionGrant: { req: { grant_id: string }; res: { revoked: boolean } };
   getSettings: { req: void; res: PanelSettings };

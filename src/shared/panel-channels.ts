@@ -17,6 +17,8 @@ const int: Schema = { type: 'integer' };
 const num: Schema = { type: 'number' };
 const bool: Schema = { type: 'boolean' };
 const json: Schema = {};
+/** Bounds only: the hub checks the names against the ops, and refuses sensitive ones. */
+const argConstraints: Schema = { type: 'object', maxProperties: 16, propertyNames: { maxLength: 64 }, additionalProperties: json };
 const arr = (items: Schema): Schema => ({ type: 'array', items });
 const strings = arr(str);
 const strEnum = (...values: string[]): Schema => ({ type: 'string', enum: values });
@@ -79,15 +81,15 @@ const resolved = rec(
   ['approval_id', 'granted', 'authorized'],
 );
 const rule = rec(
-  { rule_id: str, channel: str, op: str, ops: strings, proposed: bool, digest: str, agent: str, created_at: str, created_by: str, note: str, last_used_at: num, uses: int },
+  { rule_id: str, channel: str, op: str, ops: strings, args: argConstraints, proposed: bool, digest: str, agent: str, created_at: str, created_by: str, note: str, last_used_at: num, uses: int },
   ['rule_id', 'channel', 'op', 'ops', 'proposed', 'digest', 'uses'],
 );
 // Bounds only: the hub checks what a scope may name (no reusable id, covering the prompt).
 const scopeChannel: Schema = { type: 'string', minLength: 1, maxLength: 256 };
 const scopeOps: Schema = { type: 'array', minItems: 1, maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 128 } };
-const scope = obj({ agent: strEnum('this', 'any'), channel: scopeChannel, ops: scopeOps });
+const scope = obj({ agent: strEnum('this', 'any'), channel: scopeChannel, ops: scopeOps, args: argConstraints });
 const sessionGrant = rec(
-  { grant_id: str, agent: str, session: str, channel: str, ops: strings, granted_by: str, granted_at: num },
+  { grant_id: str, agent: str, session: str, channel: str, ops: strings, args: argConstraints, granted_by: str, granted_at: num },
   ['grant_id', 'agent', 'session', 'channel', 'ops', 'granted_by', 'granted_at'],
 );
 const settings = rec(
@@ -127,7 +129,7 @@ export const PANEL_CALLS = {
   revokeRule: { request: obj({ rule_id: id }, ['rule_id']), response: rec({ revoked: bool }, ['revoked']) },
   confirmRule: { request: obj({ rule_id: id, digest: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, ['rule_id', 'digest']), response: rec({ confirmed: bool }, ['confirmed']) },
   updateRule: {
-    request: obj({ rule_id: id, channel: scopeChannel, ops: scopeOps, agent: { type: 'string', minLength: 1, maxLength: 128 } }, ['rule_id', 'channel', 'ops']),
+    request: obj({ rule_id: id, channel: scopeChannel, ops: scopeOps, agent: { type: 'string', minLength: 1, maxLength: 128 }, args: argConstraints }, ['rule_id', 'channel', 'ops']),
     response: rec({ updated: bool }, ['updated']),
   },
   listSessionGrants: { request: empty, response: arr(sessionGrant) },

@@ -3,6 +3,7 @@
  * Every type here has a JSON Schema twin in `panel-channels.ts`, checked on receipt in main.
  */
 import type { AuditRecord, Outcome, RecordAgent } from './audit-record';
+import type { ArgConstraints } from './arg-constraints';
 import type {
   ApprovalPreview,
   ChannelEntry,
@@ -90,7 +91,12 @@ export interface DecisionScope {
   channel?: string;
   /** Op names or globs; default: the prompt's op. */
   ops?: string[];
+  /** Covers only requests whose args meet these; default: any args. */
+  args?: ArgConstraints;
 }
+
+/** What args a scope covers; a sensitive arg cannot be constrained. */
+export type { ArgConstraints } from './arg-constraints';
 
 /** A live "approve for the session" grant. */
 export interface SessionGrantEntry {
@@ -99,6 +105,7 @@ export interface SessionGrantEntry {
   session: string;
   channel: string;
   ops: string[];
+  args?: ArgConstraints;
   granted_by: string;
   /** Ms since the epoch. */
   granted_at: number;
@@ -140,6 +147,8 @@ export interface ApprovalRule {
   digest: string;
   /** Glob on the authenticated agent id; absent = any agent. */
   agent?: string;
+  /** Covers only requests whose args meet these. */
+  args?: ArgConstraints;
   created_at?: string;
   created_by?: string;
   note?: string;

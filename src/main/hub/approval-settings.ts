@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { canonicalJson } from '../../shared/arg-constraints';
 import type { ConfigStore } from './config';
 import { HubError } from './errors';
 import type { AuditEntry } from './types';
@@ -34,10 +35,12 @@ export function setApprovalTimeout(config: ConfigStore, record: Recorder, now: n
   record({ at: now, type: 'decision', kind: 'decision', authorized: 'operator', by, reason: `approval timeout set to ${ms} ms`, granted: true }, true);
 }
 
-/** The rule as its fields say, in a fixed key order: what a confirmation stands for. */
+/**
+ * The rule as its fields say, keys sorted at every depth (its arg constraints too): what a
+ * confirmation stands for.
+ */
 export function ruleDigest(rule: object): string {
-  const sorted = Object.fromEntries(Object.entries(rule).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
+  return createHash('sha256').update(canonicalJson(rule)).digest('hex');
 }
 
 /**

@@ -17,7 +17,10 @@ import { HubError } from './errors';
 import { describeAuthorization } from '../../shared/audit-record';
 import { ConfirmedRules, editConfig, ruleDigest } from './approval-settings';
 import { globMatch } from '../drivers';
-import type { ApprovalDecision, ApprovalEvent, ApprovalScope, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from './types';
+import { argsMatch, checkArgConstraints } from './arg-constraints';
+import { describeArgs } from '../../shared/arg-constraints';
+import type { OpParams } from './arg-constraints';
+import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from './types';
 
 /** What the broker needs from the hub. */
 export interface BrokerHost {
@@ -33,6 +36,8 @@ export interface BrokerHost {
    * what the op itself would throw, so the operator is never asked about a call bound to fail.
    */
   precheck?(ctx: CallContext, args: JsonValue, interaction: InteractionKind): Promise<HubError | undefined>;
+  /** Every op of every driver, for checking the arg names a scope constrains. */
+  opParams?(): OpParams[];
   now(): number;
   /** How long pending prompts wait for a panel to re-attach after the last one left (default 15 s). */
   panelGraceMs?: number;
@@ -108,8 +113,13 @@ function coversChannel(pattern: string, driver: string, labels: readonly string[
 }
 
 /** A rule's scope in words, for the audit. */
-export function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent'>): string {
-  return `${ruleOps(r).join(', ')} on ${r.channel} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
+export function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'>): string {
+  return `${ruleOps(r).join(', ')} on ${r.channel}${withArgs(r.args)} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
+}
+
+function withArgs(args: ArgConstraints | undefined): string {
+  const words = describeArgs(args);
+  return words ? ` with ${words}` : '';
 }
 
 /** Rules that can never match, as doctor lines the operator can act on. */
@@ -152,14 +162,37 @@ export interface RuleScope {
   ops: string[];
   /** Glob on the authenticated agent id; absent = any agent. */
   agent?: string;
+  /** Covers only calls whose args meet these; absent = any args. */
+  args?: ArgConstraints;
 }
 
-function checkRuleScope(scope: RuleScope): void {
+function checkRuleScope(scope: RuleScope, ops: OpParams[]): void {
   checkChannelScope(scope.channel);
   checkOpsScope(scope.ops);
   if (scope.agent !== undefined && !AGENT_SCOPE.test(scope.agent)) {
     throw new HubError('core', 'Invalid', `agent ${JSON.stringify(scope.agent.slice(0, 80))} is not an agent id or glob`, { hint: 'name an agent id from Agents, or choose any agent' });
   }
+  if (scope.args) checkArgConstraints(scope.args, coveredOps(ops, scope));
+}
+
+/** The ops a scope covers, of the drivers its channel names. */
+function coveredOps(ops: readonly OpParams[], scope: Pick<RuleScope, 'channel' | 'ops'>): OpParams[] {
+  const colon = scope.channel.indexOf(':');
+  const driver = colon >= 0 ? scope.channel.slice(0, colon) : '*';
+  return ops.filter((o) => globMatch(driver, o.driver) && scope.ops.some((g) => globMatch(g, o.op)));
+}
+
+/** Arg names the request being decided shows redacted: sensitive in this call, so never constrained. */
+function redactedNames(ctx: CallContext): string[] {
+  const raw = ctx.rawArgs;
+  const shown = ctx.args;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw) || !shown || typeof shown !== 'object' || Array.isArray(shown)) return [];
+  return Object.keys(raw).filter((k) => JSON.stringify(raw[k]) !== JSON.stringify(shown[k]));
+}
+
+/** Empty constraints constrain nothing: leave them out so the rule reads, and digests, as without. */
+function argsField(args: ArgConstraints | undefined): { args?: ArgConstraints } {
+  return args && Object.keys(args).length > 0 ? { args } : {};
 }
 
 /**
@@ -192,14 +225,14 @@ function alwaysChannel(ctx: CallContext): string {
  * The scope a session grant or rule gets from the operator's choice, checked by the hub (the
  * panel is not trusted): well-formed, no reusable id, and covering the call being decided.
  */
-function decidedScope(ctx: CallContext, kind: 'session' | 'always', scope: ApprovalScope = {}): RuleScope {
+function decidedScope(ctx: CallContext, kind: 'session' | 'always', scope: ApprovalScope, ops: OpParams[]): RuleScope {
   if (kind === 'session' && scope.agent === 'any') {
     throw new HubError('core', 'Invalid', 'a session grant covers this agent only', { hint: 'choose "always" to cover any agent' });
   }
   const agent = kind === 'always' && scope.agent !== 'any' ? alwaysAgent(ctx) : undefined;
-  const ops = scope.ops ?? [ctx.op];
-  checkOpsScope(ops);
-  if (!ops.some((o) => globMatch(o, ctx.op))) throw new HubError('core', 'Invalid', `the ops ${ops.join(', ')} do not include ${ctx.op}, the op being decided`, { hint: `add ${ctx.op}` });
+  const opGlobs = scope.ops ?? [ctx.op];
+  checkOpsScope(opGlobs);
+  if (!opGlobs.some((o) => globMatch(o, ctx.op))) throw new HubError('core', 'Invalid', `the ops ${opGlobs.join(', ')} do not include ${ctx.op}, the op being decided`, { hint: `add ${ctx.op}` });
   // A session grant may stay on the address the call used: it ends with the session.
   let channel = scope.channel ?? (kind === 'session' ? ctx.channel : alwaysChannel(ctx));
   if (channel !== ctx.channel || kind === 'always') {
@@ -209,7 +242,14 @@ function decidedScope(ctx: CallContext, kind: 'session' | 'always', scope: Appro
       throw new HubError('core', 'Invalid', `${channel} does not cover ${ctx.channel}${ctx.labels.length ? ` (labels: ${ctx.labels.join(', ')})` : ' (it has no label)'}`, { hint: 'choose a pattern that matches one of its labels' });
     }
   }
-  return { channel, ops, ...(agent !== undefined ? { agent } : {}) };
+  const args = argsField(scope.args).args;
+  if (args) {
+    checkArgConstraints(args, coveredOps(ops, { channel, ops: opGlobs }), redactedNames(ctx));
+    if (!argsMatch(args, ctx.rawArgs, ctx.args)) {
+      throw new HubError('core', 'Invalid', `the request's args do not meet ${describeArgs(args).slice(0, 200)}`, { hint: 'start from the args the request shows, and loosen strings with * and ?' });
+    }
+  }
+  return { channel, ops: opGlobs, ...(agent !== undefined ? { agent } : {}), ...(args ? { args } : {}) };
 }
 
 /** The approval broker. */
@@ -340,7 +380,7 @@ export class ApprovalBroker {
     const { ctx, via } = p;
     let ruleId: string | undefined;
     // "always" edits the config first: if that fails the prompt stays open and nothing is decided.
-    const scope = decision.kind === 'session' || decision.kind === 'always' ? decidedScope(ctx, decision.kind, decision.scope) : undefined;
+    const scope = decision.kind === 'session' || decision.kind === 'always' ? decidedScope(ctx, decision.kind, decision.scope ?? {}, this.#opParams()) : undefined;
     if (decision.kind === 'always') {
       ruleId = newId('rule');
       const rule: StandingRule = { id: ruleId, ...this.#ruleFields(scope!), created_at: new Date(this.#host.now()).toISOString(), created_by: decision.by };
@@ -354,6 +394,7 @@ export class ApprovalBroker {
         session: ctx.agent.session ?? ctx.agent.name,
         channel: scope!.channel,
         ops: scope!.ops,
+        ...argsField(scope!.args),
         granted_by: decision.by,
         granted_at: this.#host.now(),
       };
@@ -479,6 +520,8 @@ export class ApprovalBroker {
     if (ruleDigest(rule) !== digest) {
       throw new HubError('core', 'Rejected', `standing rule ${ruleId} changed since the panel showed it`, { hint: 'review the rule as it is now, then confirm again' });
     }
+    // Held to what the panel may make: a hand-written constraint on a sensitive arg is refused here.
+    if (rule.args) checkArgConstraints(rule.args, coveredOps(this.#opParams(), { channel: rule.channel, ops: ruleOps(rule) }));
     this.#confirmed.change([rule], [], this.#host.config.get().approvals.rules);
     this.#ruleRecord(by, ruleId, `standing rule ${ruleId} confirmed: ${describeRule(rule)}`, true);
   }
@@ -486,8 +529,8 @@ export class ApprovalBroker {
   /** Rewrites a rule's scope (checked like a prompt's); the edited rule is in force. */
   updateRule(ruleId: string, scope: RuleScope, by: string): void {
     const old = this.#rule(ruleId);
-    checkRuleScope(scope);
-    const { channel: _c, op: _o, agent: _a, ...rest } = old;
+    checkRuleScope(scope, this.#opParams());
+    const { channel: _c, op: _o, agent: _a, args: _g, ...rest } = old;
     const rule: StandingRule = { ...rest, ...this.#ruleFields(scope) };
     this.#writeRule(rule, old, `save standing rule ${ruleId}`);
     this.#ruleRecord(by, ruleId, `standing rule ${ruleId} edited: ${describeRule(rule)} (was ${describeRule(old)})`, true);
@@ -519,7 +562,7 @@ export class ApprovalBroker {
   revokeSessionGrant(grantId: string, by: string): void {
     const g = this.#sessionGrants.get(grantId)?.grant;
     if (!g) throw new HubError('core', 'NotFound', `no session grant ${grantId}`, { hint: 'list the session grants in the panel' });
-    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${g.ops.join(', ')} on ${g.channel} for ${g.agent} (session ${g.session})` }, true);
+    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${g.ops.join(', ')} on ${g.channel}${withArgs(g.args)} for ${g.agent} (session ${g.session})` }, true);
     this.#sessionGrants.delete(grantId);
   }
 
@@ -529,8 +572,12 @@ export class ApprovalBroker {
     return rule;
   }
 
-  #ruleFields(scope: RuleScope): Pick<StandingRule, 'channel' | 'op' | 'agent'> {
-    return { channel: scope.channel, op: scope.ops.length === 1 ? scope.ops[0]! : scope.ops, ...(scope.agent !== undefined ? { agent: scope.agent } : {}) };
+  #ruleFields(scope: RuleScope): Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'> {
+    return { channel: scope.channel, op: scope.ops.length === 1 ? scope.ops[0]! : scope.ops, ...(scope.agent !== undefined ? { agent: scope.agent } : {}), ...argsField(scope.args) };
+  }
+
+  #opParams(): OpParams[] {
+    return this.#host.opParams?.() ?? [];
   }
 
   /**
@@ -572,7 +619,7 @@ export class ApprovalBroker {
   #sessionGrantFor(ctx: CallContext): SessionGrant | undefined {
     const who = this.#who(ctx);
     for (const { who: w, grant } of this.#sessionGrants.values()) {
-      if (w !== who || !grant.ops.some((o) => globMatch(o, ctx.op))) continue;
+      if (w !== who || !grant.ops.some((o) => globMatch(o, ctx.op)) || !argsMatch(grant.args, ctx.rawArgs, ctx.args)) continue;
       if (grant.channel === ctx.channel || coversChannel(grant.channel, ctx.driver, ctx.labels)) return grant;
     }
     return undefined;
@@ -590,6 +637,7 @@ export class ApprovalBroker {
         coversChannel(r.channel, ctx.driver, ctx.labels) &&
         ruleOps(r).some((o) => globMatch(o, ctx.op)) &&
         (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))) &&
+        argsMatch(r.args, ctx.rawArgs, ctx.args) &&
         this.#confirmed.has(r),
     );
   }

@@ -86,6 +86,8 @@ const RULE_SCHEMA = {
     channel: { type: 'string', minLength: 1 },
     op: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }] },
     agent: { type: 'string', minLength: 1 },
+    // An exact JSON value or `{glob}`; the hub checks names against the ops when the panel saves one.
+    args: { type: 'object', maxProperties: 16, propertyNames: { pattern: '^[A-Za-z0-9_.-]{1,64}$' } },
     created_at: { type: 'string' },
     created_by: { type: 'string' },
     note: { type: 'string' },

@@ -135,6 +135,7 @@ class HubCore implements Hub {
       record: (entry, durable) => this.#timeline.record(entry, durable),
       preview: (ctx) => this.#preview(ctx),
       precheck: (ctx, args, interaction) => this.#precheck(ctx, args, interaction),
+      opParams: () => this.#registry.drivers().flatMap(({ id }) => this.#registry.opsOf(id).map((o) => ({ driver: id, ...o }))),
       now: this.#now,
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
     });

@@ -5,6 +5,7 @@
  */
 import type { InteractionKind, InvocationState, JsonValue } from '../kernel';
 import type { AuditRecord, Outcome } from '../../shared/audit-record';
+import type { ArgConstraints } from '../../shared/arg-constraints';
 import type {
   ApprovalPreview,
   CallerEnvironment,
@@ -136,7 +137,15 @@ export interface ApprovalScope {
   channel?: string;
   /** Op names or globs; default: the call's op. */
   ops?: string[];
+  /** Covers only calls whose args meet these; default: any args. */
+  args?: ArgConstraints;
 }
+
+/**
+ * What one top-level arg must be for a grant or rule to cover a call: this exact JSON value, or a
+ * string matching `{glob}` (`*`, `?`). A sensitive arg cannot be constrained.
+ */
+export type { ArgConstraint, ArgConstraints } from '../../shared/arg-constraints';
 
 /** A live "approve for the session" grant. */
 export interface SessionGrant {
@@ -146,6 +155,8 @@ export interface SessionGrant {
   session: string;
   channel: string;
   ops: string[];
+  /** Covers only calls whose args meet these. */
+  args?: ArgConstraints;
   granted_by: string;
   granted_at: number;
 }
@@ -179,6 +190,8 @@ export interface StandingRule {
   op: string | string[];
   /** Glob on the authenticated agent id (never the declared client name); omitted = any agent. */
   agent?: string;
+  /** Covers only calls whose args meet these, e.g. `{"keys": ["Enter"]}`, `{"text": {"glob": "git status*"}}`. */
+  args?: ArgConstraints;
   created_at?: string;
   created_by?: string;
   note?: string;

@@ -1,5 +1,5 @@
 /** Channels, providers, rules and settings: loads and operator actions. */
-import type { AgentEntry, RunOpResult, SelectionQuery } from '../../shared/panel-types';
+import type { AgentEntry, ArgConstraints, RunOpResult, SelectionQuery } from '../../shared/panel-types';
 import type { JsonValue } from '../../shared/wire';
 import { getApi } from '../api';
 import { get, load, message, set, toast } from './common';
@@ -116,7 +116,7 @@ export async function confirmRule(ruleId: string, digest: string): Promise<void>
 }
 
 /** Rewrites a rule's scope; true when the hub took it. */
-export async function updateRule(ruleId: string, scope: { channel: string; ops: string[]; agent?: string }): Promise<boolean> {
+export async function updateRule(ruleId: string, scope: { channel: string; ops: string[]; agent?: string; args?: ArgConstraints }): Promise<boolean> {
   try {
     await getApi().updateRule({ rule_id: ruleId, ...scope });
     toast('info', `rule ${ruleId} saved`);

@@ -4,7 +4,8 @@
  */
 import { useState } from 'react';
 import { escapeControl } from '../../shared/escape';
-import type { Decision, DecisionScope, PendingApproval } from '../../shared/panel-types';
+import type { ArgConstraints, Decision, DecisionScope, PendingApproval } from '../../shared/panel-types';
+import { describeArgs, isGlob } from '../../shared/arg-constraints';
 import type { JsonValue } from '../../shared/wire';
 import { revealApprovalArgs } from '../actions';
 import { agentLabel, describeRequest, formatDuration } from '../format';
@@ -161,7 +162,7 @@ export function parseOps(text: string): string[] {
 }
 
 /** The scope as typed, for one decision: only what differs from the hub's default. */
-export function scopeFor(decision: Decision, edit: { agent: 'this' | 'any'; channel: string; ops: string }): DecisionScope | undefined {
+export function scopeFor(decision: Decision, edit: ScopeEdit): DecisionScope | undefined {
   if (decision !== 'session' && decision !== 'always') return undefined;
   const channel = edit.channel.trim();
   const ops = parseOps(edit.ops);
@@ -169,8 +170,23 @@ export function scopeFor(decision: Decision, edit: { agent: 'this' | 'any'; chan
     ...(decision === 'always' && edit.agent === 'any' ? { agent: 'any' as const } : {}),
     ...(channel ? { channel } : {}),
     ...(ops.length ? { ops } : {}),
+    ...(edit.args && Object.keys(edit.args).length ? { args: edit.args } : {}),
   };
   return Object.keys(scope).length ? scope : undefined;
+}
+
+/** How the hub shows a value it hid: such an arg cannot be constrained. */
+const isRedacted = (v: JsonValue): boolean => typeof v === 'string' && v.startsWith('•••• (sensitive');
+
+/** The request's args split into those a scope may constrain (exact values to start from) and sensitive ones. */
+export function constrainableArgs(a: PendingApproval): { args: ArgConstraints; sensitive: string[] } {
+  const out: { args: ArgConstraints; sensitive: string[] } = { args: {}, sensitive: [] };
+  if (a.args === null || typeof a.args !== 'object' || Array.isArray(a.args)) return out;
+  for (const [k, v] of Object.entries(a.args)) {
+    if (isRedacted(v)) out.sensitive.push(k);
+    else out.args[k] = v;
+  }
+  return out;
 }
 
 /** What "for the session" and "always" will cover, in words (button titles and the scope panel). */
@@ -179,10 +195,12 @@ export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: stri
   const opsText = (ops.length ? ops : [a.op]).join(', ');
   const channel = edit.channel.trim();
   const alwaysChannel = channel || a.rule_channel;
+  const args = describeArgs(edit.args);
+  const withArgs = args ? ` with ${args}` : '';
   return {
-    session: `${opsText} on ${channel || a.channel} for ${a.agent}, this session only`,
+    session: `${opsText} on ${channel || a.channel}${withArgs} for ${a.agent}, this session only`,
     always: alwaysChannel
-      ? `${opsText} on ${alwaysChannel} for ${edit.agent === 'any' ? 'any agent' : a.agent}`
+      ? `${opsText} on ${alwaysChannel}${withArgs} for ${edit.agent === 'any' ? 'any agent' : a.agent}`
       : 'nothing yet: this channel has no stable label (label it, or name a label glob under Scope)',
   };
 }
@@ -219,12 +237,65 @@ function ScopePanel({ approval: a, edit, onEdit, disabled, id }: { approval: Pen
           <input value={edit.ops} onChange={(e) => onEdit({ ...edit, ops: e.target.value })} placeholder={a.op} maxLength={1000} disabled={disabled} title="Op names or globs, separated by commas" />
         </label>
       </div>
+      <ArgsScope approval={a} edit={edit} onEdit={onEdit} disabled={disabled} />
     </section>
   );
 }
 
+/**
+ * "Only these args": each of the request's args can be required as it is, or, for text, as a glob
+ * typed over it. Unticked args are free; sensitive ones are never offered (their value would be
+ * stored in plain text). The hub checks the names and globs and refuses what it cannot keep.
+ */
+function ArgsScope({ approval: a, edit, onEdit, disabled }: { approval: PendingApproval; edit: ScopeEdit; onEdit: (e: ScopeEdit) => void; disabled: boolean }) {
+  const offered = constrainableArgs(a);
+  const names = Object.keys(offered.args);
+  if (!names.length && !offered.sensitive.length) return null;
+  const args = edit.args;
+  const set = (next: ArgConstraints | undefined): void => onEdit({ ...edit, ...(next ? { args: next } : { args: undefined }) });
+  const without = (name: string): ArgConstraints => Object.fromEntries(Object.entries(args ?? {}).filter(([k]) => k !== name));
+  return (
+    <div className="scope-args">
+      <label>
+        <input type="checkbox" checked={args !== undefined} disabled={disabled || !names.length} onChange={(e) => set(e.target.checked ? { ...offered.args } : undefined)} />
+        Only these args
+      </label>
+      {args !== undefined && (
+        <ul>
+          {names.map((name) => {
+            const original = offered.args[name]!;
+            const c = args[name];
+            const label = escapeControl(name);
+            return (
+              <li key={name}>
+                <label>
+                  <input type="checkbox" checked={c !== undefined} disabled={disabled} onChange={(e) => set(e.target.checked ? { ...args, [name]: original } : without(name))} />
+                  {label}
+                </label>{' '}
+                {typeof original === 'string' ? (
+                  <input
+                    aria-label={`${label} (text or glob)`}
+                    value={c === undefined ? original : isGlob(c) ? c.glob : typeof c === 'string' ? c : original}
+                    onChange={(e) => set({ ...args, [name]: e.target.value === original ? original : { glob: e.target.value } })}
+                    disabled={disabled || c === undefined}
+                    maxLength={512}
+                    title="Exactly this text, or a glob once edited: * matches any run of characters, ? one"
+                  />
+                ) : (
+                  <code title="Exactly this value">{escapeControl(JSON.stringify(original))}</code>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {offered.sensitive.length > 0 && <p className="small muted">{escapeControl(offered.sensitive.join(', '))}: sensitive, cannot be constrained.</p>}
+    </div>
+  );
+}
+
 /** The scope fields as typed on a card; blank means the hub's default. */
-export type ScopeEdit = { agent: 'this' | 'any'; channel: string; ops: string };
+export type ScopeEdit = { agent: 'this' | 'any'; channel: string; ops: string; args?: ArgConstraints | undefined };
 export const DEFAULT_SCOPE: ScopeEdit = { agent: 'this', channel: '', ops: '' };
 
 export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDecide, reason, onReason, onDenyAll, ...props }: ApprovalCardProps) {

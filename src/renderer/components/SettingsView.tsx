@@ -4,7 +4,8 @@ import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { confirmRule, createAgent, listAgents, loadRules, loadSessionGrants, loadSettings, revokeAgent, revokeRule, revokeSessionGrant, setApprovalTimeout, updateRule } from '../actions';
-import type { AgentEntry, ApprovalRule } from '../../shared/panel-types';
+import type { AgentEntry, ApprovalRule, ArgConstraints } from '../../shared/panel-types';
+import { describeArgs } from '../../shared/arg-constraints';
 import { parseOps } from './ApprovalCard';
 import { useStore } from '../store';
 import { formatAgo, formatDuration } from '../format';
@@ -103,19 +104,26 @@ function AgentsSection({ mcpUrl }: { mcpUrl: string | undefined }) {
   );
 }
 
+/** What args a rule or grant covers, in words: ` with keys = ["Enter"]`, or nothing when any args. */
+function argsInWords(args: ArgConstraints | undefined): string {
+  const words = describeArgs(args);
+  return words ? ` with ${words}` : '';
+}
+
 /** A rule's scope in words. */
-export function ruleInWords(r: Pick<ApprovalRule, 'ops' | 'channel' | 'agent'>): string {
-  return `${r.ops.join(', ')} on ${r.channel} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
+export function ruleInWords(r: Pick<ApprovalRule, 'ops' | 'channel' | 'agent' | 'args'>): string {
+  return `${r.ops.join(', ')} on ${r.channel}${argsInWords(r.args)} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
 }
 
 /** One rule: its scope in words, and Edit (checked by the hub like a prompt's scope). */
 function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
-  const [editing, setEditing] = useState<{ channel: string; ops: string; agent: string }>();
+  const [editing, setEditing] = useState<{ channel: string; ops: string; agent: string; keepArgs: boolean }>();
   const save = (e: FormEvent) => {
     e.preventDefault();
     if (!editing) return;
     const agent = editing.agent.trim();
-    void updateRule(r.rule_id, { channel: editing.channel.trim(), ops: parseOps(editing.ops), ...(agent ? { agent } : {}) }).then((ok) => ok && setEditing(undefined));
+    const args = editing.keepArgs ? r.args : undefined;
+    void updateRule(r.rule_id, { channel: editing.channel.trim(), ops: parseOps(editing.ops), ...(agent ? { agent } : {}), ...(args ? { args } : {}) }).then((ok) => ok && setEditing(undefined));
   };
   return (
     <tr className={r.proposed ? 'rule-proposed' : undefined}>
@@ -138,6 +146,12 @@ function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
               Agent
               <input value={editing.agent} onChange={(e) => setEditing({ ...editing, agent: e.target.value })} maxLength={128} placeholder="any agent" />
             </label>
+            {r.args && (
+              <label title="Untick to cover any args">
+                <input type="checkbox" checked={editing.keepArgs} onChange={(e) => setEditing({ ...editing, keepArgs: e.target.checked })} />
+                {escapeControl(`only${argsInWords(r.args)}`)}
+              </label>
+            )}
             <button type="submit" className="btn btn-small">Save</button>
             <button type="button" className="btn btn-small" onClick={() => setEditing(undefined)}>Cancel</button>
           </form>
@@ -152,7 +166,7 @@ function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
           <button type="button" className="btn btn-small btn-primary" onClick={() => void confirmRule(r.rule_id, r.digest)} title="Put this rule in force as shown">Confirm</button>
         )}
         {!editing && (
-          <button type="button" className="btn btn-small" onClick={() => setEditing({ channel: r.channel, ops: r.ops.join(', '), agent: r.agent ?? '' })}>Edit</button>
+          <button type="button" className="btn btn-small" onClick={() => setEditing({ channel: r.channel, ops: r.ops.join(', '), agent: r.agent ?? '', keepArgs: true })}>Edit</button>
         )}
         <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeRule(r.rule_id)}>{r.proposed ? 'Discard' : 'Revoke'}</button>
       </td>
@@ -182,7 +196,7 @@ function SessionGrantsSection({ now }: { now: number }) {
           <tbody>
             {grants.data.map((g) => (
               <tr key={g.grant_id}>
-                <td className="mono">{escapeControl(`${g.ops.join(', ')} on ${g.channel} for ${g.agent}`)}</td>
+                <td className="mono">{escapeControl(`${g.ops.join(', ')} on ${g.channel}${argsInWords(g.args)} for ${g.agent}`)}</td>
                 <td className="mono">{escapeControl(g.session)}</td>
                 <td>{`${formatAgo(g.granted_at, now)} by ${escapeControl(g.granted_by)}`}</td>
                 <td>

@@ -229,3 +229,98 @@ async function waitForRules(panel: (m: string, p?: unknown) => Promise<unknown>,
   }
   throw new Error('the hand edit was not reloaded');
 }
+
+describe('argument constraints', () => {
+  it('a rule with arg constraints covers a matching call, asks for any other, and reads and digests with them', async () => {
+    const { hub, dir } = openHub();
+    const panel = panelOn(hub);
+    const { call, approval } = await prompted(hub, builder, 'write', { text: 'git status' });
+    const args = { text: { glob: 'git status*' } };
+    const decided = (await panel('decide', { approval_id: approval.approval_id, decision: 'always', scope: { args } })) as DecideResult;
+    expect(decided).toMatchObject({ accepted: true, granted: true });
+    await call;
+    expect(configRules(dir)).toEqual([expect.objectContaining({ id: decided.rule_id, channel: 'test:a', op: 'write', args })]);
+    expect(await hub.invoke('test:alpha', 'write', { text: 'git status --short' }, { agent: builder })).toEqual({ written: 18 });
+
+    for (const other of [{ text: 'rm -rf /' }, { text: 'git status', sensitive: true }]) {
+      const asks = await prompted(hub, builder, 'write', other);
+      await panel('decide', { approval_id: asks.approval.approval_id, decision: 'deny' });
+      await failure(asks.call);
+    }
+    const [rule] = (await panel('listRules')) as ApprovalRule[];
+    expect(rule).toMatchObject({ rule_id: decided.rule_id, args, proposed: false, uses: 1 });
+
+    // Edited to an exact value: checked, recorded in words, and in force.
+    await panel('updateRule', { rule_id: decided.rule_id, channel: 'test:a', ops: ['write'], agent: 'builder', args: { text: 'ls' } });
+    expect(hub.queryAudit({ type: 'decision' }).entries.map((e) => e.reason)).toContain(
+      `standing rule ${decided.rule_id} edited: write on test:a with text = "ls" for agent builder (was write on test:a with text like "git status*" for agent builder)`,
+    );
+    expect(await hub.invoke('test:alpha', 'write', { text: 'ls' }, { agent: builder })).toEqual({ written: 2 });
+  });
+
+  it('a hand-written rule with constraints is confirmed with them; a hand edit of them is proposed again; one on a sensitive arg cannot be confirmed', async () => {
+    const dir = tmpDataDir();
+    const rules = (args: object) => JSON.stringify({ approvals: { rules: [{ id: 'by-hand', channel: 'test:a', op: ['write', 'login'], args }] } });
+    writeFileSync(join(dir, 'config.json'), rules({ text: { glob: 'ls*' } }));
+    const { hub } = openHub({ dir });
+    const panel = panelOn(hub);
+    const [rule] = (await panel('listRules')) as ApprovalRule[];
+    await panel('confirmRule', { rule_id: 'by-hand', digest: rule!.digest });
+    expect(await hub.invoke('test:alpha', 'write', { text: 'ls -l' }, { agent: builder })).toEqual({ written: 5 });
+    expect(hub.queryAudit({ type: 'decision' }).entries.map((e) => e.reason)).toContain('standing rule by-hand confirmed: write, login on test:a with text like "ls*" for any agent');
+
+    writeFileSync(join(dir, 'config.json'), rules({ text: { glob: '*' } }));
+    await waitForRule(panel, (r) => JSON.stringify(r.args) === '{"text":{"glob":"*"}}');
+    expect(((await panel('listRules')) as ApprovalRule[])[0]).toMatchObject({ proposed: true });
+
+    writeFileSync(join(dir, 'config.json'), rules({ password: 'hunter2' }));
+    await waitForRule(panel, (r) => r.args?.password !== undefined);
+    const [secret] = (await panel('listRules')) as ApprovalRule[];
+    await expect(panel('confirmRule', { rule_id: 'by-hand', digest: secret!.digest })).rejects.toThrow(/arg "password" is sensitive and cannot be constrained/);
+  });
+
+  it('a session grant with arg constraints covers matching calls only', async () => {
+    const { hub } = openHub();
+    const panel = panelOn(hub);
+    const { call, approval } = await prompted(hub, builder, 'write', { text: 'yes' });
+    await panel('decide', { approval_id: approval.approval_id, decision: 'session', scope: { args: { text: 'yes' } } });
+    await call;
+    expect(await panel('listSessionGrants')).toEqual([expect.objectContaining({ channel: 'test:alpha', ops: ['write'], args: { text: 'yes' } })]);
+    expect(await hub.invoke('test:alpha', 'write', { text: 'yes' }, { agent: builder })).toEqual({ written: 3 });
+    const asks = await prompted(hub, builder, 'write', { text: 'no' });
+    await panel('decide', { approval_id: asks.approval.approval_id, decision: 'deny' });
+    await failure(asks.call);
+  });
+
+  it('constraints naming no parameter, a sensitive arg, a bad glob, or not met by the request are refused in one line and the prompt stays', async () => {
+    const { hub, dir } = openHub();
+    const panel = panelOn(hub);
+    const { call, approval } = await prompted(hub, builder, 'login', { user: 'u', password: 'p' });
+    const refusals: Array<[object, RegExp]> = [
+      [{ args: { color: 'red' } }, /arg "color" is not a parameter of the ops covered \(test:login\)/],
+      [{ args: { password: 'p' } }, /arg "password" is sensitive and cannot be constrained/],
+      [{ args: { user: { glob: 'a\nb' } } }, /the glob for "user" must be 1 to 512 characters/],
+      [{ args: { user: { glob: '' } } }, /the glob for "user" must be 1 to 512 characters/],
+      [{ args: { user: 'someone-else' } }, /the request's args do not meet user = "someone-else"/],
+    ];
+    for (const [scope, why] of refusals) {
+      for (const decision of ['always', 'session']) {
+        const answer = (await panel('decide', { approval_id: approval.approval_id, decision, scope })) as DecideResult;
+        expect(answer.accepted).toBe(false);
+        expect(answer.message).toMatch(why);
+        expect(answer.message).toMatch(/^uplink error \[core:Invalid\]: [^\n]+ — hint: [^\n]+$/);
+      }
+    }
+    expect(hub.pendingApprovals().map((p) => p.approval_id)).toEqual([approval.approval_id]);
+    expect(statSync(join(dir, 'config.json'), { throwIfNoEntry: false })).toBeUndefined();
+    await panel('decide', { approval_id: approval.approval_id, decision: 'once' });
+    expect(await call).toEqual({ ok: true });
+
+    // Text hidden under the request's own sensitive flag cannot be constrained either.
+    const flagged = await prompted(hub, builder, 'write', { text: 'hunter2', sensitive: true });
+    const answer = (await panel('decide', { approval_id: flagged.approval.approval_id, decision: 'session', scope: { args: { text: 'hunter2' } } })) as DecideResult;
+    expect(answer.message).toMatch(/arg "text" is sensitive/);
+    await panel('decide', { approval_id: flagged.approval.approval_id, decision: 'deny' });
+    await failure(flagged.call);
+  });
+});

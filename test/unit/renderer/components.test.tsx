@@ -9,7 +9,7 @@ import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
 import { ApprovalsView, ARM_DELAY_MS } from '../../../src/renderer/components/ApprovalsView';
 import { ArgsView } from '../../../src/renderer/components/ArgsView';
 import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/components/SchemaForm';
-import { mcpCommands } from '../../../src/renderer/components/SettingsView';
+import { mcpCommands, ruleInWords } from '../../../src/renderer/components/SettingsView';
 import { startFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
@@ -165,6 +165,29 @@ describe('ApprovalsView', () => {
     await arm();
     await key('l');
     expect(decided()).toEqual([{ approval_id: 'a1', decision: 'always', scope: { agent: 'any', channel: 'tmux:cod*', ops: ['send', 'keys'] } }]);
+  });
+
+  it('"only these args" starts from the request\'s args, turns edited text into a glob, never offers a sensitive arg, and decides with them', async () => {
+    const typed: PendingApproval = { ...a1, op: 'type', args: { text: 'git status', enter: true, secret: '•••• (sensitive, 6 chars)' }, sensitive: true, rule_channel: 'tmux:codex' };
+    addApproval(typed);
+    render(<ApprovalsView />);
+    const card = screen.getByRole('article');
+    fireEvent.click(within(card).getByRole('button', { name: /^Scope$/ }));
+    const region = within(card).getByRole('region', { name: 'What session and always cover' });
+    expect(region.textContent).toContain('secret: sensitive, cannot be constrained.');
+    fireEvent.click(within(region).getByLabelText('Only these args'));
+    expect(within(region).queryByLabelText('secret')).toBeNull();
+    expect(region.textContent).toContain('For the session: type on tmux:%3 with text = "git status", enter = true for claude-code, this session only.');
+    fireEvent.change(within(region).getByLabelText('text (text or glob)'), { target: { value: 'git status*' } });
+    fireEvent.click(within(region).getByLabelText('enter'));
+    expect(region.textContent).toContain('Always: type on tmux:codex with text like "git status*" for claude-code.');
+    fireEvent.click(within(card).getByRole('button', { name: /^Approve for session/ }));
+    await act(async () => {});
+    expect(decided()).toEqual([{ approval_id: 'a1', decision: 'session', scope: { args: { text: { glob: 'git status*' } } } }]);
+  });
+
+  it('the rules list says what args a rule covers', () => {
+    expect(ruleInWords({ ops: ['keys'], channel: 'tmux:codex', args: { keys: ['Enter'] } })).toBe('keys on tmux:codex with keys = ["Enter"] for any agent');
   });
 
   it('a channel with no stable label says always covers nothing yet', () => {

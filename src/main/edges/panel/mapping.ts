@@ -42,6 +42,7 @@ export function toPanelRule(r: StandingRuleStatus): ApprovalRule {
   const ops = Array.isArray(r.op) ? r.op : [r.op];
   const out: ApprovalRule = { rule_id: r.id, channel: r.channel, op: ops.join(', '), ops, proposed: r.proposed, digest: r.digest, uses: r.uses };
   if (r.agent !== undefined) out.agent = r.agent;
+  if (r.args !== undefined) out.args = r.args;
   if (r.created_at !== undefined) out.created_at = r.created_at;
   if (r.created_by !== undefined) out.created_by = r.created_by;
   if (r.note !== undefined) out.note = r.note;

@@ -190,8 +190,8 @@ export function openPanelSession(
       rulesChanged();
       return { confirmed: true };
     },
-    async updateRule({ rule_id, channel, ops, agent }) {
-      await hub.updateRule(rule_id, { channel, ops, ...(agent !== undefined ? { agent } : {}) }, by);
+    async updateRule({ rule_id, channel, ops, agent, args }) {
+      await hub.updateRule(rule_id, { channel, ops, ...(agent !== undefined ? { agent } : {}), ...(args !== undefined ? { args } : {}) }, by);
       rulesChanged();
       return { updated: true };
     },

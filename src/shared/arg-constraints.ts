@@ -1,0 +1,33 @@
+/**
+ * Argument constraints as the hub stores them and the panel shows them: per top-level arg, an
+ * exact JSON value or `{glob: "<pattern>"}` for a string. One wording for the audit and the panel.
+ */
+import type { JsonValue } from './wire';
+
+export type ArgConstraint = JsonValue | { glob: string };
+export type ArgConstraints = Record<string, ArgConstraint>;
+
+/** `{glob: "<pattern>"}`: the only object shape that is a pattern rather than an exact value. */
+export function isGlob(c: ArgConstraint): c is { glob: string } {
+  return typeof c === 'object' && c !== null && !Array.isArray(c) && Object.keys(c).length === 1 && typeof (c as { glob?: unknown }).glob === 'string';
+}
+
+/** JSON with object keys sorted at every depth: equal values, equal text. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const keys = Object.keys(v)
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** Constraints in words: `keys = ["Enter"], text like "git status*"`; empty when there are none. */
+export function describeArgs(constraints: ArgConstraints | undefined): string {
+  if (!constraints) return '';
+  return Object.entries(constraints)
+    .map(([name, c]) => (isGlob(c) ? `${name} like ${JSON.stringify(c.glob)}` : `${name} = ${canonicalJson(c)}`))
+    .join(', ');
+}
