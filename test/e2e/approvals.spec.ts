@@ -55,7 +55,7 @@ const ok = (r: unknown) => expect((r as { isError?: boolean }).isError ?? false,
 
 test('the stdio command in Rules & settings names this hub’s data directory', async () => {
   await view(/^Rules/).click();
-  await expect(page.getByText(/^claude mcp add uplink -e /)).toContainText(`-e UPLINK_DATA_DIR=${serve.dataDir} -- `);
+  await expect(page.getByText(/^claude mcp add uplink /)).toContainText(`-e UPLINK_DATA_DIR=${serve.dataDir} -- `);
 });
 
 test('control characters in a prompt’s args are shown as escapes', async () => {
@@ -126,10 +126,10 @@ test('"Approve for session" on one card also runs the same agent’s queued prom
     const second = act('echo session-two', other);
     await expect(card('echo session-two')).toBeVisible();
     await card('echo session-one').getByRole('button', { name: /^Approve for session/ }).click();
-    ok(await first);
-    ok(await second);
     await expect(card('echo session-two')).toHaveCount(0);
     await expect(card('echo session-one')).toHaveCount(0);
+    ok(await first);
+    ok(await second);
     await until(() => tmux.capture(pane).includes('session-two'), 'the queued command in the pane');
   } finally {
     await other.close().catch(() => undefined);
