@@ -55,13 +55,17 @@ export class PrivateTmux {
   }
 }
 
-let driverBundle: string | undefined;
-/** Bundles the tmux driver fixture once (the hub loads it through UPLINK_TEST_DRIVERS). */
-export async function tmuxDriverModule(): Promise<string> {
-  if (driverBundle) return driverBundle;
-  const out = join(mkdtempSync(join(tmpdir(), 'uplink-e2e-drivers-')), 'tmux-drivers.mjs');
-  await build({ entryPoints: [join(ROOT, 'test/e2e/fixtures/tmux-drivers.ts')], outfile: out, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
-  driverBundle = out;
+const driverBundles = new Map<string, string>();
+/**
+ * Bundles a driver fixture once (the hub loads it through UPLINK_TEST_DRIVERS): by default the
+ * real tmux driver alone; `entry` is another fixture under test/e2e/fixtures/.
+ */
+export async function tmuxDriverModule(entry = 'tmux-drivers.ts'): Promise<string> {
+  const done = driverBundles.get(entry);
+  if (done) return done;
+  const out = join(mkdtempSync(join(tmpdir(), 'uplink-e2e-drivers-')), entry.replace(/\.ts$/, '.mjs'));
+  await build({ entryPoints: [join(ROOT, 'test/e2e/fixtures', entry)], outfile: out, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  driverBundles.set(entry, out);
   return out;
 }
 
@@ -77,18 +81,20 @@ export interface Serve {
   dataDir: string;
   /** A fresh one-time panel URL from `uplink panel-url`. */
   freshPanelUrl(): string;
+  /** Runs `bin/uplink <args>` for this hub's data directory (through the running hub); its stdout. */
+  cli(...args: string[]): string;
   stop(): Promise<void>;
 }
 
 /** Starts `node bin/uplink serve --port 0 --json` and waits for its URLs. */
-export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; config?: Record<string, unknown> }): Promise<Serve> {
+export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; config?: Record<string, unknown>; drivers?: string }): Promise<Serve> {
   if (!existsSync(join(ROOT, 'dist/cli.mjs')) || !existsSync(join(ROOT, 'dist/renderer/index.html'))) {
     throw new Error('uplink is not built — hint: run `npm run build` first');
   }
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'uplink-e2e-data-'));
   const config = { tmux: { socket: opts.tmux.socket }, ...(opts.config ?? {}) };
   writeFileSync(join(dataDir, 'config.json'), JSON.stringify(config, null, 2));
-  const env = cleanEnv({ UPLINK_DATA_DIR: dataDir, UPLINK_E2E_TMUX_SOCKET: opts.tmux.socket, UPLINK_TEST_DRIVERS: await tmuxDriverModule() });
+  const env = cleanEnv({ UPLINK_DATA_DIR: dataDir, UPLINK_E2E_TMUX_SOCKET: opts.tmux.socket, UPLINK_TEST_DRIVERS: await tmuxDriverModule(opts.drivers) });
   const proc = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'serve', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += String(d)));
@@ -114,6 +120,7 @@ export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; co
     token,
     dataDir,
     freshPanelUrl: () => execFileSync(process.execPath, [join(ROOT, 'bin/uplink'), 'panel-url'], { env, encoding: 'utf8' }).trim(),
+    cli: (...args) => execFileSync(process.execPath, [join(ROOT, 'bin/uplink'), ...args], { env, encoding: 'utf8' }),
     stop: () =>
       new Promise<void>((resolve) => {
         if (proc.exitCode !== null) return resolve();
