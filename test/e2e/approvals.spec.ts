@@ -149,7 +149,7 @@ test('the timeline says an unanswered prompt timed out', async () => {
   await view(/^Timeline/).click();
   const late = page.locator('.tl-row', { has: page.locator('.outcome-timed_out') });
   await expect(late).toHaveCount(1);
-  await expect(late.locator('.outcome')).toHaveText(/timed.out/);
+  await expect(late.locator('.outcome')).toHaveText(/timed out$/);
   await late.click();
   await expect(detail().getByText('echo too-late')).toBeVisible();
   await expect(authorized()).toHaveText('timed out: the operator did not answer in time');

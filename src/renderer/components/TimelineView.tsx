@@ -60,7 +60,7 @@ const Filters = memo(function Filters({ filter, options }: { filter: TimelineFil
           <option value="">all</option>
           {OUTCOMES.map((o) => (
             <option key={o} value={o}>
-              {o}
+              {o.replace('_', ' ')}
             </option>
           ))}
         </select>

@@ -115,7 +115,7 @@ export function OutcomeBadge({ outcome }: { outcome: Outcome }) {
   return (
     <span className={`badge outcome outcome-${outcome}`} title={`${outcome.replace('_', ' ')}: ${OUTCOME_MEANING[outcome]}`}>
       <span aria-hidden="true">{OUTCOME_MARK[outcome]} </span>
-      {outcome}
+      {outcome.replace('_', ' ')}
     </span>
   );
 }

@@ -54,7 +54,7 @@ describe('outcome badges', () => {
       const row = [...rows.values()].find((r) => r.outcome === outcome)!;
       const { container, unmount } = render(<TimelineRow row={row} selected={false} onSelect={() => undefined} top={0} />);
       const badge = container.querySelector('.tl-state .badge')!;
-      expect(badge.textContent).toMatch(new RegExp(`^\\S+ ${outcome}$`));
+      expect(badge.textContent).toMatch(new RegExp(`^\\S+ ${outcome.replace('_', ' ')}$`));
       expect(badge.getAttribute('title')).toMatch(new RegExp(`^${outcome.replace('_', ' ')}: \\w`));
       expect(badge.querySelector('[aria-hidden="true"]')).not.toBeNull();
       classes.add([...badge.classList].find((c) => c.startsWith('outcome-'))!);
