@@ -173,6 +173,17 @@ describe('external drivers', () => {
     expect((await hub.doctor()).disabled).toEqual(['notes']);
   });
 
+  it('offers the ops a driver declares after a restart', async () => {
+    const extra = join(tmpDataDir(), 'extra-op');
+    const { hub } = hubWith({ args: ['--extra-op-file', extra] });
+    await hub.listChannels();
+    expect((await failure(hub.invoke('notes:todo', 'shout', {}, { agent }))).rendered).toMatch(/^uplink error \[notes:NotFound\]: notes has no op "shout"/);
+    writeFileSync(extra, 'shout');
+    await hub.restartDriver('notes', 'alice');
+    expect(await hub.invoke('notes:todo', 'shout', {}, { agent })).toEqual({ op: 'shout' });
+    expect(hub.providers().find((p) => p.driver === 'notes')!.capabilities).toContain('notes.shout');
+  });
+
   it('restarts a driver for the operator and stops it with the hub', async () => {
     const { hub } = hubWith();
     await hub.listChannels();
