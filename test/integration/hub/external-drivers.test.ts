@@ -9,6 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHub } from '../../../src/main/hub/hub-core';
 import type { AgentIdentity, Hub } from '../../../src/main/hub';
+import { createBroadcast, openPanelSession } from '../../../src/main/edges/panel';
+import { dispatchCall } from '../../../src/main/edges/panel/dispatch';
+import type { CallOutcome } from '../../../src/main/edges/panel/dispatch';
+import { checkResponse } from '../../../src/main/edges/panel/validate';
+import type { PanelMethod } from '../../../src/shared/panel-api';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import { failure, nextPrompt } from './helpers';
 
@@ -118,20 +123,29 @@ describe('external drivers', () => {
     expect((await hub.driverStatus())[0]).toMatchObject({ admission: 'mismatch', state: 'refused' });
   });
 
-  it('does not start an untrusted driver; trusting it with the hash the operator saw admits it', async () => {
+  it('does not start an untrusted driver; trusting it in the panel with the hash the operator saw admits it', async () => {
     const { hub, dir } = hubWith({ integrity: null });
     expect(await hub.listChannels()).toEqual([]);
     const report = (await hub.doctor()).drivers.find((d) => d.driver === 'notes')!;
     expect(report.ok).toBe(false);
     expect(report.lines[0]).toMatch(/waits for the operator to trust it/);
-    const [status] = await hub.driverStatus();
-    expect(status).toMatchObject({ admission: 'untrusted', integrity: { file: DRIVER, actual: SHA } });
-    expect(status!.pid).toBeUndefined();
+    // The operator's side, as the panel calls it: status shows the file and its hash, trust admits it.
+    const session = openPanelSession(hub, { version: '0', user: 'alice' }, createBroadcast(), () => undefined, Date.now());
+    const call = async (method: PanelMethod, params: unknown): Promise<CallOutcome> => {
+      const out = await dispatchCall(session.handlers, method, params);
+      if (out.ok) expect(checkResponse(method, out.result)).toMatchObject({ ok: true });
+      return out;
+    };
+    const listed = await call('driverStatus', {});
+    expect(listed).toMatchObject({ ok: true, result: [{ id: 'notes', admission: 'untrusted', integrity: { file: DRIVER, actual: SHA } }] });
+    expect((listed as { result: Array<{ pid?: number }> }).result[0]!.pid).toBeUndefined();
 
-    const refused = await failure(hub.trustDriver('notes', '1'.repeat(64), 'alice'));
-    expect(refused.rendered).toMatch(/changed since you saw it/);
-    const trusted = await hub.trustDriver('notes', SHA, 'alice');
-    expect(trusted).toMatchObject({ admission: 'admitted', state: 'running' });
+    const refused = await call('trustDriver', { driver: 'notes', sha256: '1'.repeat(64) });
+    expect(refused).toMatchObject({ ok: false, error: { message: expect.stringMatching(/changed since you saw it/) } });
+    const trusted = await call('trustDriver', { driver: 'notes', sha256: SHA });
+    expect(trusted).toMatchObject({ ok: true, result: { admission: 'admitted', state: 'running' } });
+    expect(await call('driverTrace', { driver: 'notes', method: 'initialize' })).toMatchObject({ ok: true, result: [{ dir: 'out', type: 'request', method: 'initialize' }, { dir: 'in', type: 'response', method: 'initialize' }] });
+    session.close();
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).external_drivers[0].integrity).toEqual({ file: DRIVER, sha256: SHA });
     expect((await hub.listChannels()).map((c) => c.channel)).toEqual(['notes:todo', 'notes:ideas']);
   });

@@ -262,10 +262,10 @@ export function openPanelSession(
       return hub.driverTrace(driver, { ...(method ? { method } : {}), ...(after !== undefined ? { after } : {}), limit: limit ?? 200 });
     },
     async trustDriver({ driver, sha256 }) {
-      return hub.trustDriver(driver, sha256, host.user);
+      return hub.trustDriver(driver, sha256, by);
     },
     async restartDriver({ driver }) {
-      return hub.restartDriver(driver, host.user);
+      return hub.restartDriver(driver, by);
     },
     async explainSelection({ capability_id, version_requirement, provider_id, interaction }) {
       return toPanelExplanation(await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) }, version_requirement || undefined));
