@@ -40,6 +40,8 @@ export interface ExternalDriverOptions {
   callTimeoutMs?: number;
   /** First restart delay after a crash, doubled per crash in a row up to 30 s (default 500 ms). */
   backoffMs?: number;
+  /** How long a stopping driver gets after its stdin closes, and after SIGTERM (default 2 s). */
+  stopGraceMs?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -97,6 +99,8 @@ const MAX_BACKOFF_MS = 30_000;
 /** Up this long, a driver is trusted again: its next crash waits the shortest delay. */
 const STABLE_MS = 60_000;
 const STOP_GRACE_MS = 2000;
+/** The longest crash backoff a call waits out; past it the call fails at once. */
+const MAX_CALL_WAIT_MS = 1000;
 
 interface Pending {
   method: string;
@@ -319,6 +323,10 @@ export class ExternalDriver implements Driver {
 
   async #start(signal?: AbortSignal): Promise<Session> {
     const wait = this.#nextStartAt - Date.now();
+    // A short wait is absorbed by the call; a long one would stall every listing, so it is said instead.
+    if (wait > MAX_CALL_WAIT_MS) {
+      throw new DriverError('Unavailable', `${this.id} crashed ${this.#crashes} times in a row; it is started again in ${Math.ceil(wait / 1000)} s${this.#error ? ` (last: ${this.#error.message})` : ''}`, { hint: 'retry later, or restart it in the panel once it is fixed; its stderr is in the panel' });
+    }
     if (wait > 0) await sleep(wait, signal);
     await this.#admit();
     this.#setState('starting');
@@ -590,19 +598,20 @@ export class ExternalDriver implements Driver {
   async #stopSession(session: Session): Promise<void> {
     if (session.stopping) return session.closed;
     session.stopping = true;
-    if (!session.dead && session.extensions.has('shutdown')) await this.#send(session, 'shutdown', {}, { deadlineMs: STOP_GRACE_MS }).catch(() => undefined);
+    if (!session.dead && session.extensions.has('shutdown')) await this.#send(session, 'shutdown', {}, { deadlineMs: this.#options.stopGraceMs ?? STOP_GRACE_MS }).catch(() => undefined);
     session.child.stdin.end();
     await this.#kill(session);
     this.#fail(session, 'was stopped');
   }
 
   async #kill(session: Session): Promise<void> {
+    const grace = this.#options.stopGraceMs ?? STOP_GRACE_MS;
     const exited = (ms: number): Promise<boolean> => Promise.race([session.closed.then(() => true), sleep(ms).then(() => false)]);
-    if (await exited(STOP_GRACE_MS)) return;
+    if (await exited(grace)) return;
     session.child.kill('SIGTERM');
-    if (await exited(STOP_GRACE_MS)) return;
+    if (await exited(grace)) return;
     session.child.kill('SIGKILL');
-    await exited(STOP_GRACE_MS);
+    await exited(grace);
   }
 }
 
