@@ -5,8 +5,8 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DriverError, ExternalDriver } from '../../../src/main/drivers';
-import type { ExternalDriverOptions } from '../../../src/main/drivers';
+import { ExternalDriver } from '../../../src/main/drivers';
+import type { DriverError, ExternalDriverOptions } from '../../../src/main/drivers';
 
 const DRIVER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'external', 'notes-driver.mjs');
 const made: ExternalDriver[] = [];
