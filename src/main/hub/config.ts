@@ -113,7 +113,7 @@ const EXTERNAL_DRIVER_SCHEMA = {
       type: 'object',
       required: ['file', 'sha256'],
       additionalProperties: false,
-      properties: { file: { type: 'string', minLength: 1, maxLength: 4096 }, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+      properties: { file: { type: 'string', minLength: 1, maxLength: 4096 }, sha256: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' } },
     },
   },
 };
