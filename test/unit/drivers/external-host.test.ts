@@ -86,6 +86,15 @@ describe('ExternalDriver', () => {
     expect(d.status().last_exit).toMatchObject({ signal: 'SIGKILL' });
   });
 
+  it('says which program could not be started', async () => {
+    const d = new ExternalDriver({ id: 'notes', command: ['/nonexistent/driver'], cwd: dirname(DRIVER) });
+    made.push(d);
+    const err = await rejection(d.channels());
+    expect(err.kind).toBe('Unavailable');
+    expect(err.message).toBe('notes could not be started (ENOENT: /nonexistent/driver)');
+    expect((await d.doctor()).ok).toBe(false);
+  });
+
   it('masks args flagged sensitive in the trace', async () => {
     const d = host();
     await d.ensureStarted();
