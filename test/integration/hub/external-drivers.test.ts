@@ -72,6 +72,20 @@ describe('external drivers', () => {
     expect(sent.at(-1)!.summary).not.toContain('hunter2');
   });
 
+  it("shows the driver's preview in the prompt, and its precheck refuses a call before anyone is asked", async () => {
+    const { hub } = hubWith({ args: ['--checks'] });
+    await hub.listChannels();
+    hub.attachPanel();
+    const refused = await failure(hub.invoke('notes:todo', 'write', { text: 'forbidden' }, { agent }));
+    expect(refused.rendered).toBe('uplink error [notes:Rejected]: that text is not allowed here — hint: write something else');
+    const prompt = nextPrompt(hub);
+    const call = hub.invoke('notes:todo', 'write', { text: 'fine' }, { agent });
+    const p = await prompt;
+    expect(p.preview).toEqual({ text: 'write note todo' });
+    await hub.decide(p.approval_id, { kind: 'once', by: 'alice' });
+    expect(await call).toEqual({ written: 4 });
+  });
+
   it("renders the driver's own errors with the configured id", async () => {
     const { hub } = hubWith();
     const err = await failure(hub.invoke('notes:todo', 'missing', {}, { agent }));
@@ -94,7 +108,8 @@ describe('external drivers', () => {
     const err = await failure(hub.invoke('notes:todo', 'hang', {}, { agent }));
     expect(err.kind).toBe('Timeout');
     expect(err.rendered).toMatch(/^uplink error \[notes:Timeout\]/);
-    const hung = (await stderrOf(hub)).find((l) => l.startsWith('hanging on '))!.slice('hanging on '.length);
+    const [, hung, deadline] = /^hanging on (\d+) \(deadline_ms (\d+)\)$/.exec((await stderrOf(hub)).find((l) => l.startsWith('hanging on '))!)!;
+    expect(deadline).toBe('400');
     await expect.poll(() => stderrOf(hub)).toContain(`cancel ${hung}`);
     expect(await hub.invoke('notes:todo', 'read', {}, { agent })).toEqual({ text: 'buy milk' });
   });

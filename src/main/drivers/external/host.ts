@@ -314,9 +314,9 @@ export class ExternalDriver implements Driver {
   }
 
   async #ready(signal?: AbortSignal): Promise<Session> {
+    if (this.#state === 'incompatible' && this.#error) throw this.#error;
     if (this.#session && !this.#session.dead) return this.#session;
     if (this.#disposed) throw new DriverError('Unavailable', `${this.id} is stopped`, { hint: 'the hub is shutting down; start it again and retry' });
-    if (this.#state === 'incompatible' && this.#error) throw this.#error;
     this.#starting ??= this.#start(signal).finally(() => (this.#starting = undefined));
     return this.#starting;
   }
