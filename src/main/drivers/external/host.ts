@@ -186,7 +186,7 @@ export class ExternalDriver implements Driver {
 
   // ── the Driver interface ───────────────────────────────────────────────────────────────────
   info(): DriverInfo {
-    return this.#info ?? { id: this.id, kind: 'capability', summary: `external driver ${this.command[0]} (not started yet)` };
+    return this.#info ?? { id: this.id, kind: 'capability', summary: 'an external driver, not started yet' };
   }
 
   ops(): OpSpec[] {
@@ -370,7 +370,8 @@ export class ExternalDriver implements Driver {
     if (!integrity) {
       this.#admission = 'untrusted';
       this.#integrity = {};
-      this.#refuse(new DriverError('Unavailable', `${this.id} is not started: it waits for the operator to trust it (${this.command.join(' ')})`, { hint: 'trust it in the panel, which shows its command and the hash of its file' }));
+      // Agents read this line too (channel_doctor): the command, whose arguments may be private, is in status() only.
+      this.#refuse(new DriverError('Unavailable', `${this.id} is not started: it waits for the operator to trust it`, { hint: 'trust it in the panel, which shows its command and the hash of its file' }));
     }
     let actual: string;
     try {
