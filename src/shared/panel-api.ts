@@ -15,6 +15,8 @@ import type {
   DecideResult,
   Decision,
   DecisionScope,
+  DriverProcessStatus,
+  DriverTraceEntry,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -64,6 +66,12 @@ export interface PanelCalls {
   /** The token is in this response only; it is never stored or shown again. */
   createAgent: { req: { name: string }; res: { id: string; token: string } };
   revokeAgent: { req: { name: string }; res: { revoked: boolean } };
+  /** Operator-only: out-of-process drivers (process, admission, stderr) and their protocol trace. */
+  driverStatus: { req: void; res: DriverProcessStatus[] };
+  driverTrace: { req: { driver: string; method?: string; after?: number; limit?: number }; res: DriverTraceEntry[] };
+  /** Admits a driver with the sha256 the panel showed; refused when the file changed since. */
+  trustDriver: { req: { driver: string; sha256: string }; res: DriverProcessStatus };
+  restartDriver: { req: { driver: string }; res: DriverProcessStatus };
 }
 
 /** Payload of each event stream. */

@@ -102,6 +102,32 @@ const providerEntry = rec({ provider_id: str, version: str, driver: str, interac
 const agentEntry = rec({ id: str, created_at: str, created_by: str, revoked_at: str }, ['id', 'created_at', 'created_by']);
 const selectionRef = rec({ provider_id: str, capability_version: str, interaction }, ['provider_id', 'capability_version', 'interaction']);
 
+const driverId: Schema = { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 };
+const driverStatus = rec(
+  {
+    id: str,
+    command: strings,
+    state: strEnum('idle', 'starting', 'running', 'backoff', 'refused', 'incompatible', 'stopped'),
+    pid: int,
+    protocol_version: str,
+    extensions: strings,
+    restarts: int,
+    started_at: num,
+    next_start_at: num,
+    last_exit: rec({ at: num, code: { type: ['integer', 'null'] }, signal: { type: ['string', 'null'] }, reason: str }, ['at', 'code', 'signal', 'reason']),
+    admission: strEnum('admitted', 'untrusted', 'mismatch', 'unchecked'),
+    integrity: rec({ file: str, expected: str, actual: str }),
+    error: str,
+    in_flight: int,
+    stderr: strings,
+  },
+  ['id', 'command', 'state', 'extensions', 'restarts', 'admission', 'integrity', 'in_flight', 'stderr'],
+);
+const traceEntry = rec(
+  { seq: int, at: num, dir: strEnum('out', 'in'), type: strEnum('request', 'response', 'error', 'notification', 'invalid'), method: str, id: { type: ['integer', 'string'] }, bytes: int, ms: num, summary: str },
+  ['seq', 'at', 'dir', 'type', 'bytes', 'summary'],
+);
+
 /** Request/response schemas of every call. `satisfies` ties the keys to `PanelCalls`. */
 export const PANEL_CALLS = {
   listChannels: { request: empty, response: rec({ channels: arr(channel), health: arr(doctor), errors: arr(rec({ driver: str, error: str })) }, ['channels', 'health']) },
@@ -152,6 +178,13 @@ export const PANEL_CALLS = {
   // The name's pattern is the hub's own check too; here it bounds what reaches the hub.
   createAgent: { request: obj({ name: { type: 'string', pattern: '^[a-z][a-z0-9_-]{0,63}$' } }, ['name']), response: rec({ id: str, token: str }, ['id', 'token']) },
   revokeAgent: { request: obj({ name: { type: 'string', minLength: 1, maxLength: 64 } }, ['name']), response: rec({ revoked: bool }, ['revoked']) },
+  driverStatus: { request: empty, response: arr(driverStatus) },
+  driverTrace: {
+    request: obj({ driver: driverId, method: { type: 'string', maxLength: 64 }, after: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 1000 } }, ['driver']),
+    response: arr(traceEntry),
+  },
+  trustDriver: { request: obj({ driver: driverId, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, ['driver', 'sha256']), response: driverStatus },
+  restartDriver: { request: obj({ driver: driverId }, ['driver']), response: driverStatus },
   explainSelection: {
     request: obj(
       { capability_id: { type: 'string', minLength: 1, maxLength: 128 }, version_requirement: { type: 'string', maxLength: 128 }, provider_id: { type: 'string', maxLength: 128 }, interaction },

@@ -164,6 +164,39 @@ export interface AgentEntry {
   revoked_at?: string;
 }
 
+/** An out-of-process driver as the panel shows it (operator only). */
+export interface DriverProcessStatus {
+  id: string;
+  command: string[];
+  state: 'idle' | 'starting' | 'running' | 'backoff' | 'refused' | 'incompatible' | 'stopped';
+  pid?: number;
+  protocol_version?: string;
+  extensions: string[];
+  restarts: number;
+  started_at?: number;
+  next_start_at?: number;
+  last_exit?: { at: number; code: number | null; signal: string | null; reason: string };
+  admission: 'admitted' | 'untrusted' | 'mismatch' | 'unchecked';
+  /** For an untrusted driver: the file trusting it admits and its sha256 now (what the operator confirms). */
+  integrity: { file?: string; expected?: string; actual?: string };
+  error?: string;
+  in_flight: number;
+  stderr: string[];
+}
+
+/** One protocol message between the hub and an external driver (payloads masked and cut). */
+export interface DriverTraceEntry {
+  seq: number;
+  at: number;
+  dir: 'out' | 'in';
+  type: 'request' | 'response' | 'error' | 'notification' | 'invalid';
+  method?: string;
+  id?: number | string;
+  bytes: number;
+  ms?: number;
+  summary: string;
+}
+
 /** Hub settings the panel shows and edits. */
 export interface PanelSettings {
   approval_timeout_ms: number;

@@ -105,6 +105,8 @@ export interface InvokeContext {
    * hub runs elsewhere (`uplink mcp` relaying to a running hub). Drivers verify it before use.
    */
   caller?: CallerEnvironment;
+  /** How many milliseconds the hub waits for this call's answer (an out-of-process driver can stop in time). */
+  deadline_ms?: number;
 }
 
 /** Uplink extension: the calling agent's terminal environment, as its process saw it. */
@@ -118,7 +120,7 @@ export interface Driver {
   info(): DriverInfo;
   channels(): Promise<ChannelEntry[]>;
   ops(): OpSpec[];
-  send(addr: string, request: SendRequest, ctx?: InvokeContext): Promise<SendReceipt>;
+  send(addr: string, request: SendRequest, ctx?: InvokeContext, signal?: AbortSignal): Promise<SendReceipt>;
   /** `args` arrive validated against the op's `params_schema`, its defaults filled in (by the kernel). */
   invoke(addr: string, op: string, args: JsonValue, ctx?: InvokeContext, signal?: AbortSignal): Promise<JsonValue>;
   recv(cursor?: number): Promise<RecvBatch>;

@@ -23,6 +23,7 @@ export interface CheckedCall {
 /** Runs the checks; throws the HubError the caller gets (the hub records it as rejected). */
 export async function checkCall(registry: ChannelRegistry, channel: string, op: string, args: JsonValue, options: CallOptions, timeoutMs: number): Promise<CheckedCall> {
   const driverName = driverOfChannel(channel);
+  await registry.ready(channel);
   const spec = registry.op(channel, op);
   if (options.expect && (options.expect === 'mutating') !== spec.mutating) {
     const wrong = options.expect === 'mutating' ? 'channel_act' : 'channel_observe';

@@ -94,6 +94,32 @@ const RULE_SCHEMA = {
   },
 };
 
+/** Ids an external driver may not take: the built-in drivers' and `core` (the hub's own errors). */
+export const RESERVED_DRIVER_IDS = ['core', 'tmux', 'desktop'];
+
+/** One out-of-process driver the operator configured (docs/driver-protocol.md, Admission). */
+export interface ExternalDriverEntry {
+  id: string;
+  command: string[];
+  integrity?: { file: string; sha256: string };
+}
+
+const EXTERNAL_DRIVER_SCHEMA = {
+  type: 'object',
+  required: ['id', 'command'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 },
+    command: { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', minLength: 1, maxLength: 4096 } },
+    integrity: {
+      type: 'object',
+      required: ['file', 'sha256'],
+      additionalProperties: false,
+      properties: { file: { type: 'string', minLength: 1, maxLength: 4096 }, sha256: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' } },
+    },
+  },
+};
+
 /** The hub's own sections; driver sections are added by `sectionSchemas`. */
 function rootSchema(sectionSchemas: Record<string, JsonSchema>): Record<string, unknown> {
   return {
@@ -116,6 +142,7 @@ function rootSchema(sectionSchemas: Record<string, JsonSchema>): Record<string, 
           drivers: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' } },
         },
       },
+      external_drivers: { type: 'array', maxItems: 64, items: EXTERNAL_DRIVER_SCHEMA },
       ...sectionSchemas,
     },
   };
@@ -143,6 +170,8 @@ function normalize(raw: Record<string, unknown>): UplinkConfig {
 export class ConfigStore {
   readonly path: string;
   #validate: ValidateFunction;
+  /** The built-in drivers' config sections, whose names no external driver may take. */
+  #sections: string[];
   #current: UplinkConfig = normalize({});
   #error: string | undefined;
   #listeners = new Set<(config: UplinkConfig) => void>();
@@ -159,6 +188,7 @@ export class ConfigStore {
     this.lastGoodPath = path.replace(/(\.json)?$/, '.last-good.json');
     const ajv = new Ajv2020({ allErrors: false, strict: false });
     this.#validate = ajv.compile(rootSchema(sectionSchemas));
+    this.#sections = Object.keys(sectionSchemas);
     // A file already broken at start: the last good copy a previous run saved stays in use, so
     // standing rules and driver guards (read_deny, write_allow) survive a restart over a bad edit.
     if (this.reload() !== undefined) this.#loadLastGood();
@@ -331,6 +361,13 @@ export class ConfigStore {
     const rules = ((raw as { approvals?: { rules?: StandingRule[] } }).approvals?.rules ?? []).map((r) => r.id);
     const dup = rules.find((id, i) => rules.indexOf(id) !== i);
     if (dup) return { error: `${path}: /approvals/rules has the rule id "${dup}" twice` };
+    const external = ((raw as { external_drivers?: ExternalDriverEntry[] }).external_drivers ?? []).map((d) => d.id);
+    const reserved = [...RESERVED_DRIVER_IDS, ...this.#sections];
+    const taken = external.findIndex((id, i) => reserved.includes(id) || external.indexOf(id) !== i);
+    if (taken !== -1) {
+      const id = external[taken]!;
+      return { error: `${path}: /external_drivers/${taken}/id "${id}" is ${reserved.includes(id) ? "a built-in driver's id" : 'used twice'} — hint: give each external driver an id of its own` };
+    }
     return { raw: raw as Record<string, unknown> };
   }
 }

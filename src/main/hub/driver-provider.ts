@@ -145,13 +145,14 @@ export class DriverProvider implements CapabilityProvider {
     const op = call.request.capability_id.slice(this.driverId.length + 1);
     const ctx = this.#calls.get(call.request.invocation_id);
     const addr = input.channel.slice(input.channel.indexOf(':') + 1);
+    const ms = this.#deadline(input.args);
     const invokeCtx: InvokeContext = {
       interaction: call.offer.interaction,
       agent: ctx?.agent.name ?? 'unknown',
       invocation_id: call.request.invocation_id,
       ...(ctx?.agent.caller ? { caller: ctx.agent.caller } : {}),
+      deadline_ms: ms,
     };
-    const ms = this.#deadline(input.args);
     const controller = new AbortController();
     const onAbort = (): void => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
@@ -173,7 +174,7 @@ export class DriverProvider implements CapabilityProvider {
   async #run(op: string, addr: string, args: JsonValue, ctx: InvokeContext, signal: AbortSignal): Promise<JsonValue> {
     if (op === 'send') {
       const a = args as { message: string; reply_hint: ReplyHint };
-      return (await this.#driver.send(addr, { message: a.message, reply_hint: a.reply_hint }, ctx)) as unknown as JsonValue;
+      return (await this.#driver.send(addr, { message: a.message, reply_hint: a.reply_hint }, ctx, signal)) as unknown as JsonValue;
     }
     if (op === 'recv') {
       const a = args as { cursor?: number };

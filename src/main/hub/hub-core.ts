@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { Runtime, SoftwareUseError } from '../kernel';
 import type { InteractionKind, JsonValue, ProgressDetail, RuntimeEvent, SelectionExplanation } from '../kernel';
 import { driverOfChannel } from '../drivers';
-import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, InvokeContext, RecvBatch, SendReceipt } from '../drivers';
+import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, ExternalDriver, ExternalStatus, InvokeContext, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
+import { createExternalDrivers, externalEntries, externalStatus, trustEntry } from './external-drivers';
 import { AuditStore } from './audit-store';
 import { ApprovalBroker } from './broker';
 import type { RuleScope } from './broker';
@@ -95,6 +96,8 @@ class HubCore implements Hub {
   #closed = false;
   /** Drivers left out by `hub.drivers`, and names there that match no driver (doctor says so). */
   #disabled: string[] = [];
+  /** The out-of-process drivers that run (admitted or waiting to be). */
+  #external: ExternalDriver[] = [];
   #unknownDrivers: string[] = [];
   #auditListeners = new Set<(failure: string | undefined) => void>();
 
@@ -119,12 +122,17 @@ class HubCore implements Hub {
     const startupError = this.#config.error();
     if (startupError) configRejected(startupError);
     this.#disposers.push(this.#config.onError(configRejected));
-    const created = set.create((name) => this.#config.section(name));
+    const builtIn = set.create((name) => this.#config.section(name));
+    // Out-of-process drivers are built but not started: each starts on its first call, once admitted.
+    const entries = externalEntries(this.#config).filter((e) => !builtIn.some((d) => d.info().id === e.id));
+    this.#external = createExternalDrivers(this.#config, this.dataDir, entries, () => Math.min(this.#driverTimeout(), 15_000));
+    const created: Driver[] = [...builtIn, ...this.#external];
     // `hub.drivers` lets an operator run only some drivers (a server without a display needs no
     // desktop driver, and `doctor` should not fail for it). Read once, at start.
     const wanted = this.#config.get().hub.drivers;
     const enabled = wanted ? created.filter((d) => wanted.includes(d.info().id)) : created;
     for (const d of created) if (!enabled.includes(d)) void d.dispose?.();
+    this.#external = this.#external.filter((d) => enabled.includes(d));
     this.#disabled = created.filter((d) => !enabled.includes(d)).map((d) => d.info().id);
     this.#unknownDrivers = (wanted ?? []).filter((id) => !created.some((d) => d.info().id === id));
     this.#registry = new ChannelRegistry(enabled, () => Math.min(this.#driverTimeout(), 15_000));
@@ -140,17 +148,39 @@ class HubCore implements Hub {
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
     });
     this.#runtime = new Runtime({ policy: this.#broker.policy, now: this.#now });
-    for (const { id, driver } of this.#registry.drivers()) {
-      const ops = this.#registry.opsOf(id);
-      const kinds = [...new Set(ops.flatMap((o) => o.interactions))];
-      for (const kind of kinds) {
-        const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)), this.#calls, (args) => this.#deadlineFor(args));
-        this.#runtime.register(provider);
-        this.#providers.push(provider);
-        this.#interactions.set(providerIdFor(id, kind), kind);
-      }
-    }
+    for (const { id, driver } of this.#registry.drivers()) this.#registerProviders(id, driver);
+    // An external driver's ops are known once it has started, and may change when it restarts.
+    for (const d of this.#external) this.#disposers.push(d.onChange((what) => what === 'ops' && this.#reregister(d)));
     this.#disposers.push(this.#runtime.subscribe((e) => this.#onEvent(e)));
+  }
+
+  #registerProviders(id: string, driver: Driver): void {
+    const ops = this.#registry.opsOf(id);
+    const kinds = [...new Set(ops.flatMap((o) => o.interactions))];
+    for (const kind of kinds) {
+      const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)), this.#calls, (args) => this.#deadlineFor(args));
+      this.#runtime.register(provider);
+      this.#providers.push(provider);
+      this.#interactions.set(providerIdFor(id, kind), kind);
+    }
+  }
+
+  /** Replaces an external driver's providers with ones for the ops it now declares. */
+  #reregister(driver: ExternalDriver): void {
+    if (this.#closed) return;
+    const id = driver.id;
+    for (const p of this.#providers.filter((x) => x.driverId === id)) this.#runtime.unregister(providerIdFor(id, p.interaction));
+    this.#providers = this.#providers.filter((x) => x.driverId !== id);
+    this.#registry.refresh(id);
+    try {
+      this.#registerProviders(id, driver);
+    } catch (e) {
+      // Ops the kernel refuses (a schema it cannot compile): none of them is offered, and doctor says why.
+      for (const p of this.#providers.filter((x) => x.driverId === id)) this.#runtime.unregister(providerIdFor(id, p.interaction));
+      this.#providers = this.#providers.filter((x) => x.driverId !== id);
+      driver.refuse(`${id}'s ops cannot be offered: ${(e as Error).message}`);
+      this.#registry.refresh(id);
+    }
   }
 
   #driverTimeout(): number {
@@ -606,6 +636,37 @@ class HubCore implements Hub {
     });
     const authorized = by.kind === 'cli' ? 'cli' : 'operator';
     this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', channel, op: 'set-tier', agent: by, authorized, by: by.user ?? by.name, reason: `tier set to ${tier}`, granted: true }, true);
+  }
+
+  // ── out-of-process drivers ───────────────────────────────────────────────────────────────
+  driverStatus(): Promise<ExternalStatus[]> {
+    return Promise.all(this.#external.map((d) => externalStatus(d, this.dataDir)));
+  }
+
+  driverTrace(id: string, filter?: TraceFilter): TraceEntry[] {
+    return this.#externalDriver(id).trace(filter);
+  }
+
+  async trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus> {
+    const driver = this.#externalDriver(id);
+    const { file } = await trustEntry(this.#config, this.dataDir, id, sha256);
+    this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', op: 'driver-trust', authorized: 'operator', by, reason: `external driver ${id} trusted: ${file} with sha256 ${sha256}`, granted: true, args: { driver: id, file, sha256 } }, true);
+    await driver.restart().catch(() => undefined);
+    return externalStatus(driver, this.dataDir);
+  }
+
+  async restartDriver(id: string, by: string): Promise<ExternalStatus> {
+    const driver = this.#externalDriver(id);
+    this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', op: 'driver-restart', authorized: 'operator', by, reason: `external driver ${id} restarted`, granted: true, args: { driver: id } }, true);
+    // Why it did not come up is in the status (admission, version, stderr), which the panel shows.
+    await driver.restart().catch(() => undefined);
+    return externalStatus(driver, this.dataDir);
+  }
+
+  #externalDriver(id: string): ExternalDriver {
+    const driver = this.#external.find((d) => d.id === id);
+    if (!driver) throw new HubError('core', 'NotFound', `no external driver ${id} runs in this hub (external: ${this.#external.map((d) => d.id).join(', ') || 'none'})`, { hint: 'add it to external_drivers (and hub.drivers, when present) in config.json and restart the hub' });
+    return driver;
   }
 
   // ── kernel views ─────────────────────────────────────────────────────────────────────────

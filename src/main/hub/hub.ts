@@ -8,7 +8,7 @@
  */
 import type { InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
 import type { HubError } from './errors';
-import type { ChannelEntry, DoctorReport, DriverInfo, RecvBatch, SendReceipt } from '../drivers';
+import type { ChannelEntry, DoctorReport, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
 import type { AgentCredential, AgentSummary } from './agent-credentials';
 import type {
   AgentIdentity,
@@ -154,6 +154,16 @@ export interface Hub {
   // ── human-only controls ──────────────────────────────────────────────────────────────────
   /** Sets a channel's tier via `Driver.setTier` (panel/CLI only, never MCP); audited. */
   setTier(channel: string, tier: string, by: AgentIdentity): Promise<void>;
+
+  // ── out-of-process drivers (operator only: panel and CLI, never MCP) ─────────────────────
+  /** Every external driver: process state, admission, restarts, last exit, recent stderr. */
+  driverStatus(): Promise<ExternalStatus[]>;
+  /** An external driver's protocol trace, oldest first (payloads masked and cut). */
+  driverTrace(id: string, filter?: TraceFilter): TraceEntry[];
+  /** Admits an external driver with the hash the operator saw (refused if the file changed since); audited. */
+  trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus>;
+  /** Stops an external driver's process and starts it again, forgetting its crash backoff; audited. */
+  restartDriver(id: string, by: string): Promise<ExternalStatus>;
 
   // ── kernel views ─────────────────────────────────────────────────────────────────────────
   /** The registered providers and the capabilities each offers. */

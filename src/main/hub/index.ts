@@ -35,6 +35,6 @@ export async function openAuditReader(path: string): Promise<AuditReader> {
 
 // What the edges need of the kernel and the drivers, so that they never reach past the hub.
 export type { CapabilityOffer, InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
-export type { CallerEnvironment, ChannelEntry, DriverErrorKind, DriverInfo, RecvBatch, SendReceipt, TierSpec } from '../drivers';
+export type { CallerEnvironment, ChannelEntry, DriverErrorKind, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TierSpec, TraceEntry, TraceFilter } from '../drivers';
 export { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError, tmuxSnippet } from '../drivers';
 export { recordUnfinishedCalls } from './unfinished';

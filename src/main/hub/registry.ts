@@ -4,7 +4,7 @@
  * too, so one hanging driver cannot stall the hub.
  */
 import type { InteractionKind } from '../kernel';
-import { isMutating } from '../drivers';
+import { ExternalDriver, isMutating } from '../drivers';
 import type { ChannelEntry, DoctorReport, Driver, OpSpec } from '../drivers';
 import { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
 import { messagingOps, RESERVED_OPS } from './driver-provider';
@@ -46,8 +46,26 @@ export class ChannelRegistry {
       const id = d.info().id;
       if (this.#drivers.has(id)) throw new Error(`two drivers named ${id}`);
       this.#drivers.set(id, d);
-      const own = d.ops().filter((o) => !(RESERVED_OPS as readonly string[]).includes(o.op));
-      this.#ops.set(id, [...own, ...messagingOps(d)].map((o) => describeOp(id, o)));
+      this.refresh(id);
+    }
+  }
+
+  /** Re-reads a driver's ops (an out-of-process driver knows them only once it has started). */
+  refresh(id: string): void {
+    const d = this.#drivers.get(id);
+    if (!d) return;
+    const own = d.ops().filter((o) => !(RESERVED_OPS as readonly string[]).includes(o.op));
+    this.#ops.set(id, [...own, ...messagingOps(d)].map((o) => describeOp(id, o)));
+  }
+
+  /** Starts the channel's driver when it runs out of process and is not up, so its ops are known. */
+  async ready(channel: string): Promise<void> {
+    const { driver } = this.resolve(channel);
+    if (!(driver instanceof ExternalDriver)) return;
+    try {
+      await driver.ensureStarted();
+    } catch (e) {
+      throw toHubError(channel, e);
     }
   }
 
@@ -148,6 +166,7 @@ export class ChannelRegistry {
 
   /** A channel and its ops (or one op). */
   async describe(channel: string, op?: string): Promise<{ channel: ChannelEntry; ops: OpDescription[] }> {
+    await this.ready(channel);
     const entry = await this.find(channel);
     if (op !== undefined) return { channel: entry, ops: [this.op(channel, op)] };
     return { channel: entry, ops: this.opsOf(this.resolve(channel).id) };

@@ -182,7 +182,23 @@ export class Registry {
     // Commit: nothing above changed the registry, so a throw leaves it as it was.
     for (const [key, entry] of fresh) this.#specs.set(key, entry);
     this.#providers.set(descriptor.id, { listing: Object.freeze({ descriptor, capabilities: Object.freeze(capabilities) as ProviderCapability[] }) });
-    this.#offers = [...this.#offers, ...offers].sort(compareOffers);
+    this.#setOffers([...this.#offers, ...offers].sort(compareOffers));
+  }
+
+  /**
+   * Removes a provider and the specs no other provider offers (an out-of-process driver whose ops
+   * changed across a restart). Invocations already running keep the offer they pinned.
+   */
+  unregister(providerId: string): boolean {
+    if (!this.#providers.delete(providerId)) return false;
+    this.#setOffers(this.#offers.filter((o) => o.offer.provider.id !== providerId));
+    const used = new Set(this.#offers.map((o) => o.spec));
+    for (const [key, entry] of this.#specs) if (!used.has(entry)) this.#specs.delete(key);
+    return true;
+  }
+
+  #setOffers(offers: OfferEntry[]): void {
+    this.#offers = offers;
     const byCapability = new Map<string, OfferEntry[]>();
     for (const entry of this.#offers) {
       const list = byCapability.get(entry.offer.capability.id);

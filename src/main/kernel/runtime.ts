@@ -94,6 +94,12 @@ export class Runtime implements InvocationPort {
     this.#registry.register(provider);
   }
 
+  /** Removes a provider (false when none has that id); calls already running are not affected. */
+  unregister(providerId: string): boolean {
+    if (this.#disposed) throw msg.disposedError();
+    return this.#registry.unregister(providerId);
+  }
+
   async discover(query?: CapabilityQuery): Promise<CapabilityOffer[]> {
     const q = checkQuery(query);
     const out: CapabilityOffer[] = [];

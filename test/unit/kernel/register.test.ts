@@ -25,6 +25,19 @@ describe('register', () => {
     expect(rt.specFor('app.read', '2.0.0')).toBeUndefined();
   });
 
+  it('unregister removes a provider, its offers and the specs nobody else offers, so a new contract can take the id', () => {
+    const rt = new Runtime();
+    rt.register(provider('a'));
+    rt.register(provider('b', [{ spec: spec({ id: 'other.cap' }), interactions: ['typed'] }]));
+    expect(rt.unregister('a')).toBe(true);
+    expect(rt.unregister('a')).toBe(false);
+    expect(rt.providers().map((p) => p.descriptor.id)).toEqual(['b']);
+    expect(rt.specFor('app.read', '1.0.0')).toBeUndefined();
+    expect(rt.specFor('other.cap', '1.0.0')).toBeDefined();
+    // Same id and version, another schema: refused while registered, accepted once the old one is gone.
+    expect(() => rt.register(provider('a', [{ spec: spec({ description: 'changed' }), interactions: ['typed'] }]))).not.toThrow();
+  });
+
   it('duplicate provider id is rejected', () => {
     const rt = new Runtime();
     rt.register(provider('p'));

@@ -172,6 +172,14 @@ export function createFakeHub(): FakeHub {
     },
     authenticateAgent: () => undefined,
     async setTier() {},
+    driverStatus: async () => [],
+    driverTrace: () => [],
+    trustDriver: async () => {
+      throw new DriverError('NotFound', 'no external driver');
+    },
+    restartDriver: async () => {
+      throw new DriverError('NotFound', 'no external driver');
+    },
     providers: () => [{ provider_id: 'uplink/tmux', version: '1.0.0', driver: 'tmux', interaction: 'typed', capabilities: ['tmux.read', 'tmux.send'] }],
     async explainSelection() {
       const offer = {

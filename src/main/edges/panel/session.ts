@@ -255,6 +255,18 @@ export function openPanelSession(
       await hub.revokeAgent(name, host.user);
       return { revoked: true };
     },
+    async driverStatus() {
+      return hub.driverStatus();
+    },
+    async driverTrace({ driver, method, after, limit }) {
+      return hub.driverTrace(driver, { ...(method ? { method } : {}), ...(after !== undefined ? { after } : {}), limit: limit ?? 200 });
+    },
+    async trustDriver({ driver, sha256 }) {
+      return hub.trustDriver(driver, sha256, by);
+    },
+    async restartDriver({ driver }) {
+      return hub.restartDriver(driver, by);
+    },
     async explainSelection({ capability_id, version_requirement, provider_id, interaction }) {
       return toPanelExplanation(await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) }, version_requirement || undefined));
     },

@@ -1,0 +1,98 @@
+/**
+ * Out-of-process drivers as the operator configures them (`external_drivers` in config.json):
+ * building their hosts, and admission. A driver runs only when `integrity` names a file whose
+ * SHA-256 is still the one the operator trusted; the host checks that before every start.
+ */
+import { statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { ExternalDriver, sha256File } from '../drivers';
+import type { ExternalStatus } from '../drivers';
+import type { ConfigStore, ExternalDriverEntry } from './config';
+import { HubError } from './errors';
+
+/** What the panel shows of an external driver: the host's status, with the file to trust when untrusted. */
+export type ExternalDriverStatus = ExternalStatus;
+
+/** The configured entries (read once, when the hub starts). */
+export function externalEntries(config: ConfigStore): ExternalDriverEntry[] {
+  return (config.get().external_drivers as ExternalDriverEntry[] | undefined) ?? [];
+}
+
+/** A host per entry; its integrity is read live, so a trust takes effect at the next start. */
+export function createExternalDrivers(config: ConfigStore, dataDir: string, entries: ExternalDriverEntry[], callTimeoutMs: () => number): ExternalDriver[] {
+  return entries.map(
+    (entry) =>
+      new ExternalDriver({
+        id: entry.id,
+        command: entry.command,
+        cwd: dataDir,
+        integrity: () => externalEntries(config).find((e) => e.id === entry.id)?.integrity,
+        get callTimeoutMs() {
+          return callTimeoutMs();
+        },
+      }),
+  );
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The file an untrusted entry would be admitted by: the last argument naming a file (the script
+ * an interpreter runs), else the program itself, found as the process would find it.
+ */
+export function integrityCandidate(command: string[], cwd: string): string | undefined {
+  for (const arg of command.slice(1).reverse()) {
+    if (arg.startsWith('-')) continue;
+    const path = resolve(cwd, arg);
+    if (isFile(path)) return path;
+  }
+  const program = command[0]!;
+  if (program.includes('/')) {
+    const path = isAbsolute(program) ? program : resolve(cwd, program);
+    return isFile(path) ? path : undefined;
+  }
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && isFile(join(dir, program))) return join(dir, program);
+  }
+  return undefined;
+}
+
+/** A host's status; for an untrusted one, the file trusting it would admit and its hash now. */
+export async function externalStatus(driver: ExternalDriver, dataDir: string): Promise<ExternalDriverStatus> {
+  const status = driver.status();
+  if (status.admission !== 'untrusted') return status;
+  const file = integrityCandidate(driver.command, dataDir);
+  if (!file) return status;
+  const actual = await sha256File(file).catch(() => undefined);
+  return { ...status, integrity: { file, ...(actual ? { actual } : {}) } };
+}
+
+/**
+ * Writes `integrity` for an entry with the hash the operator saw, if the file still has it. The
+ * file is the one already admitted (a changed driver trusted again), else the candidate.
+ */
+export async function trustEntry(config: ConfigStore, dataDir: string, id: string, sha256: string): Promise<{ file: string; sha256: string }> {
+  const entry = externalEntries(config).find((e) => e.id === id);
+  if (!entry) throw new HubError('core', 'NotFound', `no external driver ${id} in the config`, { hint: 'add it to external_drivers in config.json and restart the hub' });
+  const file = entry.integrity?.file ?? integrityCandidate(entry.command, dataDir);
+  if (!file) throw new HubError(id, 'NotFound', `no file to trust for ${id}: no argument of ${JSON.stringify(entry.command)} names a file`, { hint: 'set integrity.file in config.json to the driver\'s program or script' });
+  const actual = await sha256File(file).catch((e: NodeJS.ErrnoException) => {
+    throw new HubError(id, 'Unavailable', `cannot read ${file} to trust ${id} (${e.code ?? e.message})`, { hint: 'check the file exists and is readable' });
+  });
+  if (actual !== sha256.toLowerCase()) {
+    throw new HubError(id, 'Rejected', `${file} changed since you saw it: its sha256 is now ${actual}, you were shown ${sha256}`, { hint: 'look at the driver again and trust the hash it has now' });
+  }
+  config.update((raw) => {
+    const list = raw.external_drivers as ExternalDriverEntry[] | undefined;
+    const target = list?.find((e) => e.id === id);
+    if (!target) throw new HubError('core', 'NotFound', `no external driver ${id} in the config`, { hint: 'add it to external_drivers in config.json' });
+    target.integrity = { file, sha256: actual };
+  });
+  return { file, sha256: actual };
+}

@@ -1,0 +1,106 @@
+/**
+ * The host of an out-of-process driver on its own (no hub, no admission): what it does when the
+ * driver misbehaves, how it waits between crashes, and how it stops one that will not stop.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ExternalDriver } from '../../../src/main/drivers';
+import type { DriverError, ExternalDriverOptions } from '../../../src/main/drivers';
+
+const DRIVER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'external', 'notes-driver.mjs');
+const made: ExternalDriver[] = [];
+
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((d) => d.dispose()));
+});
+
+function host(args: string[] = [], options: Partial<ExternalDriverOptions> = {}): ExternalDriver {
+  const d = new ExternalDriver({ id: 'notes', command: [process.execPath, DRIVER, ...args], cwd: dirname(DRIVER), ...options });
+  made.push(d);
+  return d;
+}
+
+async function rejection(p: Promise<unknown>): Promise<DriverError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as DriverError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('ExternalDriver', () => {
+  it('takes info, ops and extensions from the handshake, and binds only the extensions offered', async () => {
+    const d = host();
+    expect(d.ops()).toEqual([]);
+    await d.ensureStarted();
+    expect(d.info()).toEqual({ id: 'notes', kind: 'capability', summary: 'Notes kept in memory' });
+    expect(d.ops().map((o) => o.op)).toContain('read');
+    expect(d.preview).toBeUndefined();
+    expect(d.precheck).toBeUndefined();
+    expect(d.status()).toMatchObject({ state: 'running', admission: 'unchecked', extensions: ['shutdown'] });
+  });
+
+  it('fails the call in flight when the driver answers an id it was never asked', async () => {
+    const d = host();
+    const err = await rejection(d.invoke('todo', 'stray', {}));
+    expect(err.kind).toBe('Unavailable');
+    expect(err.message).toBe('notes answered id 9999, which it was never asked');
+    expect(await d.invoke('todo', 'read', {})).toEqual({ text: 'buy milk' });
+  });
+
+  it('keeps the last 200 stderr lines, each cut', async () => {
+    const d = host();
+    await d.invoke('todo', 'noise', {});
+    await expect.poll(() => d.status().stderr.at(-1)).toMatch(/^line 299 /);
+    const { stderr } = d.status();
+    expect(stderr).toHaveLength(200);
+    expect(stderr[0]).toMatch(/^line 100 /);
+    expect(Math.max(...stderr.map((l) => l.length))).toBeLessThan(600);
+  });
+
+  it('waits 0.5 s after a crash, doubling per crash in a row, and says so at once when the wait is long', async () => {
+    const d = host();
+    await rejection(d.invoke('todo', 'crash', {}));
+    const first = d.status();
+    expect(first.state).toBe('backoff');
+    expect(first.next_start_at! - first.last_exit!.at).toBeGreaterThanOrEqual(400);
+    expect(first.next_start_at! - first.last_exit!.at).toBeLessThanOrEqual(600);
+    await rejection(d.invoke('todo', 'crash', {}));
+    const second = d.status();
+    expect(second.next_start_at! - second.last_exit!.at).toBeGreaterThanOrEqual(900);
+    expect(second.restarts).toBe(1);
+    await rejection(d.invoke('todo', 'crash', {}));
+    const err = await rejection(d.invoke('todo', 'read', {}));
+    expect(err.message).toMatch(/^notes crashed 3 times in a row; it is started again in 2 s/);
+  });
+
+  it('ends a driver that ignores the end of stdin and SIGTERM with SIGKILL', async () => {
+    const d = host(['--stubborn'], { stopGraceMs: 200 });
+    await d.ensureStarted();
+    const { pid } = d.status();
+    await d.dispose();
+    expect(() => process.kill(pid!, 0)).toThrow();
+    expect(d.status().stderr).toContain('ignoring SIGTERM');
+    expect(d.status().last_exit).toMatchObject({ signal: 'SIGKILL' });
+  });
+
+  it('says which program could not be started', async () => {
+    const d = new ExternalDriver({ id: 'notes', command: ['/nonexistent/driver'], cwd: dirname(DRIVER) });
+    made.push(d);
+    const err = await rejection(d.channels());
+    expect(err.kind).toBe('Unavailable');
+    expect(err.message).toBe('notes could not be started (ENOENT: /nonexistent/driver)');
+    expect((await d.doctor()).ok).toBe(false);
+  });
+
+  it('masks args flagged sensitive in the trace', async () => {
+    const d = host();
+    await d.ensureStarted();
+    await d.invoke('todo', 'read', { text: 'hunter2', sensitive: true });
+    const out = d.trace({ method: 'invoke' }).find((t) => t.dir === 'out')!;
+    expect(out.summary).not.toContain('hunter2');
+    expect(d.trace({ method: 'invoke', limit: 1 })).toHaveLength(1);
+  });
+});
