@@ -103,6 +103,7 @@ const driver = {
     const ok = await stat(root).then((s) => s.isDirectory(), () => false);
     return { driver: 'notes', ok, lines: [ok ? `${(await noteNames()).length} notes in ${root}` : `the notes directory ${root} does not exist: create it, or pass another one as the first argument`] };
   },
+  /** @returns {Promise<import('uplink/driver-sdk').JsonValue>} */
   async invoke(addr, op, args, _ctx, signal) {
     const a = /** @type {Record<string, any>} */ (args);
     switch (op) {

@@ -47,6 +47,14 @@ describe('uplink driver run tmux', () => {
     expect(existsSync(join(dataDir, 'audit.sqlite'))).toBe(false);
   });
 
+  it('is listed by uplink --help', async () => {
+    client = DriverClient.spawn([process.execPath, b.launcher, '--help']);
+    let out = '';
+    client.child!.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    expect(await client.exited()).toBe(0);
+    expect(out).toContain('uplink driver run <tmux|desktop>');
+  });
+
   it('refuses a driver it does not have with a usage error', async () => {
     client = DriverClient.spawn([process.execPath, b.launcher, 'driver', 'run', 'nope']);
     expect(await client.exited()).toBe(2);

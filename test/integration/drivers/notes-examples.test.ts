@@ -23,6 +23,12 @@ beforeAll(() => {
   expect(r.status, r.stderr).toBe(0);
 });
 
+it('the TypeScript example type-checks against the SDK declarations', () => {
+  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--allowJs', '--checkJs', '--strict', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--types', 'node', EXAMPLES['notes-ts'][1]!], { cwd: ROOT, encoding: 'utf8' });
+  expect(tsc.stdout + tsc.stderr).toBe('');
+  expect(tsc.status).toBe(0);
+}, 60_000);
+
 let client: DriverClient | undefined;
 afterEach(async () => {
   await client?.close();
