@@ -3,7 +3,7 @@
 // preload bundles, and the renderer (Vite). Entries that do not exist yet are skipped, so the
 // build stays green while the project grows.
 import { build } from 'esbuild';
-import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,8 @@ const targets = [
   { name: 'cli', entry: 'src/main/edges/cli/main.ts', out: 'dist/cli.mjs', format: 'esm', split: true, banner: "import { createRequire as __uplinkCreateRequire } from 'node:module'; const require = __uplinkCreateRequire(import.meta.url);" },
   { name: 'electron', entry: 'src/main/electron/main.ts', out: 'dist/electron/main.cjs', format: 'cjs' },
   { name: 'preload', entry: 'src/preload/index.ts', out: 'dist/electron/preload.cjs', format: 'cjs' },
+  // `uplink/driver-sdk` (package.json `exports`): self-contained, for drivers outside this repo.
+  { name: 'driver-sdk', entry: 'src/main/drivers/external/sdk.ts', out: 'dist/driver-sdk.mjs', format: 'esm' },
 ];
 
 if (only.length === 0) rmSync(dist, { recursive: true, force: true });
@@ -40,6 +42,25 @@ for (const t of targets) {
     logLevel: 'warning',
     banner: t.banner ? { js: t.banner } : undefined,
   });
+}
+
+// The SDK's declarations come from the very contract types the hub compiles against. Relative
+// specifiers get their `.js`, so the package's ESM declarations resolve under node16 too; the
+// drivers take only types from the kernel, all in its types.ts, so the declarations point there
+// and never reach the kernel's runtime (ajv, semver), which a driver's project need not have.
+if (want('driver-sdk')) {
+  const types = join(dist, 'driver-sdk-types');
+  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), 'src/main/drivers/external/sdk.ts', '--declaration', '--emitDeclarationOnly', '--outDir', types, '--rootDir', 'src', '--target', 'ES2022', '--module', 'ESNext', '--moduleResolution', 'Bundler', '--strict', '--skipLibCheck', '--types', 'node'], { cwd: root, stdio: 'inherit' });
+  if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+  for (const file of readdirSync(types, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.d.ts'))) {
+    const path = join(types, file);
+    if (/^main[\\/]kernel[\\/](?!types\.d\.ts$)/.test(file)) {
+      rmSync(path);
+      continue;
+    }
+    const text = readFileSync(path, 'utf8').replace(/('(?:\.\.\/)+kernel)'/g, "$1/types'");
+    writeFileSync(path, text.replace(/((?:from|import)\s*\(?\s*')(\.{1,2}\/[^']+?)(?<!\.js)'/g, "$1$2.js'"));
+  }
 }
 
 // The desktop driver's native helper (Python) travels beside the bundles, so `dist/` alone runs.

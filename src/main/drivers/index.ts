@@ -6,6 +6,8 @@
  */
 export * from './contract';
 export { globMatch } from './glob';
+export { serveDriver } from './external/serve';
+export type { ServeIo } from './external/serve';
 export { tmuxSnippet } from './tmux/snippet';
 export type { TmuxConfig, TmuxDriverOptions } from './tmux';
 export type { DesktopConfig, DesktopDriver, DesktopDriverOptions } from './desktop';

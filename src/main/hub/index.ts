@@ -25,6 +25,11 @@ export async function createHub(options: HubOptions): Promise<Hub> {
   return (await import('./hub-core')).createHub(options);
 }
 
+/** Serves one built-in driver over the driver protocol on stdio, its config read live; no hub. */
+export async function runBuiltInDriver(name: string, dataDir: string): Promise<void> {
+  return (await import('./driver-run')).runBuiltInDriver(name, dataDir);
+}
+
 /** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */
 export type AuditReader = Pick<AuditStore, 'query' | 'lastId' | 'close'>;
 

@@ -419,10 +419,8 @@ export class ExternalDriver implements Driver {
 
   #bindExtensions(ext: Set<string>): void {
     this.preview = ext.has('preview') ? async (addr, op, args) => ((await this.#call('preview', { addr, op, args })) as ApprovalPreview | null) ?? undefined : undefined;
-    this.precheck = ext.has('precheck') ? async (addr, op, args, ctx) => void (await this.#call('precheck', { addr, op, args, ...(ctx ? { context: ctx } : {}) }).then((r) => {
-      // The answer is `null`, or the error the op would fail with, as a DriverError's wire shape.
-      if (isRecord(r) && typeof r.kind === 'string' && typeof r.message === 'string') throw rpcToError({ code: 0, message: r.message, data: r }, 'precheck');
-    })) : undefined;
+    // A refusal arrives as the JSON-RPC error the op itself would fail with; `#call` throws it.
+    this.precheck = ext.has('precheck') ? async (addr, op, args, ctx) => void (await this.#call('precheck', { addr, op, args, ...(ctx ? { context: ctx } : {}) })) : undefined;
     this.interactionsFor = ext.has('interactions_for') ? async (addr) => (await this.#call('interactions_for', { addr })) as Array<'typed' | 'semantic_ui' | 'visual_ui'> : undefined;
     this.setTier = ext.has('set_tier') ? async (addr, tier) => void (await this.#call('set_tier', { addr, tier })) : undefined;
   }

@@ -11,7 +11,7 @@
 // Only light modules are imported statically: a command forwarded to a running hub must not load
 // the hub, the drivers, SQLite, ajv or the MCP SDK. The embedded hub, `serve`, `mcp` and the tmux
 // snippet are imported when a command needs them.
-import { HubError, isDriverError, resolveDataDir, tmuxSnippet, toHubError } from '../../hub';
+import { HubError, isDriverError, resolveDataDir, runBuiltInDriver, tmuxSnippet, toHubError } from '../../hub';
 import { DEFAULT_SERVE_PORT, flag, intFlag, isUsage, parseArgs, usage } from './args';
 import type { ParsedArgs } from './args';
 import { print } from './format';
@@ -35,6 +35,7 @@ Usage:
   uplink serve [--port N] [--host H]              hub + MCP (Streamable HTTP) + panel on 127.0.0.1 (port 7420; 0 = any);
                                                   a non-loopback --host also needs --insecure-plain-http
   uplink panel-url                                a fresh one-time URL that opens the running hub's panel
+  uplink driver run <tmux|desktop>                serve a built-in driver over the driver protocol on stdio (no hub)
 
 Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
@@ -71,6 +72,13 @@ async function run(args: ParsedArgs): Promise<number> {
       need(args, 0, 0, 'no operands');
       const { runPanelUrl } = await import('./serve');
       return runPanelUrl(resolveDataDir(), json);
+    }
+    case 'driver': {
+      const [, sub, name] = args.positionals;
+      if (sub !== 'run') throw usage(sub === undefined ? 'driver needs a subcommand' : `unknown driver command "${sub}"`, 'use `uplink driver run <tmux|desktop>`');
+      need(args, 2, 2, 'run <tmux|desktop>');
+      await runBuiltInDriver(name!, resolveDataDir());
+      return 0;
     }
     case undefined:
     case 'help':
