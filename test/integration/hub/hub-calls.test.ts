@@ -283,6 +283,17 @@ describe('bad input', () => {
     expect(err.message).toContain('cancelled');
   });
 
+  it('a signal aborted while the call is still being checked cancels it too', async () => {
+    const { hub, driver } = open();
+    const ac = new AbortController();
+    const p = failure(hub.invoke('test:alpha', 'slow', { ms: 10_000 }, { agent, signal: ac.signal }));
+    ac.abort();
+    const err = await p;
+    expect(err.kind).toBe('Rejected');
+    expect(err.message).toContain('cancelled');
+    expect(driver.state.signals[0]?.aborted).toBe(true);
+  });
+
   it("the driver's signal is aborted by a cancel and by nothing else", async () => {
     const { hub, driver } = open();
     await hub.invoke('test:alpha', 'noop', {}, { agent });
