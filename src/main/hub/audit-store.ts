@@ -187,12 +187,16 @@ export function boundedEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'i
     if (typeof v === 'string' && v.length > max) set(k, cut(v, max));
   }
   const agent = entry.agent;
-  if (agent && [agent.name, agent.version, agent.user, agent.session].some((v) => typeof v === 'string' && v.length > MAX_CLIENT_CHARS)) {
+  const long = (v: string | undefined): boolean => typeof v === 'string' && v.length > MAX_CLIENT_CHARS;
+  if (agent && (long(agent.name) || long(agent.version) || long(agent.user) || long(agent.session))) {
     const bound = (v: string | undefined): string | undefined => (v === undefined ? v : cut(v, MAX_CLIENT_CHARS));
     set('agent', { ...agent, name: bound(agent.name)!, ...(agent.version !== undefined ? { version: bound(agent.version) } : {}), ...(agent.user !== undefined ? { user: bound(agent.user) } : {}), ...(agent.session !== undefined ? { session: bound(agent.session) } : {}) });
   }
   if (entry.args !== undefined && nestsDeeperThan(entry.args, MAX_DEPTH)) set('args', deepPlaceholder());
-  if (entry.output !== undefined) set('output', nestsDeeperThan(entry.output, MAX_DEPTH) ? deepPlaceholder() : summarizeOutput(entry.output));
+  if (entry.output !== undefined) {
+    const output = nestsDeeperThan(entry.output, MAX_DEPTH) ? deepPlaceholder() : summarizeOutput(entry.output);
+    if (output !== entry.output) set('output', output);
+  }
   return out;
 }
 
@@ -214,19 +218,34 @@ const TEXT_LIMITS: Array<[keyof AuditEntry & ('channel' | 'op' | 'message' | 'hi
   ['rule_id', MAX_CLIENT_CHARS],
 ];
 
-const JSON_COLUMNS = new Set(COLUMNS.flatMap((c, i) => (c.codec === 'json' ? [i] : [])));
-
 /**
- * Lone surrogates (agents send any JSON string) replaced by U+FFFD, so every stored byte is valid
- * UTF-8. JSON cells carry them as `\udxxx` escapes (also where a cut split a pair): re-encoded.
+ * The (bounded) entry's column values in `COLUMNS` order: what is inserted, and what the journal
+ * holds. Every string is made well-formed (lone surrogates, which agents may send in any JSON
+ * string, become U+FFFD), so every stored byte is valid UTF-8; JSON cells carry them as `\udxxx`
+ * escapes (also where a cut split a pair) and are re-encoded. One pass: this runs for every row
+ * of every call before its reply.
  */
-function wellFormedRow(row: JournalRow): JournalRow {
-  for (let i = 0; i < row.length; i++) {
-    const v = row[i];
-    if (typeof v !== 'string') continue;
-    if (JSON_COLUMNS.has(i)) {
-      if (v.includes('\\ud')) row[i] = JSON.stringify(JSON.parse(v, wellFormedJson));
-    } else row[i] = wellFormed(v);
+function toRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
+  const row: JournalRow = new Array<string | number | null>(COLUMNS.length);
+  for (let i = 0; i < COLUMNS.length; i++) {
+    const c = COLUMNS[i]!;
+    let v: unknown;
+    if (c.sub === undefined) v = (entry as Record<string, unknown>)[c.field];
+    else {
+      const holder = (entry as Record<string, unknown>)[c.field];
+      v = holder && typeof holder === 'object' ? (holder as Record<string, unknown>)[c.sub] : undefined;
+    }
+    let cell: string | number | null;
+    if (c.codec === 'json') {
+      cell = v === undefined ? null : boundedJson(v as JsonValue);
+      if (cell !== null && cell.includes('\\ud')) cell = JSON.stringify(JSON.parse(cell, wellFormedJson));
+    } else if (c.codec === 'boolean') cell = typeof v === 'boolean' ? (v ? 1 : 0) : null;
+    else if (c.codec === 'integer') cell = typeof v === 'number' && Number.isFinite(v) ? v : null;
+    else {
+      cell = c.short ? text(v, MAX_OP_CHARS) : text(v);
+      if (cell !== null) cell = wellFormed(cell);
+    }
+    row[i] = cell ?? FALLBACK[c.name] ?? null;
   }
   return row;
 }
@@ -235,24 +254,6 @@ function wellFormedJson(_key: string, x: unknown): unknown {
   if (typeof x === 'string') return wellFormed(x);
   if (x && typeof x === 'object' && !Array.isArray(x)) return Object.fromEntries(Object.entries(x).map(([k, v]) => [wellFormed(k), v]));
   return x;
-}
-
-/** The (bounded) entry's column values in `COLUMNS` order (what is inserted, and what the journal holds). */
-function toRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
-  return wellFormedRow(rawRow(entry));
-}
-
-function rawRow(entry: Omit<AuditEntry, 'id'>): JournalRow {
-  return COLUMNS.map((c) => {
-    const holder = c.sub === undefined ? entry : (entry as Record<string, unknown>)[c.field];
-    const v = holder && typeof holder === 'object' ? (holder as Record<string, unknown>)[c.sub ?? c.field] : undefined;
-    let cell: string | number | null;
-    if (c.codec === 'json') cell = v === undefined ? null : boundedJson(v as JsonValue);
-    else if (c.codec === 'boolean') cell = typeof v === 'boolean' ? (v ? 1 : 0) : null;
-    else if (c.codec === 'integer') cell = typeof v === 'number' && Number.isFinite(v) ? v : null;
-    else cell = c.short ? text(v, MAX_OP_CHARS) : text(v);
-    return cell ?? FALLBACK[c.name] ?? null;
-  });
 }
 
 /** The row stored instead of one SQLite refused: when and what it was, and why it is not there. */

@@ -138,7 +138,7 @@ export class DriverProvider implements CapabilityProvider {
     return this.#ops.map((op) => ({ spec: capabilitySpec(this.driverId, op), interactions: [this.interaction] }));
   }
 
-  async invoke(call: ProviderCall, signal: AbortSignal): Promise<ProviderOutput> {
+  invoke(call: ProviderCall, signal: AbortSignal): Promise<ProviderOutput> {
     // The kernel validated this input against the op's schema and filled in its defaults: the
     // driver gets exactly that, never the agent's raw args.
     const input = call.request.input as { channel: string; args: JsonValue };
@@ -153,22 +153,24 @@ export class DriverProvider implements CapabilityProvider {
       ...(ctx?.agent.caller ? { caller: ctx.agent.caller } : {}),
       deadline_ms: ms,
     };
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    let reject: (e: Error) => void = () => undefined;
-    const timeout = new Promise<never>((_, r) => (reject = r));
-    const cancelDeadline = DEADLINES.add(ms, () => {
-      controller.abort(new Error('deadline'));
-      reject(new DriverError('Timeout', `${this.driverId}.${op} did not finish within ${Math.round(ms / 1000)} s`, { hint: 'the driver may be stuck; run `uplink doctor`, then retry' }));
+    // The driver gets the kernel's signal itself (a cancel aborts it) and the deadline aborts that
+    // same signal: one AbortSignal per call and no listener linking two (each costs microseconds).
+    return new Promise<ProviderOutput>((resolve, reject) => {
+      const cancelDeadline = DEADLINES.add(ms, () => {
+        call.abort?.(new Error('deadline'));
+        reject(new DriverError('Timeout', `${this.driverId}.${op} did not finish within ${Math.round(ms / 1000)} s`, { hint: 'the driver may be stuck; run `uplink doctor`, then retry' }));
+      });
+      this.#run(op, addr, input.args, invokeCtx, signal).then(
+        (output) => {
+          cancelDeadline();
+          resolve({ output });
+        },
+        (error: unknown) => {
+          cancelDeadline();
+          reject(error);
+        },
+      );
     });
-    try {
-      const work = this.#run(op, addr, input.args, invokeCtx, controller.signal);
-      return { output: await Promise.race([work, timeout]) };
-    } finally {
-      cancelDeadline();
-      signal.removeEventListener('abort', onAbort);
-    }
   }
 
   async #run(op: string, addr: string, args: JsonValue, ctx: InvokeContext, signal: AbortSignal): Promise<JsonValue> {

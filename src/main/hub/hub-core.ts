@@ -317,7 +317,18 @@ class HubCore implements Hub {
     const progress = startProgress(ctx, options, this.#options.progressIntervalMs ?? 2000, this.#now, () => this.#awaitingApproval(invocationId));
     if (progress.forward) this.#progress.set(invocationId, progress.forward);
     const onAbort = (): void => void this.#runtime.cancel(invocationId).catch(() => undefined);
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    // Adding and removing a listener on the caller's signal costs more than a quick call, which
+    // ends within the event-loop turn that started it: a call listens only once it outlives that
+    // turn, and an abort that came first is seen then.
+    const signal = options.signal;
+    let listening = false;
+    const listen = signal
+      ? setImmediate(() => {
+          if (signal.aborted) onAbort();
+          else signal.addEventListener('abort', onAbort, { once: true });
+          listening = true;
+        })
+      : undefined;
     let output: JsonValue;
     try {
       try {
@@ -344,7 +355,8 @@ class HubCore implements Hub {
       throw e;
     } finally {
       progress.stop();
-      options.signal?.removeEventListener('abort', onAbort);
+      clearImmediate(listen);
+      if (listening) signal!.removeEventListener('abort', onAbort);
       this.#done(invocationId);
     }
     this.#replyAudited();

@@ -32,10 +32,9 @@ export function redactArgs(args: JsonValue | undefined, sensitiveArgs: readonly 
   const named = new Set(sensitiveArgs ?? []);
   const out: { [key: string]: JsonValue } = {};
   for (const [k, v] of Object.entries(args)) {
-    const text = typeof v === 'string' ? v : JSON.stringify(v);
     // Under the flag, anything that can hold text is hidden (a list of keys spells a password too);
     // booleans, numbers and null (enter, timeouts) stay for the operator.
-    if (named.has(k) || (all && v !== null && (typeof v === 'string' || typeof v === 'object'))) out[k] = redactedText(text);
+    if (named.has(k) || (all && v !== null && (typeof v === 'string' || typeof v === 'object'))) out[k] = redactedText(typeof v === 'string' ? v : JSON.stringify(v));
     else out[k] = v;
   }
   return out;

@@ -318,7 +318,8 @@ export class Runtime implements InvocationPort {
     let pending: Promise<unknown>;
     try {
       const report = (progress: ProgressDetail): void => this.#progress(inv, controller, progress);
-      pending = Promise.resolve(inv.entry.provider.invoke({ request, offer: inv.entry.offer, report }, controller.signal));
+      const abort = (reason: unknown): void => controller.abort(reason);
+      pending = Promise.resolve(inv.entry.provider.invoke({ request, offer: inv.entry.offer, report, abort }, controller.signal));
     } catch (error) {
       this.#providerFailed(inv, controller, error);
       return;

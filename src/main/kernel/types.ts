@@ -178,11 +178,17 @@ export interface ProviderOutput {
   output: JsonValue;
 }
 
-/** What a provider receives. `report` (Uplink extension) emits a `progress` event. */
+/**
+ * What a provider receives. Uplink extensions: `report` emits a `progress` event; `abort` aborts
+ * the call's own signal with `reason`, for a limit the provider keeps itself (a deadline), so its
+ * work stops without a second signal to link: the invocation still ends with what the provider
+ * settles with, and no cancellation is recorded.
+ */
 export interface ProviderCall {
   request: InvocationRequest;
   offer: CapabilityOffer;
   report?: (progress: ProgressDetail) => void;
+  abort?: (reason: unknown) => void;
 }
 
 /** The provider port: trusted in-process code that does the work. */

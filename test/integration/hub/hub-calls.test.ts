@@ -233,10 +233,11 @@ describe('bad input', () => {
     expect(hub.queryAudit({ state: 'failed' }).entries[0]!.detail).toContain('secret internal detail 42');
   });
 
-  it('a driver that hangs past its deadline is Timeout and the hub keeps serving', async () => {
-    const { hub } = open({ driverTimeoutMs: 200 });
+  it('a driver that hangs past its deadline is Timeout, its signal is aborted, and the hub keeps serving', async () => {
+    const { hub, driver } = open({ driverTimeoutMs: 200 });
     const err = await failure(hub.invoke('test:alpha', 'hang', {}, { agent }));
     expect(err.rendered).toMatch(/^uplink error \[test:Timeout\]: test\.hang did not finish within \d+ s — hint: /);
+    expect(driver.state.signals[0]?.aborted).toBe(true);
     expect(await hub.invoke('test:alpha', 'noop', {}, { agent })).toEqual({ ok: true });
   });
 
@@ -280,6 +281,29 @@ describe('bad input', () => {
     const err = await p;
     expect(err.kind).toBe('Rejected');
     expect(err.message).toContain('cancelled');
+  });
+
+  it('a signal aborted while the call is still being checked cancels it too', async () => {
+    const { hub, driver } = open();
+    const ac = new AbortController();
+    const p = failure(hub.invoke('test:alpha', 'slow', { ms: 10_000 }, { agent, signal: ac.signal }));
+    ac.abort();
+    const err = await p;
+    expect(err.kind).toBe('Rejected');
+    expect(err.message).toContain('cancelled');
+    expect(driver.state.signals[0]?.aborted).toBe(true);
+  });
+
+  it("the driver's signal is aborted by a cancel and by nothing else", async () => {
+    const { hub, driver } = open();
+    await hub.invoke('test:alpha', 'noop', {}, { agent });
+    const ac = new AbortController();
+    const p = failure(hub.invoke('test:alpha', 'slow', { ms: 10_000 }, { agent, signal: ac.signal }));
+    await waitFor(() => driver.state.signals[1], 5000, 'slow started');
+    expect(driver.state.signals[1]!.aborted).toBe(false);
+    ac.abort();
+    await p;
+    expect(driver.state.signals.map((s) => s?.aborted)).toEqual([false, true]);
   });
 });
 

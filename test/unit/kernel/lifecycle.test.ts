@@ -61,6 +61,23 @@ describe('cancel', () => {
     expect(await kinds(rt, req.invocation_id)).toEqual(['accepted', 'started', 'cancellation_requested', 'cancelled']);
   });
 
+  it("a provider's own abort (its deadline) aborts its signal with the reason; the outcome stays the provider's, with no cancellation", async () => {
+    const reason = new Error('deadline');
+    const rt = new Runtime();
+    const p = provider('uplink/test', undefined, async (call) => {
+      call.abort!(reason);
+      throw new Error('too slow');
+    });
+    rt.register(p);
+    const req = request();
+    await rt.start(req);
+    const last = await rt.wait(req.invocation_id);
+    expect(p.signals[0]!.aborted).toBe(true);
+    expect(p.signals[0]!.reason).toBe(reason);
+    expect(last).toMatchObject({ state: 'failed', error: { code: 'provider_failed' } });
+    expect(await kinds(rt, req.invocation_id)).toEqual(['accepted', 'started', 'failed']);
+  });
+
   it('a listener that cancels on started stops the invocation before the provider is called', async () => {
     const { rt, p } = gated();
     rt.subscribe((e) => {
