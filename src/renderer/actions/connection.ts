@@ -5,6 +5,7 @@ import { setApi } from '../api';
 import type { View } from '../store';
 import { addApproval, loadApprovals, resolveApproval } from './approvals';
 import { set } from './common';
+import { loadDrivers } from './drivers';
 import { discardTimelineBuffer, enqueueTimeline, loadHistory } from './timeline';
 import { loadChannels, loadProviders, loadRules, loadSettings } from './views';
 
@@ -34,7 +35,7 @@ export function connectionChanged(state: ConnectionState, detail?: string): void
 
 /** Reloads every view's data (after a reconnect the hub may have moved on). */
 export async function refreshAll(): Promise<void> {
-  await Promise.all([loadApprovals(), loadChannels(), loadSettings(), loadRules(), loadProviders(), loadHistory(true)]);
+  await Promise.all([loadApprovals(), loadChannels(), loadSettings(), loadRules(), loadProviders(), loadDrivers(), loadHistory(true)]);
 }
 
 /** Switches the main view. */
