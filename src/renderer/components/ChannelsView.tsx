@@ -18,7 +18,7 @@ function detailLine(c: PanelChannel): string {
 
 export function ChannelsView() {
   const { list, selected, untrusted } = useStore(
-    useShallow((s) => ({ list: s.channels.list, selected: s.selectedChannel, untrusted: (s.drivers.list.data ?? []).filter(awaitingTrust).map((d) => d.id) })),
+    useShallow((s) => ({ list: s.channels.list, selected: s.selectedChannel, untrusted: (s.drivers.list.data ?? []).filter(awaitingTrust).map((d) => d.id).join(', ') })),
   );
   // Panes come and go without an event: refresh whenever the view opens.
   useEffect(() => {
@@ -37,9 +37,9 @@ export function ChannelsView() {
             {list.loading ? 'Refreshing…' : 'Refresh'}
           </button>
         </header>
-        {untrusted.length > 0 && (
+        {untrusted && (
           <p className="trust-pointer" role="status">
-            {untrusted.join(', ')} {untrusted.length === 1 ? 'waits' : 'wait'} for your trust before {untrusted.length === 1 ? 'it runs' : 'they run'}.{' '}
+            {untrusted} {untrusted.includes(',') ? 'wait for your trust before they run' : 'waits for your trust before it runs'}.{' '}
             <button type="button" className="btn btn-small" onClick={() => showView('drivers')}>Open Drivers</button>
           </p>
         )}
