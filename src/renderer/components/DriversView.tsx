@@ -20,8 +20,11 @@ const TRACE_ROWS = 200;
 const STATE_TONE: Record<DriverProcessStatus['state'], Tone> = { running: 'ok', starting: 'info', idle: 'neutral', backoff: 'warn', refused: 'bad', incompatible: 'bad', stopped: 'neutral' };
 const ADMISSION_TONE: Record<DriverProcessStatus['admission'], Tone> = { admitted: 'ok', unchecked: 'neutral', untrusted: 'warn', mismatch: 'bad' };
 
-/** Drivers the operator must trust before they run. */
-export const awaitingTrust = (d: DriverProcessStatus): boolean => d.admission === 'untrusted' || d.admission === 'mismatch';
+/**
+ * Drivers the operator must trust before they run. Admission is checked when a driver starts, so
+ * one never started (idle) has no verdict yet, whatever its status says.
+ */
+export const awaitingTrust = (d: DriverProcessStatus): boolean => d.state !== 'idle' && (d.admission === 'untrusted' || d.admission === 'mismatch');
 
 /** A request's target as its params name it; the summary may be cut, so a pattern is the fallback. */
 function targetOf(summary: string): { addr?: string; op?: string } {
@@ -173,7 +176,7 @@ function ExternalDriver({ d, trace }: { d: DriverProcessStatus; trace: DriverTra
         {d.id}
         <Badge tone="info">out-of-process</Badge>
         <Badge tone={STATE_TONE[d.state]}>{d.state}</Badge>
-        <Badge tone={ADMISSION_TONE[d.admission]}>{d.admission}</Badge>
+        {d.state === 'idle' ? <Badge tone="neutral">not started yet</Badge> : <Badge tone={ADMISSION_TONE[d.admission]}>{d.admission}</Badge>}
         <span className="spacer" />
         <button type="button" className="btn btn-small" onClick={() => void restartDriver(d.id)}>
           Restart driver

@@ -49,10 +49,14 @@ function onTerminal(args: string[], input: string): Promise<{ code: number; out:
 }
 
 describe('uplink drivers', () => {
-  it('lists an untrusted driver with how to trust it', async () => {
+  it('lists an untrusted driver with how to trust it (once something tried to start it)', async () => {
+    const fresh = await cli('drivers');
+    expect(fresh.stdout).toMatch(/^notes\s+idle \(not started yet/m);
+    expect(fresh.stdout).not.toContain('untrusted');
+    await cli('channels');
     const r = await cli('drivers');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^notes\s+\S.*untrusted/m);
+    expect(r.stdout).toMatch(/^notes\s+refused\s+restarts 0\s+untrusted/m);
     expect(r.stdout).toContain(`command  ${process.execPath} ${DRIVER}`);
     expect(r.stdout).toContain('trust it with `uplink drivers trust notes`');
     const json = JSON.parse((await cli('drivers', '--json')).stdout) as Array<{ id: string; admission: string; integrity: { file?: string; actual?: string } }>;

@@ -162,6 +162,13 @@ describe('trusting a driver', () => {
     expect(within(prompt).getByTestId('trust-hash').textContent).toBe(NEW_HASH);
   });
 
+  it('asks nothing of a driver not started yet: its admission is checked when it starts', async () => {
+    open({ driverStatus: [{ ...untrusted(), state: 'idle' }] });
+    await settle();
+    expect(card().textContent).toContain('not started yet');
+    expect(screen.queryByRole('group', { name: 'Trust notes' })).toBeNull();
+  });
+
   it('the Channels view points at a driver waiting for trust', async () => {
     open({ driverStatus: [untrusted()] });
     act(() => showView('channels'));

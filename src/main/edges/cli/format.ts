@@ -93,15 +93,18 @@ export function formatEntry(e: AuditEntry): string {
 
 /** An out-of-process driver in a few lines: process, admission, why it is down, its last stderr. */
 export function formatDriver(d: DriverProcessStatus): string {
-  const head = [d.id.padEnd(12), d.state === 'idle' ? 'idle (starts at its first use)' : d.state];
+  // Admission is checked when a driver starts: one never started has no verdict yet.
+  const idle = d.state === 'idle';
+  const head = [d.id.padEnd(12), idle ? 'idle (not started yet: it starts at its first use, e.g. `uplink channels`)' : d.state];
   if (d.pid !== undefined) head.push(`pid ${d.pid}`);
   if (d.protocol_version) head.push(`protocol ${d.protocol_version}`);
-  head.push(`restarts ${d.restarts}`, d.admission);
+  head.push(`restarts ${d.restarts}`);
+  if (!idle) head.push(d.admission);
   const lines = [head.join('  '), `    command  ${d.command.join(' ')}`];
   if (d.integrity.file) lines.push(`    file     ${d.integrity.file}  sha256 ${d.integrity.actual ?? d.integrity.expected ?? 'unknown'}`);
   if (d.last_exit) lines.push(`    exited   ${new Date(d.last_exit.at).toISOString()}  ${d.last_exit.reason}`);
   if (d.error) lines.push(`    error    ${d.error}`);
-  if (d.admission === 'untrusted' || d.admission === 'mismatch') lines.push(`    trust it with \`uplink drivers trust ${d.id}\` (or in the panel's Drivers view)`);
+  if (!idle && (d.admission === 'untrusted' || d.admission === 'mismatch')) lines.push(`    trust it with \`uplink drivers trust ${d.id}\` (or in the panel's Drivers view)`);
   for (const l of d.stderr.slice(-3)) lines.push(`    stderr   ${l}`);
   return lines.map(escapeControl).join('\n');
 }
