@@ -30,7 +30,11 @@ export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Dispose
 /** Connection state from the transport; on (re)connect everything is reloaded. */
 export function connectionChanged(state: ConnectionState, detail?: string): void {
   set((s) => ({ connection: { ...s.connection, state, ...(detail ? { detail } : { detail: undefined }) } }));
-  if (state === 'open') void refreshAll();
+  if (state === 'open') {
+    // A restarted hub numbers its drivers' trace messages from 1 again: read each trace anew.
+    set((s) => ({ drivers: { ...s.drivers, trace: {} } }));
+    void refreshAll();
+  }
 }
 
 /** Reloads every view's data (after a reconnect the hub may have moved on). */

@@ -98,6 +98,17 @@ describe('the Drivers view', () => {
     expect(asked.slice(0, 2)).toEqual([undefined, 1]);
   });
 
+  it('reads each trace anew after a reconnect (a restarted hub numbers its messages from 1 again)', async () => {
+    open({ driverStatus: [running()], driverTrace: trace() });
+    await settle();
+    expect(rows()).toHaveLength(5);
+    fake.replies.driverTrace = (p: { after?: number }) => (p.after === undefined ? trace().slice(0, 1) : []);
+    act(() => connectionChanged('reconnecting'));
+    connectionChanged('open');
+    await settle(1100);
+    expect(rows()).toHaveLength(1);
+  });
+
   it('filters the trace by channel and by op; an answer follows its request', async () => {
     open({ driverStatus: [running()], driverTrace: trace() });
     await settle();
