@@ -10,11 +10,12 @@ import { useStore, VIEWS } from './store';
 import type { View } from './store';
 import { ApprovalsView } from './components/ApprovalsView';
 import { ChannelsView } from './components/ChannelsView';
+import { DriversView } from './components/DriversView';
 import { ProvidersView } from './components/ProvidersView';
 import { SettingsView } from './components/SettingsView';
 import { TimelineView } from './components/TimelineView';
 
-const LABELS: Record<View, string> = { approvals: 'Approvals', timeline: 'Timeline', channels: 'Channels', providers: 'Providers', settings: 'Rules & settings' };
+const LABELS: Record<View, string> = { approvals: 'Approvals', timeline: 'Timeline', channels: 'Channels', providers: 'Providers', drivers: 'Drivers', settings: 'Rules & settings' };
 
 function CurrentView({ view }: { view: View }) {
   switch (view) {
@@ -26,6 +27,8 @@ function CurrentView({ view }: { view: View }) {
       return <ChannelsView />;
     case 'providers':
       return <ProvidersView />;
+    case 'drivers':
+      return <DriversView />;
     case 'settings':
       return <SettingsView />;
     default: {

@@ -5,6 +5,7 @@ import { setApi } from '../api';
 import type { View } from '../store';
 import { addApproval, loadApprovals, resolveApproval } from './approvals';
 import { set } from './common';
+import { loadDrivers } from './drivers';
 import { discardTimelineBuffer, enqueueTimeline, loadHistory } from './timeline';
 import { loadChannels, loadProviders, loadRules, loadSettings } from './views';
 
@@ -29,12 +30,16 @@ export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Dispose
 /** Connection state from the transport; on (re)connect everything is reloaded. */
 export function connectionChanged(state: ConnectionState, detail?: string): void {
   set((s) => ({ connection: { ...s.connection, state, ...(detail ? { detail } : { detail: undefined }) } }));
-  if (state === 'open') void refreshAll();
+  if (state === 'open') {
+    // A restarted hub numbers its drivers' trace messages from 1 again: read each trace anew.
+    set((s) => ({ drivers: { ...s.drivers, trace: {} } }));
+    void refreshAll();
+  }
 }
 
 /** Reloads every view's data (after a reconnect the hub may have moved on). */
 export async function refreshAll(): Promise<void> {
-  await Promise.all([loadApprovals(), loadChannels(), loadSettings(), loadRules(), loadProviders(), loadHistory(true)]);
+  await Promise.all([loadApprovals(), loadChannels(), loadSettings(), loadRules(), loadProviders(), loadDrivers(), loadHistory(true)]);
 }
 
 /** Switches the main view. */

@@ -6,4 +6,5 @@ export * from './connection';
 export * from './approvals';
 export * from './timeline';
 export * from './views';
+export * from './drivers';
 export { toast } from './common';

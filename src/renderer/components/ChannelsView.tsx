@@ -3,9 +3,10 @@ import { escapeControl } from '../../shared/escape';
 import { useEffect } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { PanelChannel } from '../../shared/panel-types';
-import { loadChannels, selectChannel } from '../actions';
+import { loadChannels, loadDrivers, selectChannel, showView } from '../actions';
 import { useStore } from '../store';
 import { ChannelPage } from './ChannelPage';
+import { awaitingTrust } from './DriversView';
 import { Badge, Empty, ErrorBox, Loading, tierLook } from './common';
 
 function detailLine(c: PanelChannel): string {
@@ -16,9 +17,14 @@ function detailLine(c: PanelChannel): string {
 }
 
 export function ChannelsView() {
-  const { list, selected } = useStore(useShallow((s) => ({ list: s.channels.list, selected: s.selectedChannel })));
+  const { list, selected, untrusted } = useStore(
+    useShallow((s) => ({ list: s.channels.list, selected: s.selectedChannel, untrusted: (s.drivers.list.data ?? []).filter(awaitingTrust).map((d) => d.id).join(', ') })),
+  );
   // Panes come and go without an event: refresh whenever the view opens.
-  useEffect(() => void loadChannels(), []);
+  useEffect(() => {
+    void loadChannels();
+    void loadDrivers();
+  }, []);
   const data = list.data;
   const drivers = data ? [...new Set([...data.health.map((h) => h.driver), ...data.channels.map((c) => c.driver)])] : [];
   return (
@@ -31,6 +37,12 @@ export function ChannelsView() {
             {list.loading ? 'Refreshing…' : 'Refresh'}
           </button>
         </header>
+        {untrusted && (
+          <p className="trust-pointer" role="status">
+            {untrusted} {untrusted.includes(',') ? 'wait for your trust before they run' : 'waits for your trust before it runs'}.{' '}
+            <button type="button" className="btn btn-small" onClick={() => showView('drivers')}>Open Drivers</button>
+          </p>
+        )}
         {list.error && <ErrorBox error={list.error} onRetry={() => void loadChannels()} />}
         {list.loading && !data && <Loading what="channels" />}
         {data && drivers.length === 0 && <Empty title="No drivers are loaded">Check the hub's configuration with `uplink doctor`.</Empty>}

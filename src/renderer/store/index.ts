@@ -8,6 +8,7 @@ import {
   createApprovalsSlice,
   createChannelsSlice,
   createConnectionSlice,
+  createDriversSlice,
   createProvidersSlice,
   createSettingsSlice,
   createTimelineSlice,
@@ -23,6 +24,7 @@ const allSlices: StateCreator<PanelState> = (...a) => ({
   ...createTimelineSlice(...a),
   ...createChannelsSlice(...a),
   ...createProvidersSlice(...a),
+  ...createDriversSlice(...a),
   ...createSettingsSlice(...a),
 });
 

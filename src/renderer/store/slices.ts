@@ -11,6 +11,8 @@ import type {
   ChannelList,
   ChannelPreview,
   Decision,
+  DriverProcessStatus,
+  DriverTraceEntry,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -30,8 +32,8 @@ export interface Loadable<T> {
 }
 export const idle = <T>(): Loadable<T> => ({ loading: false });
 
-export type View = 'approvals' | 'timeline' | 'channels' | 'providers' | 'settings';
-export const VIEWS: readonly View[] = ['approvals', 'timeline', 'channels', 'providers', 'settings'];
+export type View = 'approvals' | 'timeline' | 'channels' | 'providers' | 'drivers' | 'settings';
+export const VIEWS: readonly View[] = ['approvals', 'timeline', 'channels', 'providers', 'drivers', 'settings'];
 
 export interface ConnectionSlice {
   connection: { state: ConnectionState; detail?: string; status?: HubStatus; host: 'electron' | 'browser' };
@@ -87,11 +89,16 @@ export interface ProvidersSlice {
   providers: { list: Loadable<ProviderEntry[]>; explanation: Loadable<SelectionExplanation> };
 }
 
+export interface DriversSlice {
+  /** Out-of-process drivers and, per driver, the protocol trace read so far (oldest first, bounded). */
+  drivers: { list: Loadable<DriverProcessStatus[]>; trace: Record<string, DriverTraceEntry[]> };
+}
+
 export interface SettingsSlice {
   settings: { settings: Loadable<PanelSettings>; rules: Loadable<ApprovalRule[]>; sessionGrants: Loadable<SessionGrantEntry[]> };
 }
 
-export type PanelState = ConnectionSlice & UiSlice & ApprovalsSlice & TimelineSlice & ChannelsSlice & ProvidersSlice & SettingsSlice;
+export type PanelState = ConnectionSlice & UiSlice & ApprovalsSlice & TimelineSlice & ChannelsSlice & ProvidersSlice & DriversSlice & SettingsSlice;
 type Slice<T> = StateCreator<PanelState, [], [], T>;
 
 export const createConnectionSlice: Slice<ConnectionSlice> = () => ({ connection: { state: 'connecting', host: 'browser' } });
@@ -114,4 +121,5 @@ export const createTimelineSlice: Slice<TimelineSlice> = () => ({
 });
 export const createChannelsSlice: Slice<ChannelsSlice> = () => ({ channels: { list: { loading: true }, described: {}, previews: {} } });
 export const createProvidersSlice: Slice<ProvidersSlice> = () => ({ providers: { list: { loading: true }, explanation: idle() } });
+export const createDriversSlice: Slice<DriversSlice> = () => ({ drivers: { list: { loading: true }, trace: {} } });
 export const createSettingsSlice: Slice<SettingsSlice> = () => ({ settings: { settings: { loading: true }, rules: { loading: true }, sessionGrants: { loading: true } } });

@@ -165,6 +165,13 @@ describe('external drivers', () => {
     expect((await hub.listChannels()).map((c) => c.channel)).toEqual(['notes:todo', 'notes:ideas']);
   });
 
+  it('says an entry waits for trust before anything started it, and never calls an admitted idle one untrusted', async () => {
+    const { hub } = hubWith({ integrity: null });
+    expect(await hub.driverStatus()).toMatchObject([{ id: 'notes', state: 'idle', admission: 'untrusted', integrity: { file: DRIVER, actual: SHA } }]);
+    const admitted = hubWith({});
+    expect(await admitted.hub.driverStatus()).toMatchObject([{ id: 'notes', state: 'idle', admission: 'unchecked' }]);
+  });
+
   it('reports a driver that speaks another protocol version, with both versions', async () => {
     const { hub } = hubWith({ args: ['--speaks', '2'] });
     const report = (await hub.doctor()).drivers.find((d) => d.driver === 'notes')!;

@@ -23,6 +23,8 @@ export function createFakeApi(replies: FakeApi['replies'] = {}): FakeApi {
       getSettings: { approval_timeout_ms: 120_000, data_dir: '/data', version: '0.1.0' },
       listRules: [],
       listProviders: [],
+      driverStatus: [],
+      driverTrace: [],
       queryTimeline: { events: [], next_before: null },
       decide: { accepted: true, granted: true },
       ...replies,

@@ -46,7 +46,7 @@ export interface ExternalDriverOptions {
 }
 
 export type ProcessState = 'idle' | 'starting' | 'running' | 'backoff' | 'refused' | 'incompatible' | 'stopped';
-/** `unchecked`: no integrity option (the conformance kit). */
+/** `unchecked`: not hashed yet (an admitted driver before its first start), or no integrity option (the conformance kit). */
 export type Admission = 'admitted' | 'untrusted' | 'mismatch' | 'unchecked';
 
 /** One protocol message as the trace keeps it: payloads masked and cut. */
@@ -181,7 +181,7 @@ export class ExternalDriver implements Driver {
     this.#options = options;
     this.id = options.id;
     this.command = [...options.command];
-    this.#admission = options.integrity ? 'untrusted' : 'unchecked';
+    this.#admission = 'unchecked';
   }
 
   // ── the Driver interface ───────────────────────────────────────────────────────────────────
@@ -282,7 +282,8 @@ export class ExternalDriver implements Driver {
       ...(s ? { started_at: s.startedAt } : {}),
       ...(this.#state === 'backoff' ? { next_start_at: this.#nextStartAt } : {}),
       ...(this.#lastExit ? { last_exit: { ...this.#lastExit } } : {}),
-      admission: this.#admission,
+      // An entry the config does not admit is untrusted before any start: no hash needed to know.
+      admission: this.#admission === 'unchecked' && this.#options.integrity && !this.#options.integrity() ? 'untrusted' : this.#admission,
       integrity: { ...this.#integrity },
       ...(this.#error ? { error: describe(this.#error) } : {}),
       in_flight: s && !s.dead ? s.pending.size : 0,

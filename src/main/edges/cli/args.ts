@@ -15,9 +15,9 @@ export interface ParsedArgs {
 }
 
 /** Flags that take a value. */
-const VALUED = new Set(['reply-hint', 'interaction', 'provider', 'port', 'host', 'limit', 'channel', 'op', 'agent', 'state', 'text', 'tier', 'cursor', 'driver']);
+const VALUED = new Set(['reply-hint', 'interaction', 'provider', 'port', 'host', 'limit', 'channel', 'op', 'agent', 'state', 'text', 'tier', 'cursor', 'driver', 'sha256']);
 /** Flags that are switches. */
-const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http']);
+const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes']);
 
 /** Parses argv (without the command itself is fine too). */
 export function parseArgs(argv: string[]): ParsedArgs {

@@ -10,11 +10,11 @@ import { present } from './present';
 import type { CliRequest } from './request';
 
 /** Runs the request in an embedded hub, prints it; resolves with the exit code. */
-export async function runEmbedded(dataDir: string, request: CliRequest, json: boolean): Promise<number> {
+export async function runEmbedded(dataDir: string, request: CliRequest, json: boolean, show: typeof present = present): Promise<number> {
   if (request.command === 'log') return runLog(dataDir, request.args, json);
   const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir), watchConfig: false });
   try {
-    return present(request, await executeCli(hub, request, { agent: cliAgent(osUser()) }), json);
+    return show(request, await executeCli(hub, request, { agent: cliAgent(osUser()) }), json);
   } finally {
     await hub.close();
   }

@@ -138,6 +138,14 @@ export async function executeCli(hub: Hub, request: CliRequest, ctx: ExecuteCont
       const mcpUrl = new URL('/mcp', readAnnouncement(hub.dataDir)?.url ?? `http://127.0.0.1:${DEFAULT_SERVE_PORT}`).href;
       return { id, token, mcp_url: mcpUrl };
     }
+    case 'drivers': {
+      const { action, id, sha256 } = request.args;
+      if (action === 'status') return (await hub.driverStatus()) as unknown as JsonValue;
+      if (id === undefined) throw new HubError('core', 'Invalid', `drivers ${action} needs a driver id`, { hint: `uplink drivers ${action} <id>` });
+      if (action === 'restart') return (await hub.restartDriver(id, by)) as unknown as JsonValue;
+      if (sha256 === undefined) throw new HubError('core', 'Invalid', `drivers trust needs the sha256 you checked`, { hint: `run \`uplink drivers trust ${id}\` on a terminal to see it, or pass --yes --sha256 <hex>` });
+      return (await hub.trustDriver(id, sha256, by)) as unknown as JsonValue;
+    }
     case 'log':
       return log(hub, request.args, ctx);
   }

@@ -6,6 +6,7 @@
 import type { AgentIdentity, AuditEntry, ChannelEntry, HubDoctor, OpDescription } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
 import { describeAuthorization, outcomeOf } from '../../../shared/audit-record';
+import type { DriverProcessStatus } from '../../../shared/panel-types';
 
 /**
  * JSON for a terminal: JSON.stringify escapes C0 but leaves DEL, C1 and U+2028/9 raw, which some
@@ -88,4 +89,27 @@ export function formatEntry(e: AuditEntry): string {
   if (e.error_kind) parts.push(`error=${e.error_kind}: ${e.message ?? ''}`);
   if (e.detail) parts.push(`detail=${JSON.stringify(e.detail)}`);
   return escapeControl(parts.join('  '));
+}
+
+/** An out-of-process driver in a few lines: process, admission, why it is down, its last stderr. */
+export function formatDriver(d: DriverProcessStatus): string {
+  // An admitted driver's file is hashed when it starts: one never started has no verdict yet.
+  const idle = d.state === 'idle' && d.admission === 'unchecked';
+  const head = [d.id.padEnd(12), idle ? 'idle (not started yet: it starts at its first use, e.g. `uplink channels`)' : d.state];
+  if (d.pid !== undefined) head.push(`pid ${d.pid}`);
+  if (d.protocol_version) head.push(`protocol ${d.protocol_version}`);
+  head.push(`restarts ${d.restarts}`);
+  if (!idle) head.push(d.admission);
+  const lines = [head.join('  '), `    command  ${d.command.join(' ')}`];
+  if (d.integrity.file) lines.push(`    file     ${d.integrity.file}  sha256 ${d.integrity.actual ?? d.integrity.expected ?? 'unknown'}`);
+  if (d.last_exit) lines.push(`    exited   ${new Date(d.last_exit.at).toISOString()}  ${d.last_exit.reason}`);
+  if (d.error) lines.push(`    error    ${d.error}`);
+  if (d.admission === 'untrusted' || d.admission === 'mismatch') lines.push(`    trust it with \`uplink drivers trust ${d.id}\` (or in the panel's Drivers view)`);
+  for (const l of d.stderr.slice(-3)) lines.push(`    stderr   ${l}`);
+  return lines.map(escapeControl).join('\n');
+}
+
+export function formatDrivers(drivers: DriverProcessStatus[]): string {
+  if (drivers.length === 0) return 'no out-of-process drivers (add one to external_drivers in config.json)';
+  return drivers.map(formatDriver).join('\n');
 }

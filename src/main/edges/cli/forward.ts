@@ -45,9 +45,9 @@ function callerEnv(): CliCaller | undefined {
 /**
  * Runs the request in the running hub and prints its answer; resolves with the exit code, or with
  * undefined when no hub runs (the caller then embeds one). Ctrl-C closes the connection, which
- * cancels the call in the hub.
+ * cancels the call in the hub. `show` replaces the printing when a command reads an answer itself.
  */
-export async function forward(dataDir: string, request: CliRequest, json: boolean): Promise<number | undefined> {
+export async function forward(dataDir: string, request: CliRequest, json: boolean, show: typeof present = present): Promise<number | undefined> {
   const hub = readAnnouncement(dataDir);
   if (!hub || !pidAlive(hub.pid)) return undefined;
   let key: string;
@@ -114,7 +114,7 @@ export async function forward(dataDir: string, request: CliRequest, json: boolea
         else if (msg.error !== undefined) finish({ error: errorFromWire(msg.error, refused) });
         else if ('result' in msg && res.statusCode === 200) {
           try {
-            finish({ code: present(request, msg.result, json) });
+            finish({ code: show(request, msg.result, json) });
           } catch (e) {
             finish({ error: e });
           }

@@ -12,11 +12,15 @@
 // the hub, the drivers, SQLite, ajv or the MCP SDK. The embedded hub, `serve`, `mcp` and the tmux
 // snippet are imported when a command needs them.
 import { HubError, isDriverError, resolveDataDir, runBuiltInDriver, tmuxSnippet, toHubError } from '../../hub';
+import { escapeControl } from '../../../shared/escape';
 import { DEFAULT_SERVE_PORT, flag, intFlag, isUsage, parseArgs, usage } from './args';
 import type { ParsedArgs } from './args';
 import { print } from './format';
 import { forward } from './forward';
+import type { present } from './present';
 import { requestFromArgs } from './request';
+import type { CliRequest } from './request';
+import type { DriverProcessStatus } from '../../../shared/panel-types';
 
 export const HELP = `uplink — channels for AI agents, through one kernel, with operator approvals
 
@@ -30,6 +34,9 @@ Usage:
   uplink log [--follow] [--limit N] [--channel C] [--op O] [--agent A] [--state outcome] [--text T]
   uplink tier <channel> <tier>                    set a channel's permission tier (human-only)
   uplink agents [create <name> | revoke <name>]   named agent credentials (a new token is shown once)
+  uplink drivers                                  out-of-process drivers: process, admission, last stderr
+  uplink drivers trust <id> [--yes --sha256 H]    admit a new or changed driver (asks on a terminal; scripts pass the hash)
+  uplink drivers restart <id>                     restart an out-of-process driver
   uplink tmux-snippet                             a tmux.conf fragment: tiers in pane borders, a grant menu
   uplink mcp                                      MCP over stdio (forwards to a running hub)
   uplink serve [--port N] [--host H]              hub + MCP (Streamable HTTP) + panel on 127.0.0.1 (port 7420; 0 = any);
@@ -41,16 +48,66 @@ Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
 `;
 
+/** Runs a request in the running hub, else in an embedded one; `show` prints it (or reads it). */
+async function callHub(dataDir: string, request: CliRequest, json: boolean, show?: typeof present): Promise<number> {
+  const code = await forward(dataDir, request, json, show);
+  if (code !== undefined) return code;
+  const { runEmbedded } = await import('./embedded');
+  return runEmbedded(dataDir, request, json, show);
+}
+
+/** One line from the terminal. */
+async function ask(question: string): Promise<string> {
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}
+
+/**
+ * `drivers trust <id>` at a terminal: shows what trusting admits (command, file, its hash now)
+ * and sends exactly that hash once the person says yes, so a file changed meanwhile is refused.
+ */
+async function confirmTrust(dataDir: string, request: Extract<CliRequest, { command: 'drivers' }>, json: boolean): Promise<number | undefined> {
+  const id = request.args.id!;
+  let drivers: DriverProcessStatus[] = [];
+  await callHub(dataDir, { command: 'drivers', args: { action: 'status' } }, json, (_r, result) => {
+    drivers = result as DriverProcessStatus[];
+    return 0;
+  });
+  const d = drivers.find((x) => x.id === id);
+  if (!d) throw new HubError('core', 'NotFound', `no external driver ${id} (external: ${drivers.map((x) => x.id).join(', ') || 'none'})`, { hint: 'add it to external_drivers in config.json and restart the hub' });
+  const shown = request.args.sha256 ?? d.integrity.actual;
+  if (!d.integrity.file || !shown) throw new HubError(id, 'NotFound', `no file to trust for ${id} (its command names none, or it cannot be read)`, { hint: "set integrity.file in config.json to the driver's program or script" });
+  process.stderr.write(`${[`command  ${d.command.join(' ')}`, `file     ${d.integrity.file}`, `sha256   ${shown}`].map(escapeControl).join('\n')}\n`);
+  const answer = (await ask(`Trust ${escapeControl(id)} to run with this file? [y/N] `)).trim().toLowerCase();
+  if (answer !== 'y' && answer !== 'yes') {
+    process.stderr.write(`${escapeControl(id)} not trusted\n`);
+    return 1;
+  }
+  request.args.sha256 = shown;
+  return undefined;
+}
+
 async function run(args: ParsedArgs): Promise<number> {
   const json = args.flags.has('json');
   const [command] = args.positionals;
   const request = requestFromArgs(args);
   if (request) {
     const dataDir = resolveDataDir();
-    const code = await forward(dataDir, request, json);
-    if (code !== undefined) return code;
-    const { runEmbedded } = await import('./embedded');
-    return runEmbedded(dataDir, request, json);
+    if (request.command === 'drivers' && request.args.action === 'trust') {
+      if (args.flags.has('yes')) {
+        if (!request.args.sha256) throw usage('drivers trust --yes needs --sha256 <hex>: the hash you checked', 'see it with `uplink drivers`');
+      } else {
+        if (!process.stdin.isTTY) throw usage('drivers trust asks for confirmation on a terminal', 'in a script pass --yes --sha256 <hex>');
+        const refused = await confirmTrust(dataDir, request, json);
+        if (refused !== undefined) return refused;
+      }
+    }
+    return callHub(dataDir, request, json);
   }
   switch (command) {
     case 'tmux-snippet': {

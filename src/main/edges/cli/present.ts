@@ -4,7 +4,8 @@
  */
 import type { AgentSummary, AuditEntry, ChannelEntry, HubDoctor, OpDescription, RecvBatch, SendReceipt } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
-import { escapeLines, formatChannels, formatDoctor, formatEntry, formatOps, jsonForTerminal, print } from './format';
+import type { DriverProcessStatus } from '../../../shared/panel-types';
+import { escapeLines, formatChannels, formatDoctor, formatDriver, formatDrivers, formatEntry, formatOps, jsonForTerminal, print } from './format';
 import type { CliRequest } from './request';
 
 /** One `log` entry as a line. */
@@ -80,6 +81,14 @@ export function present(request: CliRequest, result: unknown, json: boolean): nu
     case 'agents':
       presentAgents(request, result, json);
       return 0;
+    case 'drivers': {
+      const { action, id } = request.args;
+      if (json) print(JSON.stringify(result, null, 2));
+      else if (action === 'status') print(formatDrivers(result as DriverProcessStatus[]));
+      else print(`${escapeControl(id ?? '')} ${action === 'trust' ? 'trusted' : 'restarted'}:\n${formatDriver(result as DriverProcessStatus)}`);
+      // Trust and restart are asked for to get the driver running: a script learns when it is not.
+      return action === 'status' || (result as DriverProcessStatus).state === 'running' ? 0 : 1;
+    }
     case 'log':
       // The entries were printed as they came.
       return 0;

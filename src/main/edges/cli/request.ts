@@ -16,6 +16,8 @@ export const MAX_LOG_LIMIT = 1_000_000;
 export const REPLY_HINTS = ['full', 'short', 'none'] as const;
 export const INTERACTIONS = ['typed', 'semantic_ui', 'visual_ui'] as const;
 export const AGENT_ACTIONS = ['list', 'create', 'revoke'] as const;
+export const DRIVER_ACTIONS = ['status', 'trust', 'restart'] as const;
+const SHA256 = /^[0-9a-fA-F]{64}$/;
 
 type Str = string;
 /** Each command's args. Optional fields are absent, never undefined (the body is JSON). */
@@ -29,6 +31,8 @@ export interface CliCommands {
   invoke: { channel: Str; op: Str; json_args?: Str; interaction?: (typeof INTERACTIONS)[number]; provider?: Str };
   tier: { channel: Str; tier: Str };
   agents: { action: (typeof AGENT_ACTIONS)[number]; name?: Str };
+  /** `sha256`: the hash the operator checked; the hub refuses the trust when the file has another. */
+  drivers: { action: (typeof DRIVER_ACTIONS)[number]; id?: Str; sha256?: Str };
   log: { follow: boolean; limit: number; channel?: Str; op?: Str; agent?: Str; state?: (typeof LOG_STATES)[number]; text?: Str };
 }
 export type CliCommand = keyof CliCommands;
@@ -103,6 +107,15 @@ export function requestFromArgs(args: ParsedArgs): CliRequest | undefined {
       if (name === undefined) throw usage(`agents ${sub} needs <name>`);
       return { command, args: { action: sub, name } };
     }
+    case 'drivers': {
+      const [sub, id] = need(args, 0, 2, '[trust <id> | restart <id>]');
+      if (sub === undefined) return { command, args: { action: 'status' } };
+      if (sub !== 'trust' && sub !== 'restart') throw usage(`unknown drivers command "${sub}" (expected trust or restart)`);
+      if (id === undefined) throw usage(`drivers ${sub} needs <id>`);
+      const sha256 = flag(args, 'sha256');
+      if (sha256 !== undefined && (sub !== 'trust' || !SHA256.test(sha256))) throw usage(sub === 'trust' ? `--sha256 must be 64 hex digits, not "${sha256.slice(0, 80)}"` : '--sha256 is for drivers trust');
+      return { command, args: defined({ action: sub, id, sha256: sha256?.toLowerCase() }) };
+    }
     case 'log':
       return {
         command,
@@ -135,6 +148,7 @@ const FIELDS: { [C in CliCommand]: Record<string, Field> } = {
   invoke: { 'channel!': str, 'op!': str, json_args: str, interaction: oneOf(INTERACTIONS), provider: str },
   tier: { 'channel!': str, 'tier!': str },
   agents: { 'action!': oneOf(AGENT_ACTIONS), name: str },
+  drivers: { 'action!': oneOf(DRIVER_ACTIONS), id: str, sha256: str },
   log: { 'follow!': { type: 'bool' }, 'limit!': { type: 'int', min: 1, max: MAX_LOG_LIMIT }, channel: str, op: str, agent: str, state: oneOf(LOG_STATES), text: str },
 };
 
