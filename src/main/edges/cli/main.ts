@@ -35,6 +35,9 @@ Usage:
   uplink serve [--port N] [--host H]              hub + MCP (Streamable HTTP) + panel on 127.0.0.1 (port 7420; 0 = any);
                                                   a non-loopback --host also needs --insecure-plain-http
   uplink panel-url                                a fresh one-time URL that opens the running hub's panel
+  uplink driver check [--timeout ms] -- <command…>
+                                                  start a driver and check it speaks the driver protocol,
+                                                  one line per check (exit 0 only when none fails)
 
 Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
@@ -71,6 +74,10 @@ async function run(args: ParsedArgs): Promise<number> {
       need(args, 0, 0, 'no operands');
       const { runPanelUrl } = await import('./serve');
       return runPanelUrl(resolveDataDir(), json);
+    }
+    case 'driver': {
+      const { runDriverCommand } = await import('./driver-check');
+      return runDriverCommand(args);
     }
     case undefined:
     case 'help':
