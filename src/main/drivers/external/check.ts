@@ -121,7 +121,10 @@ async function stillServing(s: State, restarts: number, after: string): Promise<
   } catch (e) {
     fail(`it stopped answering after ${after}: ${describe(e)}`, 'keep serving: one bad message must not stop the driver');
   }
-  if (s.d.status().restarts !== restarts) fail(`it fell over after ${after} (${s.d.status().last_exit?.reason ?? 'its process ended'}; last stderr: ${cut(s.d.status().stderr.at(-1) ?? 'nothing')})`, 'keep serving: one bad message must not stop the driver');
+  const { restarts: now, last_exit, stderr } = s.d.status();
+  // Node ends a crash's stderr with its version: the line naming the error says more.
+  const telling = stderr.findLast((l) => /error/i.test(l)) ?? stderr.at(-1) ?? 'nothing';
+  if (now !== restarts) fail(`it fell over after ${after} (${last_exit?.reason ?? 'its process ended'}; stderr: ${cut(telling)})`, 'keep serving: one bad message must not stop the driver');
 }
 
 async function settle(p: Promise<unknown>): Promise<{ value?: unknown; error?: unknown }> {
@@ -141,10 +144,12 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     const init = s.d.handshake() as { info: { kind: string }; extensions?: unknown };
     s.kind = init.info.kind;
     const ext = init.extensions;
-    if (ext === undefined) return;
+    const note = `${s.d.id}, protocol 3, extensions: ${Array.isArray(ext) && ext.length ? ext.map(String).join(', ') : 'none'}`;
+    if (ext === undefined) return note;
     if (!Array.isArray(ext)) fail(`initialize's extensions is ${show(ext)}, not a list`, 'answer "extensions": [] or a list of the optional methods you serve');
     const unknown = (ext as unknown[]).filter((e) => !(EXTENSIONS as readonly unknown[]).includes(e));
     if (unknown.length) fail(`initialize's extensions lists ${unknown.map(show).join(', ')}, not a known extension`, `list only the optional methods you serve: ${EXTENSIONS.join(', ')}`);
+    return note;
   },
 
   async info(s) {
