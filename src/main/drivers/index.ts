@@ -16,4 +16,5 @@ export async function loadProductDrivers() {
   return { tmux, desktop };
 }
 export { ExternalDriver, rpcErrorOf, sha256File } from './external/host';
+export { EXTENSIONS, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR } from './external/wire';
 export type { Admission, ExternalDriverOptions, ExternalStatus, Integrity, ProcessState, TraceEntry, TraceFilter } from './external/host';

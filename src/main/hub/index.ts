@@ -5,6 +5,7 @@
  * starts in a fraction of the time a hub takes.
  */
 import type { AuditStore } from './audit-store';
+import type { CheckOptions, CheckResult } from './driver-check';
 import type { Hub } from './hub';
 import type { HubOptions } from './hub-core';
 
@@ -23,6 +24,13 @@ export { MAX_OP_CHARS, checkBounds } from './bounds';
 /** Creates the hub of a data directory (see `HubOptions`). */
 export async function createHub(options: HubOptions): Promise<Hub> {
   return (await import('./hub-core')).createHub(options);
+}
+
+export type { CheckName, CheckOptions, CheckResult } from './driver-check';
+
+/** The driver conformance kit on a command (`uplink driver check`); it loads when called and starts no hub. */
+export async function checkDriver(options: CheckOptions): Promise<CheckResult[]> {
+  return (await import('./driver-check')).checkDriver(options);
 }
 
 /** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */

@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHECK_NAMES, checkDriver, formatCheck } from '../../../src/main/drivers/external/check';
-import type { CheckName, CheckResult } from '../../../src/main/drivers/external/check';
+import { CHECK_NAMES, checkDriver } from '../../../src/main/hub/driver-check';
+import type { CheckName, CheckResult } from '../../../src/main/hub/driver-check';
+import { formatCheck } from '../../../src/main/edges/cli/driver-check';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'external');
 const broken = (name: string): string => join(FIXTURES, 'broken', `${name}.mjs`);

@@ -8,12 +8,10 @@
  * with `UPLINK_DRIVER_CHECK=1` in its environment may declare the ops `uplink-check-slow` and
  * `uplink-check-large` (docs/driver-protocol.md). Every other check works on any driver.
  */
-import { inputValidator, isValidIdentifier, strictSchemaError } from '../../kernel';
-import type { JsonValue } from '../../kernel';
-import { DRIVER_ERROR_KINDS, DriverError, renderDriverError } from '../contract';
-import type { DriverErrorWire, InvokeContext, OpSpec } from '../contract';
-import { ExternalDriver, rpcErrorOf } from './host';
-import { EXTENSIONS, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR } from './wire';
+import { inputValidator, isValidIdentifier, strictSchemaError } from '../kernel';
+import type { JsonValue } from '../kernel';
+import { DRIVER_ERROR_KINDS, DriverError, EXTENSIONS, ExternalDriver, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, renderDriverError, rpcErrorOf } from '../drivers';
+import type { DriverErrorWire, InvokeContext, OpSpec } from '../drivers';
 
 /** Set to `1` in the environment of a driver the kit starts. */
 export const CHECK_ENV = 'UPLINK_DRIVER_CHECK';
@@ -44,13 +42,6 @@ export interface CheckOptions {
   env?: NodeJS.ProcessEnv;
   /** Told each result as soon as it is known. */
   onResult?: (result: CheckResult) => void;
-}
-
-/** A result as its one line. */
-export function formatCheck(r: CheckResult): string {
-  if (r.status === 'pass') return r.why ? `pass ${r.name} (${r.why})` : `pass ${r.name}`;
-  if (r.status === 'skip') return `skip ${r.name}: ${r.why}`;
-  return `fail ${r.name}: ${r.why}${r.hint ? ` — hint: ${r.hint}` : ''}`;
 }
 
 class Failure extends Error {
