@@ -85,4 +85,10 @@ describe('uplink driver check', () => {
     expect(formatCheck(r.handshake)).toMatch(/^fail handshake: .*speaks driver protocol 2, this Uplink speaks 3 — hint: /);
     expect(Object.values(r).slice(1).every((c) => c.status === 'skip' && c.why === 'the driver did not start')).toBe(true);
   });
+
+  it('takes the driver\'s own id, and fails the handshake on one that cannot name a driver', async () => {
+    expect((await check(join(FIXTURES, 'notes-driver.mjs'), ['--id', 'wiki'])).errors.why).toMatch(/^uplink error \[wiki:NotFound\]: /);
+    const r = await check(join(FIXTURES, 'notes-driver.mjs'), ['--id', 'Wiki_Notes']);
+    expect(formatCheck(r.handshake)).toBe('fail handshake: the driver calls itself "Wiki_Notes", which is not a driver id — hint: an id is a lowercase letter, then lowercase letters, digits and "-"');
+  });
 });
