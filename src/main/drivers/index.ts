@@ -17,5 +17,6 @@ export async function loadProductDrivers() {
   const [tmux, desktop] = await Promise.all([import('./tmux'), import('./desktop')]);
   return { tmux, desktop };
 }
-export { ExternalDriver, sha256File } from './external/host';
+export { ExternalDriver, rpcErrorOf, sha256File } from './external/host';
+export { EXTENSIONS, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR } from './external/wire';
 export type { Admission, ExternalDriverOptions, ExternalStatus, Integrity, ProcessState, TraceEntry, TraceFilter } from './external/host';

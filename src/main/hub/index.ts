@@ -5,6 +5,7 @@
  * starts in a fraction of the time a hub takes.
  */
 import type { AuditStore } from './audit-store';
+import type { CheckOptions, CheckResult } from './driver-check';
 import type { Hub } from './hub';
 import type { HubOptions } from './hub-core';
 
@@ -28,6 +29,13 @@ export async function createHub(options: HubOptions): Promise<Hub> {
 /** Serves one built-in driver over the driver protocol on stdio, its config read live; no hub. */
 export async function runBuiltInDriver(name: string, dataDir: string): Promise<void> {
   return (await import('./driver-run')).runBuiltInDriver(name, dataDir);
+}
+
+export type { CheckName, CheckOptions, CheckResult } from './driver-check';
+
+/** The driver conformance kit on a command (`uplink driver check`); it loads when called and starts no hub. */
+export async function checkDriver(options: CheckOptions): Promise<CheckResult[]> {
+  return (await import('./driver-check')).checkDriver(options);
 }
 
 /** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */

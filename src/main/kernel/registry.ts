@@ -109,6 +109,30 @@ export function inputValidator(schema: JsonSchema): ValidateFunction {
   return compile(schema, 'input_schema');
 }
 
+let strictAjv: Ajv2020 | undefined;
+
+/**
+ * Why `schema` does not compile under Ajv's strict mode (an unknown keyword such as `requried`, a
+ * `required` name without its property, …), or `undefined`. The runtime reads schemas leniently,
+ * as the draft says; the driver conformance kit holds a driver's schemas to this reading, which
+ * catches the typos a lenient reading silently ignores.
+ */
+export function strictSchemaError(schema: JsonSchema): string | undefined {
+  strictAjv ??= new Ajv2020({ strict: true, allowUnionTypes: true, validateFormats: false });
+  try {
+    strictAjv.compile(schema);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    try {
+      if (typeof schema === 'object') strictAjv.removeSchema(schema);
+    } catch {
+      // nothing was cached
+    }
+  }
+}
+
 function compile(schema: JsonSchema, which: Which): ValidateFunction {
   const text = `${which}:${canonicalJson(schema as never)}`;
   const cached = compiled.get(text);

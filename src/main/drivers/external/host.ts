@@ -15,7 +15,7 @@ import type { JsonValue } from '../../kernel';
 import { DriverError } from '../contract';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, InvokeContext, OpSpec, RecvBatch, SendReceipt, SendRequest } from '../contract';
 import { decodeLine, encodeLine, EXTENSIONS, LineSplitter, PROTOCOL_VERSION, rpcToError } from './wire';
-import type { InitializeParams, RpcId, RpcMessage, RpcResponse } from './wire';
+import type { InitializeParams, RpcErrorObject, RpcId, RpcMessage, RpcResponse } from './wire';
 
 /** The file the operator admitted and its SHA-256 (64 lowercase hex). */
 export interface Integrity {
@@ -43,6 +43,11 @@ export interface ExternalDriverOptions {
   /** How long a stopping driver gets after its stdin closes, and after SIGTERM (default 2 s). */
   stopGraceMs?: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Take the driver's own `info.id` at the handshake instead of requiring `id`: the conformance
+   * kit runs a command with no config to name it.
+   */
+  adoptId?: boolean;
 }
 
 export type ProcessState = 'idle' | 'starting' | 'running' | 'backoff' | 'refused' | 'incompatible' | 'stopped';
@@ -123,8 +128,13 @@ interface Session {
 
 type Listener = (what: 'state' | 'ops') => void;
 
-/** The `data` of a driver's JSON-RPC error, kept beside the DriverError made of it (`initialize` reads `supported`). */
-const RPC_DATA = new WeakMap<Error, unknown>();
+/** A driver's JSON-RPC error, kept beside the DriverError made of it (`initialize` reads `supported` in its data). */
+const RPC_ERRORS = new WeakMap<Error, RpcErrorObject>();
+
+/** The JSON-RPC error a driver answered, when `error` was made of one (the conformance kit reads its code and data). */
+export function rpcErrorOf(error: unknown): RpcErrorObject | undefined {
+  return error instanceof Error ? RPC_ERRORS.get(error) : undefined;
+}
 
 /** SHA-256 of a file, hex. */
 export async function sha256File(file: string): Promise<string> {
@@ -149,7 +159,7 @@ function cut(text: string, max: number): string {
 
 /** An out-of-process driver. */
 export class ExternalDriver implements Driver {
-  readonly id: string;
+  #id: string;
   readonly command: string[];
   #options: ExternalDriverOptions;
   #info: DriverInfo | undefined;
@@ -170,6 +180,8 @@ export class ExternalDriver implements Driver {
   #seq = 0;
   #listeners = new Set<Listener>();
   #disposed = false;
+  #handshake: unknown;
+  #strays: ((response: RpcResponse) => void) | undefined;
 
   preview?: Driver['preview'];
   precheck?: Driver['precheck'];
@@ -179,9 +191,13 @@ export class ExternalDriver implements Driver {
   constructor(options: ExternalDriverOptions) {
     if (options.command.length === 0) throw new Error(`external driver ${options.id} has an empty command`);
     this.#options = options;
-    this.id = options.id;
+    this.#id = options.id;
     this.command = [...options.command];
     this.#admission = 'unchecked';
+  }
+
+  get id(): string {
+    return this.#id;
   }
 
   // ── the Driver interface ───────────────────────────────────────────────────────────────────
@@ -263,6 +279,40 @@ export class ExternalDriver implements Driver {
     if (this.#session) void this.#stopSession(this.#session);
   }
 
+  /** The driver's answer to the last `initialize`, as it came (the conformance kit checks its shape). */
+  handshake(): unknown {
+    return this.#handshake;
+  }
+
+  /**
+   * Any method of the protocol, with the deadline and cancellation of an op call (the conformance
+   * kit). A JSON-RPC error rejects as a DriverError; `rpcErrorOf` gives what the driver answered.
+   */
+  call(method: string, params: Record<string, unknown>, options: { signal?: AbortSignal; deadlineMs?: number } = {}): Promise<unknown> {
+    return this.#call(method, params, options);
+  }
+
+  /**
+   * Writes lines the protocol never sends to the running driver and collects, for `waitMs`, the
+   * answers to ids it was never asked (the conformance kit's malformed-request check). Meanwhile
+   * such an answer does not count as a broken driver.
+   */
+  async exchangeRaw(lines: string[], waitMs: number): Promise<RpcResponse[]> {
+    const session = await this.#ready();
+    const got: RpcResponse[] = [];
+    this.#strays = (r) => got.push(r);
+    try {
+      for (const line of lines) {
+        this.#record({ dir: 'out', type: 'invalid', bytes: Buffer.byteLength(line) + 1, summary: cut(line, SUMMARY_CHARS) });
+        session.child.stdin.write(`${line}\n`);
+      }
+      await sleep(waitMs);
+    } finally {
+      this.#strays = undefined;
+    }
+    return got;
+  }
+
   /** Told when the state or the ops change (after a handshake). */
   onChange(listener: Listener): () => void {
     this.#listeners.add(listener);
@@ -334,10 +384,11 @@ export class ExternalDriver implements Driver {
     const session = this.#spawn();
     try {
       const init = await this.#send(session, 'initialize', { protocol_version: PROTOCOL_VERSION, uplink_version: this.#options.uplinkVersion ?? '0.1.0' } satisfies InitializeParams).catch((e: Error) => {
-        const data = RPC_DATA.get(e);
+        const data = RPC_ERRORS.get(e)?.data;
         if (isRecord(data) && Array.isArray(data.supported)) this.#incompatible(data.supported.map(String));
         throw e;
       });
+      this.#handshake = init;
       this.#checkInitialize(init);
       const result = init as { protocol_version: string; info: DriverInfo; extensions?: unknown };
       const extensions = Array.isArray(result.extensions) ? result.extensions.filter((e): e is string => typeof e === 'string' && (EXTENSIONS as readonly string[]).includes(e)) : [];
@@ -402,6 +453,10 @@ export class ExternalDriver implements Driver {
     const info = init.info;
     if (!isRecord(info) || typeof info.id !== 'string' || typeof info.summary !== 'string' || !['messaging', 'capability', 'both'].includes(info.kind as string)) {
       throw new DriverError('Upstream', `${this.id} answered initialize without a valid info (id, kind, summary)`, { hint: 'check it with `uplink driver check -- <its command>`' });
+    }
+    if (this.#options.adoptId) {
+      if (!/^[a-z][a-z0-9-]*$/.test(info.id)) throw new DriverError('Upstream', `the driver calls itself "${cut(info.id, 64)}", which is not a driver id`, { hint: 'an id is a lowercase letter, then lowercase letters, digits and "-"' });
+      this.#id = info.id;
     }
     if (info.id !== this.id) {
       this.#error = new DriverError('Unavailable', `${this.id} is not used: the driver calls itself "${cut(info.id, 64)}", but the config names it "${this.id}"`, { hint: 'make the id in external_drivers equal the driver\'s info.id' });
@@ -522,14 +577,15 @@ export class ExternalDriver implements Driver {
     if (!pending) {
       // A cancelled or timed-out call may still be answered (the answer is dropped); an id never asked is a broken peer.
       const asked = typeof id === 'number' && Number.isInteger(id) && id >= 1 && id < session.nextId;
-      if (!asked) this.#fail(session, `answered id ${cut(JSON.stringify(id), 40)}, which it was never asked`);
+      if (!asked && this.#strays) this.#strays(response);
+      else if (!asked) this.#fail(session, `answered id ${cut(JSON.stringify(id), 40)}, which it was never asked`);
       return;
     }
     session.pending.delete(id as number);
     pending.done();
     if (response.error) {
       const error = rpcToError(response.error, pending.method);
-      RPC_DATA.set(error, response.error.data);
+      RPC_ERRORS.set(error, response.error);
       pending.reject(error);
     } else pending.resolve(response.result);
   }

@@ -43,6 +43,9 @@ Usage:
                                                   a non-loopback --host also needs --insecure-plain-http
   uplink panel-url                                a fresh one-time URL that opens the running hub's panel
   uplink driver run <tmux|desktop>                serve a built-in driver over the driver protocol on stdio (no hub)
+  uplink driver check [--timeout ms] -- <command…>
+                                                  start a driver and check it speaks the driver protocol,
+                                                  one line per check (exit 0 only when none fails)
 
 Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
@@ -132,7 +135,11 @@ async function run(args: ParsedArgs): Promise<number> {
     }
     case 'driver': {
       const [, sub, name] = args.positionals;
-      if (sub !== 'run') throw usage(sub === undefined ? 'driver needs a subcommand' : `unknown driver command "${sub}"`, 'use `uplink driver run <tmux|desktop>`');
+      if (sub === 'check') {
+        const { runDriverCommand } = await import('./driver-check');
+        return runDriverCommand(args);
+      }
+      if (sub !== 'run') throw usage(sub === undefined ? 'driver needs a subcommand' : `unknown driver command "${sub}"`, 'use `uplink driver run <tmux|desktop>` or `uplink driver check -- <command…>`');
       need(args, 2, 2, 'run <tmux|desktop>');
       await runBuiltInDriver(name!, resolveDataDir());
       return 0;

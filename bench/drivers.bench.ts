@@ -1,0 +1,80 @@
+/**
+ * Driver benchmarks: what running a driver out of process adds to a call. One hub has the
+ * in-process fixture driver and an external driver (a plain Node script speaking the driver
+ * protocol) with the same no-op op; `noop` is invoked on each, call by call alternately, in the
+ * same run. The hub call is what `channel_observe` does below the MCP framing, which is the same
+ * for both and left out.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHub } from '../src/main/hub/hub-core';
+import type { AgentIdentity } from '../src/main/hub';
+import { createTestDriver } from '../test/fixtures/test-driver';
+import { median, percentile } from './types';
+import type { BenchReport } from './types';
+
+const WARMUP = 200;
+const ROUNDS = 2000;
+
+// The fixture's `noop`, served over the protocol: the smallest driver that answers it.
+const NOOP_DRIVER = `
+import { createInterface } from 'node:readline';
+const info = { id: 'ext', kind: 'capability', summary: 'no-op' };
+const obj = (properties, required = []) => ({ type: 'object', properties, required, additionalProperties: false });
+const ops = [{ op: 'noop', summary: 'Does nothing (read-only)', mutating: false, params_schema: obj({}), result_schema: obj({ ok: { const: true } }, ['ok']) }];
+const results = { initialize: { protocol_version: '3', info, extensions: [] }, info, ops, channels: [{ channel: 'ext:alpha', labels: ['a'], detail: {} }], doctor: { driver: 'ext', ok: true, lines: [] } };
+const write = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === 'invoke') return write({ jsonrpc: '2.0', id: m.id, result: { ok: true } });
+  if (m.method in results) return write({ jsonrpc: '2.0', id: m.id, result: results[m.method] });
+  write({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no method ' + m.method } });
+}).on('close', () => process.exit(0));
+`;
+
+export async function run(): Promise<BenchReport> {
+  const dir = mkdtempSync(join(tmpdir(), 'uplink-bench-drivers-'));
+  const script = join(dir, 'noop-driver.mjs');
+  writeFileSync(script, NOOP_DRIVER);
+  const sha256 = createHash('sha256').update(readFileSync(script)).digest('hex');
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ external_drivers: [{ id: 'ext', command: [process.execPath, script], integrity: { file: script, sha256 } }] }));
+  const hub = createHub({ dataDir: dir, drivers: [createTestDriver()], watchConfig: false });
+  const agent: AgentIdentity = { kind: 'mcp', name: 'bench', version: '1' };
+  const inProcess = (): Promise<unknown> => hub.invoke('test:alpha', 'noop', {}, { agent });
+  const external = (): Promise<unknown> => hub.invoke('ext:alpha', 'noop', {}, { agent });
+  try {
+    for (let i = 0; i < WARMUP; i++) {
+      await inProcess();
+      await external();
+    }
+    const a: number[] = [];
+    const b: number[] = [];
+    const added: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      let t0 = performance.now();
+      await inProcess();
+      const x = (performance.now() - t0) * 1000;
+      t0 = performance.now();
+      await external();
+      const y = (performance.now() - t0) * 1000;
+      a.push(x);
+      b.push(y);
+      added.push(y - x);
+    }
+    const p99 = percentile([...added], 99);
+    return {
+      title: 'Drivers: an op in process vs out of process (hub invoke of noop, alternating call by call)',
+      rows: [
+        { name: 'in-process driver, noop (median)', value: median(a), unit: 'µs' },
+        { name: 'external driver, noop (median)', value: median(b), unit: 'µs', note: 'JSON-RPC line over stdio to a Node child' },
+        { name: 'added per call by running out of process (median of pairs)', value: median(added), unit: 'µs' },
+        { name: 'added per call, p99 of pairs', value: p99, unit: 'µs' },
+      ],
+    };
+  } finally {
+    await hub.close();
+  }
+}
