@@ -25,6 +25,7 @@ is set when the hub cancels the call. Anything printed goes to stderr (the drive
 carries protocol lines only.
 """
 import json
+import re
 import logging
 import sys
 import threading
@@ -44,6 +45,10 @@ PARSE_ERROR = -32700
 
 log = logging.getLogger("uplink_driver")
 
+
+
+# The hub's identifier grammar for op names (the capability id is <driver>.<op>).
+_OP_NAME = re.compile(r"^[a-z](?:[./-]?[a-z0-9])*$")
 
 class DriverError(Exception):
     """A failure the agent or the operator can act on: `kind` is one of ERROR_KINDS."""
@@ -148,6 +153,9 @@ class Driver:
         a mutating op waits for the operator's approval, a read-only one does not."""
         if not isinstance(mutating, bool):
             raise TypeError("mutating must be True or False")
+        if not _OP_NAME.match(name) or len(name) > 120:
+            # The hub refuses a driver offering such a name; say so where it is written.
+            raise ValueError("op name %r: use lowercase letters and digits, with single '.', '/' or '-' between them (e.g. wait-for)" % (name,))
 
         def register(fn):
             self._ops[name] = _Op(name, summary, mutating, params_schema if params_schema is not None else {"type": "object"},

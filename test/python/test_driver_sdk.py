@@ -220,3 +220,13 @@ def test_an_op_must_say_whether_it_mutates():
         driver.op("o", "an op")(lambda call: None)
     with pytest.raises(ValueError):
         uplink_driver.DriverError("Oops", "not a kind")
+
+
+def test_an_op_name_the_hub_would_refuse_is_refused_where_it_is_declared():
+    d = uplink_driver.Driver("demo", summary="names")
+    with pytest.raises(ValueError, match="wait-for"):
+        d.op("wait_for", "underscore", mutating=False)
+    with pytest.raises(ValueError):
+        d.op("Read", "capital", mutating=False)
+    d.op("wait-for", "fine", mutating=False)(lambda call: None)
+    d.op("a.b/c", "fine", mutating=False)(lambda call: None)

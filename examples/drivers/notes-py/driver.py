@@ -2,7 +2,7 @@
 """Notes in a directory, as an Uplink driver written with the Python SDK.
 
 Each `<name>.md` file in the notes directory is a channel `notes:<name>`. Ops: `read` and
-`search` (read-only), `wait_for` (read-only, waits until a note contains a text), `append`
+`search` (read-only), `wait-for` (read-only, waits until a note contains a text), `append`
 (mutating: the operator approves it). The directory is the first argument, else $NOTES_DIR,
 else `notes` in the working directory (the hub starts drivers in its data directory).
 """
@@ -97,7 +97,7 @@ def search(call):
     return {"matches": matches}
 
 
-@driver.op("wait_for", "Wait until the note contains a text (another agent writing it)", mutating=False,
+@driver.op("wait-for", "Wait until the note contains a text (another agent writing it)", mutating=False,
            params_schema={"type": "object", "additionalProperties": False, "required": ["text"],
                           "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 256},
                                          "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 600000, "default": 30000}}},

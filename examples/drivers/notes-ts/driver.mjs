@@ -4,7 +4,7 @@
  * Notes in a directory, as an Uplink driver written with the TypeScript SDK (`uplink/driver-sdk`).
  *
  * Each `<name>.md` file in the notes directory is a channel `notes:<name>`. Ops: `read` and
- * `search` (read-only), `wait_for` (read-only, waits until a note contains a text), `append`
+ * `search` (read-only), `wait-for` (read-only, waits until a note contains a text), `append`
  * (mutating: the operator approves it). The directory is the first argument, else $NOTES_DIR,
  * else `notes` in the working directory (the hub starts drivers in its data directory).
  */
@@ -77,7 +77,7 @@ const OPS = [
     },
   },
   {
-    op: 'wait_for',
+    op: 'wait-for',
     summary: 'Wait until the note contains a text (another agent writing it)',
     mutating: false,
     params_schema: {
@@ -124,7 +124,7 @@ const driver = {
         }
         return { matches };
       }
-      case 'wait_for': {
+      case 'wait-for': {
         const deadline = Date.now() + (a.timeout_ms ?? 30000);
         for (;;) {
           if (signal?.aborted) throw new DriverError('Timeout', 'the call was cancelled');

@@ -26,6 +26,7 @@ export function createExternalDrivers(config: ConfigStore, dataDir: string, entr
         id: entry.id,
         command: entry.command,
         cwd: dataDir,
+        env: driverEnv(),
         integrity: () => externalEntries(config).find((e) => e.id === entry.id)?.integrity,
         get callTimeoutMs() {
           return callTimeoutMs();
@@ -95,4 +96,13 @@ export async function trustEntry(config: ConfigStore, dataDir: string, id: strin
     target.integrity = { file, sha256: actual };
   });
   return { file, sha256: actual };
+}
+
+/**
+ * The environment an external driver starts with: the hub's, less what is Uplink's own business
+ * (an agent's token; the conformance kit's switch, which would make a driver offer its test ops).
+ */
+export function driverEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const { UPLINK_AGENT_TOKEN: _token, UPLINK_DRIVER_CHECK: _check, ...rest } = env;
+  return rest;
 }

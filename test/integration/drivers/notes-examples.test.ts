@@ -50,7 +50,7 @@ describe.each(Object.entries(EXAMPLES))('example driver %s', (_name, command) =>
     expect(init.extensions).toEqual(['preview', 'shutdown']);
     expect(await client.call('channels')).toEqual([{ channel: 'notes:todo', labels: ['todo'], detail: { file: join(dir, 'todo.md') } }]);
     const ops = (await client.call('ops')) as Array<{ op: string; mutating: boolean; params_schema: object; result_schema: object }>;
-    expect(ops.map((o) => [o.op, o.mutating])).toEqual([['read', false], ['append', true], ['search', false], ['wait_for', false]]);
+    expect(ops.map((o) => [o.op, o.mutating])).toEqual([['read', false], ['append', true], ['search', false], ['wait-for', false]]);
     const ajv = new Ajv2020({ strict: true, useDefaults: true });
     for (const o of ops) {
       expect(() => ajv.compile(o.params_schema), o.op).not.toThrow();
@@ -86,7 +86,7 @@ describe.each(Object.entries(EXAMPLES))('example driver %s', (_name, command) =>
     await client.initialize();
     const id = client.nextId;
     const started = Date.now();
-    const waiting = client.request('invoke', { addr: 'todo', op: 'wait_for', args: { text: 'never written', timeout_ms: 60000 }, context: {} });
+    const waiting = client.request('invoke', { addr: 'todo', op: 'wait-for', args: { text: 'never written', timeout_ms: 60000 }, context: {} });
     await new Promise((r) => setTimeout(r, 300));
     client.notify('cancel', { id });
     const answer = await waiting;

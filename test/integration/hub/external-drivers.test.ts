@@ -231,3 +231,10 @@ describe('external drivers', () => {
     expect(() => process.kill(after.pid!, 0)).toThrow();
   });
 });
+
+describe('the environment an external driver gets', () => {
+  it("is the hub's, without an agent token or the conformance kit's switch", async () => {
+    const { driverEnv } = await import('../../../src/main/hub/external-drivers');
+    expect(driverEnv({ PATH: '/bin', HOME: '/h', UPLINK_AGENT_TOKEN: 'secret', UPLINK_DRIVER_CHECK: '1', UPLINK_DATA_DIR: '/d' })).toEqual({ PATH: '/bin', HOME: '/h', UPLINK_DATA_DIR: '/d' });
+  });
+});
