@@ -253,6 +253,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         eventStore: events,
         retryInterval: SSE_RETRY_MS,
       });
+      streamAtOnce(transport);
       const session: McpSession = { transport, server, lastSeen: Date.now(), inflight: 0, agent_id: credential.id, events };
       transport.onclose = () => {
         events.drop();
@@ -384,5 +385,23 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       http.closeAllConnections();
       await stopped;
     },
+  };
+}
+
+/**
+ * With an event store, the SDK puts the priming event in an SSE response before handing it over.
+ * Its Node adapter, finding a first chunk ready, waits a timer tick for a second one (hoping to
+ * send a small body with a Content-Length) — about a millisecond added to every call. An SSE
+ * response is never small: declared chunked, it is streamed at once.
+ */
+function streamAtOnce(transport: StreamableHTTPServerTransport): void {
+  type Handle = (request: Request, options?: unknown) => Promise<Response>;
+  const web = (transport as unknown as { _webStandardTransport?: { handleRequest: Handle } })._webStandardTransport;
+  if (!web) return;
+  const handle = web.handleRequest.bind(web);
+  web.handleRequest = async (request, options) => {
+    const response = await handle(request, options);
+    if (response.headers.get('content-type') === 'text/event-stream' && !response.headers.has('transfer-encoding')) response.headers.set('transfer-encoding', 'chunked');
+    return response;
   };
 }
