@@ -10,6 +10,7 @@ import { useStore, VIEWS } from './store';
 import type { View } from './store';
 import { ApprovalsView } from './components/ApprovalsView';
 import { ChannelsView } from './components/ChannelsView';
+import { PresenterStrip } from './components/PresenterStrip';
 import { ProvidersView } from './components/ProvidersView';
 import { SettingsView } from './components/SettingsView';
 import { TimelineView } from './components/TimelineView';
@@ -123,6 +124,7 @@ export function App() {
       <main className="main">
         <ConnectionBanner />
         <AuditBanner />
+        <PresenterStrip />
         {pending > 0 && view !== 'approvals' && <PendingBanner count={pending} />}
         <CurrentView view={view} />
       </main>

@@ -15,6 +15,7 @@ import type {
   DecideResult,
   Decision,
   DecisionScope,
+  DemoStep,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -75,6 +76,8 @@ export interface PanelEvents {
   rulesChanged: ApprovalRule[];
   sessionGrantsChanged: SessionGrantEntry[];
   hubStatus: HubStatus;
+  /** A running demo's current step (sent on connect and on every change; never while no demo runs). */
+  demoStep: DemoStep;
 }
 
 export type PanelMethod = keyof PanelCalls;

@@ -11,6 +11,7 @@ import type {
   ChannelList,
   ChannelPreview,
   Decision,
+  DemoStep,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -41,6 +42,8 @@ export interface UiSlice {
   view: View;
   selectedChannel?: string;
   toasts: Array<{ id: number; kind: 'info' | 'error'; text: string }>;
+  /** A running demo's current step (the presenter strip); absent outside demos. */
+  demo?: DemoStep;
 }
 
 /** A resolved prompt with what it asked (kept from the pending prompt it ended). */

@@ -35,6 +35,8 @@ Usage:
   uplink serve [--port N] [--host H]              hub + MCP (Streamable HTTP) + panel on 127.0.0.1 (port 7420; 0 = any);
                                                   a non-loopback --host also needs --insecure-plain-http
   uplink panel-url                                a fresh one-time URL that opens the running hub's panel
+  uplink demo [--port N] [--exit-when-done] [--headless] [--list]
+                                                  a guided demo on a private stage (tmux, a display, an app) with a scripted agent
 
 Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
@@ -66,6 +68,16 @@ async function run(args: ParsedArgs): Promise<number> {
       const host = flag(args, 'host');
       const { runServe } = await import('./serve');
       return runServe({ dataDir: resolveDataDir(), port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, ...(host ? { host } : {}), insecure: args.flags.has('insecure-plain-http'), json });
+    }
+    case 'demo': {
+      need(args, 0, 0, 'no operands');
+      const { listSteps, runDemo } = await import('../demo');
+      if (args.flags.has('list')) {
+        print(listSteps());
+        return 0;
+      }
+      const dataDir = process.env.UPLINK_DATA_DIR ? resolveDataDir() : undefined;
+      return runDemo({ port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, exitWhenDone: args.flags.has('exit-when-done'), headless: args.flags.has('headless'), ...(dataDir ? { dataDir } : {}) });
     }
     case 'panel-url': {
       need(args, 0, 0, 'no operands');
