@@ -227,7 +227,8 @@ export async function startStage(options: StageOptions): Promise<Stage> {
     }
     let bus = privateDisplay ? '' : (base.DBUS_SESSION_BUS_ADDRESS ?? '');
     if (!bus) {
-      const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1', `--address=unix:tmpdir=${dir}`], { env: { ...env, DISPLAY: display }, stdio: ['ignore', 'pipe', 'pipe'] });
+      // XDG_RUNTIME_DIR: AT-SPI's own bus (started by this one) puts its socket in the stage too.
+      const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1', `--address=unix:tmpdir=${dir}`], { env: { ...env, DISPLAY: display, XDG_RUNTIME_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
       bus = await firstLine(daemon, 'dbus-daemon', 10_000, (l) => (l.startsWith('unix:') ? l.trim() : undefined));
     }
     const displayEnv = { DISPLAY: display, DBUS_SESSION_BUS_ADDRESS: bus };
