@@ -3,6 +3,7 @@
  * (`uplink serve`'s startup), and plays the story (story.ts) with a scripted agent while the panel
  * shows a presenter strip. Everything the stage started goes when the demo does.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Disposer } from '../../../shared/panel-api';
@@ -10,7 +11,7 @@ import type { DemoStep } from '../../../shared/panel-types';
 import type { PanelPresenter } from '../panel';
 import { startServing } from '../cli/serve';
 import { print } from '../cli/format';
-import { startStage, stagePids } from './stage';
+import { onPath, STAGE_MARKER, startStage, stagePids } from './stage';
 import type { Stage } from './stage';
 import { playStory, STORY } from './story';
 
@@ -46,6 +47,19 @@ function createPresenter(): PanelPresenter & { set(step: DemoStep): void } {
   };
 }
 
+/**
+ * On the user's own display the panel opens in their browser, as `npm start` does where Electron
+ * cannot host this hub. The browser is the user's, not the stage's: it does not carry the marker.
+ */
+function openInBrowser(url: string): void {
+  if (!onPath('xdg-open', process.env)) return;
+  const env = { ...process.env };
+  delete env[STAGE_MARKER];
+  spawn('xdg-open', [url], { env, detached: true, stdio: 'ignore' })
+    .on('error', () => undefined)
+    .unref();
+}
+
 /** Runs the demo; resolves with the exit code (0 when the story completed). */
 export async function runDemo(options: DemoOptions): Promise<number> {
   const stopping = new AbortController();
@@ -78,6 +92,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     const { hub, server } = served;
     print(`  panel: ${server.panelUrl}  (open it to start the story; \`uplink panel-url\` with UPLINK_DATA_DIR=${stage.dataDir} prints a fresh one)`);
     print(`  MCP:   ${server.mcpUrl}`);
+    if (!stage.display.private) openInBrowser(server.panelUrl);
     presenter.set({ step: 0, total: STORY.length, title: 'Waiting for the panel', why: 'The story starts when a panel is open: every change an agent asks for waits for you here.', look: 'This strip.', state: 'running' });
     const panelAttached = async (): Promise<void> => {
       while (hub.panelsAttached() === 0 && !stopping.signal.aborted) await new Promise((r) => setTimeout(r, 200));

@@ -35,7 +35,8 @@ export function demoRoot(from = dirname(fileURLToPath(import.meta.url))): string
 /** Debian's python3 has python3-gi; a pyenv python3 on PATH may not. */
 const python = (): string => (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 
-function onPath(command: string, env: NodeJS.ProcessEnv): boolean {
+/** Whether `command` is an executable on env's PATH. */
+export function onPath(command: string, env: NodeJS.ProcessEnv): boolean {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     try {
