@@ -116,7 +116,7 @@ function zombie(pid: number): boolean {
 const WATCHDOG = `
 parent=$1 needle=$2 dir=$3
 alive() { [ -r /proc/$parent/stat ] && ! grep -q ') Z' /proc/$parent/stat; }
-while alive; do sleep 0.2; done
+while alive; do sleep 0.5; done
 sweep() {
   for e in /proc/[0-9]*/environ; do
     p=\${e#/proc/}; p=\${p%/environ}

@@ -158,6 +158,21 @@ export async function playStory(mcpUrl: string, token: string, appPid: number, h
     hooks.log(`  ${what}: ${answer.outcome}${answer.ok ? '' : ` — ${answer.text}`}`);
     return answer;
   };
+  /**
+   * Types into a pane after reading it (the tmux driver wants a read within a minute of typing).
+   * A presenter who talks longer than that before approving gets the guard's refusal: the agent
+   * reads again and asks once more, and the strip says why.
+   */
+  const typeInPane = async (index: number, what: string, channel: string, text: string): Promise<ToolAnswer> => {
+    await agent.call('channel_observe', { channel, op: 'read', args: { lines: 20 } });
+    const answer = await act(what, { channel, op: 'type', args: { text, enter: true } });
+    if (answer.outcome !== 'failed' || !answer.text.includes('read first')) return answer;
+    const s = STORY[index]!;
+    hooks.step({ step: index + 1, title: s.title, why: 'Typing needs a read of the pane within the last minute, and that one went stale while the prompt waited: the agent read the pane again and asks once more.', look: s.look, ...(windowChannel ? { window_channel: windowChannel } : {}) });
+    hooks.log('  the read went stale while the prompt waited; the agent reads again and asks once more');
+    await agent.call('channel_observe', { channel, op: 'read', args: { lines: 20 } });
+    return act(what, { channel, op: 'type', args: { text, enter: true } });
+  };
   try {
     // 1. Discover: the panes by label, the demo window once AT-SPI has registered it.
     show(0);
@@ -182,8 +197,7 @@ export async function playStory(mcpUrl: string, token: string, appPid: number, h
 
     // 3. Type a command.
     show(2);
-    await agent.call('channel_observe', { channel: builder, op: 'read', args: { lines: 20 } });
-    await act('type a command in tmux:builder', { channel: builder, op: 'type', args: { text: 'echo "hello from the demo agent"; ls', enter: true } });
+    await typeInPane(2, 'type a command in tmux:builder', builder, 'echo "hello from the demo agent"; ls');
 
     // 4. Ask the reviewer.
     show(3);
@@ -209,8 +223,7 @@ export async function playStory(mcpUrl: string, token: string, appPid: number, h
 
     // 7. Something the operator should refuse.
     show(6);
-    await agent.call('channel_observe', { channel: builder, op: 'read', args: { lines: 20 } });
-    const risky = await act('force-push from tmux:builder', { channel: builder, op: 'type', args: { text: REFUSED_COMMAND, enter: true } });
+    const risky = await typeInPane(6, 'force-push from tmux:builder', builder, REFUSED_COMMAND);
     hooks.log(risky.outcome === 'denied' ? '  the operator said no; the agent moves on' : `  (${risky.outcome}: nothing to push here anyway)`);
 
     // 8. Summary.
