@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Disposer } from '../../../shared/panel-api';
 import type { DemoStep } from '../../../shared/panel-types';
 import type { PanelPresenter } from '../panel';
+import { HubError } from '../../hub';
 import { startServing } from '../cli/serve';
 import { print } from '../cli/format';
 import { onPath, STAGE_MARKER, startStage, stagePids } from './stage';
@@ -115,7 +116,10 @@ export async function runDemo(options: DemoOptions): Promise<number> {
         print(`uplink demo: the story is complete (${result.acts.length} actions asked for). \`uplink log\` with UPLINK_DATA_DIR=${stage.dataDir} shows the audit${stage.ownDataDir ? ' until the demo exits' : ''}.`);
       } catch (error) {
         if (!stopping.signal.aborted) {
-          process.stderr.write(`uplink demo: the story stopped: ${error instanceof Error ? error.message : String(error)}\n`);
+          const why = error instanceof Error ? error.message : String(error);
+          const stopped = new HubError('core', 'Upstream', `the demo's story stopped: ${why}`, { hint: 'the stage is still up: look at the panel\'s timeline, or run `uplink demo --headless` again' });
+          process.stderr.write(`${stopped.rendered}\n`);
+          presenter.set({ ...(presenter.current() ?? { step: 0, total: STORY.length, title: '', why: '', look: '' }), state: 'done', summary: `The story stopped: ${why}` });
           code = 1;
         }
       }

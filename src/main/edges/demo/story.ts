@@ -16,6 +16,9 @@ export interface StoryStep {
   look: string;
 }
 
+/** demo/app.py's layout: the sketch pad (160 px high) sits on the window's 12 px bottom border. */
+const PAD_MIDDLE_FROM_BOTTOM = 12 + 160 / 2;
+
 /** The text the agent types that the operator is meant to refuse (harmless if approved: no repository there). */
 export const REFUSED_COMMAND = 'git push --force origin main';
 
@@ -151,9 +154,9 @@ export async function playStory(mcpUrl: string, token: string, appPid: number, h
     if (!quiet) hooks.log(`step ${index + 1}/${STORY.length}: ${s.title}`);
   };
   /** A mutating call: waits for a panel first, then for the operator; the story goes on either way. */
-  const act = async (what: string, args: Record<string, unknown>, name = 'channel_act'): Promise<ToolAnswer> => {
+  const act = async (what: string, args: Record<string, unknown>): Promise<ToolAnswer> => {
     await hooks.panelAttached();
-    const answer = await agent.call(name, args);
+    const answer = await agent.call('channel_act', args);
     acts.push({ what, outcome: answer.outcome });
     hooks.log(`  ${what}: ${answer.outcome}${answer.ok ? '' : ` — ${answer.text}`}`);
     return answer;
@@ -218,7 +221,7 @@ export async function playStory(mcpUrl: string, token: string, appPid: number, h
     if (windowChannel) {
       const seen = await agent.call('channel_observe', { channel: windowChannel, op: 'observe', args: {} });
       const geometry = (seen.json as { geometry?: { width: number; height: number } } | undefined)?.geometry ?? { width: 480, height: 420 };
-      await act('click the sketch pad (visual_ui)', { channel: windowChannel, op: 'click', args: { x: Math.round(geometry.width / 2), y: geometry.height - 12 - 80 }, interaction: 'visual_ui' });
+      await act('click the sketch pad (visual_ui)', { channel: windowChannel, op: 'click', args: { x: Math.round(geometry.width / 2), y: geometry.height - PAD_MIDDLE_FROM_BOTTOM }, interaction: 'visual_ui' });
     }
 
     // 7. Something the operator should refuse.
