@@ -60,17 +60,15 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
     void exited.then(() => (done = true));
     const decided = new Set<string>();
     while (!done) {
-      const card = page.locator('article.approval').first();
-      if (!(await card.isVisible().catch(() => false))) {
+      // The oldest prompt not yet decided, pinned by its id so a click never lands on the next one.
+      const ids = await page.locator('article.approval[data-approval-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-approval-id') ?? ''));
+      const id = ids.find((i) => i && !decided.has(i));
+      if (!id) {
         await page.waitForTimeout(100);
         continue;
       }
-      const text = (await card.textContent().catch(() => '')) ?? '';
-      const key = text.slice(0, 400);
-      if (decided.has(key)) {
-        await page.waitForTimeout(100);
-        continue;
-      }
+      const card = page.locator(`article.approval[data-approval-id="${id}"]`);
+      const text = (await card.textContent({ timeout: 2000 }).catch(() => '')) ?? '';
       if (!shot && text.includes('click')) {
         // The presenter strip with the live window, at the visual_ui step.
         await expect(strip.getByRole('img', { name: /Live view of desktop:/ })).toBeVisible();
@@ -79,8 +77,8 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
       }
       const refuse = text.includes(REFUSED);
       if (refuse) await expect(strip).toContainText('refuse');
-      await card.getByRole('button', { name: refuse ? /^Deny(?! all)/ : /^Approve once/ }).click().catch(() => undefined);
-      decided.add(key);
+      decided.add(id);
+      await card.getByRole('button', { name: refuse ? /^Deny(?! all)/ : /^Approve once/ }).click({ timeout: 5000 }).catch(() => decided.delete(id));
     }
     expect({ code: await exited, out }).toMatchObject({ code: 0 });
     expect(out).toContain('the operator said no');
