@@ -6,7 +6,7 @@
  */
 import { expect, test } from '@playwright/test';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,6 +26,21 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The stage markers (`UPLINK_DEMO_STAGE=…`) of every live process that carries one. */
+function stageMarkers(): Set<string> {
+  const found = new Set<string>();
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
+      const marker = readFileSync(`/proc/${name}/environ`, 'latin1').split('\0').find((v) => v.startsWith('UPLINK_DEMO_STAGE='));
+      if (marker) found.add(marker);
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return found;
+}
+
 interface Entry {
   invocation_id?: string;
   channel?: string;
@@ -42,6 +57,7 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
   test.setTimeout(170_000);
   const dataDir = mkdtempSync(join(tmpdir(), 'uplink-e2e-demo-'));
   const port = await freePort();
+  const before = stageMarkers();
   const env = cleanEnv({ UPLINK_DATA_DIR: dataDir });
   const demo = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'demo', '--port', String(port), '--exit-when-done', '--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -81,6 +97,8 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
       await card.getByRole('button', { name: refuse ? /^Deny(?! all)/ : /^Approve once/ }).click({ timeout: 5000 }).catch(() => decided.delete(id));
     }
     expect({ code: await exited, out }).toMatchObject({ code: 0 });
+    // Nothing the demo started outlives it.
+    expect([...stageMarkers()].filter((m) => !before.has(m))).toEqual([]);
     expect(out).toContain('the operator said no');
     // The app's own account: the form was saved and the sketch pad was clicked.
     expect(out).toContain('the app itself reports: saved Ada Lovelace <ada@example.com>, 1 click(s) in the sketch pad');
