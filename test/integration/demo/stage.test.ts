@@ -10,6 +10,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { PANEL_WS_PROTOCOL } from '../../../src/shared/panel-ws';
 import { ROOT } from '../../fixtures/hub-build';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 
@@ -90,6 +92,19 @@ async function startDemo(): Promise<{ child: ChildProcess; marker: string; outpu
   return { child, marker, output: () => out, exited };
 }
 
+/** Signs in with the demo's one-time panel URL and keeps an operator panel attached, as a browser would. */
+async function attachPanel(panelUrl: string): Promise<WebSocket> {
+  const url = new URL(panelUrl);
+  const res = await fetch(`${url.origin}/panel/session`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url.origin }, body: JSON.stringify({ code: url.hash.replace(/^#code=/, '') }) });
+  expect(res.status).toBe(200);
+  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+  const { key } = (await res.json()) as { key: string };
+  const ws = new WebSocket(`${url.origin.replace('http', 'ws')}/panel/ws`, PANEL_WS_PROTOCOL, { origin: url.origin, headers: { cookie } });
+  ws.on('open', () => ws.send(JSON.stringify({ t: 'hello', key })));
+  ws.on('error', () => undefined);
+  return ws;
+}
+
 function expectWholeStage(marker: string): void {
   const cmds = (stageProcesses().get(marker) ?? []).map((p) => p.cmd);
   for (const part of ['Xvfb', 'dbus-daemon', 'tmux', 'demo/app.py', 'reviewer.sh']) expect(cmds.some((c) => c.includes(part)), `${part} in ${cmds.join(' | ')}`).toBe(true);
@@ -98,8 +113,12 @@ function expectWholeStage(marker: string): void {
 describe('uplink demo cleans up after itself', () => {
   it('killed -9 mid-story: its watchdog removes every process it started and its directory; the user tmux server is untouched', async () => {
     const panesBefore = user.tmux('list-panes', '-a', '-F', '#{pane_id} #{pane_pid}');
-    const { child, marker, exited } = await startDemo();
+    const { child, marker, exited, output } = await startDemo();
     expectWholeStage(marker);
+    // Mid-story: a panel is attached and the agent's first prompt is waiting for the operator.
+    const panel = await attachPanel(/panel: (\S+)/.exec(output())![1]!);
+    await eventually(() => output().includes('step 3/8'), 30_000, 'the story to reach its first prompt');
+    expect((stageProcesses().get(marker) ?? []).some((p) => p.cmd.includes('uplink_desktop_helper'))).toBe(true);
     const watchdog = watchdogOf(marker);
     expect(watchdog && existsSync(watchdog.dir)).toBe(true);
     child.kill('SIGKILL');
@@ -108,6 +127,7 @@ describe('uplink demo cleans up after itself', () => {
     await eventually(() => !existsSync(watchdog!.dir), 5000, 'the stage directory to be removed');
     await eventually(() => watchdogOf(marker) === undefined, 5000, 'the watchdog to exit');
     expect(user.tmux('list-panes', '-a', '-F', '#{pane_id} #{pane_pid}')).toBe(panesBefore);
+    panel.terminate();
   });
 
   it('Ctrl-C (SIGINT) and SIGTERM: the demo stops its stage itself and exits', async () => {
@@ -120,6 +140,19 @@ describe('uplink demo cleans up after itself', () => {
       expect(existsSync(watchdog.dir)).toBe(false);
       await eventually(() => watchdogOf(marker) === undefined, 5000, 'the watchdog to exit');
     }
+  });
+
+  it('--list prints the numbered steps and starts nothing', async () => {
+    const before = new Set(stageProcesses().keys());
+    const child = spawn(process.execPath, [launcher, 'demo', '--list'], { env: TmuxTestServer.cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += String(d)));
+    expect(await new Promise<number | null>((r) => child.once('exit', (c) => r(c)))).toBe(0);
+    const lines = out.trimEnd().split('\n');
+    expect(lines.map((l) => /^(\d+)\. /.exec(l)?.[1])).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
+    expect(out).toContain('semantic_ui');
+    expect(out).toContain('visual_ui');
+    expect([...stageProcesses().keys()].filter((m) => !before.has(m))).toEqual([]);
   });
 
   it('without tmux it says what is missing in one line with the install hint, exits non-zero and starts nothing', async () => {
