@@ -75,15 +75,20 @@ export interface StoryHooks {
 }
 
 /** A tool call's result as the agent reads it. */
-interface ToolAnswer {
+export interface ToolAnswer {
   ok: boolean;
   outcome: string;
   text: string;
   json?: unknown;
 }
 
+/** What the story needs of its agent: tool calls, answered as an MCP client reads them. */
+export interface StoryAgent {
+  call(name: string, args: Record<string, unknown>): Promise<ToolAnswer>;
+}
+
 /** The agent's MCP connection. */
-class Agent {
+class Agent implements StoryAgent {
   readonly #client = new Client({ name: 'uplink-demo-agent', version: '1.0.0' });
   readonly #signal: AbortSignal;
 
@@ -142,10 +147,19 @@ export interface StoryResult {
   acts: Array<{ what: string; outcome: string }>;
 }
 
-/** Plays the story; resolves with what happened to each act. */
+/** Plays the story as an MCP client of the hub at `mcpUrl`; resolves with what happened to each act. */
 export async function playStory(mcpUrl: string, token: string, appPid: number, hooks: StoryHooks): Promise<StoryResult> {
   const agent = new Agent(hooks.signal);
   await agent.connect(mcpUrl, token);
+  try {
+    return await tellStory(agent, appPid, hooks);
+  } finally {
+    await agent.close().catch(() => undefined);
+  }
+}
+
+/** The story itself, told through `agent`: it goes on whatever the operator decides. */
+export async function tellStory(agent: StoryAgent, appPid: number, hooks: StoryHooks): Promise<StoryResult> {
   const acts: StoryResult['acts'] = [];
   let windowChannel: string | undefined;
   const show = (index: number, extra: { summary?: string } = {}, quiet = false): void => {
@@ -169,71 +183,67 @@ export async function playStory(mcpUrl: string, token: string, appPid: number, h
   const typeInPane = async (index: number, what: string, channel: string, text: string): Promise<ToolAnswer> => {
     await agent.call('channel_observe', { channel, op: 'read', args: { lines: 20 } });
     const answer = await act(what, { channel, op: 'type', args: { text, enter: true } });
-    if (answer.outcome !== 'failed' || !answer.text.includes('read first')) return answer;
+    if (answer.ok || !answer.text.includes('read first')) return answer;
     const s = STORY[index]!;
     hooks.step({ step: index + 1, title: s.title, why: 'Typing needs a read of the pane within the last minute, and that one went stale while the prompt waited: the agent read the pane again and asks once more.', look: s.look, ...(windowChannel ? { window_channel: windowChannel } : {}) });
     hooks.log('  the read went stale while the prompt waited; the agent reads again and asks once more');
     await agent.call('channel_observe', { channel, op: 'read', args: { lines: 20 } });
     return act(what, { channel, op: 'type', args: { text, enter: true } });
   };
-  try {
-    // 1. Discover: the panes by label, the demo window once AT-SPI has registered it.
-    show(0);
-    let channels: ChannelInfo[] = [];
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const listed = await agent.call('channel_list', {});
-      channels = ((listed.json as { channels?: ChannelInfo[] } | undefined)?.channels ?? []) as ChannelInfo[];
-      windowChannel = channels.find((c) => c.detail?.pid === appPid && (c.detail.interactions ?? []).includes('semantic_ui'))?.channel;
-      if (windowChannel || Date.now() > deadline || hooks.signal.aborted) break;
-      await sleep(250, hooks.signal);
-    }
-    const pane = (label: string): string => channels.find((c) => c.labels.includes(label))?.channel ?? `tmux:${label}`;
-    const builder = pane(PANES.builder);
-    const reviewer = pane(PANES.reviewer);
-    windowChannel ??= channels.find((c) => c.detail?.title === DEMO_WINDOW_TITLE)?.channel;
-    show(0, {}, true);
-
-    // 2. Read (the read also counts as the "read first" the tmux driver asks before typing).
-    show(1);
-    await agent.call('channel_observe', { channel: builder, op: 'read', args: { lines: 20 } });
-
-    // 3. Type a command.
-    show(2);
-    await typeInPane(2, 'type a command in tmux:builder', builder, 'echo "hello from the demo agent"; ls');
-
-    // 4. Ask the reviewer.
-    show(3);
-    const asked = await act('ask the reviewer', { channel: reviewer, op: 'ask', args: { message: 'I am about to ship the sign-up form. Any objections?', quiet_ms: 800, timeout_ms: 15_000 } });
-    const transcript = (asked.json as { transcript?: string } | undefined)?.transcript;
-    if (transcript) hooks.log(`  the reviewer said: ${transcript.trim().split('\n').pop()}`);
-
-    // 5. The form, through the accessibility tree.
-    show(4);
-    if (windowChannel) {
-      await act('set Name (semantic_ui)', { channel: windowChannel, op: 'set-text', args: { path: '//text[Name]', text: 'Ada Lovelace' }, interaction: 'semantic_ui' });
-      await act('set Email (semantic_ui)', { channel: windowChannel, op: 'set-text', args: { path: '//text[Email]', text: 'ada@example.com' }, interaction: 'semantic_ui' });
-      await act('press Save (semantic_ui)', { channel: windowChannel, op: 'activate', args: { path: '//push button[Save]' }, interaction: 'semantic_ui' });
-    } else hooks.log('  the demo window never appeared as an accessible channel; skipping the form');
-
-    // 6. The canvas, by pixels: its middle, from the window's own geometry.
-    show(5);
-    if (windowChannel) {
-      const seen = await agent.call('channel_observe', { channel: windowChannel, op: 'observe', args: {} });
-      const geometry = (seen.json as { geometry?: { width: number; height: number } } | undefined)?.geometry ?? { width: 480, height: 420 };
-      await act('click the sketch pad (visual_ui)', { channel: windowChannel, op: 'click', args: { x: Math.round(geometry.width / 2), y: geometry.height - PAD_MIDDLE_FROM_BOTTOM }, interaction: 'visual_ui' });
-    }
-
-    // 7. Something the operator should refuse.
-    show(6);
-    const risky = await typeInPane(6, 'force-push from tmux:builder', builder, REFUSED_COMMAND);
-    hooks.log(risky.outcome === 'denied' ? '  the operator said no; the agent moves on' : `  (${risky.outcome}: nothing to push here anyway)`);
-
-    // 8. Summary.
-    const summary = acts.map((a) => `${a.what}: ${a.outcome}`).join('; ');
-    show(7, { summary });
-    return { acts };
-  } finally {
-    await agent.close().catch(() => undefined);
+  // 1. Discover: the panes by label, the demo window once AT-SPI has registered it.
+  show(0);
+  let channels: ChannelInfo[] = [];
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const listed = await agent.call('channel_list', {});
+    channels = ((listed.json as { channels?: ChannelInfo[] } | undefined)?.channels ?? []) as ChannelInfo[];
+    windowChannel = channels.find((c) => c.detail?.pid === appPid && (c.detail.interactions ?? []).includes('semantic_ui'))?.channel;
+    if (windowChannel || Date.now() > deadline || hooks.signal.aborted) break;
+    await sleep(250, hooks.signal);
   }
+  const pane = (label: string): string => channels.find((c) => c.labels.includes(label))?.channel ?? `tmux:${label}`;
+  const builder = pane(PANES.builder);
+  const reviewer = pane(PANES.reviewer);
+  windowChannel ??= channels.find((c) => c.detail?.title === DEMO_WINDOW_TITLE)?.channel;
+  show(0, {}, true);
+
+  // 2. Read (the read also counts as the "read first" the tmux driver asks before typing).
+  show(1);
+  await agent.call('channel_observe', { channel: builder, op: 'read', args: { lines: 20 } });
+
+  // 3. Type a command.
+  show(2);
+  await typeInPane(2, 'type a command in tmux:builder', builder, 'echo "hello from the demo agent"; ls');
+
+  // 4. Ask the reviewer.
+  show(3);
+  const asked = await act('ask the reviewer', { channel: reviewer, op: 'ask', args: { message: 'I am about to ship the sign-up form. Any objections?', quiet_ms: 800, timeout_ms: 15_000 } });
+  const transcript = (asked.json as { transcript?: string } | undefined)?.transcript;
+  if (transcript) hooks.log(`  the reviewer said: ${transcript.trim().split('\n').pop()}`);
+
+  // 5. The form, through the accessibility tree.
+  show(4);
+  if (windowChannel) {
+    await act('set Name (semantic_ui)', { channel: windowChannel, op: 'set-text', args: { path: '//text[Name]', text: 'Ada Lovelace' }, interaction: 'semantic_ui' });
+    await act('set Email (semantic_ui)', { channel: windowChannel, op: 'set-text', args: { path: '//text[Email]', text: 'ada@example.com' }, interaction: 'semantic_ui' });
+    await act('press Save (semantic_ui)', { channel: windowChannel, op: 'activate', args: { path: '//push button[Save]' }, interaction: 'semantic_ui' });
+  } else hooks.log('  the demo window never appeared as an accessible channel; skipping the form');
+
+  // 6. The canvas, by pixels: its middle, from the window's own geometry.
+  show(5);
+  if (windowChannel) {
+    const seen = await agent.call('channel_observe', { channel: windowChannel, op: 'observe', args: {} });
+    const geometry = (seen.json as { geometry?: { width: number; height: number } } | undefined)?.geometry ?? { width: 480, height: 420 };
+    await act('click the sketch pad (visual_ui)', { channel: windowChannel, op: 'click', args: { x: Math.round(geometry.width / 2), y: geometry.height - PAD_MIDDLE_FROM_BOTTOM }, interaction: 'visual_ui' });
+  }
+
+  // 7. Something the operator should refuse.
+  show(6);
+  const risky = await typeInPane(6, 'force-push from tmux:builder', builder, REFUSED_COMMAND);
+  hooks.log(risky.outcome === 'denied' ? '  the operator said no; the agent moves on' : `  (${risky.outcome}: nothing to push here anyway)`);
+
+  // 8. Summary.
+  const summary = acts.map((a) => `${a.what}: ${a.outcome}`).join('; ');
+  show(7, { summary });
+  return { acts };
 }
