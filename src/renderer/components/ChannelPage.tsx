@@ -172,19 +172,19 @@ export function ChannelPage({ channel }: { channel: string }) {
         </section>
       )}
       {!live && (
-      <section className="preview" aria-label="Preview">
-        <header className="section-head">
-          <h3>Preview</h3>
-          <button type="button" className="btn btn-small" onClick={() => void previewChannel(channel)} disabled={preview?.loading}>
-            {preview?.loading ? 'Refreshing…' : 'Refresh'}
-          </button>
-        </header>
-        {preview?.loading && !preview.data && <Loading what="the preview" />}
-        {preview?.error && <ErrorBox error={preview.error} />}
-        {preview?.data?.error && <p className="muted small">{preview.data.error}</p>}
-        {preview?.data?.text !== undefined && <pre className="pane-text" aria-label="Recent text">{preview.data.text ? preview.data.text.split('\n').map(escapeControl).join('\n') : '(empty)'}</pre>}
-        {preview?.data?.image_png && <img className="preview-img" src={`data:image/png;base64,${preview.data.image_png}`} alt={`Screenshot of ${channel}`} />}
-      </section>
+        <section className="preview" aria-label="Preview">
+          <header className="section-head">
+            <h3>Preview</h3>
+            <button type="button" className="btn btn-small" onClick={() => void previewChannel(channel)} disabled={preview?.loading}>
+              {preview?.loading ? 'Refreshing…' : 'Refresh'}
+            </button>
+          </header>
+          {preview?.loading && !preview.data && <Loading what="the preview" />}
+          {preview?.error && <ErrorBox error={preview.error} />}
+          {preview?.data?.error && <p className="muted small">{preview.data.error}</p>}
+          {preview?.data?.text !== undefined && <pre className="pane-text" aria-label="Recent text">{preview.data.text ? preview.data.text.split('\n').map(escapeControl).join('\n') : '(empty)'}</pre>}
+          {preview?.data?.image_png && <img className="preview-img" src={`data:image/png;base64,${preview.data.image_png}`} alt={`Screenshot of ${channel}`} />}
+        </section>
       )}
       {d && (
         <section aria-label="Ops">

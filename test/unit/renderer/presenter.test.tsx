@@ -9,6 +9,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DemoStep } from '../../../src/shared/panel-types';
 import { App } from '../../../src/renderer/App';
 import { LiveWindow } from '../../../src/renderer/components/LiveWindow';
+import { ChannelPage } from '../../../src/renderer/components/ChannelPage';
+import { selectChannel } from '../../../src/renderer/actions';
 import { startFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
@@ -85,5 +87,23 @@ describe('a live window', () => {
     await act(async () => vi.advanceTimersByTimeAsync(3000));
     expect(most).toBe(1);
     expect(frames()).toBeLessThanOrEqual(4);
+  });
+
+  it("is what a window's channel page shows, where a pane's page keeps its preview", async () => {
+    const op = (name: string) => ({ op: name, summary: name, mutating: false, params_schema: {}, result_schema: {} });
+    fake.replies.describeChannel = (p: unknown) => {
+      const channel = (p as { channel: string }).channel;
+      return { channel: { channel, labels: [], driver: channel.split(':')[0] }, ops: channel.startsWith('desktop:') ? [op('observe'), op('screenshot')] : [op('read')] };
+    };
+    fake.replies.previewChannel = { image_png: PNG, text: 'hello' };
+    act(() => selectChannel('desktop:0x1'));
+    const view = render(<ChannelPage channel="desktop:0x1" />);
+    expect(await screen.findByRole('img', { name: 'Live view of desktop:0x1' })).not.toBeNull();
+    expect(screen.queryByRole('region', { name: 'Preview' })).toBeNull();
+    view.unmount();
+    act(() => selectChannel('tmux:%1'));
+    render(<ChannelPage channel="tmux:%1" />);
+    expect(await screen.findByRole('region', { name: 'Preview' })).not.toBeNull();
+    expect(screen.queryByRole('region', { name: 'Live view' })).toBeNull();
   });
 });
