@@ -65,7 +65,9 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
   demo.stderr!.on('data', (d) => (out += String(d)));
   const exited = new Promise<number | null>((r) => demo.once('exit', (code) => r(code)));
   try {
-    const panelUrl = await until(() => /panel: (\S+)/.exec(out)?.[1] ?? '', `the demo's panel URL (output so far: ${out})`, 60_000);
+    const panelUrl = await until(() => /panel: (\S+)/.exec(out)?.[1] ?? '', "the demo's panel URL", 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}; the demo printed: ${out}`);
+    });
     expect(panelUrl).toContain(`:${port}/`);
     await page.goto(panelUrl);
     const strip = page.getByRole('region', { name: 'Demo presenter' });
