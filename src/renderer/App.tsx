@@ -11,6 +11,7 @@ import type { View } from './store';
 import { ApprovalsView } from './components/ApprovalsView';
 import { ChannelsView } from './components/ChannelsView';
 import { DriversView } from './components/DriversView';
+import { PresenterStrip } from './components/PresenterStrip';
 import { ProvidersView } from './components/ProvidersView';
 import { SettingsView } from './components/SettingsView';
 import { TimelineView } from './components/TimelineView';
@@ -126,6 +127,7 @@ export function App() {
       <main className="main">
         <ConnectionBanner />
         <AuditBanner />
+        <PresenterStrip />
         {pending > 0 && view !== 'approvals' && <PendingBanner count={pending} />}
         <CurrentView view={view} />
       </main>

@@ -17,6 +17,7 @@ import type {
   DecisionScope,
   DriverProcessStatus,
   DriverTraceEntry,
+  DemoStep,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -83,6 +84,8 @@ export interface PanelEvents {
   rulesChanged: ApprovalRule[];
   sessionGrantsChanged: SessionGrantEntry[];
   hubStatus: HubStatus;
+  /** A running demo's current step (sent on connect and on every change; never while no demo runs). */
+  demoStep: DemoStep;
 }
 
 export type PanelMethod = keyof PanelCalls;

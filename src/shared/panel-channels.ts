@@ -202,6 +202,10 @@ export const PANEL_EVENTS = {
   rulesChanged: arr(rule),
   sessionGrantsChanged: arr(sessionGrant),
   hubStatus: rec({ started_at: num, pending_approvals: int, attached_panels: int, version: str, audit_error: str }, ['started_at', 'pending_approvals', 'attached_panels']),
+  demoStep: rec(
+    { step: int, total: int, title: str, why: str, look: str, window_channel: str, state: strEnum('running', 'done'), summary: str },
+    ['step', 'total', 'title', 'why', 'look', 'state'],
+  ),
 } satisfies Record<PanelEventName, Schema>;
 
 /** Every method name, in a stable order (the generators iterate this). */

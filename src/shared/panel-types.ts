@@ -320,3 +320,23 @@ export interface HubStatus {
   /** Why the audit log cannot be written (agents' calls are refused until it can). */
   audit_error?: string;
 }
+
+/**
+ * Where a running `uplink demo` is in its story, for the presenter strip. Only the demo process
+ * that hosts the hub writes it (operator side); no agent call can.
+ */
+export interface DemoStep {
+  /** 1-based; 0 while the demo waits for a panel to attach. */
+  step: number;
+  total: number;
+  title: string;
+  /** What the agent is doing and why it matters. */
+  why: string;
+  /** Which prompt or view to look at now. */
+  look: string;
+  /** The demo window's channel, shown live beside the strip. */
+  window_channel?: string;
+  /** `done` once the story ended (`summary` says how). */
+  state: 'running' | 'done';
+  summary?: string;
+}

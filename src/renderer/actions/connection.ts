@@ -20,6 +20,7 @@ export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Dispose
     api.on('rulesChanged', (rules) => set((s) => ({ settings: { ...s.settings, rules: { loading: false, data: rules } } }))),
     api.on('sessionGrantsChanged', (grants) => set((s) => ({ settings: { ...s.settings, sessionGrants: { loading: false, data: grants } } }))),
     api.on('hubStatus', (status) => set((s) => ({ connection: { ...s.connection, status } }))),
+    api.on('demoStep', (demo) => set({ demo })),
   ];
   return () => {
     for (const d of disposers) d();

@@ -184,3 +184,13 @@ export async function revokeAgent(name: string): Promise<void> {
     toast('error', message(error));
   }
 }
+
+/** One frame of a window for a live view (kept out of the store: it changes several times a second). */
+export async function windowFrame(channel: string): Promise<{ image_png?: string; error?: string }> {
+  try {
+    const preview = await getApi().previewChannel({ channel });
+    return preview.image_png ? { image_png: preview.image_png } : { error: preview.error ?? 'no image' };
+  } catch (error) {
+    return { error: message(error) };
+  }
+}

@@ -12,6 +12,7 @@ import { describeChannel, previewChannel, runOp, setTier } from '../actions';
 import { useStore } from '../store';
 import { ArgsView } from './ArgsView';
 import { Badge, ErrorBox, JsonBlock, Loading } from './common';
+import { LiveWindow } from './LiveWindow';
 import { SchemaForm } from './SchemaForm';
 
 // Recognised by their first bytes in base64 (PNG's signature, JPEG's SOI marker), not by field name.
@@ -113,6 +114,8 @@ export function ChannelPage({ channel }: { channel: string }) {
     else void setTier(channel, name);
   };
   const risky = confirming ? d?.channel.tiers?.find((t) => t.name === confirming) : undefined;
+  // A window (a read-only screenshot and no text to read) is shown live instead of on request.
+  const live = d !== undefined && d.ops.some((o) => o.op === 'screenshot' && !opIsMutating(o)) && !d.ops.some((o) => o.op === 'read');
   return (
     <div className="channel-page">
       <header className="view-head">
@@ -162,19 +165,27 @@ export function ChannelPage({ channel }: { channel: string }) {
           </details>
         </>
       )}
-      <section className="preview" aria-label="Preview">
-        <header className="section-head">
-          <h3>Preview</h3>
-          <button type="button" className="btn btn-small" onClick={() => void previewChannel(channel)} disabled={preview?.loading}>
-            {preview?.loading ? 'Refreshing…' : 'Refresh'}
-          </button>
-        </header>
-        {preview?.loading && !preview.data && <Loading what="the preview" />}
-        {preview?.error && <ErrorBox error={preview.error} />}
-        {preview?.data?.error && <p className="muted small">{preview.data.error}</p>}
-        {preview?.data?.text !== undefined && <pre className="pane-text" aria-label="Recent text">{preview.data.text ? preview.data.text.split('\n').map(escapeControl).join('\n') : '(empty)'}</pre>}
-        {preview?.data?.image_png && <img className="preview-img" src={`data:image/png;base64,${preview.data.image_png}`} alt={`Screenshot of ${channel}`} />}
-      </section>
+      {live && (
+        <section className="preview" aria-label="Live view">
+          <h3>Live</h3>
+          <LiveWindow channel={channel} />
+        </section>
+      )}
+      {!live && (
+        <section className="preview" aria-label="Preview">
+          <header className="section-head">
+            <h3>Preview</h3>
+            <button type="button" className="btn btn-small" onClick={() => void previewChannel(channel)} disabled={preview?.loading}>
+              {preview?.loading ? 'Refreshing…' : 'Refresh'}
+            </button>
+          </header>
+          {preview?.loading && !preview.data && <Loading what="the preview" />}
+          {preview?.error && <ErrorBox error={preview.error} />}
+          {preview?.data?.error && <p className="muted small">{preview.data.error}</p>}
+          {preview?.data?.text !== undefined && <pre className="pane-text" aria-label="Recent text">{preview.data.text ? preview.data.text.split('\n').map(escapeControl).join('\n') : '(empty)'}</pre>}
+          {preview?.data?.image_png && <img className="preview-img" src={`data:image/png;base64,${preview.data.image_png}`} alt={`Screenshot of ${channel}`} />}
+        </section>
+      )}
       {d && (
         <section aria-label="Ops">
           <h3>Ops</h3>

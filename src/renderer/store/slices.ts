@@ -13,6 +13,7 @@ import type {
   Decision,
   DriverProcessStatus,
   DriverTraceEntry,
+  DemoStep,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -43,6 +44,8 @@ export interface UiSlice {
   view: View;
   selectedChannel?: string;
   toasts: Array<{ id: number; kind: 'info' | 'error'; text: string }>;
+  /** A running demo's current step (the presenter strip); absent outside demos. */
+  demo?: DemoStep;
 }
 
 /** A resolved prompt with what it asked (kept from the pending prompt it ended). */

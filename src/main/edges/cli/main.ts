@@ -46,6 +46,8 @@ Usage:
   uplink driver check [--timeout ms] -- <command…>
                                                   start a driver and check it speaks the driver protocol,
                                                   one line per check (exit 0 only when none fails)
+  uplink demo [--port N] [--exit-when-done] [--headless] [--list]
+                                                  a guided demo on a private stage (tmux, a display, an app) with a scripted agent
 
 Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
@@ -127,6 +129,16 @@ async function run(args: ParsedArgs): Promise<number> {
       const host = flag(args, 'host');
       const { runServe } = await import('./serve');
       return runServe({ dataDir: resolveDataDir(), port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, ...(host ? { host } : {}), insecure: args.flags.has('insecure-plain-http'), json });
+    }
+    case 'demo': {
+      need(args, 0, 0, 'no operands');
+      const { listSteps, runDemo } = await import('../demo');
+      if (args.flags.has('list')) {
+        print(listSteps());
+        return 0;
+      }
+      const dataDir = process.env.UPLINK_DATA_DIR ? resolveDataDir() : undefined;
+      return runDemo({ port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, exitWhenDone: args.flags.has('exit-when-done'), headless: args.flags.has('headless'), ...(dataDir ? { dataDir } : {}) });
     }
     case 'panel-url': {
       need(args, 0, 0, 'no operands');

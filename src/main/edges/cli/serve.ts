@@ -5,12 +5,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { createHub, HubError, loadDrivers, recordUnfinishedCalls } from '../../hub';
+import type { Hub } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { isLoopbackHost } from '../http/loopback';
 import { operatorKeyPath } from '../http/operator';
 import { startHubServer } from '../http/server';
+import type { HubServer } from '../http/server';
 import type { HttpContext, HttpMount } from '../http/types';
 import { createPanelMount } from '../panel';
+import type { PanelPresenter } from '../panel';
 import { usage } from './args';
 import { print } from './format';
 
@@ -28,12 +31,12 @@ export interface ServeOptions {
 }
 
 /** The browser panel: the built renderer and the PanelApi WebSocket on the same port. */
-async function panelMounts(ctx: HttpContext): Promise<HttpMount[]> {
-  return [createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin })];
+function panelMounts(presenter?: PanelPresenter): (ctx: HttpContext) => Promise<HttpMount[]> {
+  return async (ctx) => [createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin, ...(presenter ? { presenter } : {}) })];
 }
 
-/** Runs until SIGINT/SIGTERM; resolves with the exit code. */
-export async function runServe(options: ServeOptions): Promise<number> {
+/** Starts the hub and its server (MCP + panel) for a data directory no other hub serves. */
+export async function startServing(options: Omit<ServeOptions, 'json'> & { presenter?: PanelPresenter }): Promise<{ hub: Hub; server: HubServer }> {
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw usage(`--port must be 0–65535, not ${options.port}`);
   if (options.host && !isLoopbackHost(options.host)) {
     if (!options.insecure) throw usage(`--host ${options.host} is not a loopback address and Uplink speaks plain HTTP; pass --insecure-plain-http to do it anyway`);
@@ -52,12 +55,18 @@ export async function runServe(options: ServeOptions): Promise<number> {
       dataDir: options.dataDir,
       port: options.port,
       ...(options.host ? { host: options.host, allowNonLoopback: true } : {}),
-      mounts: panelMounts,
+      mounts: panelMounts(options.presenter),
     });
   } catch (e) {
     await hub.close();
     throw e;
   }
+  return { hub, server };
+}
+
+/** Runs until SIGINT/SIGTERM; resolves with the exit code. */
+export async function runServe(options: ServeOptions): Promise<number> {
+  const { hub, server } = await startServing(options);
   if (options.json) print(JSON.stringify({ url: server.url, panel_url: server.panelUrl, mcp_url: server.mcpUrl, pid: process.pid }));
   else {
     print(`Uplink hub serving\n  panel: ${server.panelUrl}  (opens once, within 10 minutes; \`uplink panel-url\` prints a fresh one)`);

@@ -12,7 +12,7 @@ import type { PanelMount, PanelMountOptions } from './mount';
 import { createPanelMount as createMount } from './mount';
 
 export { openPanelSession, hubStatus } from './session';
-export type { PanelSession, PanelHostInfo, PanelBroadcast } from './session';
+export type { PanelSession, PanelHostInfo, PanelBroadcast, PanelPresenter } from './session';
 export { dispatchCall } from './dispatch';
 export { checkRequest, checkResponse, checkEvent } from './validate';
 export { PANEL_WS_PATH, isOwnOrigin } from './ws-server';

@@ -10,7 +10,7 @@ import type { Hub } from '../../hub';
 import type { PanelEventName, PanelEvents } from '../../../shared/panel-api';
 import { EventHub } from '../../../shared/panel-proxy';
 import { serveStatic } from './static';
-import type { PanelBroadcast, PanelHostInfo } from './session';
+import type { PanelBroadcast, PanelHostInfo, PanelPresenter } from './session';
 import { openPanelSession } from './session';
 import { createPanelWs } from './ws-server';
 import type { PanelCredential } from './ws-server';
@@ -42,6 +42,8 @@ export interface PanelMountOptions {
   version?: string;
   /** OS user recorded for the operator's decisions; default the current user. */
   user?: string;
+  /** A running demo's story, for the presenter strip. */
+  presenter?: PanelPresenter;
 }
 
 /** A broadcast channel shared by every session of one hub. */
@@ -70,6 +72,7 @@ export function createPanelMount(options: PanelMountOptions): PanelMount {
     ...(options.mcpUrl ? { mcpUrl: options.mcpUrl } : options.origin ? { mcpUrl: () => `${options.origin!()}/mcp` } : {}),
     ...(options.cliPath ? { cliPath: options.cliPath } : {}),
     ...(options.stdioCommand ? { stdioCommand: options.stdioCommand } : {}),
+    ...(options.presenter ? { presenter: options.presenter } : {}),
   };
   const ws = createPanelWs({
     authenticate: options.authenticate,

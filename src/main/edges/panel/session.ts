@@ -5,7 +5,7 @@
  */
 import type { AgentIdentity, ChannelEntry, DriverInfo, Hub } from '../../hub';
 import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
-import type { ChannelList, PanelChannel, PanelSettings } from '../../../shared/panel-types';
+import type { ChannelList, DemoStep, PanelChannel, PanelSettings } from '../../../shared/panel-types';
 import type { JsonValue } from '../../../shared/wire';
 import { toInvocationDetail, toPanelApproval, toPanelExplanation, toPanelRule, toTimelineEvent } from './mapping';
 import { renderError } from './errors';
@@ -23,6 +23,14 @@ export interface PanelHostInfo {
   version: string;
   /** The OS user the operator's decisions are recorded as. */
   user: string;
+  /** A running demo's story (`uplink demo`), shown in the presenter strip. */
+  presenter?: PanelPresenter;
+}
+
+/** The operator-side source of the presenter strip: the demo process writes it, panels read it. */
+export interface PanelPresenter {
+  current(): DemoStep | undefined;
+  subscribe(listener: (step: DemoStep) => void): Disposer;
 }
 
 /** Broadcasts that concern every open panel (rules changed, hub status). */
@@ -95,6 +103,11 @@ export function openPanelSession(
   const auditOff = hub.onAuditChange?.(() => emit('hubStatus', hubStatus(hub, startedAt, host.version)));
   if (auditOff) disposers.push(auditOff);
   broadcast.emit('hubStatus', hubStatus(hub, startedAt, host.version));
+  if (host.presenter) {
+    disposers.push(host.presenter.subscribe((step) => emit('demoStep', step)));
+    const step = host.presenter.current();
+    if (step) emit('demoStep', step);
+  }
 
   const settings = (): PanelSettings => {
     const out: PanelSettings = { approval_timeout_ms: hub.approvalTimeoutMs(), data_dir: hub.dataDir, version: host.version };

@@ -1,0 +1,142 @@
+/**
+ * `uplink demo`: stages a private scene (stage.ts), serves the real hub, MCP and panel on it
+ * (`uplink serve`'s startup), and plays the story (story.ts) with a scripted agent while the panel
+ * shows a presenter strip. Everything the stage started goes when the demo does.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Disposer } from '../../../shared/panel-api';
+import type { DemoStep } from '../../../shared/panel-types';
+import type { PanelPresenter } from '../panel';
+import { HubError } from '../../hub';
+import { startServing } from '../cli/serve';
+import { print } from '../cli/format';
+import { onPath, STAGE_MARKER, startStage, stagePids } from './stage';
+import type { Stage } from './stage';
+import { playStory, STORY } from './story';
+
+export { STORY } from './story';
+
+export interface DemoOptions {
+  port: number;
+  exitWhenDone: boolean;
+  headless: boolean;
+  /** `UPLINK_DATA_DIR` when set; else the stage's own temporary one. */
+  dataDir?: string;
+}
+
+/** `uplink demo --list`. */
+export function listSteps(): string {
+  return STORY.map((s, i) => `${i + 1}. ${s.title} — ${s.why}`).join('\n');
+}
+
+/** The presenter strip's source: the latest step, pushed to every open panel. */
+function createPresenter(): PanelPresenter & { set(step: DemoStep): void } {
+  let current: DemoStep | undefined;
+  const listeners = new Set<(step: DemoStep) => void>();
+  return {
+    current: () => current,
+    subscribe(listener): Disposer {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    set(step) {
+      current = step;
+      for (const l of listeners) l(step);
+    },
+  };
+}
+
+/**
+ * On the user's own display the panel opens in their browser, as `npm start` does where Electron
+ * cannot host this hub. The browser is the user's, not the stage's: it does not carry the marker.
+ */
+function openInBrowser(url: string): void {
+  if (!onPath('xdg-open', process.env)) return;
+  const env = { ...process.env };
+  delete env[STAGE_MARKER];
+  spawn('xdg-open', [url], { env, detached: true, stdio: 'ignore' })
+    .on('error', () => undefined)
+    .unref();
+}
+
+/** Runs the demo; resolves with the exit code (0 when the story completed). */
+export async function runDemo(options: DemoOptions): Promise<number> {
+  const stopping = new AbortController();
+  let signalled: NodeJS.Signals | undefined;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    signalled = sig;
+    stopping.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  // A last resort for an exit no one planned (an uncaught error): kill the stage synchronously.
+  let stage: Stage | undefined;
+  const lastResort = (): void => {
+    if (!stage) return;
+    for (const pid of stagePids(stage.id)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  };
+  process.once('exit', lastResort);
+  const presenter = createPresenter();
+  let served: Awaited<ReturnType<typeof startServing>> | undefined;
+  try {
+    stage = await startStage({ headless: options.headless, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    print(`uplink demo: staged a private tmux server, ${stage.display.private ? `a private display (Xvfb ${stage.display.DISPLAY})` : `your display ${stage.display.DISPLAY}`} and the demo app`);
+    served = await startServing({ dataDir: stage.dataDir, port: options.port, presenter });
+    const { hub, server } = served;
+    print(`  panel: ${server.panelUrl}  (open it to start the story; \`uplink panel-url\` with UPLINK_DATA_DIR=${stage.dataDir} prints a fresh one)`);
+    print(`  MCP:   ${server.mcpUrl}`);
+    if (!stage.display.private) openInBrowser(server.panelUrl);
+    presenter.set({ step: 0, total: STORY.length, title: 'Waiting for the panel', why: 'The story starts when a panel is open: every change an agent asks for waits for you here.', look: 'This strip.', state: 'running' });
+    const panelAttached = async (): Promise<void> => {
+      while (hub.panelsAttached() === 0 && !stopping.signal.aborted) await new Promise((r) => setTimeout(r, 200));
+    };
+    await panelAttached();
+    let code = 0;
+    if (!stopping.signal.aborted) {
+      const token = readFileSync(join(stage.dataDir, 'token'), 'utf8').trim();
+      try {
+        const result = await playStory(server.mcpUrl, token, stage.app.pid, {
+          step: (s) => presenter.set({ ...s, total: STORY.length, state: s.step === STORY.length ? 'done' : 'running' }),
+          panelAttached,
+          log: (line) => print(line),
+          signal: stopping.signal,
+        });
+        const events = stage.app.events();
+        const saved = events.filter((e) => e.event === 'saved').pop();
+        const padClicks = events.filter((e) => e.event === 'pad-click').length;
+        print(`uplink demo: the app itself reports: ${saved ? `saved ${String(saved.name)} <${String(saved.email)}>` : 'form not saved'}, ${padClicks} click(s) in the sketch pad`);
+        print(`uplink demo: the story is complete (${result.acts.length} actions asked for). \`uplink log\` with UPLINK_DATA_DIR=${stage.dataDir} shows the audit${stage.ownDataDir ? ' until the demo exits' : ''}.`);
+      } catch (error) {
+        if (!stopping.signal.aborted) {
+          const why = error instanceof Error ? error.message : String(error);
+          const stopped = new HubError('core', 'Upstream', `the demo's story stopped: ${why}`, { hint: 'the stage is still up: look at the panel\'s timeline, or run `uplink demo --headless` again' });
+          process.stderr.write(`${stopped.rendered}\n`);
+          presenter.set({ ...(presenter.current() ?? { step: 0, total: STORY.length, title: '', why: '', look: '' }), state: 'done', summary: `The story stopped: ${why}` });
+          code = 1;
+        }
+      }
+    }
+    if (!options.exitWhenDone && !stopping.signal.aborted) {
+      print('uplink demo: Ctrl-C ends the demo and removes everything it started.');
+      await new Promise<void>((resolve) => stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
+    }
+    return signalled ? 128 + (signalled === 'SIGINT' ? 2 : 15) : code;
+  } finally {
+    if (served) {
+      await served.hub.close();
+      await served.server.close();
+    }
+    await stage?.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('exit', lastResort);
+  }
+}
