@@ -132,7 +132,7 @@ const traceEntry = rec(
 export const PANEL_CALLS = {
   listChannels: { request: empty, response: rec({ channels: arr(channel), health: arr(doctor), errors: arr(rec({ driver: str, error: str })) }, ['channels', 'health']) },
   describeChannel: { request: obj({ channel: id }, ['channel']), response: rec({ channel, ops: arr(opSpec) }, ['channel', 'ops']) },
-  previewChannel: { request: obj({ channel: id }, ['channel']), response: rec({ text: str, image_png: str, error: str }) },
+  previewChannel: { request: obj({ channel: id }, ['channel']), response: rec({ text: str, image_png: str, error: str, warnings: arr(str) }) },
   runOp: {
     request: obj({ channel: id, op: { type: 'string', minLength: 1, maxLength: 128 }, args: json }, ['channel', 'op', 'args']),
     response: rec({ ok: bool, output: json, error: str }, ['ok']),

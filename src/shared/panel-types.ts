@@ -309,6 +309,8 @@ export interface ChannelPreview {
   text?: string;
   image_png?: string;
   error?: string;
+  /** Why the picture may not be what an action would meet (covered, blank, off screen). */
+  warnings?: string[];
 }
 
 /** Hub status pushed to every panel. */

@@ -215,6 +215,13 @@ class HubCore implements Hub {
     return (await this.#registry.describe(channel)).ops;
   }
 
+  async lookAt(channel: string): Promise<ApprovalPreview | undefined> {
+    const canonical = (await this.#registry.describe(channel)).channel.channel;
+    const { id, driver, addr } = this.#registry.resolve(canonical);
+    if (!driver.preview) return undefined;
+    return withDeadline(id, 'preview()', this.#options.previewTimeoutMs ?? 4000, () => driver.preview!(addr, 'screenshot', {}));
+  }
+
   async describe(channel: string, op?: string, agent?: AgentIdentity): Promise<{ channel: ChannelEntry; ops: OpDescription[] }> {
     try {
       return await this.#registry.describe(channel, op);

@@ -8,7 +8,7 @@
  */
 import type { InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
 import type { HubError } from './errors';
-import type { ChannelEntry, DoctorReport, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
+import type { ApprovalPreview, ChannelEntry, DoctorReport, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
 import type { AgentCredential, AgentSummary } from './agent-credentials';
 import type {
   AgentIdentity,
@@ -61,6 +61,13 @@ export interface Hub {
   listChannels(): Promise<ChannelEntry[]>;
   /** The ops of a channel's driver (`NotFound` for an unknown driver or channel). */
   ops(channel: string): Promise<OpDescription[]>;
+  /**
+   * Operator only: what the channel's target looks like now, from the driver's preview of a
+   * `screenshot` (the picture an approval prompt shows, with its warnings). Looking is not an
+   * action: no kernel call and no audit row, so a live view may ask several times a second.
+   * `undefined` when the driver has no preview.
+   */
+  lookAt(channel: string): Promise<ApprovalPreview | undefined>;
   /**
    * A channel and its ops, or one op when `op` is given (`NotFound` naming the valid ops). With
    * `agent`, a failure is recorded in the audit as a rejected request.

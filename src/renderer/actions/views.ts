@@ -186,10 +186,11 @@ export async function revokeAgent(name: string): Promise<void> {
 }
 
 /** One frame of a window for a live view (kept out of the store: it changes several times a second). */
-export async function windowFrame(channel: string): Promise<{ image_png?: string; error?: string }> {
+export async function windowFrame(channel: string): Promise<{ image_png?: string; error?: string; warnings?: string[] }> {
   try {
     const preview = await getApi().previewChannel({ channel });
-    return preview.image_png ? { image_png: preview.image_png } : { error: preview.error ?? 'no image' };
+    const warnings = preview.warnings?.length ? { warnings: preview.warnings } : {};
+    return preview.image_png ? { image_png: preview.image_png, ...warnings } : { error: preview.error ?? 'no image', ...warnings };
   } catch (error) {
     return { error: message(error) };
   }

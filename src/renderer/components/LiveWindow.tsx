@@ -13,7 +13,7 @@ export const FRAME_MS = 400;
 const visible = (): boolean => typeof document === 'undefined' || document.visibilityState !== 'hidden';
 
 export function LiveWindow({ channel, className = 'preview-img' }: { channel: string; className?: string }) {
-  const [frame, setFrame] = useState<{ image_png?: string; error?: string }>();
+  const [frame, setFrame] = useState<{ image_png?: string; error?: string; warnings?: string[] }>();
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -39,5 +39,14 @@ export function LiveWindow({ channel, className = 'preview-img' }: { channel: st
   }, [channel]);
   if (!frame) return <p className="muted small">Connecting to the window…</p>;
   if (!frame.image_png) return <p className="muted small">{escapeControl(frame.error ?? 'no image')}</p>;
-  return <img className={className} src={`data:image/png;base64,${frame.image_png}`} alt={`Live view of ${escapeControl(channel)}`} />;
+  return (
+    <>
+      <img className={className} src={`data:image/png;base64,${frame.image_png}`} alt={`Live view of ${escapeControl(channel)}`} />
+      {frame.warnings?.map((w) => (
+        <p key={w} className="muted small" role="note">
+          ⚠ {escapeControl(w)}
+        </p>
+      ))}
+    </>
+  );
 }

@@ -62,6 +62,9 @@ export function createFakeHub(): FakeHub {
     async ops() {
       return [];
     },
+    async lookAt() {
+      return undefined;
+    },
     async describe(channel) {
       if (channel !== 'tmux:%1') throw new DriverError('NotFound', `no channel ${channel}`, { hint: 'list channels' });
       return { channel: { channel, labels: ['codex'], detail: { tier: 'observer' } }, ops: [] };

@@ -61,7 +61,7 @@ export const STORY: readonly StoryStep[] = [
   {
     title: 'Summary',
     why: 'Everything the agent did, and everything you decided, is in the audit log: the timeline here, `uplink log` in a terminal.',
-    look: 'Timeline: every call with its outcome and who approved it (filter on the agent "default" to leave out the live view\'s own screenshots).',
+    look: 'Timeline: every call with its outcome and who approved it.',
   },
 ];
 

@@ -147,6 +147,15 @@ export function openPanelSession(
       const op = has('read') ? 'read' : has('screenshot') ? 'screenshot' : undefined;
       if (!op) return { error: `${channel} has no read-only preview op — hint: run one of its ops from the form below` };
       try {
+        // A window is looked at through its driver's preview (live views ask several times a
+        // second): looking is not an action and writes no audit row. Text is read as an op.
+        if (op === 'screenshot') {
+          const look = await hub.lookAt(channel);
+          if (look) {
+            if (!look.image_png) return { error: look.warnings?.[0] ?? `${channel} gave no picture — hint: is the window mapped?`, ...(look.warnings?.length ? { warnings: look.warnings } : {}) };
+            return { image_png: look.image_png, ...(look.warnings?.length ? { warnings: look.warnings } : {}) };
+          }
+        }
         const result = await hub.invoke(channel, op, op === 'read' ? { lines: 40 } : {}, { agent: operator, expect: 'read_only' });
         const r = (result && typeof result === 'object' && !Array.isArray(result) ? result : {}) as Record<string, JsonValue>;
         const out: { text?: string; image_png?: string } = {};
