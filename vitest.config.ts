@@ -20,6 +20,17 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        // The tmux integration suite again, with the tmux driver out of process behind the driver
+        // protocol (test/fixtures/tmux-driver.ts): the proof that the protocol carries a real driver.
+        test: {
+          name: 'integration-tmux-via-protocol',
+          include: ['test/integration/tmux/**/*.test.ts'],
+          env: { UPLINK_TEST_TMUX_VIA_PROTOCOL: '1' },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelEntry, Driver } from '../../../src/main/drivers/contract';
-import { createTmuxDriver } from '../../../src/main/drivers/tmux';
+import { tmuxDriverForTest, VIA_PROTOCOL } from '../../fixtures/tmux-driver';
 import { ROOT } from '../../fixtures/hub-build';
 import { TmuxTestServer } from '../../fixtures/tmux-server';
 import { validated } from '../../fixtures/validated-driver';
@@ -69,13 +69,14 @@ const SERVER_LOCALES: Array<[string, NodeJS.ProcessEnv]> = [
 ];
 
 describe.each(SERVER_LOCALES)('a tmux server started in %s', (_name, serverEnv) => {
+  // One-shot mode is an in-process option (`controlMode`); `driver run` always uses control mode.
   it.each([
     ['control mode', true],
-    ['one-shot commands', false],
-  ])('is listed in full by a driver with only PATH in its environment (%s)', async (_mode, controlMode) => {
+    ...(VIA_PROTOCOL ? [] : [['one-shot commands', false] as const]),
+  ] as Array<readonly [string, boolean]>)('is listed in full by a driver with only PATH in its environment (%s)', async (_mode, controlMode) => {
     const { server, peer } = serverWithPeer(serverEnv);
     if (serverEnv === MINIMAL) expect(server.tmux('show-environment', '-g')).not.toMatch(/^(LANG|LC_\w+)=/m);
-    const driver: Driver = validated(createTmuxDriver({ socket: server.socket, env: { ...MINIMAL }, controlMode }));
+    const driver: Driver = validated(tmuxDriverForTest({ socket: server.socket, env: { ...MINIMAL }, controlMode }));
     cleanup.push(() => driver.dispose?.());
 
     expectPeerListed(await driver.channels(), server, peer);
