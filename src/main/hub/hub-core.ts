@@ -275,6 +275,8 @@ class HubCore implements Hub {
   }
 
   async recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch> {
+    // A driver out of process says its kind in its handshake: one that cannot start is not a candidate.
+    if (options.driver === undefined) await Promise.all(this.#registry.drivers().map(({ driver }) => driver instanceof ExternalDriver && driver.ensureStarted().catch(() => undefined)));
     const messaging = this.#registry.drivers().filter(({ driver }) => driver.info().kind !== 'capability');
     const id = options.driver ?? messaging[0]?.id;
     if (!id) throw new HubError('core', 'NotFound', 'no messaging driver is enabled', { hint: 'run `uplink doctor` to see the enabled drivers' });
