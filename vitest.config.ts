@@ -24,7 +24,7 @@ export default defineConfig({
         // The tmux integration suite again, with the tmux driver out of process behind the driver
         // protocol (test/fixtures/tmux-driver.ts): the proof that the protocol carries a real driver.
         // All of it but transport.test.ts, which drives tmux's control mode with no driver at all.
-        // About 100 s alone on two cores, against 85 s for the same files in process.
+        // Measured alone on two shared cores: 85–100 s, against 65–85 s for the same files in process.
         test: {
           name: 'integration-tmux-via-protocol',
           include: ['test/integration/tmux/**/*.test.ts'],
