@@ -20,6 +20,20 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        // The tmux integration suite again, with the tmux driver out of process behind the driver
+        // protocol (test/fixtures/tmux-driver.ts): the proof that the protocol carries a real driver.
+        // All of it but transport.test.ts, which drives tmux's control mode with no driver at all.
+        // Measured alone on two shared cores: 85–100 s, against 65–85 s for the same files in process.
+        test: {
+          name: 'integration-tmux-via-protocol',
+          include: ['test/integration/tmux/**/*.test.ts'],
+          exclude: ['test/integration/tmux/transport.test.ts'],
+          env: { UPLINK_TEST_TMUX_VIA_PROTOCOL: '1' },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { Runtime, SoftwareUseError } from '../kernel';
 import type { InteractionKind, JsonValue, ProgressDetail, RuntimeEvent, SelectionExplanation } from '../kernel';
-import { driverOfChannel } from '../drivers';
-import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, ExternalDriver, ExternalStatus, InvokeContext, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
+import { driverOfChannel, ExternalDriver } from '../drivers';
+import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, ExternalStatus, InvokeContext, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
 import { createExternalDrivers, externalEntries, externalStatus, trustEntry } from './external-drivers';
 import { AuditStore } from './audit-store';
 import { ApprovalBroker } from './broker';
@@ -149,8 +149,9 @@ class HubCore implements Hub {
     });
     this.#runtime = new Runtime({ policy: this.#broker.policy, now: this.#now });
     for (const { id, driver } of this.#registry.drivers()) this.#registerProviders(id, driver);
-    // An external driver's ops are known once it has started, and may change when it restarts.
-    for (const d of this.#external) this.#disposers.push(d.onChange((what) => what === 'ops' && this.#reregister(d)));
+    // An external driver's ops are known once it has started, and may change when it restarts
+    // (a built-in served out of process, too).
+    for (const d of enabled) if (d instanceof ExternalDriver) this.#disposers.push(d.onChange((what) => what === 'ops' && this.#reregister(d)));
     this.#disposers.push(this.#runtime.subscribe((e) => this.#onEvent(e)));
   }
 
@@ -281,6 +282,8 @@ class HubCore implements Hub {
   }
 
   async recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch> {
+    // A driver out of process says its kind in its handshake: one that cannot start is not a candidate.
+    if (options.driver === undefined) await Promise.all(this.#registry.drivers().map(({ driver }) => driver instanceof ExternalDriver && driver.ensureStarted().catch(() => undefined)));
     const messaging = this.#registry.drivers().filter(({ driver }) => driver.info().kind !== 'capability');
     const id = options.driver ?? messaging[0]?.id;
     if (!id) throw new HubError('core', 'NotFound', 'no messaging driver is enabled', { hint: 'run `uplink doctor` to see the enabled drivers' });
@@ -649,6 +652,8 @@ class HubCore implements Hub {
   async setTier(channel: string, tier: string, by: AgentIdentity): Promise<void> {
     const { id, driver, addr } = this.#registry.resolve(channel);
     if (by.kind !== 'panel' && by.kind !== 'cli') throw new HubError(id, 'Rejected', 'only a person at the panel or the CLI can set a tier', { hint: 'ask the operator to set it in the panel' });
+    // A driver out of process offers setTier once its handshake said so.
+    await this.#registry.ready(channel);
     if (!driver.setTier) throw new HubError(id, 'Unavailable', `${id} has no permission tiers`);
     await withDeadline(id, 'setTier()', this.#driverTimeout(), () => driver.setTier!(addr, tier)).catch((e: unknown) => {
       throw toHubError(channel, e);

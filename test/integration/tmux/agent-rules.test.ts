@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHub } from '../../../src/main/hub/hub-core';
 import type { AgentIdentity, ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
-import { createTmuxDriver } from '../../../src/main/drivers/tmux';
+import { tmuxDriverForTest } from '../../fixtures/tmux-driver';
 import { TmuxTestServer, eventually } from '../../fixtures/tmux-server';
 import { tmpDataDir, writeConfirmedConfig } from '../../fixtures/hub-build';
 import { validated } from '../../fixtures/validated-driver';
@@ -20,7 +20,7 @@ afterEach(async () => {
 function hubOn(server: TmuxTestServer, rules: unknown[]): Hub {
   const dir = tmpDataDir();
   writeConfirmedConfig(dir, { approvals: { rules } });
-  const driver = validated(createTmuxDriver({ env: server.ownEnv(), config: () => ({ write_allow: [{ pattern: '*', tier: 'operator' }] }) }));
+  const driver = validated(tmuxDriverForTest({ env: server.ownEnv(), config: () => ({ write_allow: [{ pattern: '*', tier: 'operator' }] }) }));
   const hub = createHub({ dataDir: dir, drivers: [driver] });
   cleanup.push(() => hub.close());
   return hub;

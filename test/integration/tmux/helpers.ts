@@ -2,7 +2,8 @@
 import { afterEach } from 'vitest';
 import type { Driver } from '../../../src/main/drivers/contract';
 import { DriverError } from '../../../src/main/drivers/contract';
-import { createTmuxDriver, type TmuxConfig } from '../../../src/main/drivers/tmux';
+import type { TmuxConfig } from '../../../src/main/drivers/tmux';
+import { tmuxDriverForTest } from '../../fixtures/tmux-driver';
 import { TmuxTestServer } from '../../fixtures/tmux-server';
 import { validated } from '../../fixtures/validated-driver';
 
@@ -30,7 +31,7 @@ export function useRigs(): void {
 export function rig(options: { firstPane?: string; ownPane?: boolean; config?: TmuxConfig; now?: () => number; controlMode?: boolean } = {}): Rig {
   const server = TmuxTestServer.start(options.firstPane ?? 'sh');
   const r: Rig = { server, own: server.firstPane, config: options.config ?? {}, driver: undefined as unknown as Driver };
-  r.driver = validated(createTmuxDriver({
+  r.driver = validated(tmuxDriverForTest({
     env: options.ownPane === false ? TmuxTestServer.cleanEnv() : server.ownEnv(),
     socket: options.ownPane === false ? server.socket : undefined,
     config: () => r.config,

@@ -10,6 +10,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { auditFiles, cliEnv, ROOT, runCli, startServe, tmpDataDir, type TestBuild } from '../../fixtures/hub-build';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 import { APPROVE_TMUX, buildTmuxHub, writeConfig } from './hub-helpers';
+import { VIA_PROTOCOL } from '../../fixtures/tmux-driver';
 
 let b: TestBuild;
 const cleanup: Array<() => unknown> = [];
@@ -91,7 +92,11 @@ describe('tmux through MCP (uplink mcp)', () => {
     const described = await a.json<{ ops: Array<{ op: string; tool: string }> }>('channel_describe', { channel: 'tmux:peer' });
     expect(described.ops).toEqual(expect.arrayContaining([expect.objectContaining({ op: 'read', tool: 'channel_observe' }), expect.objectContaining({ op: 'type', tool: 'channel_act' })]));
     const doctor = await a.json<{ drivers: Array<{ driver: string; lines: string[] }> }>('channel_doctor', {});
-    expect(doctor.drivers.find((d) => d.driver === 'tmux')?.lines.join('\n')).toMatch(/control mode: attached/);
+    const tmuxDoctor = doctor.drivers.find((d) => d.driver === 'tmux')?.lines.join('\n');
+    expect(tmuxDoctor).toMatch(/control mode: attached/);
+    // Which way the driver runs shows: behind the protocol the host adds its line about the process.
+    if (VIA_PROTOCOL) expect(tmuxDoctor).toMatch(/external driver: pid \d+, protocol 3, 0 restart\(s\)/);
+    else expect(tmuxDoctor).not.toMatch(/external driver/);
   });
 
   it('without a panel or a standing rule, mutating tmux ops are refused before the driver runs', async () => {

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHub } from '../../../src/main/hub/hub-core';
 import type { ApprovalEvent, Hub, PendingApproval } from '../../../src/main/hub';
 import { HubError } from '../../../src/main/hub/errors';
-import { createTmuxDriver } from '../../../src/main/drivers/tmux';
+import { tmuxDriverForTest } from '../../fixtures/tmux-driver';
 import { TmuxTestServer } from '../../fixtures/tmux-server';
 
 const agent = { kind: 'mcp' as const, name: 'test-agent', session: 's1' };
@@ -27,7 +27,7 @@ afterEach(async () => {
 function start(hold = false): { server: TmuxTestServer; hub: Hub; prompts: PendingApproval[] } {
   const server = TmuxTestServer.start('sh');
   cleanups.push(() => server.stop());
-  const hub = createHub({ dataDir: mkdtempSync(join(tmpdir(), 'uplink-precheck-')), drivers: [createTmuxDriver({ env: server.ownEnv(), config: () => ({}) })], watchConfig: false });
+  const hub = createHub({ dataDir: mkdtempSync(join(tmpdir(), 'uplink-precheck-')), drivers: [tmuxDriverForTest({ env: server.ownEnv(), config: () => ({}) })], watchConfig: false });
   cleanups.push(() => hub.close());
   hub.attachPanel();
   const prompts: PendingApproval[] = [];

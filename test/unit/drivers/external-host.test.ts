@@ -86,6 +86,15 @@ describe('ExternalDriver', () => {
     expect(d.status().last_exit).toMatchObject({ signal: 'SIGKILL' });
   });
 
+  it('leaves no timer behind once a driver that stops at once is stopped, so the process can exit', async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const d = host();
+    await d.ensureStarted();
+    const before = timers();
+    await d.dispose();
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+
   it('says which program could not be started', async () => {
     const d = new ExternalDriver({ id: 'notes', command: ['/nonexistent/driver'], cwd: dirname(DRIVER) });
     made.push(d);

@@ -662,7 +662,9 @@ export class ExternalDriver implements Driver {
 
   async #kill(session: Session): Promise<void> {
     const grace = this.#options.stopGraceMs ?? STOP_GRACE_MS;
-    const exited = (ms: number): Promise<boolean> => Promise.race([session.closed.then(() => true), sleep(ms).then(() => false)]);
+    // The grace timer must not outlive the process it waits for: a CLI command would idle until it fired.
+    // Unref'd is enough: a child still running holds the event loop until the timer escalates.
+    const exited = (ms: number): Promise<boolean> => Promise.race([session.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
     if (await exited(grace)) return;
     session.child.kill('SIGTERM');
     if (await exited(grace)) return;
