@@ -13,7 +13,7 @@ import { isAbsolute, join } from 'node:path';
 import { connect, createInbox } from 'nats';
 import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { JsonValue } from '../kernel';
-import { DRIVER_ERROR_KINDS } from '../drivers';
+import { DRIVER_ERROR_KINDS, driverOfChannel } from '../drivers';
 import type { ChannelEntry, DriverErrorKind, SendReceipt } from '../drivers';
 import { checkBounds } from './bounds';
 import type { FleetSettings } from './config';
@@ -420,22 +420,36 @@ export function joinFleet(core: Hub, settings: FleetSettings, options: FleetOpti
     }
   };
   const prefixed = (hub: string, entry: ChannelEntry): ChannelEntry => ({ ...entry, channel: `${hub}/${entry.channel}` });
+  const remoteChannels = (): Promise<Array<{ hub: string; channels: ChannelEntry[] }>> =>
+    Promise.all(
+      fleet.hubs().map(async (hub) => {
+        try {
+          const list = (await fleet.request(hub, { method: 'channels' }, undefined, fleet.listTimeoutMs())) as unknown as ChannelEntry[];
+          return { hub, channels: Array.isArray(list) ? list.map((c) => prefixed(hub, c)) : [] };
+        } catch {
+          return { hub, channels: [] }; // A hub that does not answer has no channels to offer now.
+        }
+      }),
+    );
 
   const overrides: Partial<FleetHub> = {
     fleetStatus: () => fleet.status(),
     async listChannels() {
-      const mine = await core.listChannels();
-      const theirs = await Promise.all(
-        fleet.hubs().map(async (hub) => {
-          try {
-            const list = (await fleet.request(hub, { method: 'channels' }, undefined, fleet.listTimeoutMs())) as unknown as ChannelEntry[];
-            return Array.isArray(list) ? list.map((c) => prefixed(hub, c)) : [];
-          } catch {
-            return []; // A hub that does not answer has no channels to offer now.
-          }
-        }),
+      const [mine, theirs] = await Promise.all([core.listChannels(), remoteChannels()]);
+      return [...mine, ...theirs.flatMap((t) => t.channels)];
+    },
+    async overview() {
+      // Another hub's drivers, as the panel lists them: `<hub>/<driver>`, healthy while it answers.
+      const [mine, theirs] = await Promise.all([core.overview(), remoteChannels()]);
+      const remoteDrivers = theirs.flatMap(({ hub, channels }) =>
+        [...new Set(channels.map((c) => driverOfChannel(c.channel)))].map((driver) => ({
+          driver,
+          info: { id: driver, kind: 'both' as const, summary: `a driver of hub ${hub}` },
+          health: { driver, ok: true, lines: [`on hub ${hub} of the fleet`] },
+          channels: channels.filter((c) => driverOfChannel(c.channel) === driver),
+        })),
       );
-      return [...mine, ...theirs.flat()];
+      return [...mine, ...remoteDrivers];
     },
     async describe(channel, op, agent) {
       const at = remote(channel);

@@ -11,6 +11,7 @@ import { createServer, connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect, createInbox } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigStore } from '../../../src/main/hub/config';
 import { createHub } from '../../../src/main/hub/hub-core';
 import { joinFleet, readFleetToken } from '../../../src/main/hub/fleet';
 import type { FleetHub } from '../../../src/main/hub/fleet';
@@ -98,6 +99,9 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
     const described = await a.hub.describe('b/test:alpha', 'echo', agent);
     expect(described.channel).toMatchObject({ channel: 'b/test:alpha', detail: { mark: 'b' } });
     expect(described.ops.map((o) => o.op)).toEqual(['echo']);
+    // The panel's channel list comes from the overview: another hub's driver is `<hub>/<driver>`.
+    const overview = await a.hub.overview();
+    expect(overview.find((d) => d.driver === 'b/test')?.channels.map((x) => x.channel)).toEqual(['b/test:alpha', 'b/test:beta']);
   });
 
   it('runs a remote read on the owning hub, which records the caller as an agent of the calling hub', async () => {
@@ -205,5 +209,20 @@ describe('the fleet token file', () => {
     writeFileSync(join(dir, 'closed'), 'tok\n', { mode: 0o600 });
     expect(() => readFleetToken(join(dir, 'open'))).toThrow(/readable by others .* — hint: chmod 600/);
     expect(readFleetToken(join(dir, 'closed'))).toBe('tok');
+  });
+});
+
+describe('the fleet section of config.json', () => {
+  it('takes a url, a hub name and a token file, and refuses a name that cannot be a subject token', () => {
+    const dir = tmpDataDir('uplink-fleet-config-');
+    const write = (fleet: unknown) => writeFileSync(join(dir, 'config.json'), JSON.stringify({ fleet }));
+    write({ url: 'tls://nats.example:4222', name: 'build-box', token_file: 'fleet.token' });
+    const store = new ConfigStore(join(dir, 'config.json'));
+    expect(store.error()).toBeUndefined();
+    expect(store.get().fleet).toEqual({ url: 'tls://nats.example:4222', name: 'build-box', token_file: 'fleet.token' });
+    write({ url: 'nats://127.0.0.1:4222', name: 'Build.Box', token_file: 'fleet.token' });
+    expect(store.reload()).toMatch(/\/fleet\/name must match pattern/);
+    write({ url: 'http://127.0.0.1:4222', name: 'b', token_file: 'fleet.token' });
+    expect(store.reload()).toMatch(/\/fleet\/url must match pattern/);
   });
 });
