@@ -264,7 +264,7 @@ class Fleet {
   request(hub: string, body: FleetBody, signal?: AbortSignal, timeoutMs?: number): Promise<JsonValue> {
     const nc = this.#nc;
     if (!nc || !this.#connected) {
-      return Promise.reject(unavailable(`hub ${hub} cannot be reached: ${this.#problem ?? 'this hub is not in the fleet'}`, 'local channels still work; check the NATS server and this hub’s fleet settings, then retry'));
+      return Promise.reject(unavailable(`hub ${hub} cannot be reached: ${this.#problem ?? 'this hub is not in the fleet'}`, "local channels still work; check the NATS server and this hub's fleet settings, then retry"));
     }
     if (!this.#peers.has(hub)) {
       const known = this.hubs();
