@@ -2,7 +2,7 @@
 # Installs the Debian packages Uplink's tests use: tmux, an X server and X tools, AT-SPI and a
 # D-Bus session, GTK3 with Python bindings for the fixture app, zenity, ImageMagick, Chromium, and
 # pytest + pyflakes for the desktop helper's Python tests, and python3-venv for the MCP Python SDK
-# client of the interop tests.
+# client of the interop tests, and nats-server for the fleet tests.
 # Idempotent: packages already installed are skipped, and apt is not touched when none is missing.
 set -euo pipefail
 
@@ -14,6 +14,7 @@ PACKAGES=(
   python3-pytest pyflakes3 python3-venv
   zenity fonts-dejavu-core weston
   chromium
+  nats-server
 )
 
 missing=()

@@ -74,6 +74,7 @@ export interface UplinkConfig {
   approvals: { timeout_ms: number; rules: StandingRule[] };
   /** `drivers`: which drivers run (all when absent); read when the hub starts. */
   hub: { driver_timeout_ms: number; drivers?: string[] };
+  fleet?: FleetSettings;
   [section: string]: unknown;
 }
 
@@ -120,6 +121,27 @@ const EXTERNAL_DRIVER_SCHEMA = {
   },
 };
 
+/** How this hub joins a fleet of hubs on NATS (docs/fleet.md); read when the hub starts. */
+export interface FleetSettings {
+  /** `nats://host:port` or `tls://host:port` (TLS required then). */
+  url: string;
+  /** This hub's name in the fleet: its channels are `<name>/<channel>` to the other hubs. */
+  name: string;
+  /** A file holding the fleet's NATS token (0600); relative paths are under the data dir. */
+  token_file: string;
+}
+
+const FLEET_SCHEMA = {
+  type: 'object',
+  required: ['url', 'name', 'token_file'],
+  additionalProperties: false,
+  properties: {
+    url: { type: 'string', pattern: '^(nats|tls)://[^\\s/]+$', maxLength: 512 },
+    name: { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 },
+    token_file: { type: 'string', minLength: 1, maxLength: 4096 },
+  },
+};
+
 /** The hub's own sections; driver sections are added by `sectionSchemas`. */
 function rootSchema(sectionSchemas: Record<string, JsonSchema>): Record<string, unknown> {
   return {
@@ -143,6 +165,7 @@ function rootSchema(sectionSchemas: Record<string, JsonSchema>): Record<string, 
         },
       },
       external_drivers: { type: 'array', maxItems: 64, items: EXTERNAL_DRIVER_SCHEMA },
+      fleet: FLEET_SCHEMA,
       ...sectionSchemas,
     },
   };
@@ -362,7 +385,7 @@ export class ConfigStore {
     const dup = rules.find((id, i) => rules.indexOf(id) !== i);
     if (dup) return { error: `${path}: /approvals/rules has the rule id "${dup}" twice` };
     const external = ((raw as { external_drivers?: ExternalDriverEntry[] }).external_drivers ?? []).map((d) => d.id);
-    const reserved = [...RESERVED_DRIVER_IDS, ...this.#sections];
+    const reserved = [...RESERVED_DRIVER_IDS, 'fleet', ...this.#sections];
     const taken = external.findIndex((id, i) => reserved.includes(id) || external.indexOf(id) !== i);
     if (taken !== -1) {
       const id = external[taken]!;

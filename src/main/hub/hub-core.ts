@@ -17,6 +17,7 @@ import type { AgentCredential, AgentSummary } from './agent-credentials';
 import { CallTable } from './call-context';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
+import type { FleetSettings } from './config';
 import { DriverProvider, providerIdFor } from './driver-provider';
 import { ending, HubError, isDriverError, mapKernelError, toHubError } from './errors';
 import type { DecideResult, Hub, ProviderView } from './hub';
@@ -70,6 +71,11 @@ export interface HubOptions {
 /** Creates a hub on a data directory with the given drivers. */
 export function createHub(options: HubOptions): Hub {
   return new HubCore(options);
+}
+
+/** The hub's `fleet` section, read once at start like `hub.drivers`. */
+export function fleetSettingsOf(hub: Hub): FleetSettings | undefined {
+  return hub instanceof HubCore ? hub.fleetSettings() : undefined;
 }
 
 class HubCore implements Hub {
@@ -182,6 +188,10 @@ class HubCore implements Hub {
       driver.refuse(`${id}'s ops cannot be offered: ${(e as Error).message}`);
       this.#registry.refresh(id);
     }
+  }
+
+  fleetSettings(): FleetSettings | undefined {
+    return this.#config.get().fleet;
   }
 
   #driverTimeout(): number {

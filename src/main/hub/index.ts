@@ -21,9 +21,16 @@ export { loadDrivers } from './default-drivers';
 export type { DriverSet, SectionGetter } from './default-drivers';
 export { MAX_OP_CHARS, checkBounds } from './bounds';
 
-/** Creates the hub of a data directory (see `HubOptions`). */
+/**
+ * Creates the hub of a data directory (see `HubOptions`). With a `fleet` section in its config it
+ * joins that fleet; only then is the NATS client loaded.
+ */
 export async function createHub(options: HubOptions): Promise<Hub> {
-  return (await import('./hub-core')).createHub(options);
+  const core = await import('./hub-core');
+  const hub = core.createHub(options);
+  const fleet = core.fleetSettingsOf(hub);
+  if (!fleet) return hub;
+  return (await import('./fleet')).joinFleet(hub, fleet, { log: (line) => process.stderr.write(`${line}\n`) });
 }
 
 /** Serves one built-in driver over the driver protocol on stdio, its config read live; no hub. */

@@ -31,7 +31,7 @@ const any = (description: string): Record<string, unknown> => ({ description });
 
 const interaction = { type: 'string', enum: ['typed', 'semantic_ui', 'visual_ui'], description: 'Force an interaction kind (hard constraint).' };
 const provider = { type: 'string', description: 'Force a provider id, e.g. uplink/desktop-visual (hard constraint).' };
-const channel = { type: 'string', description: 'Channel address <driver>:<addr>, e.g. tmux:%3 or tmux:codex.' };
+const channel = { type: 'string', description: "Channel address <driver>:<addr>, e.g. tmux:%3 or tmux:codex; another hub's channel in a fleet is <hub>/<driver>:<addr>, e.g. buildbox/tmux:%3." };
 const args = {
   type: 'object',
   description: "The op's args: an object matching its params_schema (see channel_describe). A JSON string of that object is accepted too and parsed before validation.",

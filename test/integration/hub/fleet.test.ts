@@ -1,0 +1,228 @@
+/**
+ * Three hubs (separate data dirs, one fixture driver each) in one fleet on a real nats-server with
+ * token auth: remote reads, a remote mutating call approved on the owning hub, messages that fail
+ * authentication or validation ignored, and a NATS outage that remote calls see at once and
+ * recover from.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer, connect as tcpConnect } from 'node:net';
+import { join } from 'node:path';
+import { connect, createInbox } from 'nats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigStore } from '../../../src/main/hub/config';
+import { createHub } from '../../../src/main/hub/hub-core';
+import { joinFleet, readFleetToken } from '../../../src/main/hub/fleet';
+import type { FleetHub } from '../../../src/main/hub/fleet';
+import type { AgentIdentity, HubError } from '../../../src/main/hub';
+import { createTestDriver } from '../../fixtures/test-driver';
+import { tmpDataDir } from '../../fixtures/hub-build';
+import { failure, nextPrompt } from './helpers';
+
+const NATS = '/usr/sbin/nats-server';
+const TOKEN = 'fleet-test-token-4f1c';
+const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', agent_id: 'claude', session: 's1' };
+const missing = !existsSync(NATS);
+if (missing) console.log(`fleet tests skipped: ${NATS} is not installed (scripts/install-system-deps.sh installs it)`);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 8000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+let port = 0;
+let server: ChildProcess | undefined;
+const storeDir = tmpDataDir('uplink-nats-');
+
+async function startNats(): Promise<void> {
+  server = spawn(NATS, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), '--auth', TOKEN], { stdio: 'ignore' });
+  await until('nats-server to listen', () => new Promise<boolean>((resolve) => {
+    const s = tcpConnect(port, '127.0.0.1', () => (s.destroy(), resolve(true))).on('error', () => resolve(false));
+  }));
+}
+
+async function stopNats(): Promise<void> {
+  const s = server;
+  if (!s || s.exitCode !== null) return;
+  await new Promise((resolve) => {
+    s.once('exit', resolve);
+    s.kill('SIGKILL');
+  });
+}
+
+function openMember(name: string, tokenMode = 0o600): { hub: FleetHub; driver: ReturnType<typeof createTestDriver>; dir: string } {
+  const dir = tmpDataDir(`uplink-fleet-${name}-`);
+  writeFileSync(join(dir, 'fleet.token'), `${TOKEN}\n`, { mode: tokenMode });
+  const fleet = { url: `nats://127.0.0.1:${port}`, name, token_file: 'fleet.token' };
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ fleet }), { mode: 0o600 });
+  const driver = createTestDriver('test', name);
+  const core = createHub({ dataDir: dir, drivers: [driver], watchConfig: false, panelGraceMs: 0 });
+  return { hub: joinFleet(core, fleet, { heartbeatMs: 150, listTimeoutMs: 1000 }), driver, dir };
+}
+
+describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
+  let a: ReturnType<typeof openMember>;
+  let b: ReturnType<typeof openMember>;
+  let c: ReturnType<typeof openMember>;
+  const connected = (m: ReturnType<typeof openMember>, ...hubs: string[]) => until(`${hubs.join(', ')} to be seen`, () => hubs.every((h) => m.hub.fleetStatus().hubs.some((x) => x.hub === h)));
+
+  beforeAll(async () => {
+    port = await freePort();
+    await startNats();
+    [a, b, c] = [openMember('a'), openMember('b'), openMember('c')];
+    await Promise.all([connected(a, 'b', 'c'), connected(b, 'a', 'c'), connected(c, 'a', 'b')]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([a, b, c].filter(Boolean).map((m) => m.hub.close()));
+    await stopNats();
+  });
+
+  it('lists every connected hub’s channels, prefixed with the hub’s name', async () => {
+    const channels = (await a.hub.listChannels()).map((x) => x.channel);
+    expect(channels).toEqual(expect.arrayContaining(['test:alpha', 'b/test:alpha', 'b/test:beta', 'c/test:alpha']));
+    const described = await a.hub.describe('b/test:alpha', 'echo', agent);
+    expect(described.channel).toMatchObject({ channel: 'b/test:alpha', detail: { mark: 'b' } });
+    expect(described.ops.map((o) => o.op)).toEqual(['echo']);
+    // The panel's channel list comes from the overview: another hub's driver is `<hub>/<driver>`.
+    const overview = await a.hub.overview();
+    expect(overview.find((d) => d.driver === 'b/test')?.channels.map((x) => x.channel)).toEqual(['b/test:alpha', 'b/test:beta']);
+  });
+
+  it('runs a remote read on the owning hub, which records the caller as an agent of the calling hub', async () => {
+    expect(await a.hub.invoke('b/test:alpha', 'echo', { text: 'over the fleet' }, { agent })).toEqual({ text: 'over the fleet' });
+    expect(b.driver.state.invoked.at(-1)).toMatchObject({ addr: 'alpha', op: 'echo', agent: 'a/claude-code' });
+    expect(a.driver.state.invoked.some((x) => x.op === 'echo')).toBe(false);
+    const rows = b.hub.queryAudit({ limit: 50 }).entries.filter((e) => e.op === 'echo');
+    expect(rows.at(-1)?.agent).toMatchObject({ kind: 'mcp', name: 'a/claude-code', agent_id: 'a/claude' });
+    // The own hub's name is just a longer way to say a local channel.
+    expect(await a.hub.invoke('a/test:alpha', 'noop', {}, { agent })).toEqual({ ok: true });
+  });
+
+  it('brings a remote driver error back with the driver’s id', async () => {
+    const err = await failure(a.hub.invoke('b/test:alpha', 'fail', {}, { agent }));
+    expect(err.rendered).toMatch(/^uplink error \[test:/);
+    const unknown = await failure(a.hub.invoke('b/test:nope', 'noop', {}, { agent }));
+    expect(unknown.kind).toBe('NotFound');
+  });
+
+  it('makes a remote mutating call wait for the operator on the owning hub, and runs it once approved there', async () => {
+    const detach = b.hub.attachPanel();
+    const aPanel = a.hub.attachPanel();
+    try {
+      const prompt = nextPrompt(b.hub);
+      // A CLI user on hub a has no authority on hub b: the call still waits for b's operator.
+      const call = a.hub.invoke('b/test:alpha', 'write', { text: 'hello b' }, { agent: { kind: 'cli', name: 'uplink-cli', user: 'me' } });
+      const p = await prompt;
+      expect(p).toMatchObject({ channel: 'test:alpha', op: 'write', agent: { kind: 'mcp', name: 'a/uplink-cli' } });
+      expect(a.hub.pendingApprovals()).toEqual([]);
+      expect(b.driver.state.invoked.some((x) => x.op === 'write')).toBe(false);
+      await b.hub.decide(p.approval_id, { kind: 'once', by: 'operator-b' });
+      expect(await call).toEqual({ written: 7 });
+      expect(b.driver.state.invoked.filter((x) => x.op === 'write')).toHaveLength(1);
+    } finally {
+      detach();
+      aPanel();
+    }
+  });
+
+  it('forwards a cancellation to the owning hub', async () => {
+    const controller = new AbortController();
+    const before = c.driver.state.signals.length;
+    const call = failure(a.hub.invoke('c/test:alpha', 'hang', {}, { agent, signal: controller.signal }));
+    const signal = await until('the hang to reach hub c', () => c.driver.state.signals.length > before && c.driver.state.signals.at(-1));
+    controller.abort();
+    expect((await call).kind).toBe('Rejected');
+    await until('hub c to cancel the driver call', () => signal.aborted);
+  });
+
+  it('ignores messages that fail authentication or validation', async () => {
+    await expect(connect({ servers: `127.0.0.1:${port}`, token: 'wrong', reconnect: false })).rejects.toThrow(/authorization/i);
+    const nc = await connect({ servers: `127.0.0.1:${port}`, token: TOKEN });
+    try {
+      const inbox = createInbox();
+      const replies: unknown[] = [];
+      nc.subscribe(inbox, { callback: (_e, m) => replies.push(m.data) });
+      const bad = [
+        'not json',
+        JSON.stringify({ v: 1, id: 'x1', from: 'a', method: 'invoke', channel: 'test:alpha', op: 'write', args: { text: 'x' }, agent: { kind: 'panel', name: 'op' }, authorized: 'operator' }),
+        JSON.stringify({ v: 2, id: 'x2', from: 'a', method: 'channels' }),
+        JSON.stringify({ v: 1, id: 'x3', from: 'Not A Name', method: 'invoke', channel: 'test:alpha', op: 'echo', args: { text: 'x' }, agent: { kind: 'mcp', name: 'm' } }),
+        `{"v":1,"id":"x4","from":"a","method":"channels","pad":"${'x'.repeat(300_000)}"}`,
+      ];
+      const invoked = b.driver.state.invoked.length;
+      for (const text of bad) nc.publish('uplink.b.call', new TextEncoder().encode(text), { reply: inbox });
+      await nc.flush();
+      await new Promise((r) => setTimeout(r, 500));
+      expect(replies).toEqual([]);
+      expect(b.driver.state.invoked.length).toBe(invoked);
+      // b still answers well-formed requests.
+      expect(await a.hub.invoke('b/test:alpha', 'noop', {}, { agent })).toEqual({ ok: true });
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it('fails remote calls at once while NATS is down, keeps local calls working, and heals when NATS is back', async () => {
+    await stopNats();
+    await until('a to notice', () => !a.hub.fleetStatus().connected);
+    const started = Date.now();
+    const err: HubError = await failure(a.hub.invoke('b/test:alpha', 'echo', { text: 'x' }, { agent }));
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(err.rendered).toMatch(/^uplink error \[fleet:Unavailable\]: hub b cannot be reached: .* — hint: /);
+    expect(await a.hub.invoke('test:alpha', 'echo', { text: 'alone' }, { agent })).toEqual({ text: 'alone' });
+    expect((await a.hub.listChannels()).every((x) => !x.channel.includes('/'))).toBe(true);
+    // The refusal is on the calling hub's record, like any refused request.
+    expect(a.hub.queryAudit({ limit: 50 }).entries.some((e) => e.channel === 'b/test:alpha' && e.error_kind === 'Unavailable')).toBe(true);
+    expect((await a.hub.doctor()).warnings?.join('\n')).toMatch(/fleet a: the fleet's NATS server .* is unreachable since/);
+
+    await startNats();
+    await connected(a, 'b', 'c');
+    expect(await a.hub.invoke('b/test:alpha', 'echo', { text: 'back' }, { agent })).toEqual({ text: 'back' });
+  });
+
+  it('fails a call to a hub that is not in the fleet at once', async () => {
+    const err = await failure(a.hub.invoke('nohub/test:alpha', 'noop', {}, { agent }));
+    expect(err.rendered).toMatch(/^uplink error \[fleet:Unavailable\]: hub nohub is not connected to the fleet \(connected: b, c\) — hint: /);
+  });
+});
+
+describe('the fleet token file', () => {
+  it('must be readable by its owner only', () => {
+    const dir = tmpDataDir('uplink-token-');
+    writeFileSync(join(dir, 'open'), 'tok\n', { mode: 0o644 });
+    writeFileSync(join(dir, 'closed'), 'tok\n', { mode: 0o600 });
+    expect(() => readFleetToken(join(dir, 'open'))).toThrow(/readable by others .* — hint: chmod 600/);
+    expect(readFleetToken(join(dir, 'closed'))).toBe('tok');
+  });
+});
+
+describe('the fleet section of config.json', () => {
+  it('takes a url, a hub name and a token file, and refuses a name that cannot be a subject token', () => {
+    const dir = tmpDataDir('uplink-fleet-config-');
+    const write = (fleet: unknown) => writeFileSync(join(dir, 'config.json'), JSON.stringify({ fleet }));
+    write({ url: 'tls://nats.example:4222', name: 'build-box', token_file: 'fleet.token' });
+    const store = new ConfigStore(join(dir, 'config.json'));
+    expect(store.error()).toBeUndefined();
+    expect(store.get().fleet).toEqual({ url: 'tls://nats.example:4222', name: 'build-box', token_file: 'fleet.token' });
+    write({ url: 'nats://127.0.0.1:4222', name: 'Build.Box', token_file: 'fleet.token' });
+    expect(store.reload()).toMatch(/\/fleet\/name must match pattern/);
+    write({ url: 'http://127.0.0.1:4222', name: 'b', token_file: 'fleet.token' });
+    expect(store.reload()).toMatch(/\/fleet\/url must match pattern/);
+  });
+});
