@@ -101,10 +101,12 @@ export type { ArgConstraints } from './arg-constraints';
 /** A live "approve for the session" grant. */
 export interface SessionGrantEntry {
   grant_id: string;
+  /** The authenticated agent id, else the declared name. */
   agent: string;
   session: string;
   channel: string;
   ops: string[];
+  /** Covers only calls whose args meet these. */
   args?: ArgConstraints;
   granted_by: string;
   /** Ms since the epoch. */
@@ -164,38 +166,7 @@ export interface AgentEntry {
   revoked_at?: string;
 }
 
-/** An out-of-process driver as the panel shows it (operator only). */
-export interface DriverProcessStatus {
-  id: string;
-  command: string[];
-  state: 'idle' | 'starting' | 'running' | 'backoff' | 'refused' | 'incompatible' | 'stopped';
-  pid?: number;
-  protocol_version?: string;
-  extensions: string[];
-  restarts: number;
-  started_at?: number;
-  next_start_at?: number;
-  last_exit?: { at: number; code: number | null; signal: string | null; reason: string };
-  admission: 'admitted' | 'untrusted' | 'mismatch' | 'unchecked';
-  /** For an untrusted driver: the file trusting it admits and its sha256 now (what the operator confirms). */
-  integrity: { file?: string; expected?: string; actual?: string };
-  error?: string;
-  in_flight: number;
-  stderr: string[];
-}
-
-/** One protocol message between the hub and an external driver (payloads masked and cut). */
-export interface DriverTraceEntry {
-  seq: number;
-  at: number;
-  dir: 'out' | 'in';
-  type: 'request' | 'response' | 'error' | 'notification' | 'invalid';
-  method?: string;
-  id?: number | string;
-  bytes: number;
-  ms?: number;
-  summary: string;
-}
+export type { DriverProcessStatus, DriverTraceEntry } from './driver-status';
 
 /** Hub settings the panel shows and edits. */
 export interface PanelSettings {

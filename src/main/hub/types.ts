@@ -147,19 +147,8 @@ export interface ApprovalScope {
  */
 export type { ArgConstraint, ArgConstraints } from '../../shared/arg-constraints';
 
-/** A live "approve for the session" grant. */
-export interface SessionGrant {
-  grant_id: string;
-  /** The authenticated agent id, else the declared name. */
-  agent: string;
-  session: string;
-  channel: string;
-  ops: string[];
-  /** Covers only calls whose args meet these. */
-  args?: ArgConstraints;
-  granted_by: string;
-  granted_at: number;
-}
+/** A live "approve for the session" grant (the panel lists and revokes them). */
+export type { SessionGrantEntry as SessionGrant } from '../../shared/panel-types';
 
 /** What happened to a pending approval. */
 export type ApprovalEvent =

@@ -16,6 +16,7 @@ import { DriverError } from '../contract';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, InvokeContext, OpSpec, RecvBatch, SendReceipt, SendRequest } from '../contract';
 import { decodeLine, encodeLine, EXTENSIONS, LineSplitter, PROTOCOL_VERSION, rpcToError } from './wire';
 import type { InitializeParams, RpcErrorObject, RpcId, RpcMessage, RpcResponse } from './wire';
+import type { DriverAdmission, DriverProcessState, DriverProcessStatus, DriverTraceEntry } from '../../../shared/driver-status';
 
 /** The file the operator admitted and its SHA-256 (64 lowercase hex). */
 export interface Integrity {
@@ -50,23 +51,10 @@ export interface ExternalDriverOptions {
   adoptId?: boolean;
 }
 
-export type ProcessState = 'idle' | 'starting' | 'running' | 'backoff' | 'refused' | 'incompatible' | 'stopped';
-/** `unchecked`: not hashed yet (an admitted driver before its first start), or no integrity option (the conformance kit). */
-export type Admission = 'admitted' | 'untrusted' | 'mismatch' | 'unchecked';
-
+export type ProcessState = DriverProcessState;
+export type Admission = DriverAdmission;
 /** One protocol message as the trace keeps it: payloads masked and cut. */
-export interface TraceEntry {
-  seq: number;
-  at: number;
-  dir: 'out' | 'in';
-  type: 'request' | 'response' | 'error' | 'notification' | 'invalid';
-  method?: string;
-  id?: RpcId;
-  bytes: number;
-  /** For an answer: milliseconds since its request. */
-  ms?: number;
-  summary: string;
-}
+export type TraceEntry = DriverTraceEntry;
 
 export interface TraceFilter {
   method?: string;
@@ -76,25 +64,7 @@ export interface TraceFilter {
   limit?: number;
 }
 
-export interface ExternalStatus {
-  id: string;
-  command: string[];
-  state: ProcessState;
-  pid?: number;
-  protocol_version?: string;
-  extensions: string[];
-  restarts: number;
-  started_at?: number;
-  next_start_at?: number;
-  last_exit?: { at: number; code: number | null; signal: string | null; reason: string };
-  admission: Admission;
-  /** The file hashed at the last admission check, what the config admits, and what it has now. */
-  integrity: { file?: string; expected?: string; actual?: string };
-  /** Why the driver is not usable now, one line with its hint. */
-  error?: string;
-  in_flight: number;
-  stderr: string[];
-}
+export type ExternalStatus = DriverProcessStatus;
 
 const STDERR_LINES = 200;
 const STDERR_LINE_CHARS = 500;
