@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tmuxDriverForTest, VIA_PROTOCOL } from '../../fixtures/tmux-driver';
+import { tmuxDriverForTest, itInProcess } from '../../fixtures/tmux-driver';
 import { eventually } from '../../fixtures/tmux-server';
 import { failure, rig, useRigs } from './helpers';
 import { validated } from '../../fixtures/validated-driver';
@@ -7,7 +7,7 @@ import { validated } from '../../fixtures/validated-driver';
 useRigs();
 
 describe('tmux driver: guards and tiers', () => {
-  it.skipIf(VIA_PROTOCOL)('keys require a read of that pane within the last 60 s', async () => {
+  itInProcess('keys require a read of that pane within the last 60 s', async () => {
     let clock = 1_000_000;
     const { server, driver } = rig({ now: () => clock });
     const peer = server.split('cat');
@@ -21,7 +21,7 @@ describe('tmux driver: guards and tiers', () => {
     expect((await failure(driver.invoke(peer, 'keys', { keys: ['Enter'] }))).kind).toBe('Rejected');
   });
 
-  it.skipIf(VIA_PROTOCOL)('type requires a read of that pane within the last 60 s, and a read of another pane does not count', async () => {
+  itInProcess('type requires a read of that pane within the last 60 s, and a read of another pane does not count', async () => {
     let clock = 5_000_000;
     const { server, driver } = rig({ now: () => clock });
     const peer = server.split("sh -c 'cat > /dev/null'");

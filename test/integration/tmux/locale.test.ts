@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelEntry, Driver } from '../../../src/main/drivers/contract';
-import { tmuxDriverForTest, VIA_PROTOCOL } from '../../fixtures/tmux-driver';
+import { tmuxDriverForTest, VIA_PROTOCOL, describeInProcess } from '../../fixtures/tmux-driver';
 import { ROOT } from '../../fixtures/hub-build';
 import { TmuxTestServer } from '../../fixtures/tmux-server';
 import { validated } from '../../fixtures/validated-driver';
@@ -90,7 +90,7 @@ describe.each(SERVER_LOCALES)('a tmux server started in %s', (_name, serverEnv) 
 });
 
 // bin/uplink runs dist's own drivers, in process whichever way this suite runs.
-describe.skipIf(VIA_PROTOCOL)('uplink under a minimal environment (PATH and HOME only)', () => {
+describeInProcess('uplink under a minimal environment (PATH and HOME only)', () => {
   it('bin/uplink channels --json lists the panes of a server started in the C locale, titles intact', async () => {
     const launcher = requireBuild();
     const { server, peer } = serverWithPeer(MINIMAL);
