@@ -69,6 +69,7 @@ export const DESKTOP_OPS: OpSpec[] = [
     result_schema: {
       $defs: {
         node: {
+          type: 'object',
           allOf: [element],
           properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } },
           required: ['children'],
