@@ -5,9 +5,12 @@ import type { PanelHandlers } from '../../shared/panel-api';
 /** What modules share. Filled in as modules enable (the hub module sets `handlers`). */
 export interface ModuleContext {
   app: App;
-  /** file:// URL of the built renderer's index.html. */
+  /** What the window loads: file:// URL of the built renderer's index.html, or the attached panel URL. */
   rendererIndexUrl: string;
-  preloadPath: string;
+  /** None in attach mode (the page has no IPC bridge). */
+  preloadPath?: string;
+  /** Attach mode: the origin of the running hub whose panel the window shows. */
+  attachOrigin?: string;
   /** The PanelApi handlers of the window's session, once the hub runs. */
   handlers?: PanelHandlers;
   window?: BrowserWindow;

@@ -5,9 +5,17 @@
  * serves MCP on stdio headless — no window, no single-instance lock (which would otherwise hand
  * the launch to the running panel and raise its window).
  */
+import { ATTACH_ENV } from '../../shared/attach';
 
-/** `panel`: the desktop app (hub, HTTP, window). `mcp`: MCP over stdio, headless. */
-export type LaunchMode = 'panel' | 'mcp';
+export { ATTACH_ENV };
+
+/**
+ * `panel`: the desktop app (hub, HTTP, window). `mcp`: MCP over stdio, headless. `attach`: a
+ * window on the panel of a hub that already runs elsewhere (`uplink demo`, `uplink serve`), with
+ * no hub of its own.
+ */
+export type LaunchMode = 'panel' | 'mcp' | 'attach';
+
 
 /**
  * The user's arguments: after the executable, and after the app path when Electron runs an
@@ -18,9 +26,48 @@ export function userArgs(argv: readonly string[], defaultApp: boolean): string[]
   return argv.slice(defaultApp ? 2 : 1).filter((a) => !a.startsWith('-'));
 }
 
-/** `mcp` as the first user argument ⇒ the stdio MCP server; anything else opens the panel. */
-export function launchMode(argv: readonly string[], defaultApp: boolean): LaunchMode {
-  return userArgs(argv, defaultApp)[0] === 'mcp' ? 'mcp' : 'panel';
+/** The URL attach mode was asked for (unchecked): `--attach <url>` / `--attach=<url>`, else the environment. */
+export function attachRequest(argv: readonly string[], env: NodeJS.ProcessEnv = {}): string | undefined {
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i] ?? '';
+    if (a === '--attach') return argv[i + 1] ?? '';
+    if (a.startsWith('--attach=')) return a.slice('--attach='.length);
+  }
+  return env[ATTACH_ENV] || undefined;
+}
+
+/**
+ * `mcp` as the first user argument ⇒ the stdio MCP server; an attach URL ⇒ a window on that
+ * hub's panel; anything else opens the panel with its own hub.
+ */
+export function launchMode(argv: readonly string[], defaultApp: boolean, env: NodeJS.ProcessEnv = {}): LaunchMode {
+  // The value of `--attach <url>` is not a command; neither is `mcp` after it.
+  const args = userArgs(argv, defaultApp).filter((a) => a !== attachRequest(argv));
+  if (args[0] === 'mcp') return 'mcp';
+  return attachRequest(argv, env) === undefined ? 'panel' : 'attach';
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * The panel URL attach mode may load: http(s) on a loopback host, nothing else — the window shows
+ * a page with operator authority, which must come from this machine's hub. The refusal names only
+ * the scheme and host, never the URL: its fragment carries a one-time sign-in code.
+ */
+export function checkAttachUrl(raw: string): { url: string; origin: string } | { error: string } {
+  const refuse = (what: string): { error: string } => ({
+    error: `uplink error [core:Invalid]: attach mode loads only a loopback panel URL (http://127.0.0.1:PORT/…, [::1] or localhost), not ${what} — hint: pass the panel URL \`uplink serve\` or \`uplink panel-url\` prints`,
+  });
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return refuse('something that is not a URL');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return refuse(`a ${u.protocol.replace(/:$/, '')} URL`);
+  if (u.username || u.password) return refuse('a URL with credentials');
+  if (!LOOPBACK_HOSTS.has(u.hostname)) return refuse(`host ${u.hostname || '(none)'}`);
+  return { url: u.href, origin: u.origin };
 }
 
 /** Facts about the running app the stdio command depends on. */

@@ -3,11 +3,15 @@
  * without the Electron binary. `security.ts` applies them to the real app.
  */
 import type { WebPreferences } from 'electron';
+import { panelCsp } from '../edges/panel/static';
 
-/** WebPreferences for the panel window: isolated, sandboxed, no Node, no webviews. */
-export function secureWebPreferences(preloadPath: string): WebPreferences {
+/**
+ * WebPreferences for the panel window: isolated, sandboxed, no Node, no webviews. No preload in
+ * attach mode: that page talks to its own hub over its WebSocket, and gets no IPC bridge.
+ */
+export function secureWebPreferences(preloadPath?: string): WebPreferences {
   return {
-    preload: preloadPath,
+    ...(preloadPath ? { preload: preloadPath } : {}),
     contextIsolation: true,
     sandbox: true,
     nodeIntegration: false,
@@ -26,7 +30,14 @@ export function secureWebPreferences(preloadPath: string): WebPreferences {
   };
 }
 
-/** The CSP header for every response the window loads (file:// pages get the meta tag too). */
+/**
+ * The CSP header for every response the window loads (file:// pages get the meta tag too); in
+ * attach mode the browser panel's own, which lets the page reach its hub's WebSocket and no more.
+ */
+export function electronCsp(attachOrigin?: string): string {
+  return attachOrigin ? panelCsp(attachOrigin) : ELECTRON_CSP;
+}
+
 export const ELECTRON_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; object-src 'none'";
 
@@ -63,4 +74,20 @@ export function permissionDecision(_permission: string): boolean {
 /** Only URLs loaded from our own files; remote content (http/https and friends) is refused. */
 export function isLocalResource(url: string): boolean {
   return url.startsWith('file://') || url.startsWith('devtools://') || url.startsWith('data:');
+}
+
+/**
+ * Whether the window may request `url`: our own files, or in attach mode only the attached hub
+ * (its http(s) origin and the same host's WebSocket) — never a file, never another host.
+ */
+export function allowRequest(url: string, attachOrigin?: string): boolean {
+  if (!attachOrigin) return isLocalResource(url);
+  if (url.startsWith('devtools://') || url.startsWith('data:')) return true;
+  try {
+    const got = new URL(url);
+    const want = new URL(attachOrigin);
+    return got.host === want.host && (got.protocol === want.protocol || got.protocol === want.protocol.replace(/^http/, 'ws'));
+  } catch {
+    return false;
+  }
 }

@@ -1,11 +1,12 @@
 /**
  * Security module: applies `security-policy.ts` to every web contents — navigation and new
- * windows blocked, permission requests denied, remote requests refused, CSP header set.
+ * windows blocked, permission requests denied, remote requests refused, CSP header set. In
+ * attach mode "local" is the attached loopback hub, and navigation stays on its origin.
  */
 import { session } from 'electron';
 import type { AppModule } from './app-module';
 import { launchMode } from './launch-mode';
-import { ELECTRON_CSP, allowNavigation, isLocalResource, permissionDecision } from './security-policy';
+import { allowNavigation, allowRequest, electronCsp, permissionDecision } from './security-policy';
 
 export const securityModule: AppModule = {
   name: 'security',
@@ -26,10 +27,12 @@ export const securityModule: AppModule = {
     const s = session.defaultSession;
     s.setPermissionRequestHandler((_wc, permission, callback) => callback(permissionDecision(permission)));
     s.setPermissionCheckHandler((_wc, permission) => permissionDecision(permission));
-    // No remote content: anything that is not our own file (or devtools) is cancelled.
-    s.webRequest.onBeforeRequest((details, callback) => callback({ cancel: !isLocalResource(details.url) }));
+    // No remote content: anything that is not our own file (or devtools), or in attach mode the
+    // attached hub, is cancelled.
+    s.webRequest.onBeforeRequest((details, callback) => callback({ cancel: !allowRequest(details.url, ctx.attachOrigin) }));
+    const csp = electronCsp(ctx.attachOrigin);
     s.webRequest.onHeadersReceived((details, callback) =>
-      callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [ELECTRON_CSP] } }),
+      callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [csp] } }),
     );
   },
 };

@@ -31,7 +31,11 @@ function createWindow(ctx: ModuleContext): BrowserWindow {
   });
   // eslint-disable-next-line no-restricted-syntax -- the window the operator opened, appearing for the first time
   win.once('ready-to-show', () => win.show());
-  void win.loadURL(ctx.rendererIndexUrl);
+  // Electron's own rejection quotes the URL, whose fragment may hold a one-time sign-in code.
+  win.loadURL(ctx.rendererIndexUrl).catch((error: unknown) => {
+    const code = (error as { code?: unknown }).code;
+    process.stderr.write(`uplink error [core:Unavailable]: the panel did not load (${typeof code === 'string' ? code : 'load failed'}) — hint: ${ctx.attachOrigin ? `is the hub at ${ctx.attachOrigin} still running?` : 'run `npm run build`'}\n`);
+  });
   win.on('closed', () => {
     if (ctx.window === win) ctx.window = undefined;
   });

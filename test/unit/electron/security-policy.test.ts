@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ELECTRON_CSP, allowNavigation, isLocalResource, isTrustedSender, permissionDecision, secureWebPreferences } from '../../../src/main/electron/security-policy';
+import { ELECTRON_CSP, allowNavigation, allowRequest, electronCsp, isLocalResource, isTrustedSender, permissionDecision, secureWebPreferences } from '../../../src/main/electron/security-policy';
 
 const INDEX = 'file:///opt/Uplink/resources/app.asar/dist/renderer/index.html';
 
@@ -18,6 +18,12 @@ describe('window web preferences', () => {
       allowRunningInsecureContent: false,
       experimentalFeatures: false,
     });
+  });
+
+  it('give an attached panel no preload (no IPC bridge), with the same guards', () => {
+    const prefs = secureWebPreferences();
+    expect(prefs).not.toHaveProperty('preload');
+    expect(prefs).toMatchObject({ contextIsolation: true, sandbox: true, nodeIntegration: false, webviewTag: false, webSecurity: true });
   });
 });
 
@@ -66,5 +72,33 @@ describe('navigation, permissions and remote content', () => {
     expect(ELECTRON_CSP).toContain("script-src 'self'");
     expect(ELECTRON_CSP).toContain("connect-src 'none'");
     expect(ELECTRON_CSP).not.toMatch(/unsafe-(inline|eval)/);
+  });
+
+  it('in attach mode loads only the attached hub: its origin and its WebSocket, no files, no other host', () => {
+    const origin = 'http://127.0.0.1:7420';
+    expect(allowRequest('http://127.0.0.1:7420/assets/index.js', origin)).toBe(true);
+    expect(allowRequest('ws://127.0.0.1:7420/panel/ws', origin)).toBe(true);
+    expect(allowRequest('http://127.0.0.1:7421/x', origin)).toBe(false);
+    expect(allowRequest('wss://127.0.0.1:7420/panel/ws', origin)).toBe(false);
+    expect(allowRequest('https://cdn.example/x.js', origin)).toBe(false);
+    expect(allowRequest(INDEX, origin)).toBe(false);
+    expect(allowRequest(INDEX)).toBe(true);
+    expect(allowRequest('http://127.0.0.1:7420/x')).toBe(false);
+  });
+
+  it('in attach mode keeps navigation on the attached origin', () => {
+    const url = 'http://127.0.0.1:7420/#code=abc';
+    expect(allowNavigation('http://127.0.0.1:7420/', url)).toBe(true);
+    expect(allowNavigation('http://127.0.0.1:7421/', url)).toBe(false);
+    expect(allowNavigation('https://example.com/', url)).toBe(false);
+    expect(allowNavigation(INDEX, url)).toBe(false);
+  });
+
+  it('in attach mode sends the browser panel CSP, which connects only to that hub', () => {
+    const csp = electronCsp('http://127.0.0.1:7420');
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("connect-src 'self' ws://127.0.0.1:7420");
+    expect(csp).not.toMatch(/unsafe-(inline|eval)/);
+    expect(electronCsp()).toBe(ELECTRON_CSP);
   });
 });

@@ -3,7 +3,6 @@
  * (`uplink serve`'s startup), and plays the story (story.ts) with a scripted agent while the panel
  * shows a presenter strip. Everything the stage started goes when the demo does.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Disposer } from '../../../shared/panel-api';
@@ -12,7 +11,8 @@ import type { PanelPresenter } from '../panel';
 import { HubError } from '../../hub';
 import { startServing } from '../cli/serve';
 import { print } from '../cli/format';
-import { onPath, STAGE_MARKER, startStage, stagePids } from './stage';
+import { openPanel, panelOpener } from './open-panel';
+import { demoRoot, startStage, stagePids } from './stage';
 import type { Stage } from './stage';
 import { playStory, STORY } from './story';
 
@@ -48,19 +48,6 @@ function createPresenter(): PanelPresenter & { set(step: DemoStep): void } {
   };
 }
 
-/**
- * On the user's own display the panel opens in their browser, as `npm start` does where Electron
- * cannot host this hub. The browser is the user's, not the stage's: it does not carry the marker.
- */
-function openInBrowser(url: string): void {
-  if (!onPath('xdg-open', process.env)) return;
-  const env = { ...process.env };
-  delete env[STAGE_MARKER];
-  spawn('xdg-open', [url], { env, detached: true, stdio: 'ignore' })
-    .on('error', () => undefined)
-    .unref();
-}
-
 /** Runs the demo; resolves with the exit code (0 when the story completed). */
 export async function runDemo(options: DemoOptions): Promise<number> {
   const stopping = new AbortController();
@@ -91,9 +78,12 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     print(`uplink demo: staged a private tmux server, ${stage.display.private ? `a private display (Xvfb ${stage.display.DISPLAY})` : `your display ${stage.display.DISPLAY}`} and the demo app`);
     served = await startServing({ dataDir: stage.dataDir, port: options.port, presenter });
     const { hub, server } = served;
-    print(`  panel: ${server.panelUrl}  (open it to start the story; \`uplink panel-url\` with UPLINK_DATA_DIR=${stage.dataDir} prints a fresh one)`);
+    const opener = panelOpener(!stage.display.private, demoRoot());
+    // The Uplink app spends the one-time code: printing it then would only offer a dead link.
+    if (opener.kind === 'electron') print(`  panel: opening in the Uplink app (a browser link: \`uplink panel-url\` with UPLINK_DATA_DIR=${stage.dataDir})`);
+    else print(`  panel: ${server.panelUrl}  (open it to start the story; \`uplink panel-url\` with UPLINK_DATA_DIR=${stage.dataDir} prints a fresh one)`);
     print(`  MCP:   ${server.mcpUrl}`);
-    if (!stage.display.private) openInBrowser(server.panelUrl);
+    openPanel(opener, server.panelUrl, demoRoot());
     presenter.set({ step: 0, total: STORY.length, title: 'Waiting for the panel', why: 'The story starts when a panel is open: every change an agent asks for waits for you here.', look: 'This strip.', state: 'running' });
     const panelAttached = async (): Promise<void> => {
       while (hub.panelsAttached() === 0 && !stopping.signal.aborted) await new Promise((r) => setTimeout(r, 200));
