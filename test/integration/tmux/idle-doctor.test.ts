@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tmuxSnippet } from '../../../src/main/drivers/tmux';
-import { tmuxDriverForTest, VIA_PROTOCOL, itInProcess } from '../../fixtures/tmux-driver';
+import { tmuxDriverForTest, VIA_PROTOCOL, describeInProcess } from '../../fixtures/tmux-driver';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 import { failure, rig, useRigs } from './helpers';
 import { validated } from '../../fixtures/validated-driver';
@@ -38,9 +38,9 @@ describe('tmux driver: await-idle', () => {
   });
 });
 
-describe('tmux driver without control mode (one-shot commands and polling)', () => {
-  // One-shot mode is an in-process option (`controlMode`); `driver run` always uses control mode.
-  itInProcess('reads, sends with verification, and tells quiet from a spinner by screen hashing', async () => {
+// One-shot mode is an in-process option (`controlMode`); `driver run` always uses control mode.
+describeInProcess('tmux driver without control mode (one-shot commands and polling)', () => {
+  it('reads, sends with verification, and tells quiet from a spinner by screen hashing', async () => {
     const { server, driver } = rig({ controlMode: false });
     const peer = server.split('cat');
     const spinner = server.split(SPINNER);
