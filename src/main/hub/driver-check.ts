@@ -130,7 +130,14 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
   async handshake(s) {
-    await s.d.ensureStarted();
+    try {
+      await s.d.ensureStarted();
+    } catch (e) {
+      // The host's own hint speaks of restarts and the panel; here a person typed a command.
+      const message = e instanceof Error ? e.message : String(e);
+      if (/^driver could not be started/.test(message)) fail(`the ${message}`, 'check the command: its program must exist and be executable (an argv vector, no shell)');
+      throw e;
+    }
     s.started = true;
     const init = s.d.handshake() as { info: { kind: string }; extensions?: unknown };
     s.kind = init.info.kind;

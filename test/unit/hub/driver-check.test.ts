@@ -86,6 +86,11 @@ describe('uplink driver check', () => {
     expect(Object.values(r).slice(1).every((c) => c.status === 'skip' && c.why === 'the driver did not start')).toBe(true);
   });
 
+  it('says what to check when the command cannot be started at all', async () => {
+    const results = await checkDriver({ command: ['/nonexistent/uplink-driver'], timeoutMs: 2000 });
+    expect(formatCheck(results[0]!)).toBe('fail handshake: the driver could not be started (ENOENT: /nonexistent/uplink-driver) — hint: check the command: its program must exist and be executable (an argv vector, no shell)');
+  });
+
   it('takes the driver\'s own id, and fails the handshake on one that cannot name a driver', async () => {
     expect((await check(join(FIXTURES, 'notes-driver.mjs'), ['--id', 'wiki'])).errors.why).toMatch(/^uplink error \[wiki:NotFound\]: /);
     const r = await check(join(FIXTURES, 'notes-driver.mjs'), ['--id', 'Wiki_Notes']);
