@@ -12,8 +12,8 @@
 import { chmodSync, closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, watch, writeFileSync } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { schemaValidator } from '../kernel';
 import type { JsonSchema } from '../kernel';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer, StandingRule } from './types';
@@ -209,8 +209,7 @@ export class ConfigStore {
   constructor(path: string, sectionSchemas: Record<string, JsonSchema> = {}) {
     this.path = path;
     this.lastGoodPath = path.replace(/(\.json)?$/, '.last-good.json');
-    const ajv = new Ajv2020({ allErrors: false, strict: false });
-    this.#validate = ajv.compile(rootSchema(sectionSchemas));
+    this.#validate = schemaValidator(rootSchema(sectionSchemas) as JsonSchema);
     this.#sections = Object.keys(sectionSchemas);
     // A file already broken at start: the last good copy a previous run saved stays in use, so
     // standing rules and driver guards (read_deny, write_allow) survive a restart over a bad edit.

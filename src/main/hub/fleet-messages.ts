@@ -3,11 +3,11 @@
  * size-checked, parsed and validated against these schemas before anything reads it; one that
  * fails is dropped without an answer (a sender that speaks the protocol never sees that).
  */
-import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../kernel';
 import { jsonDepth } from './config';
 import { MAX_DEPTH } from './bounds';
+import { schemaValidator } from '../kernel';
 
 /** Requests carry args (64 KiB at most) and an identity; replies may carry a screenshot. */
 export const MAX_REQUEST_BYTES = 192 * 1024;
@@ -141,12 +141,11 @@ let validators: Record<'request' | 'reply' | 'presence' | 'cancel', ValidateFunc
 
 function compiled(): NonNullable<typeof validators> {
   if (!validators) {
-    const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
     validators = {
-      request: ajv.compile(REQUEST_SCHEMA),
-      reply: ajv.compile(REPLY_SCHEMA),
-      presence: ajv.compile(PRESENCE_SCHEMA),
-      cancel: ajv.compile(CANCEL_SCHEMA),
+      request: schemaValidator(REQUEST_SCHEMA),
+      reply: schemaValidator(REPLY_SCHEMA),
+      presence: schemaValidator(PRESENCE_SCHEMA),
+      cancel: schemaValidator(CANCEL_SCHEMA),
     };
   }
   return validators;

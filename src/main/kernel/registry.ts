@@ -109,6 +109,15 @@ export function inputValidator(schema: JsonSchema): ValidateFunction {
   return compile(schema, 'input_schema');
 }
 
+/**
+ * A validator that checks a value against `schema` and never changes it (no defaults filled in):
+ * the runtime's own reading of Draft 2020-12, for the hub's other schemas (config, panel and MCP
+ * payloads, fleet messages), so one process builds one ajv for them all.
+ */
+export function schemaValidator(schema: JsonSchema): ValidateFunction {
+  return compile(schema, 'output_schema');
+}
+
 let strictAjv: Ajv2020 | undefined;
 
 /**
