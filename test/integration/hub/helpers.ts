@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { journalDir } from '../../../src/main/hub/audit-journal';
 import { AuditStore } from '../../../src/main/hub/audit-store';
 import { createHub } from '../../../src/main/hub/hub-core';
-import type { ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
+import type { ApprovalEvent, Hub, PendingApproval } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
 
@@ -27,15 +27,7 @@ export async function closeHubs(): Promise<void> {
   await Promise.all(open.splice(0).map((h) => h.close()));
 }
 
-/** The HubError a promise rejects with; fails the test if it resolves. */
-export async function failure(p: Promise<unknown>): Promise<HubError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as HubError;
-  }
-  throw new Error('expected a failure');
-}
+export { failure } from '../../fixtures/failure';
 
 /**
  * The audit rows the next process would find if this one were killed now: a copy of the data

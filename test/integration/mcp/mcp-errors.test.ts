@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpServer } from '../../../src/main/edges/mcp/server';
-import { closeHubs, openHub } from '../hub/helpers';
+import { closeHubs, failure, openHub } from '../hub/helpers';
 
 afterEach(closeHubs);
 
@@ -21,14 +21,6 @@ async function connect(): Promise<{ client: Client; hub: ReturnType<typeof openH
   return { client, hub };
 }
 
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('MCP errors are one line', () => {
   it.each<[string, Record<string, unknown>]>([
@@ -36,7 +28,7 @@ describe('MCP errors are one line', () => {
     ['a tool name that is not a string', { name: 42, arguments: {} }],
   ])('the SDK refusing %s reaches the agent as one uplink error line, and is audited', async (_, params) => {
     const { client, hub } = await connect();
-    const err = await rejection(client.request({ method: 'tools/call', params } as never, {} as never));
+    const err = await failure<Error>(client.request({ method: 'tools/call', params } as never, {} as never));
     expect(err.message).not.toContain('\n');
     expect(err.message).toMatch(/uplink error \[core:Invalid\]: [Ii]nvalid tools\/call request: \S+ .+ — hint: call a tool as \{name: string, arguments: object\}/);
     expect((err as { code?: number }).code).toBe(-32602);

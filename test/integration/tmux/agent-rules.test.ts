@@ -5,11 +5,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHub } from '../../../src/main/hub/hub-core';
-import type { AgentIdentity, ApprovalEvent, Hub, HubError, PendingApproval } from '../../../src/main/hub';
+import type { AgentIdentity, ApprovalEvent, Hub, PendingApproval } from '../../../src/main/hub';
 import { tmuxDriverForTest } from '../../fixtures/tmux-driver';
 import { TmuxTestServer, eventually } from '../../fixtures/tmux-server';
 import { tmpDataDir, writeConfirmedConfig } from '../../fixtures/hub-build';
 import { validated } from '../../fixtures/validated-driver';
+import { failure } from '../../fixtures/failure';
 
 const agent: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', session: 's1' };
 const cleanup: Array<() => Promise<void> | void> = [];
@@ -40,14 +41,6 @@ async function look(hub: Hub, channel: string): Promise<void> {
 /** Channel listings (and so labels) are cached for a second. */
 const listingAge = (): Promise<void> => new Promise((r) => setTimeout(r, 1100));
 
-async function refusal(p: Promise<unknown>): Promise<HubError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as HubError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('rules on tmux panes', () => {
   it('a rule on a pane id never matches; a rule on the @name label covers whichever pane carries it', async () => {
@@ -58,7 +51,7 @@ describe('rules on tmux panes', () => {
       { id: 'by-label', channel: 'tmux:build', op: 'type' },
     ]);
     await look(hub, `tmux:${pane}`);
-    const byId = await refusal(hub.invoke(`tmux:${pane}`, 'type', { text: 'echo BY-ID' }, { agent }));
+    const byId = await failure(hub.invoke(`tmux:${pane}`, 'type', { text: 'echo BY-ID' }, { agent }));
     expect(byId.message).toContain('no Uplink panel is open');
     server.tmux('set-option', '-p', '-t', pane, '@name', 'build');
     await listingAge();
@@ -108,7 +101,7 @@ describe('rules on tmux panes', () => {
     await look(hub, `tmux:${pane}`);
     const call = hub.invoke(`tmux:${pane}`, 'type', { text: 'echo ONCE' }, { agent });
     const p = await prompt;
-    const err = await refusal(hub.decide(p.approval_id, { kind: 'always', by: 'alice' }));
+    const err = await failure(hub.decide(p.approval_id, { kind: 'always', by: 'alice' }));
     expect(err.rendered).toBe(
       `uplink error [core:Rejected]: cannot approve always on tmux:${pane}: it has no stable label, and its id can be reused by another target later — hint: label the pane (\`tmux set -p -t ${pane} @name <name>\`), or approve once or for the session instead`,
     );

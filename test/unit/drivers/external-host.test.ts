@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExternalDriver } from '../../../src/main/drivers';
 import type { DriverError, ExternalDriverOptions } from '../../../src/main/drivers';
+import { failure } from '../../fixtures/failure';
 
 const DRIVER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'external', 'notes-driver.mjs');
 const made: ExternalDriver[] = [];
@@ -21,14 +22,6 @@ function host(args: string[] = [], options: Partial<ExternalDriverOptions> = {})
   return d;
 }
 
-async function rejection(p: Promise<unknown>): Promise<DriverError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as DriverError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('ExternalDriver', () => {
   it('takes info, ops and extensions from the handshake, and binds only the extensions offered', async () => {
@@ -44,7 +37,7 @@ describe('ExternalDriver', () => {
 
   it('fails the call in flight when the driver answers an id it was never asked', async () => {
     const d = host();
-    const err = await rejection(d.invoke('todo', 'stray', {}));
+    const err = await failure<DriverError>(d.invoke('todo', 'stray', {}));
     expect(err.kind).toBe('Unavailable');
     expect(err.message).toBe('notes answered id 9999, which it was never asked');
     expect(await d.invoke('todo', 'read', {})).toEqual({ text: 'buy milk' });
@@ -62,17 +55,17 @@ describe('ExternalDriver', () => {
 
   it('waits 0.5 s after a crash, doubling per crash in a row, and says so at once when the wait is long', async () => {
     const d = host();
-    await rejection(d.invoke('todo', 'crash', {}));
+    await failure<DriverError>(d.invoke('todo', 'crash', {}));
     const first = d.status();
     expect(first.state).toBe('backoff');
     expect(first.next_start_at! - first.last_exit!.at).toBeGreaterThanOrEqual(400);
     expect(first.next_start_at! - first.last_exit!.at).toBeLessThanOrEqual(600);
-    await rejection(d.invoke('todo', 'crash', {}));
+    await failure<DriverError>(d.invoke('todo', 'crash', {}));
     const second = d.status();
     expect(second.next_start_at! - second.last_exit!.at).toBeGreaterThanOrEqual(900);
     expect(second.restarts).toBe(1);
-    await rejection(d.invoke('todo', 'crash', {}));
-    const err = await rejection(d.invoke('todo', 'read', {}));
+    await failure<DriverError>(d.invoke('todo', 'crash', {}));
+    const err = await failure<DriverError>(d.invoke('todo', 'read', {}));
     expect(err.message).toMatch(/^notes crashed 3 times in a row; it is started again in 2 s/);
   });
 
@@ -98,7 +91,7 @@ describe('ExternalDriver', () => {
   it('says which program could not be started', async () => {
     const d = new ExternalDriver({ id: 'notes', command: ['/nonexistent/driver'], cwd: dirname(DRIVER) });
     made.push(d);
-    const err = await rejection(d.channels());
+    const err = await failure<DriverError>(d.channels());
     expect(err.kind).toBe('Unavailable');
     expect(err.message).toBe('notes could not be started (ENOENT: /nonexistent/driver)');
     expect((await d.doctor()).ok).toBe(false);
