@@ -18,6 +18,9 @@ import type {
   DriverProcessStatus,
   DriverTraceEntry,
   DemoStep,
+  FleetTimelineEntry,
+  FleetTimelinePage,
+  FleetView,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -73,6 +76,10 @@ export interface PanelCalls {
   /** Admits a driver with the sha256 the panel showed; refused when the file changed since. */
   trustDriver: { req: { driver: string; sha256: string }; res: DriverProcessStatus };
   restartDriver: { req: { driver: string }; res: DriverProcessStatus };
+  /** Who is in the fleet (`enabled: false` when this hub is in none). */
+  fleetStatus: { req: void; res: FleetView };
+  /** The fleet's merged timeline, newest first; `hub` filters by hub. */
+  fleetTimeline: { req: { hub?: string; before?: number; limit?: number }; res: FleetTimelinePage };
 }
 
 /** Payload of each event stream. */
@@ -86,6 +93,10 @@ export interface PanelEvents {
   hubStatus: HubStatus;
   /** A running demo's current step (sent on connect and on every change; never while no demo runs). */
   demoStep: DemoStep;
+  /** Fleet membership changed (a hub joined, went out of reach, or this hub lost NATS). */
+  fleetChanged: FleetView;
+  /** A record reached the fleet's merged timeline. */
+  fleetEntry: FleetTimelineEntry;
 }
 
 export type PanelMethod = keyof PanelCalls;

@@ -73,6 +73,7 @@ const pending = rec(
     requested_at: num,
     expires_at: num,
     rule_channel: str,
+    hub: str,
   },
   ['approval_id', 'invocation_id', 'agent', 'channel', 'op', 'args', 'requested_at', 'expires_at'],
 );
@@ -97,6 +98,9 @@ const settings = rec(
   ['approval_timeout_ms', 'data_dir'],
 );
 const timelineEvent: Schema = TIMELINE_EVENT_SCHEMA;
+const fleetMember = rec({ hub: str, state: strEnum('self', 'connected', 'unreachable'), since: num, panels: int, problem: str }, ['hub', 'state', 'since']);
+const fleetView = rec({ enabled: bool, name: str, url: str, connected: bool, problem: str, members: arr(fleetMember) }, ['enabled', 'members']);
+const fleetEntry = rec({ hub: str, seq: int, cursor: int, event: timelineEvent }, ['hub', 'seq', 'cursor', 'event']);
 const filter = obj({ channel: str, op: str, agent: str, state, outcome, text: { type: 'string', maxLength: 500 } });
 const providerEntry = rec({ provider_id: str, version: str, driver: str, interaction, capabilities: strings }, ['provider_id', 'capabilities']);
 const agentEntry = rec({ id: str, created_at: str, created_by: str, revoked_at: str }, ['id', 'created_at', 'created_by']);
@@ -185,6 +189,11 @@ export const PANEL_CALLS = {
   },
   trustDriver: { request: obj({ driver: driverId, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, ['driver', 'sha256']), response: driverStatus },
   restartDriver: { request: obj({ driver: driverId }, ['driver']), response: driverStatus },
+  fleetStatus: { request: empty, response: fleetView },
+  fleetTimeline: {
+    request: obj({ hub: { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 }, before: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 5000 } }),
+    response: rec({ entries: arr(fleetEntry), next_before: { type: ['number', 'null'] } }, ['entries', 'next_before']),
+  },
   explainSelection: {
     request: obj(
       { capability_id: { type: 'string', minLength: 1, maxLength: 128 }, version_requirement: { type: 'string', maxLength: 128 }, provider_id: { type: 'string', maxLength: 128 }, interaction },
@@ -206,6 +215,8 @@ export const PANEL_EVENTS = {
     { step: int, total: int, title: str, why: str, look: str, window_channel: str, state: strEnum('running', 'done'), summary: str },
     ['step', 'total', 'title', 'why', 'look', 'state'],
   ),
+  fleetChanged: fleetView,
+  fleetEntry,
 } satisfies Record<PanelEventName, Schema>;
 
 /** Every method name, in a stable order (the generators iterate this). */

@@ -78,6 +78,11 @@ export interface PendingApproval {
   expires_at: number;
   /** The stable channel name "always" covers by default; absent when the channel has no label. */
   rule_channel?: string;
+  /**
+   * The fleet hub that owns this prompt, when it is another hub (`approval_id` and `channel` are
+   * then `<hub>/…`): from here it can be approved once or denied; that hub records and enforces it.
+   */
+  hub?: string;
 }
 
 /**
@@ -117,7 +122,10 @@ export interface SessionGrantEntry {
 export interface ApprovalResolved {
   approval_id: string;
   granted: boolean;
-  /** As on the audit record: `operator`, `default_policy`, `timeout`, `cancelled` or `closed`. */
+  /**
+   * As on the audit record: `operator`, `default_policy`, `timeout`, `cancelled` or `closed`; or
+   * `withdrawn`: another hub's prompt left this panel undecided because that hub is out of reach.
+   */
   authorized: string;
   by?: string;
   reason?: string;
@@ -313,3 +321,43 @@ export interface DemoStep {
   state: 'running' | 'done';
   summary?: string;
 }
+
+/** A hub of the fleet, as this hub sees it. */
+export interface FleetMember {
+  hub: string;
+  /** `self`: this hub; `connected`: heard from lately; `unreachable`: out of reach since `since`. */
+  state: 'self' | 'connected' | 'unreachable';
+  /** In the fleet since (self, connected), or out of reach since (unreachable); ms since the epoch. */
+  since: number;
+  /** Operator panels attached to it, as it last said. */
+  panels?: number;
+  /** Why it is out of reach. */
+  problem?: string;
+}
+
+/** The fleet view: `enabled` is false on a hub with no `fleet` section in its config. */
+export interface FleetView {
+  enabled: boolean;
+  /** This hub's name in the fleet. */
+  name?: string;
+  url?: string;
+  connected?: boolean;
+  /** Why this hub is out of the fleet now. */
+  problem?: string;
+  members: FleetMember[];
+}
+
+/** One record of the fleet's merged timeline: which hub, its sequence there, and the record. */
+export interface FleetTimelineEntry {
+  hub: string;
+  seq: number;
+  /** Arrival order on this hub; pass the smallest as `before` for the next page. */
+  cursor: number;
+  event: TimelineEvent;
+}
+
+export interface FleetTimelinePage {
+  entries: FleetTimelineEntry[];
+  next_before: number | null;
+}
+

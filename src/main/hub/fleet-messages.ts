@@ -12,6 +12,8 @@ import { schemaValidator } from '../kernel';
 /** Requests carry args (64 KiB at most) and an identity; replies may carry a screenshot. */
 export const MAX_REQUEST_BYTES = 192 * 1024;
 export const MAX_REPLY_BYTES = 960 * 1024;
+/** A prompt may carry the window's screenshot; a bigger one travels without it. */
+export const MAX_PROMPT_BYTES = 768 * 1024;
 export const PROTOCOL_VERSION = 1;
 
 const NAME = { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 };
@@ -31,7 +33,9 @@ export type FleetRequest =
   | { v: 1; id: string; from: string; method: 'channels' }
   | { v: 1; id: string; from: string; method: 'describe'; channel: string; op?: string; agent?: FleetAgent }
   | { v: 1; id: string; from: string; method: 'invoke'; channel: string; op: string; args: JsonValue; agent: FleetAgent; interaction?: string; expect?: 'read_only' | 'mutating' }
-  | { v: 1; id: string; from: string; method: 'send'; channel: string; message: string; reply_hint?: 'full' | 'short' | 'none'; agent: FleetAgent };
+  | { v: 1; id: string; from: string; method: 'send'; channel: string; message: string; reply_hint?: 'full' | 'short' | 'none'; agent: FleetAgent }
+  | { v: 1; id: string; from: string; method: 'prompts' }
+  | { v: 1; id: string; from: string; method: 'decide'; approval_id: string; decision: 'once' | 'deny'; reason?: string; by: string };
 
 export interface FleetErrorBody {
   driver: string;
@@ -51,7 +55,33 @@ export interface FleetPresence {
   since: number;
   /** True on the last message of a hub that leaves. */
   leaving?: boolean;
+  /** How many operator panels are attached to it now (its own, not the fleet's). */
+  panels?: number;
 }
+
+/** A prompt of the owning hub, as every hub of the fleet shows it (ids and channels its own). */
+export interface FleetPrompt {
+  approval_id: string;
+  invocation_id: string;
+  agent: FleetAgent;
+  channel: string;
+  channel_labels: string[];
+  op: string;
+  capability_id: string;
+  args: JsonValue;
+  sensitive?: boolean;
+  provider_id: string;
+  interaction: string;
+  created_at: number;
+  deadline: number;
+  rule_channel?: string;
+  preview?: { text?: string; image_png?: string; mark?: { x: number; y: number; width?: number; height?: number }; lines?: string[]; lines_hidden?: string; warnings?: string[] };
+}
+
+/** A prompt raised or ended on `hub`, published on its prompts subject. */
+export type FleetPromptEvent =
+  | { v: 1; hub: string; type: 'added'; approval: FleetPrompt }
+  | { v: 1; hub: string; type: 'resolved'; approval_id: string; granted: boolean; authorized: string; by?: string; reason?: string; decision?: 'once' | 'session' | 'always' | 'deny' };
 
 export interface FleetCancel {
   v: 1;
@@ -73,6 +103,7 @@ const AGENT_SCHEMA = {
   },
 };
 
+const ID = { type: 'string', minLength: 1, maxLength: 128 };
 const base = { v: { const: PROTOCOL_VERSION }, id: { type: 'string', minLength: 1, maxLength: 64 }, from: NAME };
 const CHANNEL = { type: 'string', minLength: 1, maxLength: 512 };
 
@@ -106,8 +137,77 @@ const REQUEST_SCHEMA = {
       additionalProperties: false,
       properties: { ...base, method: { const: 'send' }, channel: CHANNEL, message: TEXT(65_536), reply_hint: { enum: ['full', 'short', 'none'] }, agent: AGENT_SCHEMA },
     },
+    { type: 'object', required: ['v', 'id', 'from', 'method'], additionalProperties: false, properties: { ...base, method: { const: 'prompts' } } },
+    {
+      type: 'object',
+      required: ['v', 'id', 'from', 'method', 'approval_id', 'decision', 'by'],
+      additionalProperties: false,
+      properties: { ...base, method: { const: 'decide' }, approval_id: ID, decision: { enum: ['once', 'deny'] }, reason: TEXT(2000), by: { type: 'string', minLength: 1, maxLength: 256 } },
+    },
   ],
 };
+
+const STRINGS = (max: number) => ({ type: 'array', maxItems: 256, items: TEXT(max) });
+const INT = { type: 'integer', minimum: 0 };
+
+const PROMPT_SCHEMA = {
+  type: 'object',
+  required: ['approval_id', 'invocation_id', 'agent', 'channel', 'channel_labels', 'op', 'capability_id', 'args', 'provider_id', 'interaction', 'created_at', 'deadline'],
+  additionalProperties: false,
+  properties: {
+    approval_id: ID,
+    invocation_id: ID,
+    agent: AGENT_SCHEMA,
+    channel: CHANNEL,
+    channel_labels: STRINGS(512),
+    op: TEXT(128),
+    capability_id: TEXT(256),
+    args: {},
+    sensitive: { type: 'boolean' },
+    provider_id: TEXT(256),
+    interaction: TEXT(64),
+    created_at: INT,
+    deadline: INT,
+    rule_channel: TEXT(512),
+    preview: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        text: TEXT(8192),
+        image_png: { type: 'string', maxLength: MAX_PROMPT_BYTES },
+        mark: { type: 'object', required: ['x', 'y'], additionalProperties: false, properties: { x: { type: 'number' }, y: { type: 'number' }, width: { type: 'number' }, height: { type: 'number' } } },
+        lines: STRINGS(4096),
+        lines_hidden: TEXT(1024),
+        warnings: STRINGS(1024),
+      },
+    },
+  },
+};
+
+const PROMPT_EVENT_SCHEMA = {
+  oneOf: [
+    { type: 'object', required: ['v', 'hub', 'type', 'approval'], additionalProperties: false, properties: { v: { const: PROTOCOL_VERSION }, hub: NAME, type: { const: 'added' }, approval: PROMPT_SCHEMA } },
+    {
+      type: 'object',
+      required: ['v', 'hub', 'type', 'approval_id', 'granted', 'authorized'],
+      additionalProperties: false,
+      properties: {
+        v: { const: PROTOCOL_VERSION },
+        hub: NAME,
+        type: { const: 'resolved' },
+        approval_id: ID,
+        granted: { type: 'boolean' },
+        authorized: TEXT(256),
+        by: TEXT(512),
+        reason: TEXT(2000),
+        decision: { enum: ['once', 'session', 'always', 'deny'] },
+      },
+    },
+  ],
+};
+
+/** The answer to `prompts`: the owning hub's pending prompts. */
+const PROMPT_LIST_SCHEMA = { type: 'array', maxItems: 10_000, items: PROMPT_SCHEMA };
 
 const REPLY_SCHEMA = {
   type: 'object',
@@ -132,12 +232,13 @@ const PRESENCE_SCHEMA = {
   type: 'object',
   required: ['v', 'hub', 'instance', 'since'],
   additionalProperties: false,
-  properties: { v: { const: PROTOCOL_VERSION }, hub: NAME, instance: { type: 'string', pattern: '^[0-9a-f]{8,32}$' }, since: { type: 'integer', minimum: 0 }, leaving: { type: 'boolean' } },
+  properties: { v: { const: PROTOCOL_VERSION }, hub: NAME, instance: { type: 'string', pattern: '^[0-9a-f]{8,32}$' }, since: { type: 'integer', minimum: 0 }, leaving: { type: 'boolean' }, panels: { type: 'integer', minimum: 0, maximum: 1_000_000 } },
 };
 
 const CANCEL_SCHEMA = { type: 'object', required: ['v', 'id', 'from'], additionalProperties: false, properties: base };
 
-let validators: Record<'request' | 'reply' | 'presence' | 'cancel', ValidateFunction> | undefined;
+type Which = 'request' | 'reply' | 'presence' | 'cancel' | 'prompt' | 'prompts';
+let validators: Record<Which, ValidateFunction> | undefined;
 
 function compiled(): NonNullable<typeof validators> {
   if (!validators) {
@@ -146,6 +247,8 @@ function compiled(): NonNullable<typeof validators> {
       reply: schemaValidator(REPLY_SCHEMA),
       presence: schemaValidator(PRESENCE_SCHEMA),
       cancel: schemaValidator(CANCEL_SCHEMA),
+      prompt: schemaValidator(PROMPT_EVENT_SCHEMA),
+      prompts: schemaValidator(PROMPT_LIST_SCHEMA),
     };
   }
   return validators;
@@ -161,8 +264,9 @@ export function decode(which: 'request', data: Uint8Array): FleetRequest | undef
 export function decode(which: 'reply', data: Uint8Array): FleetReply | undefined;
 export function decode(which: 'presence', data: Uint8Array): FleetPresence | undefined;
 export function decode(which: 'cancel', data: Uint8Array): FleetCancel | undefined;
-export function decode(which: 'request' | 'reply' | 'presence' | 'cancel', data: Uint8Array): unknown {
-  const max = which === 'reply' ? MAX_REPLY_BYTES : which === 'request' ? MAX_REQUEST_BYTES : 4096;
+export function decode(which: 'prompt', data: Uint8Array): FleetPromptEvent | undefined;
+export function decode(which: Which, data: Uint8Array): unknown {
+  const max = which === 'reply' ? MAX_REPLY_BYTES : which === 'request' ? MAX_REQUEST_BYTES : which === 'prompt' ? MAX_PROMPT_BYTES : 4096;
   if (data.byteLength > max) return undefined;
   try {
     const text = decoder.decode(data);
@@ -176,8 +280,13 @@ export function decode(which: 'request' | 'reply' | 'presence' | 'cancel', data:
 
 const encoder = new TextEncoder();
 
-export function encode(message: FleetRequest | FleetReply | FleetPresence | FleetCancel): Uint8Array {
+export function encode(message: FleetRequest | FleetReply | FleetPresence | FleetCancel | FleetPromptEvent): Uint8Array {
   return encoder.encode(JSON.stringify(message));
+}
+
+/** A `prompts` reply's result, when it is a list of prompts (the reply itself was checked already). */
+export function promptList(value: unknown): FleetPrompt[] | undefined {
+  return compiled().prompts(value) ? (value as FleetPrompt[]) : undefined;
 }
 
 /** The subjects of one hub (docs/fleet.md). */
@@ -186,4 +295,6 @@ export const subjects = {
   cancel: (hub: string) => `uplink.${hub}.cancel`,
   presence: (hub: string) => `uplink.presence.${hub}`,
   allPresence: 'uplink.presence.*',
+  prompts: (hub: string) => `uplink.prompts.${hub}`,
+  allPrompts: 'uplink.prompts.*',
 };

@@ -12,16 +12,16 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { connect, createInbox } from 'nats';
 import type { Msg, NatsConnection, Subscription } from 'nats';
-import type { JsonValue } from '../kernel';
+import type { InteractionKind, JsonValue } from '../kernel';
 import { DRIVER_ERROR_KINDS, driverOfChannel } from '../drivers';
 import type { ChannelEntry, DriverErrorKind, SendReceipt } from '../drivers';
 import { checkBounds } from './bounds';
 import type { FleetSettings } from './config';
 import { HubError, toHubError } from './errors';
 import type { Hub } from './hub';
-import type { AgentIdentity, CallOptions, HubDoctor, HubSendRequest } from './types';
-import { decode, encode, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, subjects } from './fleet-messages';
-import type { FleetAgent, FleetErrorBody, FleetReply, FleetRequest } from './fleet-messages';
+import type { AgentIdentity, ApprovalEvent, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from './types';
+import { decode, encode, MAX_PROMPT_BYTES, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, promptList, subjects } from './fleet-messages';
+import type { FleetAgent, FleetErrorBody, FleetPrompt, FleetPromptEvent, FleetReply, FleetRequest } from './fleet-messages';
 
 export interface FleetOptions {
   /** How often this hub says it is present; a hub unheard for three beats is gone (default 2000 ms). */
@@ -32,18 +32,8 @@ export interface FleetOptions {
   log?: (line: string) => void;
 }
 
-/** Who is in the fleet now, as this hub sees it. */
-export interface FleetStatus {
-  name: string;
-  url: string;
-  connected: boolean;
-  /** Why this hub is not in the fleet now (unreachable since …, a bad token file). */
-  problem?: string;
-  hubs: Array<{ hub: string; since: number }>;
-}
-
-/** A hub that is a fleet member: the Hub interface, plus who is connected. */
-export type FleetHub = Hub & { fleetStatus(): FleetStatus };
+/** A hub that is a fleet member: the Hub interface, with the fleet's views present. */
+export type FleetHub = Hub & Required<Pick<Hub, 'fleetStatus' | 'subscribeFleet'>>;
 
 /** A request as the caller writes it; the fleet adds the version, id and sender. */
 type FleetBody = FleetRequest extends infer R ? (R extends FleetRequest ? Omit<R, 'v' | 'id' | 'from'> : never) : never;
@@ -101,6 +91,31 @@ function declared(agent: AgentIdentity): FleetAgent {
 
 const unavailable = (message: string, hint: string): HubError => new HubError('fleet', 'Unavailable', message, { hint });
 
+/** A prompt as it travels: this hub's own ids and channel, the agent as declared, a screenshot only if it fits. */
+export function toFleetPrompt(a: PendingApproval): FleetPrompt {
+  const { hub: _hub, agent, preview, ...rest } = a;
+  const out: FleetPrompt = { ...rest, agent: declared(agent) };
+  if (preview) out.preview = { ...preview, ...(preview.warnings ? { warnings: preview.warnings.slice(0, 256) } : {}), ...(preview.lines ? { lines: preview.lines.slice(-256) } : {}) };
+  if (out.preview?.image_png && encode({ v: PROTOCOL_VERSION, hub: 'x', type: 'added', approval: out }).byteLength > MAX_PROMPT_BYTES) {
+    const { image_png: _image, ...small } = out.preview;
+    out.preview = { ...small, warnings: [...(small.warnings ?? []).slice(0, 255), "the screenshot is too large to travel in the fleet: see it on the owning hub's panel"] };
+  }
+  return out;
+}
+
+/** Another hub's prompt as this hub lists it: ids and channel prefixed with that hub's name. */
+function fromFleetPrompt(hub: string, p: FleetPrompt): PendingApproval {
+  const { rule_channel: _stable, agent, ...rest } = p;
+  return {
+    ...rest,
+    approval_id: `${hub}/${p.approval_id}`,
+    channel: `${hub}/${p.channel}`,
+    agent: { ...agent },
+    interaction: p.interaction as InteractionKind,
+    hub,
+  };
+}
+
 interface Pending {
   hub: string;
   fail: (err: HubError) => void;
@@ -115,7 +130,16 @@ class Fleet {
   #nc: NatsConnection | undefined;
   #connected = false;
   #problem: string | undefined = 'not connected yet';
-  #peers = new Map<string, { instance: string; since: number; seen: number }>();
+  #peers = new Map<string, { instance: string; since: number; seen: number; panels: number }>();
+  /** Hubs heard from before that are out of reach now: since when, and why. */
+  #lost = new Map<string, { since: number; problem: string }>();
+  /** Other hubs' pending prompts, by hub, by their own approval id. */
+  #prompts = new Map<string, Map<string, PendingApproval>>();
+  #approvalListeners = new Set<(event: ApprovalEvent) => void>();
+  #fleetListeners = new Set<(change: FleetChange) => void>();
+  /** Held while another hub has a panel attached, so this hub asks its prompts instead of denying them. */
+  #panelHold: Disposer | undefined;
+  #ownApprovals: Disposer | undefined;
   #pending = new Map<string, Pending>();
   #serving = new Map<string, AbortController>();
   #subs: Subscription[] = [];
@@ -173,9 +197,12 @@ class Fleet {
     this.#subs.push(nc.subscribe(subjects.call(name), { queue: 'owner', callback: (_e, msg) => void this.#serve(msg) }));
     this.#subs.push(nc.subscribe(subjects.cancel(name), { callback: (_e, msg) => this.#cancelled(msg) }));
     this.#subs.push(nc.subscribe(subjects.allPresence, { callback: (_e, msg) => this.#presence(msg) }));
+    this.#subs.push(nc.subscribe(subjects.allPrompts, { callback: (_e, msg) => this.#promptEvent(msg) }));
+    // This hub's prompts go to every panel of the fleet as they are raised and decided.
+    this.#ownApprovals = this.#core.subscribeApprovals((event) => this.#publishPrompt(event));
     this.#timer = setInterval(() => this.#beat(), this.#options.heartbeatMs);
     this.#timer.unref?.();
-    this.#announce();
+    this.announce();
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect') this.#down(`the fleet's NATS server ${this.settings.url} is unreachable since ${new Date().toISOString()}`);
@@ -189,7 +216,8 @@ class Fleet {
     this.#attempts = 0;
     this.#problem = undefined;
     this.#log(`joined the fleet at ${this.settings.url} as ${this.settings.name}`);
-    this.#announce();
+    this.announce();
+    this.#changed();
   }
 
   #down(problem: string): void {
@@ -197,30 +225,43 @@ class Fleet {
     this.#connected = false;
     this.#problem = problem;
     this.#log(problem);
+    const now = Date.now();
+    for (const hub of this.#peers.keys()) {
+      this.#lost.set(hub, { since: now, problem: "this hub lost the fleet's NATS server" });
+      this.#withdrawAll(hub, `hub ${hub} is out of reach (this hub lost the fleet's NATS server); it still decides its own prompt`);
+    }
     this.#peers.clear();
+    this.#holdPanels();
+    this.#changed();
     for (const [id, p] of this.#pending) {
       this.#pending.delete(id);
       p.fail(unavailable(`the fleet's NATS server was lost during a call to hub ${p.hub}; whether it ran there is unknown`, `look at hub ${p.hub}'s audit log, and retry once the fleet is back`));
     }
   }
 
-  #announce(leaving = false): void {
+  /** Says this hub is present (or leaving), with how many of its own operator panels are attached. */
+  announce(leaving = false): void {
     if (!this.#nc || !this.#connected) return;
+    const panels = Math.max(0, this.#core.panelsAttached() - (this.#panelHold ? 1 : 0));
     try {
-      this.#nc.publish(subjects.presence(this.settings.name), encode({ v: PROTOCOL_VERSION, hub: this.settings.name, instance: this.#instance, since: this.#since, ...(leaving ? { leaving } : {}) }));
+      this.#nc.publish(subjects.presence(this.settings.name), encode({ v: PROTOCOL_VERSION, hub: this.settings.name, instance: this.#instance, since: this.#since, panels, ...(leaving ? { leaving } : {}) }));
     } catch {
       // Closed meanwhile: the next beat (or nobody) says it.
     }
   }
 
   #beat(): void {
-    this.#announce();
+    this.announce();
     const stale = Date.now() - 3 * this.#options.heartbeatMs;
     for (const [hub, p] of this.#peers) if (p.seen < stale) this.#gone(hub, `hub ${hub} has not been heard from for ${Math.round((Date.now() - p.seen) / 1000)} s`);
   }
 
   #gone(hub: string, why: string): void {
-    this.#peers.delete(hub);
+    if (!this.#peers.delete(hub)) return;
+    this.#lost.set(hub, { since: Date.now(), problem: why });
+    this.#withdrawAll(hub, `${why}; it still decides its own prompt`);
+    this.#holdPanels();
+    this.#changed();
     for (const [id, p] of this.#pending) {
       if (p.hub !== hub) continue;
       this.#pending.delete(id);
@@ -240,19 +281,150 @@ class Fleet {
     }
     if (p.leaving) return this.#gone(p.hub, `hub ${p.hub} left the fleet`);
     const known = this.#peers.get(p.hub);
-    this.#peers.set(p.hub, { instance: p.instance, since: p.since, seen: Date.now() });
-    // A newcomer learns of this hub at once rather than at the next beat.
-    if (!known) this.#announce();
+    const panels = p.panels ?? 0;
+    this.#peers.set(p.hub, { instance: p.instance, since: p.since, seen: Date.now(), panels });
+    if (!known || known.panels !== panels) this.#holdPanels();
+    if (known) return;
+    // A newcomer learns of this hub at once rather than at the next beat, and shows its prompts here.
+    this.#lost.delete(p.hub);
+    this.announce();
+    void this.#syncPrompts(p.hub);
+    this.#changed();
+  }
+
+  /**
+   * While some other hub has an operator panel attached, this hub counts as watched: its mutating
+   * calls ask (the prompt shows on that panel too) instead of being denied for want of an operator.
+   */
+  #holdPanels(): void {
+    const watched = [...this.#peers.values()].some((p) => p.panels > 0);
+    if (watched && !this.#panelHold) this.#panelHold = this.#core.attachPanel();
+    else if (!watched && this.#panelHold) {
+      this.#panelHold();
+      this.#panelHold = undefined;
+    }
+  }
+
+  // ── prompts of the fleet ────────────────────────────────────────────────────────────────
+  #publishPrompt(event: ApprovalEvent): void {
+    if (!this.#nc || !this.#connected) return;
+    const hub = this.settings.name;
+    let message: FleetPromptEvent;
+    if (event.type === 'added') {
+      // Only this hub's own prompts: another hub's are that hub's to publish.
+      if (event.approval.hub) return;
+      message = { v: PROTOCOL_VERSION, hub, type: 'added', approval: toFleetPrompt(event.approval) };
+    } else if (event.type === 'resolved') {
+      message = {
+        v: PROTOCOL_VERSION,
+        hub,
+        type: 'resolved',
+        approval_id: event.approval_id,
+        granted: event.granted,
+        authorized: event.authorized,
+        ...(event.by ? { by: event.by.slice(0, 512) } : {}),
+        ...(event.reason ? { reason: event.reason.slice(0, 2000) } : {}),
+        ...(event.decision ? { decision: event.decision } : {}),
+      };
+    } else return;
+    try {
+      this.#nc.publish(subjects.prompts(hub), encode(message));
+    } catch {
+      // NATS went away: the others withdraw this hub's prompts and fetch them again on reconnect.
+    }
+  }
+
+  #promptEvent(msg: Msg): void {
+    const e = decode('prompt', msg.data);
+    if (!e || msg.subject !== subjects.prompts(e.hub) || e.hub === this.settings.name || !this.#peers.has(e.hub)) return;
+    const mine = this.#prompts.get(e.hub) ?? new Map<string, PendingApproval>();
+    this.#prompts.set(e.hub, mine);
+    if (e.type === 'added') {
+      const approval = fromFleetPrompt(e.hub, e.approval);
+      mine.set(e.approval.approval_id, approval);
+      this.#emitApproval({ type: 'added', approval });
+    } else if (mine.delete(e.approval_id)) {
+      const { v: _v, hub: _hub, type: _type, approval_id, authorized, ...rest } = e;
+      this.#emitApproval({ type: 'resolved', approval_id: `${e.hub}/${approval_id}`, authorized: authorized as RecordedAuthorization, ...rest });
+    }
+  }
+
+  /** Fetches a hub's pending prompts (it just appeared): they show here until it decides them. */
+  async #syncPrompts(hub: string): Promise<void> {
+    const before = new Set(this.#prompts.get(hub)?.keys() ?? []);
+    let list: FleetPrompt[] | undefined;
+    try {
+      list = promptList(await this.request(hub, { method: 'prompts' }, undefined, this.#options.listTimeoutMs));
+    } catch {
+      return; // Out of reach again: its presence will bring it back.
+    }
+    if (!list || !this.#peers.has(hub)) return;
+    const mine = this.#prompts.get(hub) ?? new Map<string, PendingApproval>();
+    this.#prompts.set(hub, mine);
+    const now = new Set(list.map((p) => p.approval_id));
+    for (const p of list) {
+      if (mine.has(p.approval_id)) continue;
+      const approval = fromFleetPrompt(hub, p);
+      mine.set(p.approval_id, approval);
+      this.#emitApproval({ type: 'added', approval });
+    }
+    // Gone there while this hub was not listening (one that arrived meanwhile is kept).
+    for (const id of before) if (!now.has(id) && mine.delete(id)) this.#emitApproval({ type: 'withdrawn', approval_id: `${hub}/${id}`, reason: `hub ${hub} no longer has this prompt` });
+  }
+
+  #withdrawAll(hub: string, reason: string): void {
+    const mine = this.#prompts.get(hub);
+    if (!mine) return;
+    this.#prompts.delete(hub);
+    for (const id of mine.keys()) this.#emitApproval({ type: 'withdrawn', approval_id: `${hub}/${id}`, reason });
+  }
+
+  #emitApproval(event: ApprovalEvent): void {
+    for (const l of this.#approvalListeners) {
+      try {
+        l(event);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+
+  /** Other hubs' pending prompts, oldest first. */
+  remotePrompts(): PendingApproval[] {
+    return [...this.#prompts.values()].flatMap((m) => [...m.values()]);
+  }
+
+  onApprovals(listener: (event: ApprovalEvent) => void): Disposer {
+    this.#approvalListeners.add(listener);
+    return () => this.#approvalListeners.delete(listener);
+  }
+
+  onFleet(listener: (change: FleetChange) => void): Disposer {
+    this.#fleetListeners.add(listener);
+    return () => this.#fleetListeners.delete(listener);
+  }
+
+  emitFleet(change: FleetChange): void {
+    for (const l of this.#fleetListeners) {
+      try {
+        l(change);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+
+  #changed(): void {
+    if (this.#fleetListeners.size) this.emitFleet({ type: 'status', status: this.status() });
   }
 
   status(): FleetStatus {
-    return {
-      name: this.settings.name,
-      url: this.settings.url,
-      connected: this.#connected,
-      ...(this.#problem ? { problem: this.#problem } : {}),
-      hubs: [...this.#peers].map(([hub, p]) => ({ hub, since: p.since })).sort((a, b) => a.hub.localeCompare(b.hub)),
-    };
+    const others: FleetMemberStatus[] = [
+      ...[...this.#peers].map(([hub, p]): FleetMemberStatus => ({ hub, state: 'connected', since: p.since, panels: p.panels })),
+      ...[...this.#lost].map(([hub, l]): FleetMemberStatus => ({ hub, state: 'unreachable', since: l.since, problem: l.problem })),
+    ].sort((a, b) => a.hub.localeCompare(b.hub));
+    const self: FleetMemberStatus = { hub: this.settings.name, state: this.#connected ? 'self' : 'unreachable', since: this.#since, panels: Math.max(0, this.#core.panelsAttached() - (this.#panelHold ? 1 : 0)), ...(this.#problem ? { problem: this.#problem } : {}) };
+    return { name: this.settings.name, url: this.settings.url, connected: this.#connected, ...(this.#problem ? { problem: this.#problem } : {}), members: [self, ...others] };
   }
 
   hubs(): string[] {
@@ -353,6 +525,17 @@ class Fleet {
       }
       case 'send':
         return (await core.send(req.channel, { message: req.message, ...(req.reply_hint ? { reply_hint: req.reply_hint } : {}) }, { agent: remoteAgent(req.from, req.agent), signal })) as unknown as JsonValue;
+      case 'prompts': {
+        // Screenshots stay home when the whole list would not fit one reply.
+        const list = core.pendingApprovals().filter((a) => !a.hub).map(toFleetPrompt);
+        const fits = encode({ v: PROTOCOL_VERSION, id: req.id, ok: true, result: list as unknown as JsonValue }).byteLength <= MAX_REPLY_BYTES;
+        return (fits ? list : list.map((p) => (p.preview?.image_png ? { ...p, preview: { ...p.preview, image_png: undefined } } : p))) as unknown as JsonValue;
+      }
+      case 'decide': {
+        // A panel of another hub passes on its operator's answer; this hub records and enforces it.
+        const decided = await core.decide(req.approval_id, { kind: req.decision, by: `${req.by} on hub ${req.from}`, ...(req.reason ? { reason: req.reason } : {}) });
+        return { approval_id: decided.approval_id, granted: decided.granted };
+      }
     }
   }
 
@@ -366,9 +549,10 @@ class Fleet {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     for (const c of this.#serving.values()) c.abort();
+    this.#ownApprovals?.();
     const nc = this.#nc;
     if (!nc) return;
-    this.#announce(true);
+    this.announce(true);
     this.#down('this hub left the fleet');
     await nc.flush().catch(() => undefined);
     await nc.close().catch(() => undefined);
@@ -432,8 +616,48 @@ export function joinFleet(core: Hub, settings: FleetSettings, options: FleetOpti
       }),
     );
 
+  const remotePrompt = (approvalId: string): { hub: string; id: string } | undefined => {
+    const at = splitFleetChannel(approvalId);
+    return at && at.hub !== own ? { hub: at.hub, id: at.channel } : undefined;
+  };
   const overrides: Partial<FleetHub> = {
     fleetStatus: () => fleet.status(),
+    subscribeFleet: (listener) => fleet.onFleet(listener),
+    attachPanel() {
+      // Other hubs learn at once that an operator is watching here (their prompts then ask).
+      const detach = core.attachPanel();
+      fleet.announce();
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        detach();
+        fleet.announce();
+      };
+    },
+    pendingApprovals() {
+      return [...core.pendingApprovals(), ...fleet.remotePrompts()].sort((a, b) => a.created_at - b.created_at);
+    },
+    subscribeApprovals(listener) {
+      const offCore = core.subscribeApprovals(listener);
+      const offFleet = fleet.onApprovals(listener);
+      return () => (offCore(), offFleet());
+    },
+    async decide(approvalId, decision) {
+      const at = remotePrompt(approvalId);
+      if (!at) return core.decide(approvalId, decision);
+      if (decision.kind !== 'once' && decision.kind !== 'deny') {
+        throw new HubError('fleet', 'Rejected', `a prompt of hub ${at.hub} can be approved once or denied from this panel`, { hint: `approve it for the session or always on hub ${at.hub}'s own panel, where its rules live` });
+      }
+      const body = { method: 'decide' as const, approval_id: at.id, decision: decision.kind, by: decision.by.slice(0, 256), ...(decision.reason ? { reason: decision.reason.slice(0, 2000) } : {}) };
+      const got = (await fleet.request(at.hub, body)) as { granted?: unknown };
+      return { approval_id: approvalId, granted: got.granted === true };
+    },
+    revealApprovalArgs(approvalId, by) {
+      const at = remotePrompt(approvalId);
+      if (!at) return core.revealApprovalArgs(approvalId, by);
+      throw new HubError('fleet', 'Rejected', `the sensitive args of hub ${at.hub}'s prompt stay on that hub`, { hint: `reveal them on hub ${at.hub}'s own panel` });
+    },
     async listChannels() {
       const [mine, theirs] = await Promise.all([core.listChannels(), remoteChannels()]);
       return [...mine, ...theirs.flatMap((t) => t.channels)];

@@ -20,6 +20,9 @@ import type {
   CallOptions,
   Disposer,
   DriverOverview,
+  FleetChange,
+  FleetHistoryEntry,
+  FleetStatus,
   HubDoctor,
   HubSendRequest,
   OpDescription,
@@ -180,6 +183,14 @@ export interface Hub {
    * kernel's own explanation: the offer it would pin, and why each candidate did or did not match).
    */
   explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement?: string): Promise<SelectionExplanation>;
+
+  // ── fleet (present only on a hub that is a fleet member) ──────────────────────────────────
+  /** Who is in the fleet, as this hub sees it. */
+  fleetStatus?(): FleetStatus;
+  /** The fleet's merged history, newest first (`before`: a cursor from an earlier page). */
+  fleetHistory?(query: { hub?: string; before?: number; limit?: number }): { entries: FleetHistoryEntry[]; next_before?: number };
+  /** Told when membership changes and of every record the merged history receives. */
+  subscribeFleet?(listener: (change: FleetChange) => void): Disposer;
 
   /** Stops the hub: cancels active invocations, denies pending approvals, closes the store. */
   close(): Promise<void>;

@@ -114,6 +114,11 @@ export interface PendingApproval {
   rule_channel?: string;
   /** From `Driver.preview?` (best effort, bounded in time). */
   preview?: ApprovalPreview;
+  /**
+   * The fleet hub that owns this prompt, when it is another one: its id and channel are then
+   * `<hub>/…`, and this hub can only pass on an approve-once or a deny (the owner decides).
+   */
+  hub?: string;
 }
 
 export type ApprovalDecisionKind = 'once' | 'session' | 'always' | 'deny';
@@ -164,7 +169,9 @@ export type ApprovalEvent =
       rule_id?: string;
       /** The operator's answer, when they gave one. */
       decision?: ApprovalDecisionKind;
-    };
+    }
+  /** Another hub's prompt left this hub's list undecided (that hub went out of reach); it decides it. */
+  | { type: 'withdrawn'; approval_id: string; reason: string };
 
 /** A standing rule in `<data dir>/config.json` `approvals.rules`: auto-approves matching requests. */
 export interface StandingRule {
@@ -258,3 +265,42 @@ export interface HubSendRequest {
 }
 
 export type { RecvBatch, SendReceipt };
+
+// ── fleet ─────────────────────────────────────────────────────────────────────────────────
+/** A hub of the fleet as this hub sees it. */
+export interface FleetMemberStatus {
+  hub: string;
+  /** `self`: this hub; `connected`: heard from lately; `unreachable`: not heard from since `since`. */
+  state: 'self' | 'connected' | 'unreachable';
+  /** In the fleet since (self, connected), or out of reach since (unreachable); ms since the epoch. */
+  since: number;
+  /** Operator panels attached to it, as it last said. */
+  panels?: number;
+  /** Why it is out of reach. */
+  problem?: string;
+}
+
+/** This hub's membership in a fleet, and who is in it. */
+export interface FleetStatus {
+  name: string;
+  url: string;
+  connected: boolean;
+  /** Why this hub is not in the fleet now (unreachable since …, a bad token file). */
+  problem?: string;
+  /** This hub first, then the others by name (connected and unreachable alike). */
+  members: FleetMemberStatus[];
+}
+
+/** One audit record of a fleet hub, as the merged fleet history holds it. */
+export interface FleetHistoryEntry {
+  hub: string;
+  /** The record's id on its own hub (increasing per hub). */
+  seq: number;
+  /** Local arrival order: increasing, the cursor the merged history pages by. */
+  cursor: number;
+  record: Omit<AuditRecord, 'output' | 'detail'>;
+}
+
+/** What changes in the fleet, for the panel. */
+export type FleetChange = { type: 'status'; status: FleetStatus } | { type: 'entry'; entry: FleetHistoryEntry };
+

@@ -79,7 +79,7 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
   let a: ReturnType<typeof openMember>;
   let b: ReturnType<typeof openMember>;
   let c: ReturnType<typeof openMember>;
-  const connected = (m: ReturnType<typeof openMember>, ...hubs: string[]) => until(`${hubs.join(', ')} to be seen`, () => hubs.every((h) => m.hub.fleetStatus().hubs.some((x) => x.hub === h)));
+  const connected = (m: ReturnType<typeof openMember>, ...hubs: string[]) => until(`${hubs.join(', ')} to be seen`, () => hubs.every((h) => m.hub.fleetStatus().members.some((x) => x.hub === h && x.state === 'connected')));
 
   beforeAll(async () => {
     port = await freePort();

@@ -5,8 +5,8 @@
  */
 import { pickRecord, RECORD_AGENT_SCHEMA, TIMELINE_EVENT_SCHEMA } from '../../../shared/audit-record';
 import type { RecordAgent } from '../../../shared/audit-record';
-import type { AuditEntry, CapabilityOffer, PendingApproval as HubPending, SelectionExplanation as HubExplanation, StandingRuleStatus } from '../../hub';
-import type { ApprovalRule, InvocationDetail, PendingApproval, SelectionExplanation, TimelineEvent } from '../../../shared/panel-types';
+import type { AuditEntry, CapabilityOffer, FleetHistoryEntry, FleetStatus, PendingApproval as HubPending, SelectionExplanation as HubExplanation, StandingRuleStatus } from '../../hub';
+import type { ApprovalRule, FleetTimelineEntry, FleetView, InvocationDetail, PendingApproval, SelectionExplanation, TimelineEvent } from '../../../shared/panel-types';
 
 /** A pending approval as the panel shows it. */
 export function toPanelApproval(a: HubPending): PendingApproval {
@@ -29,6 +29,7 @@ export function toPanelApproval(a: HubPending): PendingApproval {
   if (a.preview) out.preview = a.preview;
   if (a.sensitive) out.sensitive = true;
   if (a.rule_channel) out.rule_channel = a.rule_channel;
+  if (a.hub) out.hub = a.hub;
   return out;
 }
 
@@ -96,3 +97,15 @@ export function toPanelExplanation(x: HubExplanation): SelectionExplanation {
   if (x.error) out.error = x.error;
   return out;
 }
+
+/** The fleet as the panel shows it: members as this hub sees them. */
+export function toFleetView(s: FleetStatus | undefined): FleetView {
+  if (!s) return { enabled: false, members: [] };
+  return { enabled: true, name: s.name, url: s.url, connected: s.connected, ...(s.problem ? { problem: s.problem } : {}), members: s.members.map((m) => ({ ...m })) };
+}
+
+/** A record of the fleet's merged history as a timeline entry (the record's own fields only). */
+export function toFleetEntry(e: FleetHistoryEntry): FleetTimelineEntry {
+  return { hub: e.hub, seq: e.seq, cursor: e.cursor, event: pickRecord<TimelineEvent>(TIMELINE_EVENT_SCHEMA, e.record) };
+}
+

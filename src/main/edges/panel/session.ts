@@ -7,7 +7,7 @@ import type { AgentIdentity, ChannelEntry, DriverInfo, Hub } from '../../hub';
 import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
 import type { ChannelList, DemoStep, PanelChannel, PanelSettings } from '../../../shared/panel-types';
 import type { JsonValue } from '../../../shared/wire';
-import { toInvocationDetail, toPanelApproval, toPanelExplanation, toPanelRule, toTimelineEvent } from './mapping';
+import { toFleetEntry, toFleetView, toInvocationDetail, toPanelApproval, toPanelExplanation, toPanelRule, toTimelineEvent } from './mapping';
 import { renderError } from './errors';
 
 /** Facts about the host the settings view shows. */
@@ -91,6 +91,9 @@ export function openPanelSession(
           emit('approvalResolved', JSON.parse(JSON.stringify(rest)) as PanelEvents['approvalResolved']);
           break;
         }
+        case 'withdrawn':
+          emit('approvalResolved', { approval_id: event.approval_id, granted: false, authorized: 'withdrawn', reason: event.reason });
+          break;
         default: {
           const never: never = event;
           void never;
@@ -100,6 +103,11 @@ export function openPanelSession(
     }),
   );
   disposers.push(broadcast.on((event, payload) => emit(event, payload)));
+  const fleetOff = hub.subscribeFleet?.((change) => {
+    if (change.type === 'status') emit('fleetChanged', toFleetView(change.status));
+    else emit('fleetEntry', toFleetEntry(change.entry));
+  });
+  if (fleetOff) disposers.push(fleetOff);
   const auditOff = hub.onAuditChange?.(() => emit('hubStatus', hubStatus(hub, startedAt, host.version)));
   if (auditOff) disposers.push(auditOff);
   broadcast.emit('hubStatus', hubStatus(hub, startedAt, host.version));
@@ -288,6 +296,14 @@ export function openPanelSession(
     },
     async restartDriver({ driver }) {
       return hub.restartDriver(driver, by);
+    },
+    async fleetStatus() {
+      return toFleetView(hub.fleetStatus?.());
+    },
+    async fleetTimeline({ hub: member, before, limit }) {
+      const page = hub.fleetHistory?.({ ...(member ? { hub: member } : {}), ...(before !== undefined ? { before } : {}), limit: limit ?? 500 });
+      if (!page) return { entries: [], next_before: null };
+      return { entries: page.entries.map(toFleetEntry), next_before: page.next_before ?? null };
     },
     async explainSelection({ capability_id, version_requirement, provider_id, interaction }) {
       return toPanelExplanation(await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) }, version_requirement || undefined));
