@@ -130,7 +130,9 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
       const call = a.hub.invoke('b/test:alpha', 'write', { text: 'hello b' }, { agent: { kind: 'cli', name: 'uplink-cli', user: 'me' } });
       const p = await prompt;
       expect(p).toMatchObject({ channel: 'test:alpha', op: 'write', agent: { kind: 'mcp', name: 'a/uplink-cli' } });
-      expect(a.hub.pendingApprovals()).toEqual([]);
+      // Hub a's panel shows b's prompt as b's: its id and channel prefixed, the hub named.
+      await until('a to show b’s prompt', () => a.hub.pendingApprovals().some((x) => x.approval_id === `b/${p.approval_id}`));
+      expect(a.hub.pendingApprovals().find((x) => x.hub === 'b')).toMatchObject({ channel: 'b/test:alpha', op: 'write' });
       expect(b.driver.state.invoked.some((x) => x.op === 'write')).toBe(false);
       await b.hub.decide(p.approval_id, { kind: 'once', by: 'operator-b' });
       expect(await call).toEqual({ written: 7 });
@@ -138,6 +140,53 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
     } finally {
       detach();
       aPanel();
+    }
+  });
+
+  it('shows a prompt on every panel of the fleet, and the first decision wins wherever it is given', async () => {
+    // Only hub c has an operator watching: hub b asks (rather than denying for want of a panel).
+    const cPanel = c.hub.attachPanel();
+    try {
+      await until('b to count c’s panel', () => b.hub.panelsAttached() > 0);
+      const call = a.hub.invoke('b/test:alpha', 'write', { text: 'from c' }, { agent });
+      const onC = await until('c to show b’s prompt', () => c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'from c'));
+      const own = b.hub.pendingApprovals().find((x) => `b/${x.approval_id}` === onC.approval_id)!;
+      expect(onC).toMatchObject({ channel: 'b/test:alpha', op: 'write', agent: { name: 'a/claude-code', agent_id: 'a/claude' } });
+      await until('a to show it too', () => a.hub.pendingApprovals().some((x) => x.approval_id === onC.approval_id));
+
+      // Standing authority is made on the owning hub's own panel only.
+      const session = await failure(c.hub.decide(onC.approval_id, { kind: 'session', by: 'operator-c' }));
+      expect(session.rendered).toMatch(/^uplink error \[fleet:Rejected\]: a prompt of hub b can be approved once or denied from this panel — hint: .*hub b's own panel/);
+      expect(() => c.hub.revealApprovalArgs(onC.approval_id, 'operator-c')).toThrow(/stay on that hub/);
+
+      expect(await c.hub.decide(onC.approval_id, { kind: 'once', by: 'operator-c' })).toEqual({ approval_id: onC.approval_id, granted: true });
+      expect(await call).toEqual({ written: 6 });
+      // Exactly once: the owning hub refuses a later answer, from its own panel or another's.
+      expect((await failure(b.hub.decide(own.approval_id, { kind: 'deny', by: 'operator-b' }))).kind).toBe('Rejected');
+      expect((await failure(a.hub.decide(onC.approval_id, { kind: 'deny', by: 'operator-a' }))).kind).toBe('Rejected');
+      expect(b.driver.state.invoked.filter((x) => x.op === 'write' && (x.args as { text?: string }).text === 'from c')).toHaveLength(1);
+      // The owning hub recorded who decided, and where, before the call ran.
+      const decision = b.hub.queryAudit({ type: 'decision', limit: 5 }).entries[0]!;
+      expect(decision).toMatchObject({ granted: true, by: 'operator-c on hub c', invocation_id: own.invocation_id });
+      // Every panel withdraws it.
+      await until('a and c to drop the prompt', () => ![a, c].some((m) => m.hub.pendingApprovals().some((x) => x.approval_id === onC.approval_id)));
+    } finally {
+      cPanel();
+    }
+  });
+
+  it('carries a deny and its reason from another hub’s panel to the agent', async () => {
+    const cPanel = c.hub.attachPanel();
+    try {
+      await until('b to count c’s panel', () => b.hub.panelsAttached() > 0);
+      const call = failure(a.hub.invoke('b/test:alpha', 'write', { text: 'no' }, { agent }));
+      const onC = await until('c to show b’s prompt', () => c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'no'));
+      expect(await c.hub.decide(onC.approval_id, { kind: 'deny', by: 'operator-c', reason: 'not now' })).toMatchObject({ granted: false });
+      const err = await call;
+      expect(err.rendered).toMatch(/not now/);
+      expect(b.hub.queryAudit({ type: 'decision', limit: 1 }).entries[0]).toMatchObject({ granted: false, by: 'operator-c on hub c', reason: 'not now' });
+    } finally {
+      cPanel();
     }
   });
 
@@ -194,6 +243,30 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
     await startNats();
     await connected(a, 'b', 'c');
     expect(await a.hub.invoke('b/test:alpha', 'echo', { text: 'back' }, { agent })).toEqual({ text: 'back' });
+  });
+
+  it('withdraws another hub’s prompts while it is out of reach, and shows them again when it is back', async () => {
+    const bPanel = b.hub.attachPanel();
+    const cPanel = c.hub.attachPanel();
+    try {
+      const call = b.hub.invoke('test:alpha', 'write', { text: 'across a partition' }, { agent });
+      const onC = await until('c to show b’s prompt', () => c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'across a partition'));
+      const withdrawn = new Promise<unknown>((resolve) => {
+        const off = c.hub.subscribeApprovals((e) => e.type === 'withdrawn' && e.approval_id === onC.approval_id && (off(), resolve(e)));
+      });
+      await stopNats();
+      expect(await withdrawn).toMatchObject({ reason: expect.stringMatching(/hub b is out of reach .*; it still decides its own prompt/) });
+      expect(c.hub.fleetStatus().members).toEqual(expect.arrayContaining([expect.objectContaining({ hub: 'b', state: 'unreachable', since: expect.any(Number) })]));
+      // b still has it, and its own panel can still decide it; here c waits for the fleet.
+      expect(b.hub.pendingApprovals().some((x) => x.invocation_id === onC.invocation_id)).toBe(true);
+      await startNats();
+      await until('c to show b’s prompt again', () => c.hub.pendingApprovals().some((x) => x.approval_id === onC.approval_id));
+      await c.hub.decide(onC.approval_id, { kind: 'once', by: 'operator-c' });
+      expect(await call).toEqual({ written: 18 });
+    } finally {
+      bPanel();
+      cPanel();
+    }
   });
 
   it('fails a call to a hub that is not in the fleet at once', async () => {
