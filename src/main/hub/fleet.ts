@@ -122,23 +122,31 @@ class Fleet {
       return;
     }
     const url = this.settings.url;
-    connect({
-      servers: url,
-      ...auth,
-      name: `uplink-${this.settings.name}`,
-      reconnect: true,
-      maxReconnectAttempts: -1,
-      waitOnFirstConnect: true,
-      // Backoff from a quarter second to five: a restarted server is found at once, a long outage costs little.
-      reconnectDelayHandler: () => Math.min(5000, 250 * 2 ** Math.min(this.#attempts++, 5)),
-      pingInterval: 10_000,
-    }).then(
-      (nc) => this.#joined(nc),
-      (e: unknown) => {
-        this.#problem = `cannot join the fleet at ${url}: ${(e as Error).message}`;
-        this.#log(this.#problem);
-      },
-    );
+    // Backoff from a quarter second to five: a restarted server is found at once, a long outage costs little.
+    const backoff = (): number => Math.min(5000, 250 * 2 ** Math.min(this.#attempts++, 5));
+    // The first connection is retried here, not by the client (waitOnFirstConnect), which would
+    // retry a refused login forever without saying why: doctor must name the server's reason.
+    const attempt = (): void => {
+      if (this.#closed) return;
+      connect({
+        servers: url,
+        ...auth,
+        name: `uplink-${this.settings.name}`,
+        reconnect: true,
+        maxReconnectAttempts: -1,
+        reconnectDelayHandler: backoff,
+        pingInterval: 10_000,
+      }).then(
+        (nc) => this.#joined(nc),
+        (e: unknown) => {
+          const problem = `cannot join the fleet at ${url}: ${(e as Error).message}`;
+          if (problem !== this.#problem) this.#log(problem);
+          this.#problem = problem;
+          setTimeout(attempt, backoff()).unref?.();
+        },
+      );
+    };
+    attempt();
   }
 
   #joined(nc: NatsConnection): void {

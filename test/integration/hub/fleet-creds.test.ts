@@ -32,10 +32,12 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
   let account: KeyPair;
   const members: FleetHub[] = [];
 
-  function openMember(name: string, creds: Uint8Array, mode = 0o600): { hub: FleetHub; dir: string; driver: ReturnType<typeof createTestDriver> } {
+  let conf = '';
+
+  function openMember(name: string, creds: Uint8Array, mode = 0o600, at = port): { hub: FleetHub; dir: string; driver: ReturnType<typeof createTestDriver> } {
     const dir = tmpDataDir(`uplink-creds-${name}-`);
     writeFileSync(join(dir, 'fleet.creds'), creds, { mode });
-    const fleet = { url: `nats://127.0.0.1:${port}`, name, creds_file: 'fleet.creds' };
+    const fleet = { url: `nats://127.0.0.1:${at}`, name, creds_file: 'fleet.creds' };
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ fleet }), { mode: 0o600 });
     const driver = createTestDriver('test', name);
     const core = createHub({ dataDir: dir, drivers: [driver], watchConfig: false, panelGraceMs: 0 });
@@ -51,7 +53,7 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
     const limits = { conn: -1, subs: -1, data: -1, payload: -1, imports: -1, exports: -1, leaf: -1, wildcards: true };
     const accountJwt = await encodeAccount('fleet', account, { limits }, { signer: operator });
     const dir = tmpDataDir('uplink-nats-operator-');
-    const conf = join(dir, 'server.conf');
+    conf = join(dir, 'server.conf');
     writeFileSync(conf, [
       `operator: ${await encodeOperator('uplink-test', operator)}`,
       'resolver: MEMORY',
@@ -79,12 +81,27 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
   it('keeps a hub whose user the server does not know out of the fleet, working alone, with a doctor warning', async () => {
     const creds = await userCreds('stranger', createAccount());
     const x = openMember('x', creds);
-    const warning = await until('doctor to warn', async () => (await x.hub.doctor()).warnings?.find((w) => w.startsWith('fleet x: ')));
-    expect(warning).toMatch(/authorization/i);
+    const warning = await until('doctor to say why', async () => (await x.hub.doctor()).warnings?.find((w) => w.startsWith('fleet x: ') && !w.endsWith('not connected yet')));
+    expect(warning).toMatch(/^fleet x: cannot join the fleet at nats:\/\/127\.0\.0\.1:\d+: .*authorization violation/i);
     expect(x.hub.fleetStatus().connected).toBe(false);
     expect(await x.hub.invoke('test:alpha', 'echo', { text: 'alone' }, { agent })).toEqual({ text: 'alone' });
     const seed = /SU[A-Z2-7]{50,}/.exec(new TextDecoder().decode(creds))![0];
     expect(warning).not.toContain(seed);
+  });
+
+  it('says why it is out while the server is down, and joins once the server is up', async () => {
+    const later = await freePort();
+    const z = openMember('z', await userCreds('hub-z', account), 0o600, later);
+    const warning = await until('doctor to say why', async () => (await z.hub.doctor()).warnings?.find((w) => w.startsWith('fleet z: cannot join')));
+    expect(warning).toMatch(/^fleet z: cannot join the fleet at nats:\/\/127\.0\.0\.1:\d+: /);
+    const second = await startNatsServer(later, ['-c', conf]);
+    try {
+      await until('z to join', () => z.hub.fleetStatus().connected);
+      expect((await z.hub.doctor()).warnings ?? []).not.toEqual(expect.arrayContaining([expect.stringMatching(/^fleet z:/)]));
+    } finally {
+      await z.hub.close();
+      await stopNatsServer(second);
+    }
   });
 
   it('refuses a creds file others can read, with the chmod hint', async () => {
