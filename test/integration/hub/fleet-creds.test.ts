@@ -2,8 +2,9 @@
  * Hubs joining a fleet with NATS credentials files on a real nats-server in operator mode (JWT
  * auth, accounts preloaded in memory): members whose user the server knows call each other; a
  * user it does not know, or a creds file others can read, leaves the hub working alone with a
- * doctor warning that never quotes the file.
+ * doctor warning that never quotes the file. Over TLS, a private CA is trusted through ca_file.
  */
+import { execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,10 +35,10 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
 
   let conf = '';
 
-  function openMember(name: string, creds: Uint8Array, mode = 0o600, at = port): { hub: FleetHub; dir: string; driver: ReturnType<typeof createTestDriver> } {
+  function openMember(name: string, creds: Uint8Array, mode = 0o600, at = port, tls: { ca_file?: string } | undefined = undefined): { hub: FleetHub; dir: string; driver: ReturnType<typeof createTestDriver> } {
     const dir = tmpDataDir(`uplink-creds-${name}-`);
     writeFileSync(join(dir, 'fleet.creds'), creds, { mode });
-    const fleet = { url: `nats://127.0.0.1:${at}`, name, creds_file: 'fleet.creds' };
+    const fleet = { url: tls ? `tls://localhost:${at}` : `nats://127.0.0.1:${at}`, name, creds_file: 'fleet.creds', ...tls };
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ fleet }), { mode: 0o600 });
     const driver = createTestDriver('test', name);
     const core = createHub({ dataDir: dir, drivers: [driver], watchConfig: false, panelGraceMs: 0 });
@@ -110,5 +111,27 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
     expect(warning).toMatch(/fleet\.creds is readable by others \(mode 644\) — hint: chmod 600 .*fleet\.creds$/);
     expect(y.hub.fleetStatus().connected).toBe(false);
     expect(readFileSync(join(y.dir, 'fleet.creds'), 'utf8')).toContain('NATS USER JWT');
+  });
+
+  it('joins a tls:// server whose certificate a private CA signed when ca_file names that CA, and not without it', async () => {
+    const dir = tmpDataDir('uplink-nats-tls-');
+    const ssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    ssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=uplink test CA');
+    ssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+    writeFileSync(join(dir, 'san.cnf'), 'subjectAltName=DNS:localhost\n');
+    ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '1', '-extfile', 'san.cnf');
+    const tlsPort = await freePort();
+    const tlsServer = await startNatsServer(tlsPort, ['-c', conf, '--tls', '--tlscert', join(dir, 'server.pem'), '--tlskey', join(dir, 'server.key')]);
+    try {
+      const t = openMember('t', await userCreds('hub-t', account), 0o600, tlsPort, { ca_file: join(dir, 'ca.pem') });
+      const u = openMember('u', await userCreds('hub-u', account), 0o600, tlsPort, {});
+      await until('t to join over TLS', () => t.hub.fleetStatus().connected);
+      const warning = await until('u to say why', async () => (await u.hub.doctor()).warnings?.find((w) => w.startsWith('fleet u: cannot join')));
+      expect(warning).toMatch(/certificate/i);
+      await Promise.all([t.hub.close(), u.hub.close()]);
+    } finally {
+      await stopNatsServer(tlsServer);
+    }
   });
 });
