@@ -38,6 +38,7 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
   function openMember(name: string, creds: Uint8Array, mode = 0o600, at = port, tls: { ca_file?: string } | undefined = undefined): { hub: FleetHub; dir: string; driver: ReturnType<typeof createTestDriver> } {
     const dir = tmpDataDir(`uplink-creds-${name}-`);
     writeFileSync(join(dir, 'fleet.creds'), creds, { mode });
+    // Over TLS a host name, as in the certificate: the NATS client checks an IP address url against "localhost".
     const fleet = { url: tls ? `tls://localhost:${at}` : `nats://127.0.0.1:${at}`, name, creds_file: 'fleet.creds', ...tls };
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ fleet }), { mode: 0o600 });
     const driver = createTestDriver('test', name);
