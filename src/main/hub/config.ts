@@ -127,20 +127,35 @@ export interface FleetSettings {
   url: string;
   /** This hub's name in the fleet: its channels are `<name>/<channel>` to the other hubs. */
   name: string;
-  /** A file holding the fleet's NATS token (0600); relative paths are under the data dir. */
-  token_file: string;
+  /** A file holding the fleet's NATS token (0600); relative paths are under the data dir. Or `creds_file`. */
+  token_file?: string;
+  /** A NATS credentials file (user JWT + NKey seed, 0600), as `nsc` makes it. Or `token_file`. */
+  creds_file?: string;
+  /** The CA bundle (PEM) a `tls://` server's certificate is checked against; the system's CAs without it. */
+  ca_file?: string;
 }
 
 const FLEET_SCHEMA = {
   type: 'object',
-  required: ['url', 'name', 'token_file'],
+  required: ['url', 'name'],
   additionalProperties: false,
   properties: {
     url: { type: 'string', pattern: '^(nats|tls)://[^\\s/]+$', maxLength: 512 },
     name: { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 },
     token_file: { type: 'string', minLength: 1, maxLength: 4096 },
+    creds_file: { type: 'string', minLength: 1, maxLength: 4096 },
+    ca_file: { type: 'string', minLength: 1, maxLength: 4096 },
   },
 };
+
+/** What the schema cannot say in words a person can act on: one way to authenticate, a CA only for TLS. */
+function fleetProblem(fleet: FleetSettings | undefined): string | undefined {
+  if (!fleet) return undefined;
+  if (fleet.token_file && fleet.creds_file) return '/fleet has both token_file and creds_file — hint: keep the one the NATS server expects and remove the other';
+  if (!fleet.token_file && !fleet.creds_file) return '/fleet needs token_file or creds_file — hint: name the file holding the NATS token, or the .creds file from `nsc generate creds`';
+  if (fleet.ca_file && !fleet.url.startsWith('tls://')) return '/fleet/ca_file is only used with a tls:// url — hint: write the url as tls://host:port, or remove ca_file';
+  return undefined;
+}
 
 /** The hub's own sections; driver sections are added by `sectionSchemas`. */
 function rootSchema(sectionSchemas: Record<string, JsonSchema>): Record<string, unknown> {
@@ -383,6 +398,8 @@ export class ConfigStore {
     const rules = ((raw as { approvals?: { rules?: StandingRule[] } }).approvals?.rules ?? []).map((r) => r.id);
     const dup = rules.find((id, i) => rules.indexOf(id) !== i);
     if (dup) return { error: `${path}: /approvals/rules has the rule id "${dup}" twice` };
+    const fleet = fleetProblem((raw as { fleet?: FleetSettings }).fleet);
+    if (fleet) return { error: `${path}: ${fleet}` };
     const external = ((raw as { external_drivers?: ExternalDriverEntry[] }).external_drivers ?? []).map((d) => d.id);
     const reserved = [...RESERVED_DRIVER_IDS, 'fleet', ...this.#sections];
     const taken = external.findIndex((id, i) => reserved.includes(id) || external.indexOf(id) !== i);

@@ -8,8 +8,6 @@
  * recorded as an agent of the calling hub, never with the authority of a person at its controls.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
 import { connect, createInbox } from 'nats';
 import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { InteractionKind, JsonValue } from '../kernel';
@@ -17,11 +15,14 @@ import { DRIVER_ERROR_KINDS, driverOfChannel } from '../drivers';
 import type { ChannelEntry, DriverErrorKind, SendReceipt } from '../drivers';
 import { checkBounds } from './bounds';
 import type { FleetSettings } from './config';
+import { fleetAuth } from './fleet-auth';
 import { HubError, toHubError } from './errors';
 import type { Hub } from './hub';
 import type { AgentIdentity, ApprovalEvent, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from './types';
 import { decode, encode, MAX_PROMPT_BYTES, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, promptList, subjects } from './fleet-messages';
 import type { FleetAgent, FleetErrorBody, FleetPrompt, FleetPromptEvent, FleetReply, FleetRequest } from './fleet-messages';
+
+export { readFleetToken } from './fleet-auth';
 
 export interface FleetOptions {
   /** How often this hub says it is present; a hub unheard for three beats is gone (default 2000 ms). */
@@ -39,30 +40,11 @@ export type FleetHub = Hub & Required<Pick<Hub, 'fleetStatus' | 'subscribeFleet'
 type FleetBody = FleetRequest extends infer R ? (R extends FleetRequest ? Omit<R, 'v' | 'id' | 'from'> : never) : never;
 
 const HUB_NAME = /^([a-z][a-z0-9-]*)\/(.+)$/;
-const MAX_TOKEN_BYTES = 4096;
 
 /** The hub a channel belongs to, when it is `<hub>/<channel>` (a local channel has no `/` before its `:`). */
 export function splitFleetChannel(channel: string): { hub: string; channel: string } | undefined {
   const m = HUB_NAME.exec(channel);
   return m ? { hub: m[1]!, channel: m[2]! } : undefined;
-}
-
-/** Reads the fleet token: a small file only its owner can read (it lets a process join the fleet). */
-export function readFleetToken(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new Error(`${path} is not a regular file`);
-    if ((st.mode & 0o077) !== 0) throw new Error(`${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}) — hint: chmod 600 ${path}`);
-    if (st.size > MAX_TOKEN_BYTES) throw new Error(`${path} is over ${MAX_TOKEN_BYTES} bytes — hint: it should hold the fleet's NATS token only`);
-    const buf = Buffer.alloc(MAX_TOKEN_BYTES);
-    const n = readSync(fd, buf, 0, MAX_TOKEN_BYTES, 0);
-    const token = buf.subarray(0, n).toString('utf8').trim();
-    if (!token) throw new Error(`${path} is empty — hint: write the fleet's NATS token into it`);
-    return token;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The identity a call from another hub runs under here: an agent of that hub, never a person. */
@@ -155,34 +137,40 @@ class Fleet {
   }
 
   start(): void {
-    let token: string;
+    let auth: ReturnType<typeof fleetAuth>;
     try {
-      const file = isAbsolute(this.settings.token_file) ? this.settings.token_file : join(this.#core.dataDir, this.settings.token_file);
-      token = readFleetToken(file);
+      auth = fleetAuth(this.settings, this.#core.dataDir);
     } catch (e) {
-      this.#problem = `the fleet token cannot be used: ${(e as Error).message}`;
+      this.#problem = `the fleet's credentials cannot be used: ${(e as Error).message}`;
       this.#log(this.#problem);
       return;
     }
     const url = this.settings.url;
-    connect({
-      servers: url,
-      token,
-      name: `uplink-${this.settings.name}`,
-      ...(url.startsWith('tls://') ? { tls: {} } : {}),
-      reconnect: true,
-      maxReconnectAttempts: -1,
-      waitOnFirstConnect: true,
-      // Backoff from a quarter second to five: a restarted server is found at once, a long outage costs little.
-      reconnectDelayHandler: () => Math.min(5000, 250 * 2 ** Math.min(this.#attempts++, 5)),
-      pingInterval: 10_000,
-    }).then(
-      (nc) => this.#joined(nc),
-      (e: unknown) => {
-        this.#problem = `cannot join the fleet at ${url}: ${(e as Error).message}`;
-        this.#log(this.#problem);
-      },
-    );
+    // Backoff from a quarter second to five: a restarted server is found at once, a long outage costs little.
+    const backoff = (): number => Math.min(5000, 250 * 2 ** Math.min(this.#attempts++, 5));
+    // The first connection is retried here, not by the client (waitOnFirstConnect), which would
+    // retry a refused login forever without saying why: doctor must name the server's reason.
+    const attempt = (): void => {
+      if (this.#closed) return;
+      connect({
+        servers: url,
+        ...auth,
+        name: `uplink-${this.settings.name}`,
+        reconnect: true,
+        maxReconnectAttempts: -1,
+        reconnectDelayHandler: backoff,
+        pingInterval: 10_000,
+      }).then(
+        (nc) => this.#joined(nc),
+        (e: unknown) => {
+          const problem = `cannot join the fleet at ${url}: ${(e as Error).message}`;
+          if (problem !== this.#problem) this.#log(problem);
+          this.#problem = problem;
+          setTimeout(attempt, backoff()).unref?.();
+        },
+      );
+    };
+    attempt();
   }
 
   #joined(nc: NatsConnection): void {

@@ -1,0 +1,96 @@
+/**
+ * How a hub proves to the fleet's NATS server that it may join (docs/fleet-auth.md): a token or a
+ * credentials file (user JWT + NKey seed), and the CA bundle a `tls://` server is checked against.
+ * Everything is read and checked when the hub starts, so a bad file is one line in `doctor` rather
+ * than a connection that fails forever. No message ever quotes a file's content.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { credsAuthenticator } from 'nats';
+import type { Authenticator, ConnectionOptions } from 'nats';
+import type { FleetSettings } from './config';
+
+const MAX_TOKEN_BYTES = 4096;
+/** A user JWT with a long permission list is a few KiB; a creds file is that plus a seed. */
+const MAX_CREDS_BYTES = 64 * 1024;
+/** A whole system CA bundle is about 200 KiB. */
+const MAX_CA_BYTES = 1024 * 1024;
+
+const MAKE_CREDS = 'make one with `nsc generate creds -a <account> -n <user>`';
+
+/** Reads a small regular file; a secret one must be readable by its owner only (it lets a process join the fleet). */
+function readSmallFile(path: string, limit: number, secret: boolean, holds: string): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error(`${path} is not a regular file — hint: point the setting at the file that holds ${holds}`);
+    if (secret && (st.mode & 0o077) !== 0) throw new Error(`${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}) — hint: chmod 600 ${path}`);
+    if (st.size > limit) throw new Error(`${path} is over ${limit} bytes — hint: it should hold ${holds} only`);
+    const buf = Buffer.alloc(limit + 1);
+    let n = 0;
+    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
+    // It grew between the stat and the read.
+    if (n > limit) throw new Error(`${path} is over ${limit} bytes — hint: it should hold ${holds} only`);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads the fleet token: a small file only its owner can read. */
+export function readFleetToken(path: string): string {
+  const token = readSmallFile(path, MAX_TOKEN_BYTES, true, "the fleet's NATS token").toString('utf8').trim();
+  if (!token) throw new Error(`${path} is empty — hint: write the fleet's NATS token into it`);
+  return token;
+}
+
+/** The `sub` claim of a JWT, or undefined when it is not a JWT. */
+function jwtSubject(jwt: string): string | undefined {
+  const parts = jwt.split('.');
+  if (parts.length !== 3) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as { sub?: unknown };
+    return typeof claims.sub === 'string' ? claims.sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads a NATS credentials file (owner-only) and checks it the way the server will: a user JWT
+ * and a user NKey seed that belong together. The authenticator parses the same bytes on each
+ * (re)connect.
+ */
+export function readFleetCreds(path: string): Authenticator {
+  const bytes = readSmallFile(path, MAX_CREDS_BYTES, true, 'a NATS user JWT and its NKey seed');
+  const auth = credsAuthenticator(new Uint8Array(bytes));
+  let probe: { jwt?: string; nkey?: string };
+  try {
+    // Signing a throwaway nonce runs the parse and seed decoding a connection would.
+    probe = auth('uplink-creds-check') as { jwt?: string; nkey?: string };
+  } catch {
+    throw new Error(`${path} is not a NATS credentials file (it needs a "BEGIN NATS USER JWT" block and a "BEGIN USER NKEY SEED" block with a valid seed) — hint: ${MAKE_CREDS}`);
+  }
+  const { jwt = '', nkey = '' } = probe;
+  if (!nkey.startsWith('U')) throw new Error(`${path} holds an NKey seed that is not a user's — hint: ${MAKE_CREDS}`);
+  const sub = jwtSubject(jwt);
+  if (sub === undefined) throw new Error(`${path} holds a malformed user JWT — hint: ${MAKE_CREDS}`);
+  if (sub !== nkey) throw new Error(`${path} holds a user JWT and an NKey seed of different users — hint: ${MAKE_CREDS}`);
+  return auth;
+}
+
+/** Reads the CA bundle a `tls://` server's certificate is checked against (not secret). */
+export function readFleetCa(path: string): string {
+  const ca = readSmallFile(path, MAX_CA_BYTES, false, 'PEM CA certificates').toString('utf8');
+  if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`${path} holds no PEM certificate — hint: point ca_file at the CA bundle (PEM) that signed the NATS server's certificate`);
+  return ca;
+}
+
+/** The auth and TLS part of the fleet's NATS connection options; throws a one-line error for a file that cannot be used. */
+export function fleetAuth(settings: FleetSettings, dataDir: string): Pick<ConnectionOptions, 'token' | 'authenticator' | 'tls'> {
+  const at = (file: string): string => (isAbsolute(file) ? file : join(dataDir, file));
+  const tls = settings.url.startsWith('tls://') ? { tls: settings.ca_file ? { ca: readFleetCa(at(settings.ca_file)) } : {} } : {};
+  if (settings.creds_file) return { authenticator: readFleetCreds(at(settings.creds_file)), ...tls };
+  if (settings.token_file) return { token: readFleetToken(at(settings.token_file)), ...tls };
+  throw new Error('the fleet section names neither token_file nor creds_file — hint: add one of them');
+}
