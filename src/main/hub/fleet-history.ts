@@ -203,8 +203,10 @@ export function startHistoryPublisher(o: { nc: NatsConnection; hub: string; sour
       if (!notFound(e)) throw e;
     }
     const mine = held ? decodeFleetRecord(held.data) : undefined;
+    const newest = source.newest();
     last = mine?.seq ?? 0;
-    cursor = mine ? mine.seq : Math.max(0, source.newest() - (o.backfill ?? 1000));
+    cursor = mine ? mine.seq : Math.max(0, newest - (o.backfill ?? 1000));
+    if (last > newest) o.log?.(`fleet history: the stream holds records of hub ${hub} up to ${last} but its audit ends at ${newest}; its records are published once they pass ${last} — hint: is another hub (another data directory) using the name ${hub}?`);
   }
 
   async function publishAll(): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * The fleet's merged history on a real `nats-server -js` with token auth: two real hubs publish
- * their audit records, readers merge them; a publisher that restarts publishes only what is new;
+ * their audit records, readers merge them; a publisher that restarts publishes only what is new,
+ * one new to the stream only the newest `backfill`;
  * what is recorded while the server is down (kill -9) arrives after it restarts, without a gap;
  * forged or invalid messages are ignored; a reader started late sees the older records.
  */
@@ -160,6 +161,21 @@ describe('the fleet history on JetStream', () => {
     expect(seen).toEqual(ids(a.hub).filter((id) => id > before));
     await until('the reader to have them', () => seqs(arrived, 'a').at(-1) === newest(a.hub));
     expect(seqs(arrived, 'a')).toEqual(ids(a.hub));
+  });
+
+  it('publishes only the newest `backfill` records of a hub the stream has nothing of', async () => {
+    const c = member('c');
+    try {
+      await echo(c, 3, 'before c joined');
+      const pubC = startHistoryPublisher({ nc: readerNc, hub: 'c', source: sourceOf(c.hub), backfill: 2 });
+      closers.push(() => pubC.close());
+      await until('c’s backfill', () => seqs(arrived, 'c').at(-1) === newest(c.hub));
+      expect(seqs(arrived, 'c')).toEqual(ids(c.hub).slice(-2));
+      expect(arrived.find((e) => e.hub === 'c')?.prev).toBe(0);
+      await pubC.close();
+    } finally {
+      await c.hub.close();
+    }
   });
 
   it('delivers what was recorded while the server was down (kill -9), with no gap', async () => {
