@@ -206,7 +206,7 @@ export function startHistoryPublisher(o: { nc: NatsConnection; hub: string; sour
     const newest = source.newest();
     last = mine?.seq ?? 0;
     cursor = mine ? mine.seq : Math.max(0, newest - (o.backfill ?? 1000));
-    if (last > newest) o.log?.(`fleet history: the stream holds records of hub ${hub} up to ${last} but its audit ends at ${newest}; its records are published once they pass ${last} — hint: is another hub (another data directory) using the name ${hub}?`);
+    if (last > newest) o.log?.(`history: the stream holds records of hub ${hub} up to ${last} but its audit ends at ${newest}; its records are published once they pass ${last} — hint: is another hub (another data directory) using the name ${hub}?`);
   }
 
   async function publishAll(): Promise<void> {
@@ -239,7 +239,7 @@ export function startHistoryPublisher(o: { nc: NatsConnection; hub: string; sour
           retryMs = RETRY_MIN_MS;
         } catch (e) {
           if (closed) return;
-          problem.say(`fleet history: publishing paused, will retry: ${reason(e)}`);
+          problem.say(`history: publishing paused, will retry: ${reason(e)}`);
           retry = setTimeout(pump, retryMs);
           retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
           return;
@@ -334,7 +334,7 @@ export function startHistoryReader(o: { nc: NatsConnection; keep?: number; log?:
   function decodeMsg(m: { subject: string; data: Uint8Array }): FleetRecord | undefined {
     const r = decodeFleetRecord(m.data);
     if (r && SUBJECT_PREFIX + r.hub === m.subject) return r;
-    ignored.say(`fleet history: ignored a message on ${m.subject} that is not a valid record of that hub (further ones are ignored silently)`);
+    ignored.say(`history: ignored a message on ${m.subject} that is not a valid record of that hub (further ones are ignored silently)`);
     return undefined;
   }
 
@@ -357,8 +357,8 @@ export function startHistoryReader(o: { nc: NatsConnection; keep?: number; log?:
     if (st && r.seq <= st.last) return;
     if (st && r.prev > st.last) {
       const missing = `${st.last + 1}..${r.prev}`;
-      await fill(r.hub, st, m.seq).catch((e) => o.log?.(`fleet history: could not fetch hub ${r.hub}'s records ${missing}: ${reason(e)}`));
-      if (r.prev > st.last) o.log?.(`fleet history: hub ${r.hub}'s records ${st.last + 1}..${r.prev} are no longer in the stream`);
+      await fill(r.hub, st, m.seq).catch((e) => o.log?.(`history: could not fetch hub ${r.hub}'s records ${missing}: ${reason(e)}`));
+      if (r.prev > st.last) o.log?.(`history: hub ${r.hub}'s records ${st.last + 1}..${r.prev} are no longer in the stream`);
     }
     keepEntry(r, m.seq);
   }
@@ -384,7 +384,7 @@ export function startHistoryReader(o: { nc: NatsConnection; keep?: number; log?:
           next = m.seq + 1;
         }
       } catch (e) {
-        if (!closed) problem.say(`fleet history: reading paused, will retry: ${reason(e)}`);
+        if (!closed) problem.say(`history: reading paused, will retry: ${reason(e)}`);
       }
       if (closed) break;
       await new Promise<void>((resolve) => {
