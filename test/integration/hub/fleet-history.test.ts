@@ -6,6 +6,7 @@
  * forged or invalid messages are ignored; a reader started late sees the older records.
  */
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { connect } from 'nats';
@@ -44,6 +45,7 @@ async function until<T>(what: string, probe: () => T | undefined | false | Promi
 let port = 0;
 let server: ChildProcess | undefined;
 const storeDir = tmpDataDir('uplink-history-nats-');
+const dirs = [storeDir];
 
 async function startNats(): Promise<void> {
   server = spawn(NATS, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), '--auth', TOKEN], { stdio: 'ignore' });
@@ -72,7 +74,9 @@ function sourceOf(hub: Hub): HistorySource {
 }
 
 function member(name: string): { name: string; hub: Hub; nc?: NatsConnection } {
-  return { name, hub: createHub({ dataDir: tmpDataDir(`uplink-history-${name}-`), drivers: [createTestDriver('test', name)], watchConfig: false, panelGraceMs: 0 }) };
+  const dataDir = tmpDataDir(`uplink-history-${name}-`);
+  dirs.push(dataDir);
+  return { name, hub: createHub({ dataDir, drivers: [createTestDriver('test', name)], watchConfig: false, panelGraceMs: 0 }) };
 }
 
 const newest = (hub: Hub): number => hub.queryAudit({ limit: 1 }).entries[0]?.id ?? 0;
@@ -108,6 +112,7 @@ describe('the fleet history on JetStream', () => {
     await Promise.all([a, b].map((m) => m.hub.close()));
     await Promise.all([a.nc, b.nc, readerNc].map((nc) => nc?.close().catch(() => undefined)));
     await killNats();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
   it('merges the records of two hubs in one reader, without outputs or operator-only detail', async () => {
