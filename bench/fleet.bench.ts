@@ -1,0 +1,220 @@
+/**
+ * Fleet benchmark: 50 simulated hubs in one process, each with its own NATS connection and history
+ * publisher, fed by a fake audit source recording audit-record-sized entries at 20/s each (1,000/s
+ * in all) for 10 s, and one reader (the panel's merged timeline) on a real `nats-server -js`.
+ * Reports events/s delivered, lag from record to reader (p50/p99) and records lost (must be 0);
+ * beside it the same payloads at the same rate over plain core NATS publish/subscribe, measured in
+ * the same run (what JetStream's ack-per-record and the consumer add), and the ratio.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'nats';
+import type { NatsConnection } from 'nats';
+import { encodeFleetRecord, startHistoryPublisher, startHistoryReader } from '../src/main/hub/fleet-history';
+import type { HistorySource } from '../src/main/hub/fleet-history';
+import type { AuditEntry } from '../src/main/hub/types';
+import { percentile } from './types';
+import type { BenchReport, BenchRow } from './types';
+
+const NATS = '/usr/sbin/nats-server';
+const HUBS = 50;
+const PER_HUB_PER_S = 20;
+const HISTORY_S = 10;
+const BASELINE_S = 5;
+/** Longest the reader may take to drain after the last record before the rest counts as lost. */
+const DRAIN_MS = 15_000;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function listening(port: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const s = tcpConnect(port, '127.0.0.1', () => (s.destroy(), resolve(true))).on('error', () => resolve(false));
+    });
+    if (up) return;
+    await sleep(25);
+  }
+  throw new Error(`nats-server did not listen on ${port}`);
+}
+
+/** A realistic audit row: a terminal event of a tmux read with its args and an agent. */
+function auditEntry(id: number, n: number): AuditEntry {
+  return {
+    id,
+    at: Date.now(),
+    type: 'event',
+    kind: 'succeeded',
+    invocation_id: `inv-${n.toString(16).padStart(12, '0')}`,
+    sequence: 3,
+    channel: 'tmux:%12',
+    op: 'read',
+    capability_id: 'tmux.read',
+    agent: { kind: 'mcp', name: 'claude-code', agent_id: 'claude', version: '1.0.42', session: 's1' },
+    provider_id: 'tmux',
+    interaction: 'typed',
+    state: 'succeeded',
+    authorized: 'default_policy',
+    granted: true,
+    args: { channel: 'tmux:%12', lines: 200, text: 'x'.repeat(240) },
+    duration_ms: 12,
+    output: { text: 'not sent: outputs stay home' },
+    outcome: 'succeeded',
+  };
+}
+
+/** One simulated hub's audit: records appended on a timer, `born` keeps when each was made. */
+function fakeSource(hub: string, born: Map<string, number>): HistorySource & { add(): void } {
+  const entries: AuditEntry[] = [];
+  const listeners = new Set<(e: AuditEntry) => void>();
+  return {
+    after: (cursor, limit) => entries.slice(cursor, cursor + limit),
+    newest: () => entries.length,
+    subscribe: (l) => (listeners.add(l), () => listeners.delete(l)),
+    add() {
+      const e = auditEntry(entries.length + 1, born.size);
+      entries.push(e);
+      born.set(`${hub}:${e.id}`, performance.now());
+      for (const l of listeners) l(e);
+    },
+  };
+}
+
+/** Calls `tick(hub)` PER_HUB_PER_S times a second for each hub, spread evenly, for `seconds`. */
+async function drive(seconds: number, tick: (hub: number) => void): Promise<number> {
+  const timers: Array<ReturnType<typeof setInterval>> = [];
+  const every = 1000 / PER_HUB_PER_S;
+  let made = 0;
+  for (let h = 0; h < HUBS; h++) {
+    const offset = (h * every) / HUBS;
+    timers.push(setTimeout(() => {
+      timers.push(setInterval(() => (made++, tick(h)), every));
+    }, offset) as unknown as ReturnType<typeof setInterval>);
+  }
+  await sleep(seconds * 1000);
+  for (const t of timers) clearInterval(t);
+  return made;
+}
+
+async function historyRun(port: number): Promise<{ made: number; got: number; seconds: number; lags: number[] }> {
+  const conns: NatsConnection[] = [];
+  const open = async (): Promise<NatsConnection> => {
+    const nc = await connect({ servers: `127.0.0.1:${port}` });
+    conns.push(nc);
+    return nc;
+  };
+  const born = new Map<string, number>();
+  const lags: number[] = [];
+  const seen = new Set<string>();
+  let first = 0;
+  let lastAt = 0;
+  const reader = startHistoryReader({
+    nc: await open(),
+    keep: 20_000,
+    onEntry: (e) => {
+      const key = `${e.hub}:${e.seq}`;
+      const t = born.get(key);
+      if (t === undefined || seen.has(key)) return;
+      seen.add(key);
+      const now = performance.now();
+      first ||= now;
+      lastAt = now;
+      lags.push(now - t);
+    },
+  });
+  const sources = Array.from({ length: HUBS }, (_, h) => fakeSource(`hub-${h}`, born));
+  const publishers = [];
+  for (let h = 0; h < HUBS; h++) publishers.push(startHistoryPublisher({ nc: await open(), hub: `hub-${h}`, source: sources[h]!, log: (l) => console.error(l) }));
+  await sleep(500);
+  const made = await drive(HISTORY_S, (h) => sources[h]!.add());
+  const end = Date.now() + DRAIN_MS;
+  while (seen.size < made && Date.now() < end) await sleep(50);
+  await Promise.all(publishers.map((p) => p.close()));
+  await reader.close();
+  await Promise.all(conns.map((nc) => nc.close()));
+  return { made, got: seen.size, seconds: (lastAt - first) / 1000, lags };
+}
+
+async function baselineRun(port: number): Promise<{ made: number; got: number; lags: number[] }> {
+  const conns = await Promise.all(Array.from({ length: HUBS + 1 }, () => connect({ servers: `127.0.0.1:${port}` })));
+  const sub = conns[HUBS]!;
+  const born = new Map<string, number>();
+  const lags: number[] = [];
+  let got = 0;
+  sub.subscribe('bench.core.*', {
+    callback: (_e, m) => {
+      const { hub, seq } = JSON.parse(new TextDecoder().decode(m.data)) as { hub: string; seq: number };
+      const t = born.get(`${hub}:${seq}`);
+      if (t === undefined) return;
+      got++;
+      lags.push(performance.now() - t);
+    },
+  });
+  await sub.flush();
+  const seqs = new Array<number>(HUBS).fill(0);
+  const made = await drive(BASELINE_S, (h) => {
+    const seq = ++seqs[h]!;
+    born.set(`hub-${h}:${seq}`, performance.now());
+    // The same bytes a history publisher sends for such a record.
+    conns[h]!.publish(`bench.core.hub-${h}`, encodeFleetRecord(`hub-${h}`, seq - 1, auditEntry(seq, seq)));
+  });
+  const end = Date.now() + 5000;
+  while (got < made && Date.now() < end) await sleep(50);
+  await Promise.all(conns.map((nc) => nc.close()));
+  return { made, got, lags };
+}
+
+export async function run(): Promise<BenchReport> {
+  const title = `Fleet: ${HUBS} hubs × ${PER_HUB_PER_S} records/s → JetStream history → one reader, beside plain core NATS`;
+  if (!existsSync(NATS)) {
+    console.error(`bench fleet: skipped — ${NATS} is not installed (scripts/install-system-deps.sh installs it)`);
+    return { title: `${title} (skipped: no nats-server)`, rows: [] };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'uplink-bench-fleet-'));
+  const port = await freePort();
+  let server: ChildProcess | undefined;
+  try {
+    server = spawn(NATS, ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    await listening(port);
+    const h = await historyRun(port);
+    const b = await baselineRun(port);
+    const hp50 = percentile(h.lags, 50);
+    const hp99 = percentile(h.lags, 99);
+    const bp50 = percentile(b.lags, 50);
+    const bp99 = percentile(b.lags, 99);
+    const rows: BenchRow[] = [
+      { name: 'history: records made', value: h.made, unit: 'records', note: `${HUBS} hubs, ${HISTORY_S} s` },
+      { name: 'history: delivered to the reader', value: h.got / Math.max(h.seconds, 1e-3), unit: 'events/s' },
+      { name: 'history: lag p50 (record → reader)', value: hp50, unit: 'ms' },
+      { name: 'history: lag p99', value: hp99, unit: 'ms' },
+      { name: 'history: records lost', value: h.made - h.got, unit: 'records', note: 'must be 0' },
+      { name: 'core NATS: lag p50 (same payloads, same rate)', value: bp50, unit: 'ms' },
+      { name: 'core NATS: lag p99', value: bp99, unit: 'ms' },
+      { name: 'core NATS: messages lost', value: b.made - b.got, unit: 'messages' },
+      { name: 'ratio p50 (history / core)', value: hp50 / bp50, unit: '×' },
+      { name: 'ratio p99 (history / core)', value: hp99 / bp99, unit: '×' },
+    ];
+    return { title, rows };
+  } finally {
+    if (server && server.exitCode === null) {
+      const s = server;
+      await new Promise((resolve) => {
+        s.once('exit', resolve);
+        s.kill('SIGTERM');
+      });
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
