@@ -18,8 +18,9 @@ import type { FleetSettings } from './config';
 import { fleetAuth } from './fleet-auth';
 import { HubError, toHubError } from './errors';
 import type { Hub } from './hub';
-import type { AgentIdentity, ApprovalEvent, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from './types';
+import type { AgentIdentity, ApprovalEvent, AuditEntry, FleetHistoryEntry, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from './types';
 import { decode, encode, MAX_PROMPT_BYTES, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, promptList, subjects } from './fleet-messages';
+import { startHistoryPublisher, startHistoryReader } from './fleet-history';
 import type { FleetAgent, FleetErrorBody, FleetPrompt, FleetPromptEvent, FleetReply, FleetRequest } from './fleet-messages';
 
 export { readFleetToken } from './fleet-auth';
@@ -121,6 +122,8 @@ class Fleet {
   #fleetListeners = new Set<(change: FleetChange) => void>();
   /** Held while another hub has a panel attached, so this hub asks its prompts instead of denying them. */
   #panelHold: Disposer | undefined;
+  #publisher: ReturnType<typeof startHistoryPublisher> | undefined;
+  #reader: ReturnType<typeof startHistoryReader> | undefined;
   #ownApprovals: Disposer | undefined;
   #pending = new Map<string, Pending>();
   #serving = new Map<string, AbortController>();
@@ -188,13 +191,26 @@ class Fleet {
     this.#subs.push(nc.subscribe(subjects.allPrompts, { callback: (_e, msg) => this.#promptEvent(msg) }));
     // This hub's prompts go to every panel of the fleet as they are raised and decided.
     this.#ownApprovals = this.#core.subscribeApprovals((event) => this.#publishPrompt(event));
+    // History: this hub's audit goes to the fleet's stream; every hub's comes back merged.
+    const core = this.#core;
+    const source = {
+      after: (cursor: number, limit: number) => core.queryAudit({ after: cursor, limit }).entries,
+      newest: () => core.queryAudit({ limit: 1 }).entries[0]?.id ?? 0,
+      subscribe: (listener: (entry: AuditEntry) => void) => core.subscribe(listener),
+    };
+    const log = (line: string): void => this.#log(line);
+    this.#publisher = startHistoryPublisher({ nc, hub: name, source, log });
+    this.#reader = startHistoryReader({ nc, log, onEntry: (entry) => this.#fleetListeners.size && this.emitFleet({ type: 'entry', entry }) });
     this.#timer = setInterval(() => this.#beat(), this.#options.heartbeatMs);
     this.#timer.unref?.();
     this.announce();
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect') this.#down(`the fleet's NATS server ${this.settings.url} is unreachable since ${new Date().toISOString()}`);
-        else if (s.type === 'reconnect') this.#up();
+        else if (s.type === 'reconnect') {
+          this.#up();
+          this.#publisher?.resume();
+        }
       }
     })().catch(() => undefined);
   }
@@ -415,6 +431,11 @@ class Fleet {
     return { name: this.settings.name, url: this.settings.url, connected: this.#connected, ...(this.#problem ? { problem: this.#problem } : {}), members: [self, ...others] };
   }
 
+  /** The fleet's merged history, newest first (empty until this hub has joined). */
+  history(query: { hub?: string; before?: number; limit?: number }): { entries: FleetHistoryEntry[]; next_before?: number } {
+    return this.#reader?.query(query) ?? { entries: [] };
+  }
+
   hubs(): string[] {
     return [...this.#peers.keys()].sort();
   }
@@ -542,6 +563,8 @@ class Fleet {
     if (!nc) return;
     this.announce(true);
     this.#down('this hub left the fleet');
+    await this.#publisher?.close();
+    await this.#reader?.close();
     await nc.flush().catch(() => undefined);
     await nc.close().catch(() => undefined);
   }
@@ -611,6 +634,7 @@ export function joinFleet(core: Hub, settings: FleetSettings, options: FleetOpti
   const overrides: Partial<FleetHub> = {
     fleetStatus: () => fleet.status(),
     subscribeFleet: (listener) => fleet.onFleet(listener),
+    fleetHistory: (query) => fleet.history(query),
     attachPanel() {
       // Other hubs learn at once that an operator is watching here (their prompts then ask).
       const detach = core.attachPanel();

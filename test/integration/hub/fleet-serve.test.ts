@@ -118,7 +118,8 @@ describe.skipIf(missing)('three uplink serve hubs in a fleet, with real tmux pan
   afterAll(async () => {
     panelC?.close();
     await agent?.close().catch(() => undefined);
-    await Promise.all(Object.values(members).map((m) => m.served.stop()));
+    // Hub b was killed -9 on purpose: only the others are stopped.
+    await Promise.all(Object.values(members).filter((m) => m.served.child.signalCode === null).map((m) => m.served.stop()));
     for (const m of Object.values(members)) m.tmux.stop();
     await stopNatsServer(nats);
   });
@@ -178,6 +179,13 @@ describe.skipIf(missing)('three uplink serve hubs in a fleet, with real tmux pan
       return v.connected && ['a', 'b'].every((h) => v.members.some((m) => m.hub === h && m.state === 'connected'));
     }, 20_000);
     await until('a remote read to work again', async () => !((await agent.callTool({ name: 'channel_observe', arguments: { channel: `b/tmux:${members.b!.pane}`, op: 'read', args: {} } })) as ToolResult).isError, 20_000);
+    // What hub a recorded alone reaches hub c's merged timeline, with no gap in a's sequence.
+    const page = await until('c’s merged timeline to catch up with a', async () => {
+      const p = await panelC.call<FleetTimelinePage>('fleetTimeline', { hub: 'a', limit: 5000 });
+      return p.entries.some((e) => e.event.kind === 'rejected' && e.event.channel?.startsWith('b/') && e.event.error_kind === 'Unavailable') && p;
+    }, 20_000);
+    const seqs = page.entries.map((e) => e.seq).sort((x, y) => x - y);
+    expect(seqs.every((s, i) => i === 0 || s === seqs[i - 1]! + 1)).toBe(true);
   });
 
   it('a call to a hub killed -9 mid-call fails with [fleet:Unavailable] once that hub is missed', async () => {

@@ -295,6 +295,8 @@ describe('the fleet section of config.json', () => {
     expect(store.get().fleet).toEqual({ url: 'tls://nats.example:4222', name: 'build-box', token_file: 'fleet.token' });
     write({ url: 'nats://127.0.0.1:4222', name: 'Build.Box', token_file: 'fleet.token' });
     expect(store.reload()).toMatch(/\/fleet\/name must match pattern/);
+    write({ url: 'nats://127.0.0.1:4222', name: 'history', token_file: 'fleet.token' });
+    expect(store.reload()).toMatch(/\/fleet\/name history is a word the fleet's own subjects use — hint: /);
     write({ url: 'http://127.0.0.1:4222', name: 'b', token_file: 'fleet.token' });
     expect(store.reload()).toMatch(/\/fleet\/url must match pattern/);
   });
