@@ -1,5 +1,5 @@
 /**
- * How a hub proves to the fleet's NATS server that it may join (docs/fleet-auth.md): a token or a
+ * How a hub proves to the fleet's NATS server that it may join (docs/fleet.md, "Joining"): a token or a
  * credentials file (user JWT + NKey seed), and the CA bundle a `tls://` server is checked against.
  * Everything is read and checked when the hub starts, so a bad file is one line in `doctor` rather
  * than a connection that fails forever. No message ever quotes a file's content.

@@ -1,5 +1,5 @@
 /**
- * The fleet's merged history (docs/fleet-history.md): every hub publishes its audit records to one
+ * The fleet's merged history (docs/fleet.md, "History across the fleet"): every hub publishes its audit records to one
  * JetStream stream, one subject per hub; any hub reads the whole stream into one timeline.
  *
  * A record travels without its output (results can be big) and without `detail` (provider text is
