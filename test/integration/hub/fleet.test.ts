@@ -222,6 +222,15 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
       expect(b.driver.state.invoked.length).toBe(invoked);
       // b still answers well-formed requests.
       expect(await a.hub.invoke('b/test:alpha', 'noop', {}, { agent })).toEqual({ ok: true });
+
+      // A prompt that is garbage, or that claims a hub other than its subject's, shows on no panel.
+      const prompt = { approval_id: 'appr-forged', invocation_id: 'inv-1', agent: { kind: 'mcp', name: 'x' }, channel: 'test:alpha', channel_labels: [], op: 'write', capability_id: 'test.write', args: {}, provider_id: 'p', interaction: 'api', created_at: 1, deadline: Date.now() + 60_000 };
+      nc.publish('uplink.prompts.b', new TextEncoder().encode('{"v":1,"hub":"b","type":"added"}'));
+      nc.publish('uplink.prompts.c', new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'added', approval: prompt })));
+      nc.publish('uplink.prompts.b', new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'added', approval: { ...prompt, injected: true } })));
+      await nc.flush();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(a.hub.pendingApprovals().some((p) => p.approval_id === 'b/appr-forged')).toBe(false);
     } finally {
       await nc.close();
     }
