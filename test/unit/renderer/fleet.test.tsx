@@ -178,7 +178,7 @@ const remote: PendingApproval = {
   args: { text: '•••• (sensitive, 12 chars)' },
   sensitive: true,
   provider_id: 'uplink/tmux',
-  interaction: 'semantic',
+  interaction: 'typed',
   requested_at: now,
   expires_at: now + 60_000,
   hub: 'buildbox',
