@@ -11,12 +11,13 @@ import type { View } from './store';
 import { ApprovalsView } from './components/ApprovalsView';
 import { ChannelsView } from './components/ChannelsView';
 import { DriversView } from './components/DriversView';
+import { FleetView } from './components/FleetView';
 import { PresenterStrip } from './components/PresenterStrip';
 import { ProvidersView } from './components/ProvidersView';
 import { SettingsView } from './components/SettingsView';
 import { TimelineView } from './components/TimelineView';
 
-const LABELS: Record<View, string> = { approvals: 'Approvals', timeline: 'Timeline', channels: 'Channels', providers: 'Providers', drivers: 'Drivers', settings: 'Rules & settings' };
+const LABELS: Record<View, string> = { approvals: 'Approvals', timeline: 'Timeline', fleet: 'Fleet', channels: 'Channels', providers: 'Providers', drivers: 'Drivers', settings: 'Rules & settings' };
 
 function CurrentView({ view }: { view: View }) {
   switch (view) {
@@ -24,6 +25,8 @@ function CurrentView({ view }: { view: View }) {
       return <ApprovalsView />;
     case 'timeline':
       return <TimelineView />;
+    case 'fleet':
+      return <FleetView />;
     case 'channels':
       return <ChannelsView />;
     case 'providers':

@@ -6,6 +6,7 @@ import type { View } from '../store';
 import { addApproval, loadApprovals, resolveApproval } from './approvals';
 import { set } from './common';
 import { loadDrivers } from './drivers';
+import { discardFleetBuffer, enqueueFleetEntry, fleetChanged, refreshFleet } from './fleet';
 import { discardTimelineBuffer, enqueueTimeline, loadHistory } from './timeline';
 import { loadChannels, loadProviders, loadRules, loadSettings } from './views';
 
@@ -21,10 +22,13 @@ export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Dispose
     api.on('sessionGrantsChanged', (grants) => set((s) => ({ settings: { ...s.settings, sessionGrants: { loading: false, data: grants } } }))),
     api.on('hubStatus', (status) => set((s) => ({ connection: { ...s.connection, status } }))),
     api.on('demoStep', (demo) => set({ demo })),
+    api.on('fleetChanged', (view) => fleetChanged(view)),
+    api.on('fleetEntry', (e) => enqueueFleetEntry(e)),
   ];
   return () => {
     for (const d of disposers) d();
     discardTimelineBuffer();
+    discardFleetBuffer();
   };
 }
 
@@ -40,7 +44,7 @@ export function connectionChanged(state: ConnectionState, detail?: string): void
 
 /** Reloads every view's data (after a reconnect the hub may have moved on). */
 export async function refreshAll(): Promise<void> {
-  await Promise.all([loadApprovals(), loadChannels(), loadSettings(), loadRules(), loadProviders(), loadDrivers(), loadHistory(true)]);
+  await Promise.all([loadApprovals(), loadChannels(), loadSettings(), loadRules(), loadProviders(), loadDrivers(), loadHistory(true), refreshFleet()]);
 }
 
 /** Switches the main view. */

@@ -7,4 +7,5 @@ export * from './approvals';
 export * from './timeline';
 export * from './views';
 export * from './drivers';
+export * from './fleet';
 export { toast } from './common';

@@ -20,6 +20,14 @@ export const DECISION_BUTTONS: ReadonlyArray<{ decision: Decision; label: string
   { decision: 'deny', label: 'Deny', key: 'D', tone: 'btn-danger', help: 'Refuse; the Reason, if any, is returned to the agent' },
 ];
 
+/**
+ * The decisions this panel can make on a prompt: another hub's prompt only once or deny, since
+ * session grants and rules belong to the hub that enforces them.
+ */
+export function decisionButtons(a: PendingApproval): typeof DECISION_BUTTONS {
+  return a.hub === undefined ? DECISION_BUTTONS : DECISION_BUTTONS.filter((b) => b.decision === 'once' || b.decision === 'deny');
+}
+
 export interface ApprovalCardProps {
   approval: PendingApproval;
   now: number;
@@ -310,10 +318,11 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
   const [scopeOpen, setScopeOpen] = useState(false);
   const words = scopeWords(a, scope);
   const covers = (d: Decision): string => (d === 'session' ? ` — covers ${words.session}` : d === 'always' ? ` — covers ${words.always}` : '');
+  const hub = a.hub === undefined ? undefined : escapeControl(a.hub);
   return (
     <article
       className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
-      aria-label={escapeControl(`${agentLabel(a)} wants ${a.op} on ${a.channel}${count > 1 ? ` (${count} identical requests)` : ''}`)}
+      aria-label={escapeControl(`${agentLabel(a)} wants ${a.op} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`)}
       aria-current={next ? 'true' : undefined}
       data-approval-id={a.approval_id}
     >
@@ -330,7 +339,15 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           <span className="muted"> on </span>
           <span className="channel">{escapeControl(a.channel)}</span>
           {a.channel_labels.length > 0 && <span className="labels"> ({escapeControl(a.channel_labels.join(', '))})</span>}
-          {onDenyAll && (
+          {hub !== undefined && (
+            <>
+              {' '}
+              <Badge tone="accent" title={`This prompt belongs to hub ${hub} of the fleet: it records and enforces your decision`}>
+                on hub {hub}
+              </Badge>
+            </>
+          )}
+          {onDenyAll && hub === undefined && (
             <button type="button" className="btn btn-small btn-quiet-danger" disabled={!!deciding} onClick={onDenyAll} title="Deny every request this agent has waiting, with the Reason below">
               Deny all from {escapeControl(a.agent)}
             </button>
@@ -356,11 +373,15 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
       </div>
       <PreviewWarnings approval={a} />
       <div className="approval-body">
-        <section aria-label="Arguments">{a.sensitive ? <SensitiveArgs approval={a} /> : <Args args={a.args} />}</section>
+        <section aria-label="Arguments">
+          {a.sensitive && hub === undefined ? <SensitiveArgs approval={a} /> : <Args args={a.args} />}
+          {a.sensitive && hub !== undefined && <p className="small muted">Sensitive text is hidden; it can be revealed only on hub {hub}&apos;s own panel.</p>}
+        </section>
         <Screenshot approval={a} />
         <PaneLines approval={a} focused={next} />
       </div>
-      {scopeOpen && <ScopePanel approval={a} edit={scope} onEdit={setScope} disabled={!!deciding} id={`scope-${a.approval_id}`} />}
+      {hub !== undefined && <p className="small muted remote-note">From here you can approve this once or deny it; rules and session grants for hub {hub} are made on its own panel.</p>}
+      {scopeOpen && hub === undefined && <ScopePanel approval={a} edit={scope} onEdit={setScope} disabled={!!deciding} id={`scope-${a.approval_id}`} />}
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>
           <span className="sr-only">Reason</span>
@@ -375,7 +396,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           />
         </label>
         <div className="buttons">
-          {DECISION_BUTTONS.map((b) => (
+          {decisionButtons(a).map((b) => (
             <button
               key={b.decision}
               type="button"
@@ -389,9 +410,11 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
               {next && <Kbd>{b.key}</Kbd>}
             </button>
           ))}
-          <button type="button" className="btn btn-small" aria-expanded={scopeOpen} aria-controls={`scope-${a.approval_id}`} disabled={!!deciding} onClick={() => setScopeOpen(!scopeOpen)} title="What session and always cover, and change it">
-            Scope
-          </button>
+          {hub === undefined && (
+            <button type="button" className="btn btn-small" aria-expanded={scopeOpen} aria-controls={`scope-${a.approval_id}`} disabled={!!deciding} onClick={() => setScopeOpen(!scopeOpen)} title="What session and always cover, and change it">
+              Scope
+            </button>
+          )}
         </div>
       </footer>
     </article>

@@ -10,7 +10,7 @@ import type { Decision, PendingApproval } from '../../shared/panel-types';
 import { decide, denyAll, loadApprovals } from '../actions';
 import { useStore } from '../store';
 import { describeResolution } from '../../shared/audit-record';
-import { ApprovalCard, DECISION_BUTTONS, DEFAULT_SCOPE, scopeFor } from './ApprovalCard';
+import { ApprovalCard, DEFAULT_SCOPE, decisionButtons, scopeFor } from './ApprovalCard';
 import type { ScopeEdit } from './ApprovalCard';
 import { Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
 import { agentLabel } from '../format';
@@ -77,7 +77,7 @@ export function ApprovalsView() {
         card?.scrollIntoView?.({ block: 'nearest' });
         return;
       }
-      const b = DECISION_BUTTONS.find((x) => x.key.toLowerCase() === e.key.toLowerCase());
+      const b = decisionButtons(focused.items[0]!).find((x) => x.key.toLowerCase() === e.key.toLowerCase());
       if (!b || Date.now() - armedAt.current.at < ARM_DELAY_MS) return;
       e.preventDefault();
       send(focused, b.decision);
@@ -119,7 +119,7 @@ export function ApprovalsView() {
                   scope={scopes[g.key] ?? DEFAULT_SCOPE}
                   onScope={(sc) => setScopes((m) => ({ ...m, [g.key]: sc }))}
                   onDecide={(d) => send(g, d)}
-                  {...(a.agent === 'unauthenticated' ? {} : { onDenyAll: () => void denyAll(a.agent, reasons[g.key] ?? '') })}
+                  {...(a.agent === 'unauthenticated' || a.hub !== undefined ? {} : { onDenyAll: () => void denyAll(a.agent, reasons[g.key] ?? '') })}
                 />
               </div>
             );
@@ -143,15 +143,21 @@ export function ApprovalsView() {
 /** One decided prompt: what was asked, by whom, how the call ended (once it has), and who decided. */
 function RecentItem({ r }: { r: RecentDecision }) {
   const outcome = useStore((s) => (r.invocation_id ? s.timeline.rows.get(r.invocation_id)?.outcome : undefined));
+  // Another hub's prompt this panel no longer decides: not a denial, that hub still decides it.
+  const withdrawn = r.authorized === 'withdrawn';
   return (
     <li>
-      {outcome ? <OutcomeBadge outcome={outcome} /> : <span className="badge badge-info">in progress</span>}{' '}
+      {withdrawn ? <span className="badge badge-neutral">withdrawn</span> : outcome ? <OutcomeBadge outcome={outcome} /> : <span className="badge badge-info">in progress</span>}{' '}
       {r.op && r.channel && (
         <span className="recent-what">
           {escapeControl(r.op)} on {escapeControl(r.channel)} · {escapeControl(agentLabel(r))} ·{' '}
         </span>
       )}
-      <span className={r.granted ? 'ok-text' : 'bad-text'}>{describeResolution(r)}</span>
+      {withdrawn ? (
+        <span className="muted">withdrawn{r.reason ? ` — ${escapeControl(r.reason)}` : ''}</span>
+      ) : (
+        <span className={r.granted ? 'ok-text' : 'bad-text'}>{describeResolution(r)}</span>
+      )}
     </li>
   );
 }

@@ -5,7 +5,8 @@ import type { InvocationRow } from '../store/timeline-model';
 import { agentLabel, formatClock, formatDuration } from '../format';
 import { Badge, OutcomeBadge, stateTone } from './common';
 
-const SHORT: Record<string, string> = {
+/** Each record kind in a word or two (the timeline's event chips, the fleet timeline). */
+export const EVENT_WORDS: Record<string, string> = {
   accepted: 'accepted',
   started: 'started',
   cancellation_requested: 'cancel?',
@@ -46,7 +47,7 @@ export const TimelineRow = memo(function TimelineRow({ row, selected, onSelect, 
         {row.events.filter((e) => e.kind !== 'decision').map((e) => (
           <span key={e.id} className={`ev ev-${e.kind}`} title={`#${e.sequence ?? '—'} ${e.kind}${e.reason ? `: ${e.reason}` : ''}`}>
             {e.sequence !== undefined && <b>{e.sequence}</b>}
-            <i>{SHORT[e.kind] ?? e.kind}</i>
+            <i>{EVENT_WORDS[e.kind] ?? e.kind}</i>
           </span>
         ))}
       </span>

@@ -9,6 +9,7 @@ import {
   createChannelsSlice,
   createConnectionSlice,
   createDriversSlice,
+  createFleetSlice,
   createProvidersSlice,
   createSettingsSlice,
   createTimelineSlice,
@@ -25,6 +26,7 @@ const allSlices: StateCreator<PanelState> = (...a) => ({
   ...createChannelsSlice(...a),
   ...createProvidersSlice(...a),
   ...createDriversSlice(...a),
+  ...createFleetSlice(...a),
   ...createSettingsSlice(...a),
 });
 

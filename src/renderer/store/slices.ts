@@ -14,6 +14,8 @@ import type {
   DriverProcessStatus,
   DriverTraceEntry,
   DemoStep,
+  FleetTimelineEntry,
+  FleetView,
   HubStatus,
   InvocationDetail,
   PanelSettings,
@@ -33,8 +35,8 @@ export interface Loadable<T> {
 }
 export const idle = <T>(): Loadable<T> => ({ loading: false });
 
-export type View = 'approvals' | 'timeline' | 'channels' | 'providers' | 'drivers' | 'settings';
-export const VIEWS: readonly View[] = ['approvals', 'timeline', 'channels', 'providers', 'drivers', 'settings'];
+export type View = 'approvals' | 'timeline' | 'fleet' | 'channels' | 'providers' | 'drivers' | 'settings';
+export const VIEWS: readonly View[] = ['approvals', 'timeline', 'fleet', 'channels', 'providers', 'drivers', 'settings'];
 
 export interface ConnectionSlice {
   connection: { state: ConnectionState; detail?: string; status?: HubStatus; host: 'electron' | 'browser' };
@@ -97,11 +99,25 @@ export interface DriversSlice {
   drivers: { list: Loadable<DriverProcessStatus[]>; trace: Record<string, DriverTraceEntry[]> };
 }
 
+export interface FleetSlice {
+  fleet: {
+    status: Loadable<FleetView>;
+    /** The merged timeline for `hub` (all hubs when absent), newest first, bounded. */
+    entries: FleetTimelineEntry[];
+    hub?: string;
+    /** Cursor to page older entries from; null at the start of history. */
+    before: number | null;
+    loaded: boolean;
+    loadingOlder: boolean;
+    error?: string;
+  };
+}
+
 export interface SettingsSlice {
   settings: { settings: Loadable<PanelSettings>; rules: Loadable<ApprovalRule[]>; sessionGrants: Loadable<SessionGrantEntry[]> };
 }
 
-export type PanelState = ConnectionSlice & UiSlice & ApprovalsSlice & TimelineSlice & ChannelsSlice & ProvidersSlice & DriversSlice & SettingsSlice;
+export type PanelState = ConnectionSlice & UiSlice & ApprovalsSlice & TimelineSlice & ChannelsSlice & ProvidersSlice & DriversSlice & FleetSlice & SettingsSlice;
 type Slice<T> = StateCreator<PanelState, [], [], T>;
 
 export const createConnectionSlice: Slice<ConnectionSlice> = () => ({ connection: { state: 'connecting', host: 'browser' } });
@@ -125,4 +141,5 @@ export const createTimelineSlice: Slice<TimelineSlice> = () => ({
 export const createChannelsSlice: Slice<ChannelsSlice> = () => ({ channels: { list: { loading: true }, described: {}, previews: {} } });
 export const createProvidersSlice: Slice<ProvidersSlice> = () => ({ providers: { list: { loading: true }, explanation: idle() } });
 export const createDriversSlice: Slice<DriversSlice> = () => ({ drivers: { list: { loading: true }, trace: {} } });
+export const createFleetSlice: Slice<FleetSlice> = () => ({ fleet: { status: { loading: true }, entries: [], before: null, loaded: false, loadingOlder: false } });
 export const createSettingsSlice: Slice<SettingsSlice> = () => ({ settings: { settings: { loading: true }, rules: { loading: true }, sessionGrants: { loading: true } } });

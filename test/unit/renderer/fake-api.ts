@@ -27,6 +27,8 @@ export function createFakeApi(replies: FakeApi['replies'] = {}): FakeApi {
       driverTrace: [],
       queryTimeline: { events: [], next_before: null },
       decide: { accepted: true, granted: true },
+      fleetStatus: { enabled: false, members: [] },
+      fleetTimeline: { entries: [], next_before: null },
       ...replies,
     },
     api: undefined as unknown as PanelApi,

@@ -92,7 +92,7 @@ describe('approvals slice', () => {
   });
 
   it('the disposer removes every listener', () => {
-    expect(fake.listeners()).toBe(7);
+    expect(fake.listeners()).toBe(9);
     stop();
     expect(fake.listeners()).toBe(0);
   });

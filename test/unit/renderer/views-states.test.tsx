@@ -24,10 +24,11 @@ afterEach(() => {
 });
 
 const settle = () => act(async () => new Promise((r) => setTimeout(r, 30)));
-const CALLS = ['listPendingApprovals', 'listChannels', 'getSettings', 'listRules', 'listProviders', 'driverStatus', 'queryTimeline'] as const;
+const CALLS = ['listPendingApprovals', 'listChannels', 'getSettings', 'listRules', 'listProviders', 'driverStatus', 'queryTimeline', 'fleetStatus'] as const;
 const VIEWS: Array<{ view: View; empty: RegExp; loading: RegExp }> = [
   { view: 'approvals', empty: /No agent is waiting for you/, loading: /Loading pending approvals/ },
   { view: 'timeline', empty: /No activity yet/, loading: /Loading history/ },
+  { view: 'fleet', empty: /This hub is not in a fleet/, loading: /Loading the fleet/ },
   { view: 'channels', empty: /No drivers are loaded/, loading: /Loading channels/ },
   { view: 'providers', empty: /No providers registered/, loading: /Loading providers/ },
   { view: 'drivers', empty: /No out-of-process drivers/, loading: /Loading drivers/ },
