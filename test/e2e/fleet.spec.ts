@@ -95,8 +95,6 @@ test('the Fleet view lists this hub and the other member, connected', async () =
 test('a prompt of hub bravo is approved once from hub alpha’s panel and runs on bravo', async () => {
   // The tmux driver wants the pane read before anything is typed into it.
   await agent.callTool({ name: 'channel_observe', arguments: { channel: `tmux:${pane}`, op: 'read', args: { lines: 5 } } });
-  // Bravo counts as watched once it has heard alpha's presence with a panel: one heartbeat (2 s).
-  await page.waitForTimeout(2500);
   await view(/^Approvals/).click();
   const call = agent.callTool({ name: 'channel_act', arguments: { channel: `tmux:${pane}`, op: 'type', args: { text: 'echo from-alpha-$((6*7))', enter: true } } });
   const card = page.locator('article.approval', { hasText: 'on hub bravo' });
