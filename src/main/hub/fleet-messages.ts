@@ -32,8 +32,8 @@ export interface FleetAgent {
 export type FleetRequest =
   | { v: 1; id: string; from: string; method: 'channels' }
   | { v: 1; id: string; from: string; method: 'describe'; channel: string; op?: string; agent?: FleetAgent }
-  | { v: 1; id: string; from: string; method: 'invoke'; channel: string; op: string; args: JsonValue; agent: FleetAgent; interaction?: string; expect?: 'read_only' | 'mutating' }
-  | { v: 1; id: string; from: string; method: 'send'; channel: string; message: string; reply_hint?: 'full' | 'short' | 'none'; agent: FleetAgent }
+  | { v: 1; id: string; from: string; method: 'invoke'; channel: string; op: string; args: JsonValue; agent: FleetAgent; interaction?: string; expect?: 'read_only' | 'mutating'; progress?: boolean }
+  | { v: 1; id: string; from: string; method: 'send'; channel: string; message: string; reply_hint?: 'full' | 'short' | 'none'; agent: FleetAgent; progress?: boolean }
   | { v: 1; id: string; from: string; method: 'prompts' }
   | { v: 1; id: string; from: string; method: 'decide'; approval_id: string; decision: 'once' | 'deny'; reason?: string; by: string };
 
@@ -45,6 +45,13 @@ export interface FleetErrorBody {
 }
 
 export type FleetReply = { v: 1; id: string; ok: true; result: JsonValue } | { v: 1; id: string; ok: false; error: FleetErrorBody };
+
+/** Sent to the caller's inbox while a call it asked progress for runs (waiting for an operator, long work). */
+export interface FleetProgress {
+  v: 1;
+  id: string;
+  progress: { progress: number; total?: number; message: string };
+}
 
 export interface FleetPresence {
   v: 1;
@@ -129,13 +136,14 @@ const REQUEST_SCHEMA = {
         agent: AGENT_SCHEMA,
         interaction: TEXT(64),
         expect: { enum: ['read_only', 'mutating'] },
+        progress: { type: 'boolean' },
       },
     },
     {
       type: 'object',
       required: ['v', 'id', 'from', 'method', 'channel', 'message', 'agent'],
       additionalProperties: false,
-      properties: { ...base, method: { const: 'send' }, channel: CHANNEL, message: TEXT(65_536), reply_hint: { enum: ['full', 'short', 'none'] }, agent: AGENT_SCHEMA },
+      properties: { ...base, method: { const: 'send' }, channel: CHANNEL, message: TEXT(65_536), reply_hint: { enum: ['full', 'short', 'none'] }, agent: AGENT_SCHEMA, progress: { type: 'boolean' } },
     },
     { type: 'object', required: ['v', 'id', 'from', 'method'], additionalProperties: false, properties: { ...base, method: { const: 'prompts' } } },
     {
@@ -235,9 +243,20 @@ const PRESENCE_SCHEMA = {
   properties: { v: { const: PROTOCOL_VERSION }, hub: NAME, instance: { type: 'string', pattern: '^[0-9a-f]{8,32}$' }, since: { type: 'integer', minimum: 0 }, leaving: { type: 'boolean' }, panels: { type: 'integer', minimum: 0, maximum: 1_000_000 } },
 };
 
+const PROGRESS_SCHEMA = {
+  type: 'object',
+  required: ['v', 'id', 'progress'],
+  additionalProperties: false,
+  properties: {
+    v: { const: PROTOCOL_VERSION },
+    id: { type: 'string', minLength: 1, maxLength: 64 },
+    progress: { type: 'object', required: ['progress', 'message'], additionalProperties: false, properties: { progress: { type: 'number' }, total: { type: 'number' }, message: TEXT(1024) } },
+  },
+};
+
 const CANCEL_SCHEMA = { type: 'object', required: ['v', 'id', 'from'], additionalProperties: false, properties: base };
 
-type Which = 'request' | 'reply' | 'presence' | 'cancel' | 'prompt' | 'prompts';
+type Which = 'request' | 'reply' | 'presence' | 'cancel' | 'prompt' | 'prompts' | 'progress';
 let validators: Record<Which, ValidateFunction> | undefined;
 
 function compiled(): NonNullable<typeof validators> {
@@ -249,6 +268,7 @@ function compiled(): NonNullable<typeof validators> {
       cancel: schemaValidator(CANCEL_SCHEMA),
       prompt: schemaValidator(PROMPT_EVENT_SCHEMA),
       prompts: schemaValidator(PROMPT_LIST_SCHEMA),
+      progress: schemaValidator(PROGRESS_SCHEMA),
     };
   }
   return validators;
@@ -265,6 +285,7 @@ export function decode(which: 'reply', data: Uint8Array): FleetReply | undefined
 export function decode(which: 'presence', data: Uint8Array): FleetPresence | undefined;
 export function decode(which: 'cancel', data: Uint8Array): FleetCancel | undefined;
 export function decode(which: 'prompt', data: Uint8Array): FleetPromptEvent | undefined;
+export function decode(which: 'progress', data: Uint8Array): FleetProgress | undefined;
 export function decode(which: Which, data: Uint8Array): unknown {
   const max = which === 'reply' ? MAX_REPLY_BYTES : which === 'request' ? MAX_REQUEST_BYTES : which === 'prompt' ? MAX_PROMPT_BYTES : 4096;
   if (data.byteLength > max) return undefined;
@@ -280,7 +301,7 @@ export function decode(which: Which, data: Uint8Array): unknown {
 
 const encoder = new TextEncoder();
 
-export function encode(message: FleetRequest | FleetReply | FleetPresence | FleetCancel | FleetPromptEvent): Uint8Array {
+export function encode(message: FleetRequest | FleetReply | FleetPresence | FleetCancel | FleetPromptEvent | FleetProgress): Uint8Array {
   return encoder.encode(JSON.stringify(message));
 }
 

@@ -442,7 +442,7 @@ class Fleet {
 
   // ── calls to other hubs ─────────────────────────────────────────────────────────────────
   /** Sends one request to `hub` and waits for its reply; fails at once when the hub or NATS is gone. */
-  request(hub: string, body: FleetBody, signal?: AbortSignal, timeoutMs?: number): Promise<JsonValue> {
+  request(hub: string, body: FleetBody, signal?: AbortSignal, timeoutMs?: number, onProgress?: CallOptions['onProgress']): Promise<JsonValue> {
     const nc = this.#nc;
     if (!nc || !this.#connected) {
       return Promise.reject(unavailable(`hub ${hub} cannot be reached: ${this.#problem ?? 'this hub is not in the fleet'}`, "local channels still work; check the NATS server and this hub's fleet settings, then retry"));
@@ -466,7 +466,18 @@ class Fleet {
       const sub = nc.subscribe(inbox, {
         callback: (_e, msg) => {
           const reply = decode('reply', msg.data);
-          if (!reply || reply.id !== id) return;
+          if (!reply) {
+            const p = onProgress && decode('progress', msg.data);
+            if (p && p.id === id) {
+              try {
+                onProgress({ ...p.progress, message: `hub ${hub}: ${p.progress.message}` });
+              } catch {
+                // A broken progress sink must not fail the call.
+              }
+            }
+            return;
+          }
+          if (reply.id !== id) return;
           settle();
           if (reply.ok) resolve(reply.result);
           else reject(fromReply(reply));
@@ -503,8 +514,20 @@ class Fleet {
     const controller = new AbortController();
     this.#serving.set(key, controller);
     let reply: FleetReply;
+    const inbox = msg.reply;
+    const nc = this.#nc;
+    // Progress of a long call (waiting for an operator, long work) goes to the caller's inbox as it comes.
+    const onProgress = 'progress' in req && req.progress && nc
+      ? (p: { progress: number; total?: number; message: string }): void => {
+          try {
+            nc.publish(inbox, encode({ v: PROTOCOL_VERSION, id: req.id, progress: { progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), message: p.message.slice(0, 1024) } }));
+          } catch {
+            // NATS went away: the caller has been told it is unavailable.
+          }
+        }
+      : undefined;
     try {
-      reply = { v: PROTOCOL_VERSION, id: req.id, ok: true, result: await this.#run(req, controller.signal) };
+      reply = { v: PROTOCOL_VERSION, id: req.id, ok: true, result: await this.#run(req, controller.signal, onProgress) };
     } catch (e) {
       reply = { v: PROTOCOL_VERSION, id: req.id, ok: false, error: errorBody(toHubError('channel' in req ? req.channel : undefined, e)) };
     } finally {
@@ -521,7 +544,7 @@ class Fleet {
     }
   }
 
-  async #run(req: FleetRequest, signal: AbortSignal): Promise<JsonValue> {
+  async #run(req: FleetRequest, signal: AbortSignal, onProgress?: CallOptions['onProgress']): Promise<JsonValue> {
     const core = this.#core;
     switch (req.method) {
       case 'channels':
@@ -529,11 +552,11 @@ class Fleet {
       case 'describe':
         return (await core.describe(req.channel, req.op, req.agent ? remoteAgent(req.from, req.agent) : undefined)) as unknown as JsonValue;
       case 'invoke': {
-        const options: CallOptions = { agent: remoteAgent(req.from, req.agent), signal, ...(req.expect ? { expect: req.expect } : {}), ...(req.interaction ? { interaction: req.interaction as CallOptions['interaction'] } : {}) };
+        const options: CallOptions = { agent: remoteAgent(req.from, req.agent), signal, ...(onProgress ? { onProgress } : {}), ...(req.expect ? { expect: req.expect } : {}), ...(req.interaction ? { interaction: req.interaction as CallOptions['interaction'] } : {}) };
         return core.invoke(req.channel, req.op, req.args, options);
       }
       case 'send':
-        return (await core.send(req.channel, { message: req.message, ...(req.reply_hint ? { reply_hint: req.reply_hint } : {}) }, { agent: remoteAgent(req.from, req.agent), signal })) as unknown as JsonValue;
+        return (await core.send(req.channel, { message: req.message, ...(req.reply_hint ? { reply_hint: req.reply_hint } : {}) }, { agent: remoteAgent(req.from, req.agent), signal, ...(onProgress ? { onProgress } : {}) })) as unknown as JsonValue;
       case 'prompts': {
         // Screenshots stay home when the whole list would not fit one reply.
         const list = core.pendingApprovals().filter((a) => !a.hub).map(toFleetPrompt);
@@ -606,10 +629,12 @@ export function joinFleet(core: Hub, settings: FleetSettings, options: FleetOpti
     const err = toHubError(channel, e);
     throw agent && err.driver === 'fleet' ? core.recordRejected({ channel, op, agent }, err) : err;
   };
-  const call = async (at: { hub: string; channel: string }, full: string, op: string, body: FleetBody, options: CallOptions): Promise<JsonValue> => {
+  type CallBody = Extract<FleetBody, { method: 'invoke' | 'send' }>;
+  const call = async (at: { hub: string; channel: string }, full: string, op: string, body: CallBody, options: CallOptions): Promise<JsonValue> => {
     try {
       checkBounds(full, op, 'args' in body ? body.args : undefined);
-      return await fleet.request(at.hub, body, options.signal);
+      const withProgress: CallBody = options.onProgress ? { ...body, progress: true } : body;
+      return await fleet.request(at.hub, withProgress, options.signal, undefined, options.onProgress);
     } catch (e) {
       return refused(full, op, options.agent, e);
     }

@@ -71,7 +71,7 @@ function openMember(name: string, tokenMode = 0o600): { hub: FleetHub; driver: R
   const fleet = { url: `nats://127.0.0.1:${port}`, name, token_file: 'fleet.token' };
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ fleet }), { mode: 0o600 });
   const driver = createTestDriver('test', name);
-  const core = createHub({ dataDir: dir, drivers: [driver], watchConfig: false, panelGraceMs: 0 });
+  const core = createHub({ dataDir: dir, drivers: [driver], watchConfig: false, panelGraceMs: 0, progressIntervalMs: 100 });
   return { hub: joinFleet(core, fleet, { heartbeatMs: 150, listTimeoutMs: 1000 }), driver, dir };
 }
 
@@ -170,6 +170,21 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
       expect(decision).toMatchObject({ granted: true, by: 'operator-c on hub c', invocation_id: own.invocation_id });
       // Every panel withdraws it.
       await until('a and c to drop the prompt', () => ![a, c].some((m) => m.hub.pendingApprovals().some((x) => x.approval_id === onC.approval_id)));
+    } finally {
+      cPanel();
+    }
+  });
+
+  it('reports the owning hub’s progress to the caller while a remote call waits for an operator', async () => {
+    const cPanel = c.hub.attachPanel();
+    try {
+      await until('b to count c’s panel', () => b.hub.panelsAttached() > 0);
+      const progress: string[] = [];
+      const call = a.hub.invoke('b/test:alpha', 'write', { text: 'progress' }, { agent, onProgress: (p) => progress.push(p.message) });
+      const onC = await until('c to show b’s prompt', () => c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'progress'));
+      await until('progress from hub b', () => progress.some((m) => /^hub b: waiting for operator approval of write on test:alpha/.test(m)));
+      await c.hub.decide(onC.approval_id, { kind: 'once', by: 'operator-c' });
+      expect(await call).toEqual({ written: 8 });
     } finally {
       cPanel();
     }
