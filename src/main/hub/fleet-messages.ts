@@ -5,6 +5,7 @@
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../kernel';
+import type { PendingApproval } from './types';
 import { jsonDepth } from './config';
 import { MAX_DEPTH } from './bounds';
 import { schemaValidator } from '../kernel';
@@ -67,23 +68,7 @@ export interface FleetPresence {
 }
 
 /** A prompt of the owning hub, as every hub of the fleet shows it (ids and channels its own). */
-export interface FleetPrompt {
-  approval_id: string;
-  invocation_id: string;
-  agent: FleetAgent;
-  channel: string;
-  channel_labels: string[];
-  op: string;
-  capability_id: string;
-  args: JsonValue;
-  sensitive?: boolean;
-  provider_id: string;
-  interaction: string;
-  created_at: number;
-  deadline: number;
-  rule_channel?: string;
-  preview?: { text?: string; image_png?: string; mark?: { x: number; y: number; width?: number; height?: number }; lines?: string[]; lines_hidden?: string; warnings?: string[] };
-}
+export type FleetPrompt = Omit<PendingApproval, 'hub' | 'agent' | 'interaction'> & { agent: FleetAgent; interaction: string };
 
 /** A prompt raised or ended on `hub`, published on its prompts subject. */
 export type FleetPromptEvent =

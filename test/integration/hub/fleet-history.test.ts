@@ -5,10 +5,8 @@
  * what is recorded while the server is down (kill -9) arrives after it restarts, without a gap;
  * forged or invalid messages are ignored; a reader started late sees the older records.
  */
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
-import { createServer, connect as tcpConnect } from 'node:net';
 import { connect } from 'nats';
 import type { NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,29 +16,10 @@ import { HISTORY_STREAM, historySubject, startHistoryPublisher, startHistoryRead
 import type { FleetEntry, HistorySource } from '../../../src/main/hub/fleet-history';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
+import { freePort, startNatsServer, stopNatsServer, until } from '../../fixtures/nats-server';
 
-const NATS = '/usr/sbin/nats-server';
 const TOKEN = 'history-test-token-9a2e';
 const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', agent_id: 'claude', session: 's1' };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 let port = 0;
 let server: ChildProcess | undefined;
@@ -48,20 +27,10 @@ const storeDir = tmpDataDir('uplink-history-nats-');
 const dirs = [storeDir];
 
 async function startNats(): Promise<void> {
-  server = spawn(NATS, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), '--auth', TOKEN], { stdio: 'ignore' });
-  await until('nats-server to listen', () => new Promise<boolean>((resolve) => {
-    const s = tcpConnect(port, '127.0.0.1', () => (s.destroy(), resolve(true))).on('error', () => resolve(false));
-  }));
+  server = await startNatsServer(port, ['-js', '-sd', storeDir, '--auth', TOKEN]);
 }
 
-async function killNats(): Promise<void> {
-  const s = server;
-  if (!s || s.exitCode !== null) return;
-  await new Promise((resolve) => {
-    s.once('exit', resolve);
-    s.kill('SIGKILL');
-  });
-}
+const killNats = (): Promise<void> => stopNatsServer(server);
 
 const open = (): Promise<NatsConnection> => connect({ servers: `127.0.0.1:${port}`, token: TOKEN, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
 

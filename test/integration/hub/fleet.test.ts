@@ -4,10 +4,8 @@
  * authentication or validation ignored, and a NATS outage that remote calls see at once and
  * recover from.
  */
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { createServer, connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect, createInbox } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,51 +17,22 @@ import type { AgentIdentity, HubError } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import { failure, nextPrompt } from './helpers';
+import { freePort, NATS_SERVER as NATS, startNatsServer, stopNatsServer, until } from '../../fixtures/nats-server';
 
-const NATS = '/usr/sbin/nats-server';
 const TOKEN = 'fleet-test-token-4f1c';
 const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', agent_id: 'claude', session: 's1' };
 const missing = !existsSync(NATS);
 if (missing) console.log(`fleet tests skipped: ${NATS} is not installed (scripts/install-system-deps.sh installs it)`);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 let port = 0;
 let server: ChildProcess | undefined;
 const storeDir = tmpDataDir('uplink-nats-');
 
 async function startNats(): Promise<void> {
-  server = spawn(NATS, ['-js', '-sd', storeDir, '-a', '127.0.0.1', '-p', String(port), '--auth', TOKEN], { stdio: 'ignore' });
-  await until('nats-server to listen', () => new Promise<boolean>((resolve) => {
-    const s = tcpConnect(port, '127.0.0.1', () => (s.destroy(), resolve(true))).on('error', () => resolve(false));
-  }));
+  server = await startNatsServer(port, ['-js', '-sd', storeDir, '--auth', TOKEN]);
 }
 
-async function stopNats(): Promise<void> {
-  const s = server;
-  if (!s || s.exitCode !== null) return;
-  await new Promise((resolve) => {
-    s.once('exit', resolve);
-    s.kill('SIGKILL');
-  });
-}
+const stopNats = (): Promise<void> => stopNatsServer(server);
 
 function openMember(name: string, tokenMode = 0o600): { hub: FleetHub; driver: ReturnType<typeof createTestDriver>; dir: string } {
   const dir = tmpDataDir(`uplink-fleet-${name}-`);
