@@ -292,26 +292,31 @@ interface HubState {
  * one whose `prev` is above it means records are missing, which are fetched from that hub's
  * subject before it is kept.
  */
-export function startHistoryReader(o: { nc: NatsConnection; keep?: number; log?: (line: string) => void; onEntry?: (e: FleetEntry) => void }): {
+export function startHistoryReader(o: { nc: NatsConnection; keep?: number; keepBytes?: number; log?: (line: string) => void; onEntry?: (e: FleetEntry) => void }): {
   query(q: { hub?: string; before?: number; limit?: number }): { entries: FleetEntry[]; next_before?: number };
   hubs(): Array<{ hub: string; last_seq: number; records: number }>;
   close(): Promise<void>;
 } {
   const { nc } = o;
   const keep = Math.max(1, o.keep ?? 10_000);
+  // Records are small, but an agent's args may reach 64 KiB: the memory bound is in bytes too.
+  const keepBytes = Math.max(MAX_HISTORY_BYTES, o.keepBytes ?? 16 * 1024 * 1024);
   const js = nc.jetstream();
   const problem = onceLog(o.log);
   const ignored = onceLog(o.log);
   const hubs = new Map<string, HubState>();
   /** Kept entries are `entries[start..]`, oldest first; the dropped prefix is cut off in chunks. */
   let entries: FleetEntry[] = [];
+  /** The message size of each of `entries`, and the sum over the kept ones. */
+  let sizes: number[] = [];
+  let bytes = 0;
   let start = 0;
   let cursor = 0;
   let closed = false;
   let stop: (() => void) | undefined;
   let wake: (() => void) | undefined;
 
-  function keepEntry(r: FleetRecord, streamSeq: number): void {
+  function keepEntry(r: FleetRecord, streamSeq: number, size: number): void {
     const st = hubs.get(r.hub) ?? { last: 0, streamSeq: 0, records: 0 };
     hubs.set(r.hub, st);
     st.last = r.seq;
@@ -319,9 +324,15 @@ export function startHistoryReader(o: { nc: NatsConnection; keep?: number; log?:
     st.records++;
     const entry: FleetEntry = { ...r, cursor: ++cursor };
     entries.push(entry);
-    if (entries.length - start > keep) hubs.get(entries[start++]!.hub)!.records--;
+    sizes.push(size);
+    bytes += size;
+    while (entries.length - start > keep || (bytes > keepBytes && entries.length - start > 1)) {
+      bytes -= sizes[start]!;
+      hubs.get(entries[start++]!.hub)!.records--;
+    }
     if (start >= keep) {
       entries = entries.slice(start);
+      sizes = sizes.slice(start);
       start = 0;
     }
     try {
@@ -345,7 +356,7 @@ export function startHistoryReader(o: { nc: NatsConnection; keep?: number; log?:
       const m = await c.next({ expires: 2000 });
       if (!m || m.seq >= until) break;
       const r = decodeMsg(m);
-      if (r && r.seq > st.last) keepEntry(r, m.seq);
+      if (r && r.seq > st.last) keepEntry(r, m.seq, m.data.byteLength);
     }
     await c.delete().catch(() => undefined);
   }
@@ -360,7 +371,7 @@ export function startHistoryReader(o: { nc: NatsConnection; keep?: number; log?:
       await fill(r.hub, st, m.seq).catch((e) => o.log?.(`history: could not fetch hub ${r.hub}'s records ${missing}: ${reason(e)}`));
       if (r.prev > st.last) o.log?.(`history: hub ${r.hub}'s records ${st.last + 1}..${r.prev} are no longer in the stream`);
     }
-    keepEntry(r, m.seq);
+    keepEntry(r, m.seq, m.data.byteLength);
   }
 
   async function follow(): Promise<void> {

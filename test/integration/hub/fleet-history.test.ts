@@ -196,4 +196,15 @@ describe('the fleet history on JetStream', () => {
     await until('the small reader to read the newest three', () => small.query({}).entries.length === 3 && state.last_seq > 0);
     expect(small.query({}).entries.map((e) => e.seq)).toEqual(arrived.slice(-3).map((e) => e.seq).reverse());
   });
+
+  it('bounds a reader’s memory in bytes as well as records, whatever size the args are', async () => {
+    const bounded = startHistoryReader({ nc: b.nc!, keepBytes: 64 * 1024 });
+    closers.push(() => bounded.close());
+    await echo(a, 8, 'x'.repeat(20_000));
+    await until('the bounded reader to see a’s newest record', () => bounded.hubs().find((h) => h.hub === 'a')?.last_seq === newest(a.hub));
+    const kept = bounded.query({ limit: 1000 }).entries;
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept[0]!.seq).toBe(newest(a.hub));
+    expect(kept.reduce((n, e) => n + JSON.stringify(e.record).length, 0)).toBeLessThanOrEqual(64 * 1024);
+  });
 });
