@@ -9,12 +9,13 @@
  * that is emptied, deleted after a config was loaded, unreadable, oversized or nested too deeply is
  * broken, never "the defaults". Only a data dir where no config was ever loaded runs on defaults.
  */
-import { chmodSync, closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, renameSync, watch, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, watch, writeFileSync } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { schemaValidator } from '../kernel';
 import type { JsonSchema } from '../kernel';
+import { readBoundedFile } from './bounded-file';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer, StandingRule } from './types';
 
@@ -44,29 +45,19 @@ export function jsonDepth(text: string): number {
   return max;
 }
 
-/** Reads at most `limit + 1` bytes, so an oversized file is refused without being read whole. */
+/** The config file's text, or its size when it is over `limit` (an oversized file is not read whole). */
 function readBounded(path: string, limit: number): { text: string } | { size: number } {
-  const fd = openSync(path, 'r');
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new Error('not a regular file');
-    // Tightened on load: the file names panes, grants and rules, which are nobody else's business.
-    if ((st.mode & 0o077) !== 0) {
-      try {
-        chmodSync(path, 0o600);
-      } catch {
-        // Not ours to change (another owner): reading it is still fine.
-      }
+  const file = readBoundedFile(path, limit);
+  if (!file.regular) throw new Error('not a regular file');
+  // Tightened on load: the file names panes, grants and rules, which are nobody else's business.
+  if ((file.mode & 0o077) !== 0) {
+    try {
+      chmodSync(path, 0o600);
+    } catch {
+      // Not ours to change (another owner): reading it is still fine.
     }
-    if (st.size > limit) return { size: st.size };
-    const buf = Buffer.alloc(limit + 1);
-    let n = 0;
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
-    if (n > limit) return { size: n };
-    return { text: buf.subarray(0, n).toString('utf8') };
-  } finally {
-    closeSync(fd);
   }
+  return file.bytes ? { text: file.bytes.toString('utf8') } : { size: file.size };
 }
 
 /** The config file as the hub reads it; driver sections are opaque here and validated by their schema. */
@@ -148,10 +139,10 @@ const FLEET_SCHEMA = {
   },
 };
 
-/** What the schema cannot say in words a person can act on: one way to authenticate, a CA only for TLS. */
 /** Names that would make a hub's subjects (`uplink.<hub>.call`) collide with the fleet's shared ones. */
 const RESERVED_FLEET_NAMES = ['history', 'presence', 'prompts'];
 
+/** What the schema cannot say in words a person can act on: one way to authenticate, a usable name, a CA only for TLS. */
 function fleetProblem(fleet: FleetSettings | undefined): string | undefined {
   if (!fleet) return undefined;
   if (fleet.token_file && fleet.creds_file) return '/fleet has both token_file and creds_file — hint: keep the one the NATS server expects and remove the other';

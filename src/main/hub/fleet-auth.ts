@@ -4,10 +4,10 @@
  * Everything is read and checked when the hub starts, so a bad file is one line in `doctor` rather
  * than a connection that fails forever. No message ever quotes a file's content.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { credsAuthenticator } from 'nats';
 import type { Authenticator, ConnectionOptions } from 'nats';
+import { readBoundedFile } from './bounded-file';
 import type { FleetSettings } from './config';
 
 const MAX_TOKEN_BYTES = 4096;
@@ -20,21 +20,11 @@ const MAKE_CREDS = 'make one with `nsc generate creds -a <account> -n <user>`';
 
 /** Reads a small regular file; a secret one must be readable by its owner only (it lets a process join the fleet). */
 function readSmallFile(path: string, limit: number, secret: boolean, holds: string): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new Error(`${path} is not a regular file — hint: point the setting at the file that holds ${holds}`);
-    if (secret && (st.mode & 0o077) !== 0) throw new Error(`${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}) — hint: chmod 600 ${path}`);
-    if (st.size > limit) throw new Error(`${path} is over ${limit} bytes — hint: it should hold ${holds} only`);
-    const buf = Buffer.alloc(limit + 1);
-    let n = 0;
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
-    // It grew between the stat and the read.
-    if (n > limit) throw new Error(`${path} is over ${limit} bytes — hint: it should hold ${holds} only`);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
+  const file = readBoundedFile(path, limit);
+  if (!file.regular) throw new Error(`${path} is not a regular file — hint: point the setting at the file that holds ${holds}`);
+  if (secret && (file.mode & 0o077) !== 0) throw new Error(`${path} is readable by others (mode ${(file.mode & 0o777).toString(8)}) — hint: chmod 600 ${path}`);
+  if (!file.bytes) throw new Error(`${path} is over ${limit} bytes — hint: it should hold ${holds} only`);
+  return file.bytes;
 }
 
 /** Reads the fleet token: a small file only its owner can read. */
