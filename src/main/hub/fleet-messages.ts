@@ -96,7 +96,8 @@ const AGENT_SCHEMA = {
 };
 
 const ID = { type: 'string', minLength: 1, maxLength: 128 };
-const base = { v: { const: PROTOCOL_VERSION }, id: { type: 'string', minLength: 1, maxLength: 64 }, from: NAME };
+const CALL_ID = { type: 'string', minLength: 1, maxLength: 64 };
+const base = { v: { const: PROTOCOL_VERSION }, id: CALL_ID, from: NAME };
 const CHANNEL = { type: 'string', minLength: 1, maxLength: 512 };
 
 const REQUEST_SCHEMA = {
@@ -208,7 +209,7 @@ const REPLY_SCHEMA = {
   additionalProperties: false,
   properties: {
     v: { const: PROTOCOL_VERSION },
-    id: { type: 'string', minLength: 1, maxLength: 64 },
+    id: CALL_ID,
     ok: { type: 'boolean' },
     result: {},
     error: {
@@ -234,7 +235,7 @@ const PROGRESS_SCHEMA = {
   additionalProperties: false,
   properties: {
     v: { const: PROTOCOL_VERSION },
-    id: { type: 'string', minLength: 1, maxLength: 64 },
+    id: CALL_ID,
     progress: { type: 'object', required: ['progress', 'message'], additionalProperties: false, properties: { progress: { type: 'number' }, total: { type: 'number' }, message: TEXT(1024) } },
   },
 };

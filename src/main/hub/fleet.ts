@@ -99,6 +99,17 @@ function fromFleetPrompt(hub: string, p: FleetPrompt): PendingApproval {
   };
 }
 
+/** Tells every listener; one that throws does not keep the others from hearing. */
+function tellAll<T>(listeners: Iterable<(value: T) => void>, value: T): void {
+  for (const l of listeners) {
+    try {
+      l(value);
+    } catch {
+      // A listener's failure is its own.
+    }
+  }
+}
+
 interface Pending {
   hub: string;
   fail: (err: HubError) => void;
@@ -200,7 +211,7 @@ class Fleet {
     };
     const log = (line: string): void => this.#log(line);
     this.#publisher = startHistoryPublisher({ nc, hub: name, source, log });
-    this.#reader = startHistoryReader({ nc, log, onEntry: (entry) => this.#fleetListeners.size && this.emitFleet({ type: 'entry', entry }) });
+    this.#reader = startHistoryReader({ nc, log, onEntry: (entry) => tellAll(this.#fleetListeners, { type: 'entry', entry }) });
     this.#timer = setInterval(() => this.#beat(), this.#options.heartbeatMs);
     this.#timer.unref?.();
     this.announce();
@@ -243,10 +254,15 @@ class Fleet {
     }
   }
 
+  /** Operator panels attached here, not counting the hold that stands for other hubs' panels. */
+  #ownPanels(): number {
+    return Math.max(0, this.#core.panelsAttached() - (this.#panelHold ? 1 : 0));
+  }
+
   /** Says this hub is present (or leaving), with how many of its own operator panels are attached. */
   announce(leaving = false): void {
     if (!this.#nc || !this.#connected) return;
-    const panels = Math.max(0, this.#core.panelsAttached() - (this.#panelHold ? 1 : 0));
+    const panels = this.#ownPanels();
     try {
       this.#nc.publish(subjects.presence(this.settings.name), encode({ v: PROTOCOL_VERSION, hub: this.settings.name, instance: this.#instance, since: this.#since, panels, ...(leaving ? { leaving } : {}) }));
     } catch {
@@ -341,8 +357,7 @@ class Fleet {
   #promptEvent(msg: Msg): void {
     const e = decode('prompt', msg.data);
     if (!e || msg.subject !== subjects.prompts(e.hub) || e.hub === this.settings.name || !this.#peers.has(e.hub)) return;
-    const mine = this.#prompts.get(e.hub) ?? new Map<string, PendingApproval>();
-    this.#prompts.set(e.hub, mine);
+    const mine = this.#promptsOf(e.hub);
     if (e.type === 'added') {
       const approval = fromFleetPrompt(e.hub, e.approval);
       mine.set(e.approval.approval_id, approval);
@@ -363,8 +378,7 @@ class Fleet {
       return; // Out of reach again: its presence will bring it back.
     }
     if (!list || !this.#peers.has(hub)) return;
-    const mine = this.#prompts.get(hub) ?? new Map<string, PendingApproval>();
-    this.#prompts.set(hub, mine);
+    const mine = this.#promptsOf(hub);
     const now = new Set(list.map((p) => p.approval_id));
     for (const p of list) {
       if (mine.has(p.approval_id)) continue;
@@ -376,6 +390,12 @@ class Fleet {
     for (const id of before) if (!now.has(id) && mine.delete(id)) this.#emitApproval({ type: 'withdrawn', approval_id: `${hub}/${id}`, reason: `hub ${hub} no longer has this prompt` });
   }
 
+  #promptsOf(hub: string): Map<string, PendingApproval> {
+    let mine = this.#prompts.get(hub);
+    if (!mine) this.#prompts.set(hub, (mine = new Map()));
+    return mine;
+  }
+
   #withdrawAll(hub: string, reason: string): void {
     const mine = this.#prompts.get(hub);
     if (!mine) return;
@@ -384,16 +404,10 @@ class Fleet {
   }
 
   #emitApproval(event: ApprovalEvent): void {
-    for (const l of this.#approvalListeners) {
-      try {
-        l(event);
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    tellAll(this.#approvalListeners, event);
   }
 
-  /** Other hubs' pending prompts, oldest first. */
+  /** Other hubs' pending prompts, in no particular order. */
   remotePrompts(): PendingApproval[] {
     return [...this.#prompts.values()].flatMap((m) => [...m.values()]);
   }
@@ -408,18 +422,9 @@ class Fleet {
     return () => this.#fleetListeners.delete(listener);
   }
 
-  emitFleet(change: FleetChange): void {
-    for (const l of this.#fleetListeners) {
-      try {
-        l(change);
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
-  }
-
   #changed(): void {
-    if (this.#fleetListeners.size) this.emitFleet({ type: 'status', status: this.status() });
+    // The status is built only when a panel listens.
+    if (this.#fleetListeners.size) tellAll(this.#fleetListeners, { type: 'status', status: this.status() });
   }
 
   status(): FleetStatus {
@@ -427,7 +432,7 @@ class Fleet {
       ...[...this.#peers].map(([hub, p]): FleetMemberStatus => ({ hub, state: 'connected', since: p.since, panels: p.panels })),
       ...[...this.#lost].map(([hub, l]): FleetMemberStatus => ({ hub, state: 'unreachable', since: l.since, problem: l.problem })),
     ].sort((a, b) => a.hub.localeCompare(b.hub));
-    const self: FleetMemberStatus = { hub: this.settings.name, state: this.#connected ? 'self' : 'unreachable', since: this.#since, panels: Math.max(0, this.#core.panelsAttached() - (this.#panelHold ? 1 : 0)), ...(this.#problem ? { problem: this.#problem } : {}) };
+    const self: FleetMemberStatus = { hub: this.settings.name, state: this.#connected ? 'self' : 'unreachable', since: this.#since, panels: this.#ownPanels(), ...(this.#problem ? { problem: this.#problem } : {}) };
     return { name: this.settings.name, url: this.settings.url, connected: this.#connected, ...(this.#problem ? { problem: this.#problem } : {}), members: [self, ...others] };
   }
 
