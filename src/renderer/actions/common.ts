@@ -25,3 +25,39 @@ export async function load<T>(write: (l: Loadable<T>) => void, read: () => Loada
     return undefined;
   }
 }
+
+/** Live items applied together about once a frame, so a burst costs one store update. */
+export interface FrameBatch<T> {
+  push(item: T): void;
+  /** Applies what is buffered now. */
+  flush(): void;
+  /** Drops what is buffered (on dispose). */
+  discard(): void;
+}
+
+export function frameBatch<T>(apply: (batch: T[]) => void): FrameBatch<T> {
+  let buffer: T[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stop = (): void => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  };
+  const flush = (): void => {
+    stop();
+    const batch = buffer;
+    buffer = [];
+    if (batch.length) apply(batch);
+  };
+  return {
+    push(item) {
+      buffer.push(item);
+      timer ??= setTimeout(flush, 16);
+    },
+    flush,
+    discard() {
+      stop();
+      buffer = [];
+    },
+  };
+}
+

@@ -1,14 +1,12 @@
 /** The fleet: its members (live), and its merged timeline (live entries batched per frame, paging, a hub filter). */
 import type { FleetTimelineEntry, FleetView } from '../../shared/panel-types';
 import { getApi } from '../api';
-import { get, load, message, set } from './common';
+import { frameBatch, get, load, message, set } from './common';
 
 /** Entries kept in memory; the oldest beyond it are dropped (a hub's own `uplink log` has them all). */
 export const MAX_FLEET_ENTRIES = 5_000;
 const PAGE = 500;
 
-let buffer: FleetTimelineEntry[] = [];
-let flushTimer: ReturnType<typeof setTimeout> | undefined;
 /** Live entries that arrived while a fresh first page was on its way: merged with that page. */
 let arrivedDuringReset: FleetTimelineEntry[] | undefined;
 /** Bumped by every fresh load, so an answer for an older filter or connection is dropped. */
@@ -47,30 +45,28 @@ export function mergeFleetEntries(entries: FleetTimelineEntry[], more: FleetTime
   return { entries: kept, before: kept[kept.length - 1]!.cursor };
 }
 
-/** Live entries are batched (~one frame) so a burst costs one store update. */
+/** Live entries, batched (~one frame); those of other hubs are skipped while one hub is picked. */
+const live = frameBatch<FleetTimelineEntry>((entries) => {
+  const hub = get().fleet.hub;
+  const batch = hub ? entries.filter((e) => e.hub === hub) : entries;
+  if (batch.length === 0) return;
+  if (arrivedDuringReset) return void arrivedDuringReset.push(...batch);
+  set((s) => ({ fleet: { ...s.fleet, ...mergeFleetEntries(s.fleet.entries, batch, s.fleet.before) } }));
+});
+
 export function enqueueFleetEntry(e: FleetTimelineEntry): void {
-  buffer.push(e);
-  flushTimer ??= setTimeout(flushFleetEntries, 16);
+  live.push(e);
 }
 
 /** Drops buffered live entries (on dispose). */
 export function discardFleetBuffer(): void {
-  if (flushTimer) clearTimeout(flushTimer);
-  flushTimer = undefined;
-  buffer = [];
+  live.discard();
   arrivedDuringReset = undefined;
 }
 
-/** Applies buffered live entries now (those of other hubs are skipped while one hub is picked). */
+/** Applies buffered live entries now. */
 export function flushFleetEntries(): void {
-  if (flushTimer) clearTimeout(flushTimer);
-  flushTimer = undefined;
-  const hub = get().fleet.hub;
-  const batch = hub ? buffer.filter((e) => e.hub === hub) : buffer;
-  buffer = [];
-  if (batch.length === 0) return;
-  if (arrivedDuringReset) return void arrivedDuringReset.push(...batch);
-  set((s) => ({ fleet: { ...s.fleet, ...mergeFleetEntries(s.fleet.entries, batch, s.fleet.before) } }));
+  live.flush();
 }
 
 /** Loads the newest page afresh (`reset`) or the page before the oldest entry kept. */

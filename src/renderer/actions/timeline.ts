@@ -2,31 +2,23 @@
 import type { TimelineEvent, TimelineFilter } from '../../shared/panel-types';
 import { getApi } from '../api';
 import { mergeEvents, mergeOrder, trimRows } from '../store/timeline-model';
-import { get, load, message, set } from './common';
+import { frameBatch, get, load, message, set } from './common';
 
-let buffer: TimelineEvent[] = [];
-let flushTimer: ReturnType<typeof setTimeout> | undefined;
+const live = frameBatch<TimelineEvent>((batch) => ingestTimeline(batch));
 
 /** Live events are batched (~one frame) so a burst costs one store update. */
 export function enqueueTimeline(e: TimelineEvent): void {
-  buffer.push(e);
-  flushTimer ??= setTimeout(flushTimeline, 16);
+  live.push(e);
 }
 
 /** Drops buffered live events (on dispose). */
 export function discardTimelineBuffer(): void {
-  if (flushTimer) clearTimeout(flushTimer);
-  flushTimer = undefined;
-  buffer = [];
+  live.discard();
 }
 
 /** Applies buffered live events now. */
 export function flushTimeline(): void {
-  if (flushTimer) clearTimeout(flushTimer);
-  flushTimer = undefined;
-  const batch = buffer;
-  buffer = [];
-  if (batch.length) ingestTimeline(batch);
+  live.flush();
 }
 
 /** Merges events (live or history) into the timeline. */
