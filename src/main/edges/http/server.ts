@@ -15,7 +15,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { HubError } from '../../hub';
 import type { AgentCredential, CallerEnvironment, Hub } from '../../hub';
-import { createMcpServer } from '../mcp/server';
+import { connectMcp, createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { EventBuffer } from './event-store';
@@ -259,7 +259,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         events.drop();
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await server.connect(transport);
+      await connectMcp(server, transport);
       return serve(session, req, res, body);
     }
     if (req.method === 'GET' || req.method === 'DELETE') {

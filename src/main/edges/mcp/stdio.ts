@@ -13,7 +13,7 @@ import { createHub, loadDrivers, renderDriverError } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { CALLER_HEADERS } from '../http/server';
 import { ensureToken } from '../http/token';
-import { createMcpServer, SERVER_INFO } from './server';
+import { connectMcp, createMcpServer, SERVER_INFO } from './server';
 
 /** Serves MCP on stdin/stdout until stdin closes; resolves with the exit code. */
 export async function runStdioMcp(dataDir: string): Promise<number> {
@@ -31,7 +31,7 @@ export async function runStdioMcp(dataDir: string): Promise<number> {
   process.stdin.once('end', stop);
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
-  await server.connect(transport);
+  await connectMcp(server, transport);
   await closed;
   process.removeListener('SIGTERM', stop);
   process.removeListener('SIGINT', stop);
