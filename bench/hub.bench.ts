@@ -3,9 +3,11 @@
  * MCP SDK server with one echo tool measured in the same run; audit-store write throughput (WAL)
  * and what a call's audit costs before its reply; the approval broker's added latency
  * (auto-approving operator, standing rule) over a plain permit. Needs `npm run build`
- * (dist/cli.mjs); bundles the fixture driver itself. Pairs are measured call by call alternately
- * (the target's figure: load drift hits both sides alike, and each server waits between calls as
- * it does for an agent); stdio is also measured in alternating blocks of 100 calls, each server hot.
+ * (dist/cli.mjs); bundles the fixture driver and the echo server (`bare-echo.ts`) itself. Servers
+ * are measured call by call alternately (the target's figure: load drift hits all alike, and each
+ * server waits between calls as it does for an agent); stdio is also measured in alternating
+ * blocks of 100 calls, each server hot. Over stdio a second echo server, connected the way the
+ * hub connects its own, shows the hub's own work apart from how requests are dispatched.
  * Memory: a hub's heap and RSS after 10,000 screen-read-sized (200 KB) and 1,000 screenshot-sized
  * (1 MB base64) results, above the same hub idle, each in a fresh process (`hub-memory.ts`).
  */
@@ -32,15 +34,6 @@ const WARMUP = 50;
 const ROUNDS = 1000;
 const BLOCK = 100;
 
-const BARE_STDIO = `
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { z } from 'zod';
-const s = new McpServer({ name: 'bare', version: '1.0.0' });
-s.tool('echo', { text: z.string() }, async ({ text }) => ({ content: [{ type: 'text', text: JSON.stringify({ text }) }] }));
-await s.connect(new StdioServerTransport());
-`;
-
 const BARE_HTTP = `
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -64,44 +57,36 @@ const http = createServer(async (req, res) => {
 http.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ url: 'http://127.0.0.1:' + http.address().port + '/mcp' }) + '\\n'));
 `;
 
-/** Medians (µs) of two calls measured alternately, so load drift on a shared machine hits both alike. */
-async function timePair(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
-  for (let i = 0; i < WARMUP; i++) {
-    await a();
-    await b();
-  }
-  const sa: number[] = [];
-  const sb: number[] = [];
+/** Medians (µs) of calls measured alternately, one of each in turn, so load drift on a shared machine hits all alike. */
+async function timeAlternating(calls: Array<() => Promise<unknown>>): Promise<number[]> {
+  for (let i = 0; i < WARMUP; i++) for (const call of calls) await call();
+  const samples = calls.map((): number[] => []);
   for (let i = 0; i < ROUNDS; i++) {
-    let t0 = performance.now();
-    await a();
-    sa.push(performance.now() - t0);
-    t0 = performance.now();
-    await b();
-    sb.push(performance.now() - t0);
+    for (let k = 0; k < calls.length; k++) {
+      const t0 = performance.now();
+      await calls[k]!();
+      samples[k]!.push(performance.now() - t0);
+    }
   }
-  return [median(sa) * 1000, median(sb) * 1000];
+  return samples.map((s) => median(s) * 1000);
 }
 
 /**
- * Medians (µs) of two calls measured in alternating blocks of BLOCK calls: each server stays hot
- * within its block (a tight client loop), while drift still hits both alike.
+ * Medians (µs) of calls measured in alternating blocks of BLOCK calls: each server stays hot
+ * within its block (a tight client loop), while drift still hits all alike.
  */
-async function timePairHot(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
-  const sa: number[] = [];
-  const sb: number[] = [];
-  const block = async (call: () => Promise<unknown>, into: number[]): Promise<void> => {
-    for (let i = 0; i < BLOCK; i++) {
-      const t0 = performance.now();
-      await call();
-      if (i >= BLOCK / 5) into.push(performance.now() - t0); // the first calls of a block warm it up
-    }
-  };
+async function timeAlternatingHot(calls: Array<() => Promise<unknown>>): Promise<number[]> {
+  const samples = calls.map((): number[] => []);
   for (let r = 0; r < ROUNDS / BLOCK; r++) {
-    await block(a, sa);
-    await block(b, sb);
+    for (let k = 0; k < calls.length; k++) {
+      for (let i = 0; i < BLOCK; i++) {
+        const t0 = performance.now();
+        await calls[k]!();
+        if (i >= BLOCK / 5) samples[k]!.push(performance.now() - t0); // the first calls of a block warm it up
+      }
+    }
   }
-  return [median(sa) * 1000, median(sb) * 1000];
+  return samples.map((s) => median(s) * 1000);
 }
 
 async function timeCalls(call: () => Promise<unknown>): Promise<number> {
@@ -132,17 +117,22 @@ async function roundTrips(driversModule: string): Promise<BenchRow[]> {
   const env = { ...process.env, UPLINK_DATA_DIR: dataDir, UPLINK_TEST_DRIVERS: driversModule } as Record<string, string>;
   const observe = { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } };
   const echo = { name: 'echo', arguments: { text: 'x' } };
-  writeFileSync(join(OUT, 'bare-stdio.mjs'), BARE_STDIO);
   writeFileSync(join(OUT, 'bare-http.mjs'), BARE_HTTP);
+  const bareEcho = join(OUT, 'bare-echo.mjs');
+  await build({ entryPoints: [join(ROOT, 'bench/bare-echo.ts')], outfile: bareEcho, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', logLevel: 'warning' });
 
-  const stdio = new Client({ name: 'bench', version: '1' });
-  await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin/uplink'), 'mcp'], env, cwd: ROOT }));
-  const bareStdio = new Client({ name: 'bench', version: '1' });
-  await bareStdio.connect(new StdioClientTransport({ command: process.execPath, args: [join(OUT, 'bare-stdio.mjs')], cwd: ROOT }));
-  const [uplinkStdio, baseStdio] = await timePair(() => stdio.callTool(observe), () => bareStdio.callTool(echo));
-  const [uplinkHot, baseHot] = await timePairHot(() => stdio.callTool(observe), () => bareStdio.callTool(echo));
-  await stdio.close();
-  await bareStdio.close();
+  const stdioClient = async (args: string[], childEnv?: Record<string, string>): Promise<Client> => {
+    const client = new Client({ name: 'bench', version: '1' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args, cwd: ROOT, ...(childEnv ? { env: childEnv } : {}) }));
+    return client;
+  };
+  const stdio = await stdioClient([join(ROOT, 'bin/uplink'), 'mcp'], env);
+  const bareStdio = await stdioClient([bareEcho, 'sdk']);
+  const directStdio = await stdioClient([bareEcho, 'direct']);
+  const servers = [() => stdio.callTool(observe), () => bareStdio.callTool(echo), () => directStdio.callTool(echo)];
+  const [uplinkStdio, baseStdio, directBase] = (await timeAlternating(servers)) as [number, number, number];
+  const [uplinkHot, baseHot, directHot] = (await timeAlternatingHot(servers)) as [number, number, number];
+  await Promise.all([stdio.close(), bareStdio.close(), directStdio.close()]);
 
   const serve = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'serve', '--port', '0', '--json'], { env, cwd: ROOT });
   const bare = spawn(process.execPath, [join(OUT, 'bare-http.mjs')], { cwd: ROOT });
@@ -154,16 +144,19 @@ async function roundTrips(driversModule: string): Promise<BenchRow[]> {
     await http.connect(new StreamableHTTPClientTransport(new URL(served.mcp_url!), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
     const bareHttp = new Client({ name: 'bench', version: '1' });
     await bareHttp.connect(new StreamableHTTPClientTransport(new URL(bareUrl)));
-    const [uplinkHttp, baseHttp] = await timePair(() => http.callTool(observe), () => bareHttp.callTool(echo));
+    const [uplinkHttp, baseHttp] = (await timeAlternating([() => http.callTool(observe), () => bareHttp.callTool(echo)])) as [number, number];
     await http.close();
     await bareHttp.close();
     return [
       { name: 'stdio channel_observe (noop) median', value: uplinkStdio, unit: 'µs' },
       { name: 'stdio bare SDK echo median', value: baseStdio, unit: 'µs' },
       { name: 'stdio ratio', value: uplinkStdio / baseStdio, unit: '×', note: 'target ≤ 1.3, goal 1.2' },
-      { name: 'stdio channel_observe, hot loop median', value: uplinkHot, unit: 'µs', note: 'alternating blocks of 100 calls' },
+      { name: 'stdio bare SDK echo, dispatched as the hub does, median', value: directBase, unit: 'µs', note: 'the SDK server connected like the hub\'s' },
+      { name: 'stdio ratio to it', value: uplinkStdio / directBase, unit: '×', note: `no target: the hub's own work, ${Math.round(uplinkStdio - directBase)} µs a call` },
+      { name: 'stdio channel_observe, hot loop median', value: uplinkHot, unit: 'µs', note: `alternating blocks of ${BLOCK} calls` },
       { name: 'stdio bare SDK echo, hot loop median', value: baseHot, unit: 'µs' },
-      { name: 'stdio ratio, hot loop', value: uplinkHot / baseHot, unit: '×', note: `no target: both servers kept hot; the hub adds ${Math.round(uplinkHot - baseHot)} µs against a faster echo` },
+      { name: 'stdio bare SDK echo dispatched as the hub does, hot loop median', value: directHot, unit: 'µs' },
+      { name: 'stdio ratio, hot loop', value: uplinkHot / baseHot, unit: '×', note: `no target: every server kept hot; to the echo dispatched as the hub does ${(uplinkHot / directHot).toFixed(2)}×` },
       { name: 'HTTP channel_observe (noop) median', value: uplinkHttp, unit: 'µs' },
       { name: 'HTTP bare SDK echo median', value: baseHttp, unit: 'µs' },
       { name: 'HTTP ratio', value: uplinkHttp / baseHttp, unit: '×', note: 'target ≤ 1.5' },
