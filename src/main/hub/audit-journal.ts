@@ -7,10 +7,12 @@
  * Durability is the same as the store's `synchronous=NORMAL` WAL commits: the bytes are in the
  * OS when the reply leaves, safe against a process crash, not fsynced against power loss.
  *
- * Files: `<dir>/<pid>-<random>.jsonl`, mode 0600, one line `{"seq":n,"rows":[[…],…]}` per write
- * (rows as column-value arrays, already redacted and bounded: exactly what SQLite stores). The
- * store keeps, in the same transaction as the rows, the highest `seq` of each file it committed (`journal_marks`), so a
- * replay inserts only lines above the mark and never twice.
+ * Files: `<dir>/<pid>-<random>.jsonl`, mode 0600, one line `{"seq":n,"entries":[{…},…]}` per
+ * write: the call's audit entries, already redacted and bounded, which the store turns into rows
+ * when it commits them (or replays them). Lines of earlier versions hold `rows` instead, the
+ * column values themselves; both replay. The store keeps, in the same transaction as the rows,
+ * the highest `seq` of each file it committed (`journal_marks`), so a replay inserts only lines
+ * above the mark and never twice.
  */
 import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -20,10 +22,11 @@ import { pidAlive } from './data-dir';
 /** A row as the store inserts it: its column values in the store's column order. */
 export type JournalRow = Array<string | number | null>;
 
-/** One line of a journal. */
+/** One line of a journal: entries as the store records them, or (written by earlier versions) rows. */
 export interface JournalRecord {
   seq: number;
-  rows: JournalRow[];
+  entries?: unknown[];
+  rows?: JournalRow[];
 }
 
 /** Where the journals of the audit store at `auditPath` live (`audit.sqlite` → `audit.pending/`). */
@@ -53,8 +56,8 @@ export class AuditJournal {
     this.dir = dir;
   }
 
-  /** Appends rows as one line (one write); returns the line's seq. Throws when the disk refuses. */
-  append(rows: JournalRow[]): number {
+  /** Appends entries as one line (one write); returns the line's seq. Throws when the disk refuses. */
+  append(entries: readonly object[]): number {
     if (this.#fd === undefined) {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.#name = `${process.pid}-${randomBytes(4).toString('hex')}.jsonl`;
@@ -63,7 +66,7 @@ export class AuditJournal {
       OPEN_HERE.add(join(this.dir, this.#name));
     }
     const seq = this.#seq + 1;
-    const line = `${JSON.stringify({ seq, rows })}\n`;
+    const line = `${JSON.stringify({ seq, entries })}\n`;
     const size = Buffer.byteLength(line);
     try {
       let written = writeSync(this.#fd, line);
@@ -165,7 +168,7 @@ export class AuditJournal {
     for (const line of lines) {
       try {
         const rec = JSON.parse(line) as JournalRecord;
-        if (Number.isInteger(rec.seq) && Array.isArray(rec.rows)) records.push(rec);
+        if (Number.isInteger(rec.seq) && (Array.isArray(rec.entries) || Array.isArray(rec.rows))) records.push(rec);
       } catch {
         // A damaged line: the others still count.
       }

@@ -132,14 +132,33 @@ function fillOutcomes(db: Db): void {
  * Never throws: a value that cannot be serialized is stored as a placeholder saying why.
  */
 function boundedJson(value: JsonValue): string {
+  const text = jsonText(value);
+  return text.length > MAX_ARGS_CHARS ? JSON.stringify(cutJson(text)) : text;
+}
+
+/** `value` as it is kept on a record: itself, or when its JSON is too long, a string saying what was cut. */
+function capped(value: JsonValue): JsonValue {
   let text: string;
   try {
     text = JSON.stringify(value) ?? 'null';
   } catch (e) {
-    return JSON.stringify(`<not stored: ${cut(String((e as Error)?.message ?? e), 200)}>`);
+    return notStored(e);
   }
-  return text.length > MAX_ARGS_CHARS ? JSON.stringify(`${text.slice(0, MAX_ARGS_CHARS)}… (cut, ${text.length} chars)`) : text;
+  return text.length > MAX_ARGS_CHARS ? cutJson(text) : value;
 }
+
+/** The JSON text of a value; one that cannot be serialized is a placeholder saying why. */
+function jsonText(value: JsonValue): string {
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch (e) {
+    return JSON.stringify(notStored(e));
+  }
+}
+
+const notStored = (e: unknown): string => `<not stored: ${cut(String((e as Error)?.message ?? e), 200)}>`;
+
+const cutJson = (text: string): string => `${text.slice(0, MAX_ARGS_CHARS)}… (cut, ${text.length} chars)`;
 
 /** Whether a value holds a string too long to store (most outputs do not: no copy is made then). */
 function hasLongString(value: JsonValue): boolean {
@@ -192,9 +211,12 @@ export function boundedEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'i
     const bound = (v: string | undefined): string | undefined => (v === undefined ? v : cut(v, MAX_CLIENT_CHARS));
     set('agent', { ...agent, name: bound(agent.name)!, ...(agent.version !== undefined ? { version: bound(agent.version) } : {}), ...(agent.user !== undefined ? { user: bound(agent.user) } : {}), ...(agent.session !== undefined ? { session: bound(agent.session) } : {}) });
   }
-  if (entry.args !== undefined && nestsDeeperThan(entry.args, MAX_DEPTH)) set('args', deepPlaceholder());
+  if (entry.args !== undefined) {
+    const args = nestsDeeperThan(entry.args, MAX_DEPTH) ? deepPlaceholder() : capped(entry.args);
+    if (args !== entry.args) set('args', args);
+  }
   if (entry.output !== undefined) {
-    const output = nestsDeeperThan(entry.output, MAX_DEPTH) ? deepPlaceholder() : summarizeOutput(entry.output);
+    const output = nestsDeeperThan(entry.output, MAX_DEPTH) ? deepPlaceholder() : capped(summarizeOutput(entry.output));
     if (output !== entry.output) set('output', output);
   }
   return out;
@@ -314,8 +336,6 @@ export class AuditStore {
   #dropMark: Statement;
   #insertMany: (entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => AuditEntry[];
   #journal: AuditJournal;
-  /** Bounded entries and rows already computed for the journal, reused by the commit. */
-  #rows = new WeakMap<Omit<AuditEntry, 'id'>, { entry: Omit<AuditEntry, 'id'>; row: JournalRow }>();
   /** Why the last write failed (journal or commit); cleared by the next commit that succeeds. */
   #failure: string | undefined;
   /** Told when `failure()` changes (the panel shows it). */
@@ -378,19 +398,9 @@ export class AuditStore {
 
   /** Appends one entry (synchronous=NORMAL) and returns it, bounded as stored, with its id. */
   append(entry: Omit<AuditEntry, 'id'>): AuditEntry {
-    const { entry: bounded, row } = this.#prepared(entry);
-    const info = this.#insert.run(row);
+    const bounded = boundedEntry(entry);
+    const info = this.#insert.run(toRow(bounded));
     return { ...bounded, id: Number(info.lastInsertRowid) };
-  }
-
-  #prepared(entry: Omit<AuditEntry, 'id'>): { entry: Omit<AuditEntry, 'id'>; row: JournalRow } {
-    let p = this.#rows.get(entry);
-    if (!p) {
-      const bounded = boundedEntry(entry);
-      p = { entry: bounded, row: toRow(bounded) };
-      this.#rows.set(entry, p);
-    }
-    return p;
   }
 
   /**
@@ -433,12 +443,12 @@ export class AuditStore {
   /**
    * Writes entries to this process's journal (one write, no SQLite) and returns the line's seq;
    * they must then be committed with `appendMany(…, seq)`. Throws when the journal cannot be
-   * written (the caller commits at once instead).
+   * written (the caller commits at once instead). The entries go bounded, as they are stored;
+   * their rows are built when they commit, off the reply's path.
    */
   journal(entries: Array<Omit<AuditEntry, 'id'>>): number {
-    const rows = entries.map((e) => this.#prepared(e).row);
     try {
-      return this.#journal.append(rows);
+      return this.#journal.append(entries.map(boundedEntry));
     } catch (e) {
       this.#failed(e);
       throw e;
@@ -487,9 +497,9 @@ export class AuditStore {
             let top = mark;
             for (const rec of records) {
               if (rec.seq <= mark) continue;
-              for (const r of rec.rows) {
+              for (const r of rec.entries ?? rec.rows ?? []) {
                 try {
-                  this.#insert.run(journaledRow(r));
+                  this.#insert.run(rec.entries ? toRow(boundedEntry(r as Omit<AuditEntry, 'id'>)) : journaledRow(r));
                   inserted++;
                 } catch {
                   // A row SQLite refuses (it failed the original commit too) must not hold back the rest.

@@ -172,19 +172,19 @@ describe('audit journal', () => {
     }
     try {
       const journal = new AuditJournal(join(mnt, 'audit.pending'));
-      journal.append([[1, 'event', 'accepted', 'first']]);
+      journal.append([{ at: 1, message: 'first' }]);
       const filler = join(mnt, 'filler');
       try {
         writeFileSync(filler, Buffer.alloc(2 * 1024 * 1024));
       } catch {
         // ENOSPC: the disk is full now.
       }
-      expect(() => journal.append([[2, 'event', 'accepted', 'x'.repeat(64 * 1024)]])).toThrow(/ENOSPC/);
+      expect(() => journal.append([{ at: 2, message: 'x'.repeat(64 * 1024) }])).toThrow(/ENOSPC/);
       rmSync(filler);
-      journal.append([[3, 'event', 'accepted', 'after']]);
+      journal.append([{ at: 3, message: 'after' }]);
       const name = journal.name!;
       journal.close();
-      expect(journal.read(name)!.map((r) => r.rows[0]![3])).toEqual(['first', 'after']);
+      expect(journal.read(name)!.map((r) => (r.entries![0] as { message: string }).message)).toEqual(['first', 'after']);
     } finally {
       execFileSync('umount', ['-l', mnt]);
       rmSync(mnt, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { AUDIT_SCHEMA_VERSION, AuditStore } from '../../../src/main/hub/audit-store';
+import { AUDIT_SCHEMA_VERSION, AuditStore, COLUMNS } from '../../../src/main/hub/audit-store';
 import { journalDir } from '../../../src/main/hub/audit-journal';
 import { AUDIT_RECORD_SCHEMA } from '../../../src/shared/audit-record';
 import type { JsonValue } from '../../../src/main/kernel/types';
@@ -182,6 +182,18 @@ describe('AuditStore', () => {
     expect(s.query({}).entries[0]).toMatchObject({
       invocation_id: 'inv-old', agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0' }, authorized: 'operator', granted: false, by: 'alice', reason: 'not now', args: { text: 'x' },
     });
+    s.close();
+  });
+
+  it('a journal line of column values (what versions before entries wrote) is replayed', () => {
+    const path = fresh();
+    new AuditStore(path).close();
+    const cells: Record<string, string | number> = { at: 7, type: 'event', kind: 'succeeded', invocation_id: 'inv-rows', channel: 'test:a', state: 'succeeded', output: '{"ok":true}', outcome: 'succeeded' };
+    const row = COLUMNS.map((c) => cells[c.name] ?? null);
+    mkdirSync(journalDir(path), { recursive: true });
+    writeFileSync(join(journalDir(path), '2147483646-rows.jsonl'), `${JSON.stringify({ seq: 1, rows: [row] })}\n`, { mode: 0o600 });
+    const s = new AuditStore(path);
+    expect(s.query({}).entries[0]).toMatchObject({ at: 7, kind: 'succeeded', invocation_id: 'inv-rows', channel: 'test:a', output: { ok: true }, outcome: 'succeeded' });
     s.close();
   });
 
