@@ -212,7 +212,7 @@ function auditThroughput(): BenchRow[] {
     { name: 'audit append, batched ×100 (WAL)', value: Math.round(batched), unit: 'events/s', note: 'events outside a call (approvals pending, progress) commit in batches within 20 ms' },
     { name: 'audit durable decision (synchronous=FULL)', value: Math.round(durable), unit: 'decisions/s', note: 'fsync per decision' },
     { name: "a call's 3 rows committed before the reply", value: commitPerCall, unit: 'µs', note: 'the former way' },
-    { name: "a call's 3 rows journaled before the reply", value: journalPerCall, unit: 'µs', note: 'one write; committed with the batch' },
+    { name: "a call's 3 entries journaled before the reply", value: journalPerCall, unit: 'µs', note: 'one write; committed with the batch' },
     { name: 'journal vs commit before the reply', value: journalPerCall / commitPerCall, unit: '×' },
   ];
 }
