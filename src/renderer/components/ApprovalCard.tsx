@@ -307,7 +307,8 @@ export type ScopeEdit = { agent: 'this' | 'any'; channel: string; ops: string; a
 export const DEFAULT_SCOPE: ScopeEdit = { agent: 'this', channel: '', ops: '' };
 
 export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDecide, reason, onReason, onDenyAll, ...props }: ApprovalCardProps) {
-  const waited = now - a.requested_at;
+  // A prompt stamped by a clock ahead of this one (another hub's, or this instant's rounding) has not waited yet.
+  const waited = Math.max(0, now - a.requested_at);
   const left = Math.max(0, a.expires_at - now);
   const total = Math.max(1, a.expires_at - a.requested_at);
   const urgent = left < 15_000;

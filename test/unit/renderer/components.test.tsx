@@ -54,6 +54,13 @@ describe('ApprovalCard', () => {
     expect(card.textContent).toMatch(/auto-deny in 1 min 5\d s/);
   });
 
+  it('a prompt stamped ahead of this clock (another hub\'s, or the first instant) has waited 0 ms, not an unknown time', () => {
+    const now = Date.now();
+    render(<ApprovalCard approval={{ ...a1, requested_at: now + 1500, expires_at: now + 121_500 }} now={now} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    const card = screen.getByRole('article', { name: 'claude-code wants send on tmux:%3' });
+    expect(card.textContent).toMatch(/waited 0 ms ·/);
+  });
+
   it('labels the reason field and shows the shortcut on every button', () => {
     render(<ApprovalCard approval={a1} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
     expect(screen.queryByLabelText(/Reason/)).not.toBeNull();
