@@ -111,8 +111,9 @@ export function inputValidator(schema: JsonSchema): ValidateFunction {
 
 /**
  * A validator that checks a value against `schema` and never changes it (no defaults filled in):
- * the runtime's own reading of Draft 2020-12, for the hub's other schemas (config, panel and MCP
- * payloads, fleet messages), so one process builds one ajv for them all.
+ * the runtime's own reading of Draft 2020-12, for the hub's other schemas (config, fleet
+ * messages), so the hub builds one ajv for them all. (The edges check what crosses them with
+ * their own: importing the hub's index loads no validator, and the CLI relies on that.)
  */
 export function schemaValidator(schema: JsonSchema): ValidateFunction {
   return compile(schema, 'output_schema');

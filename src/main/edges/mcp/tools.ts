@@ -4,8 +4,8 @@
  * one rendered `uplink error […]` line. The schemas stay within what draft-07 and 2020-12
  * validators both read (the SDK client checks results with draft-07 Ajv).
  */
-import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { compileSchema, firstSchemaError } from '../schema';
 import { checkBounds, HubError, MAX_OP_CHARS } from '../../hub';
 
 /** The tool names. */
@@ -151,8 +151,7 @@ export const TOOLS: ToolDefinition[] = [
   },
 ];
 
-const ajv = new Ajv2020({ strict: false, allErrors: false });
-const validators = new Map<string, ValidateFunction>(TOOLS.map((t) => [t.name, ajv.compile(t.inputSchema)]));
+const validators = new Map<string, ValidateFunction>(TOOLS.map((t) => [t.name, compileSchema(t.inputSchema)]));
 
 /**
  * Validates a tool call's arguments; throws Invalid naming the pointer and keyword. `args` given
@@ -175,10 +174,8 @@ export function checkToolArgs(name: string, raw: unknown): Record<string, unknow
   }
   if (!validate) throw new Error(`no validator for tool ${name}`);
   if (!validate(input)) {
-    const e = validate.errors?.[0];
-    const where = e?.instancePath || '/';
-    const extra = e?.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : e?.keyword === 'required' ? ` (${String((e.params as { missingProperty?: string }).missingProperty)})` : '';
-    throw new HubError(driver, 'Invalid', `${name} arguments are invalid at ${where}: ${e?.keyword ?? 'schema'}${extra}`, { hint: `see the ${name} input schema in tools/list` });
+    const e = firstSchemaError(validate.errors);
+    throw new HubError(driver, 'Invalid', `${name} arguments are invalid at ${e.where}: ${e.keyword}${e.named}`, { hint: `see the ${name} input schema in tools/list` });
   }
   return input;
 }

@@ -1,30 +1,27 @@
 /**
  * Validation of PanelApi payloads on receipt in main (IPC and WebSocket alike). Schemas come from
- * the shared channel map and are compiled once. Errors name the JSON pointer and keyword only,
- * never the offending value (it may be a secret pasted into the wrong field).
+ * the shared channel map and are compiled once, with the edges' validator (`../schema`).
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { PanelEventName, PanelMethod } from '../../../shared/panel-api';
 import { PANEL_CALLS, PANEL_EVENTS, isPanelMethod } from '../../../shared/panel-channels';
+import { compileSchema, firstSchemaError } from '../schema';
 
-const ajv = new Ajv2020({ allErrors: false, strict: false });
 const requests = new Map<PanelMethod, ValidateFunction>();
 const responses = new Map<PanelMethod, ValidateFunction>();
 const events = new Map<PanelEventName, ValidateFunction>();
 for (const [method, { request, response }] of Object.entries(PANEL_CALLS)) {
-  requests.set(method as PanelMethod, ajv.compile(request));
-  responses.set(method as PanelMethod, ajv.compile(response));
+  requests.set(method as PanelMethod, compileSchema(request));
+  responses.set(method as PanelMethod, compileSchema(response));
 }
-for (const [event, schema] of Object.entries(PANEL_EVENTS)) events.set(event as PanelEventName, ajv.compile(schema));
+for (const [event, schema] of Object.entries(PANEL_EVENTS)) events.set(event as PanelEventName, compileSchema(schema));
 
 /** The outcome of a check: the value, or an operator-readable message. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
 const describe = (errors: ErrorObject[] | null | undefined): string => {
-  const e = errors?.[0];
-  if (!e) return 'invalid payload';
-  return `${e.instancePath || '/'} fails ${e.keyword}${e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : ''}`;
+  const e = firstSchemaError(errors);
+  return `${e.where} fails ${e.keyword}${e.named}`;
 };
 
 /** Checks a method name and its params; `undefined`/`null` params mean `{}`. */
