@@ -358,7 +358,7 @@ export class ApprovalBroker {
   }
 
   pending(): PendingApproval[] {
-    return [...this.#pending.values()].map((p) => p.approval).sort((a, b) => a.created_at - b.created_at);
+    return [...this.#pending.values()].map((p) => p.approval).sort((a, b) => a.requested_at - b.requested_at);
   }
 
   subscribe(listener: (e: ApprovalEvent) => void): Disposer {
@@ -656,8 +656,8 @@ export class ApprovalBroker {
       args: ctx.args ?? {},
       provider_id: via.provider_id,
       interaction: via.interaction,
-      created_at: now,
-      deadline: now + timeout,
+      requested_at: now,
+      expires_at: now + timeout,
       ...this.#ruleChannel(ctx),
       ...(ctx.sensitive ? { sensitive: true } : {}),
     };

@@ -146,7 +146,7 @@ const INT = { type: 'integer', minimum: 0 };
 
 const PROMPT_SCHEMA = {
   type: 'object',
-  required: ['approval_id', 'invocation_id', 'agent', 'channel', 'channel_labels', 'op', 'capability_id', 'args', 'provider_id', 'interaction', 'created_at', 'deadline'],
+  required: ['approval_id', 'invocation_id', 'agent', 'channel', 'channel_labels', 'op', 'capability_id', 'args', 'provider_id', 'interaction', 'requested_at', 'expires_at'],
   additionalProperties: false,
   properties: {
     approval_id: ID,
@@ -160,8 +160,8 @@ const PROMPT_SCHEMA = {
     sensitive: { type: 'boolean' },
     provider_id: TEXT(256),
     interaction: TEXT(64),
-    created_at: INT,
-    deadline: INT,
+    requested_at: INT,
+    expires_at: INT,
     rule_channel: TEXT(512),
     preview: {
       type: 'object',

@@ -678,7 +678,7 @@ export function joinFleet(core: Hub, settings: FleetSettings, options: FleetOpti
       };
     },
     pendingApprovals() {
-      return [...core.pendingApprovals(), ...fleet.remotePrompts()].sort((a, b) => a.created_at - b.created_at);
+      return [...core.pendingApprovals(), ...fleet.remotePrompts()].sort((a, b) => a.requested_at - b.requested_at);
     },
     subscribeApprovals(listener) {
       const offCore = core.subscribeApprovals(listener);

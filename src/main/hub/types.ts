@@ -106,10 +106,10 @@ export interface PendingApproval {
   sensitive?: boolean;
   provider_id: string;
   interaction: InteractionKind;
-  /** Milliseconds since the epoch. */
-  created_at: number;
+  /** When the agent asked (ms since the epoch). */
+  requested_at: number;
   /** When it is denied unanswered (ms since the epoch). */
-  deadline: number;
+  expires_at: number;
   /** The stable channel name an "always" would cover by default; absent when it has none. */
   rule_channel?: string;
   /** From `Driver.preview?` (best effort, bounded in time). */

@@ -45,7 +45,7 @@ describe('approvals', () => {
       provider_id: 'uplink/test',
       interaction: 'typed',
     });
-    expect(p.deadline - p.created_at).toBe(120_000);
+    expect(p.expires_at - p.requested_at).toBe(120_000);
     expect(p.preview?.text).toContain('login on a');
     expect(p.preview?.text).not.toContain('hunter2');
     expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);

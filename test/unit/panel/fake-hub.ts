@@ -210,8 +210,8 @@ export function approval(id: string, over: Partial<PendingApproval> = {}): Pendi
     args: { message: 'hello there', reply_hint: 'full' },
     provider_id: 'uplink/tmux',
     interaction: 'typed',
-    created_at: 1000,
-    deadline: 121_000,
+    requested_at: 1000,
+    expires_at: 121_000,
     ...over,
   };
 }

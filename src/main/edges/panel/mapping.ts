@@ -23,8 +23,8 @@ export function toPanelApproval(a: HubPending): PendingApproval {
     args: a.args,
     provider_id: a.provider_id,
     interaction: a.interaction,
-    requested_at: a.created_at,
-    expires_at: a.deadline,
+    requested_at: a.requested_at,
+    expires_at: a.expires_at,
   };
   if (a.preview) out.preview = a.preview;
   if (a.sensitive) out.sensitive = true;
