@@ -20,6 +20,7 @@ import { globMatch } from '../drivers';
 import { argsMatch, checkArgConstraints } from './arg-constraints';
 import { describeArgs } from '../../shared/arg-constraints';
 import type { OpParams } from './arg-constraints';
+import { tellAll } from './listeners';
 import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from './types';
 
 /** What the broker needs from the hub. */
@@ -743,12 +744,6 @@ export class ApprovalBroker {
   }
 
   #emit(e: ApprovalEvent): void {
-    for (const l of this.#listeners) {
-      try {
-        l(e);
-      } catch {
-        // A listener's failure must not stop the broker.
-      }
-    }
+    tellAll(this.#listeners, e);
   }
 }

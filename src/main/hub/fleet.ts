@@ -21,6 +21,7 @@ import type { Hub } from './hub';
 import type { AgentIdentity, ApprovalEvent, AuditEntry, FleetHistoryEntry, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from './types';
 import { decode, encode, MAX_PROMPT_BYTES, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, promptList, subjects } from './fleet-messages';
 import { startHistoryPublisher, startHistoryReader } from './fleet-history';
+import { tellAll } from './listeners';
 import type { FleetAgent, FleetErrorBody, FleetPrompt, FleetPromptEvent, FleetReply, FleetRequest } from './fleet-messages';
 
 export { readFleetToken } from './fleet-auth';
@@ -97,17 +98,6 @@ function fromFleetPrompt(hub: string, p: FleetPrompt): PendingApproval {
     interaction: p.interaction as InteractionKind,
     hub,
   };
-}
-
-/** Tells every listener; one that throws does not keep the others from hearing. */
-function tellAll<T>(listeners: Iterable<(value: T) => void>, value: T): void {
-  for (const l of listeners) {
-    try {
-      l(value);
-    } catch {
-      // A listener's failure is its own.
-    }
-  }
 }
 
 interface Pending {

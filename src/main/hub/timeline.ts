@@ -11,6 +11,7 @@ import type { CallContext } from './call-context';
 import { HubError } from './errors';
 import { outcomeOf } from '../../shared/audit-record';
 import type { Outcome } from '../../shared/audit-record';
+import { tellAll } from './listeners';
 import type { AuditEntry, AuditPage, AuditQuery, CallOptions, Disposer } from './types';
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -196,15 +197,7 @@ export class Timeline {
       if (durable) throw auditUnavailable(this.#audit.failure() ?? String((e as Error)?.message ?? e));
       return false;
     }
-    for (const entry of stored) {
-      for (const l of this.#listeners) {
-        try {
-          l(entry);
-        } catch {
-          // A timeline listener's failure must not break a call.
-        }
-      }
-    }
+    for (const entry of stored) tellAll(this.#listeners, entry);
     return true;
   }
 
