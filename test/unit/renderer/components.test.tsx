@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
-import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { describe, expect, it, vi } from 'vitest';
 import type { PendingApproval } from '../../../src/shared/panel-types';
 import { addApproval, ingestTimeline } from '../../../src/renderer/actions';
 import { useStore } from '../../../src/renderer/store';
@@ -10,7 +10,7 @@ import { ApprovalsView, ARM_DELAY_MS } from '../../../src/renderer/components/Ap
 import { ArgsView } from '../../../src/renderer/components/ArgsView';
 import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/components/SchemaForm';
 import { mcpCommands, ruleInWords } from '../../../src/renderer/components/SettingsView';
-import { startFakePanel } from './fake-api';
+import { useFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
 const a1: PendingApproval = {
@@ -30,13 +30,7 @@ const a1: PendingApproval = {
 };
 
 let fake: FakeApi;
-let stop: () => void;
-beforeEach(() => ({ fake, stop } = startFakePanel()));
-afterEach(() => {
-  cleanup();
-  stop();
-  vi.useRealTimers();
-});
+useFakePanel((f) => (fake = f));
 
 describe('ApprovalCard', () => {
   it('shows agent, channel with label, op, provider, interaction and the message as text', () => {

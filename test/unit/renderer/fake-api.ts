@@ -1,4 +1,6 @@
 /** An in-memory PanelApi for renderer tests: records calls, lets a test emit events. */
+import { cleanup } from '@testing-library/react';
+import { afterEach, beforeEach, vi } from 'vitest';
 import type { PanelApi, PanelEventName, PanelEvents } from '../../../src/shared/panel-api';
 import { EventHub, createPanelProxy } from '../../../src/shared/panel-proxy';
 import { startPanel } from '../../../src/renderer/actions';
@@ -53,4 +55,22 @@ export function startFakePanel(replies?: FakeApi['replies']): { fake: FakeApi; s
   useStore.setState(getInitialState(), true);
   const fake = createFakeApi(replies);
   return { fake, stop: startPanel(fake.api, 'browser') };
+}
+
+/**
+ * Gives every test of the file a fresh store and panel over a new fake API (handed to `take`),
+ * and afterwards unmounts what it rendered, disposes the panel and restores real timers.
+ */
+export function useFakePanel(take: (fake: FakeApi) => void = () => undefined): void {
+  let stop: () => void = () => undefined;
+  beforeEach(() => {
+    const started = startFakePanel();
+    stop = started.stop;
+    take(started.fake);
+  });
+  afterEach(() => {
+    cleanup();
+    stop();
+    vi.useRealTimers();
+  });
 }

@@ -6,23 +6,18 @@
  * this panel reads as withdrawn, never as denied.
  */
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FleetTimelineEntry, FleetView, PendingApproval, TimelineEvent } from '../../../src/shared/panel-types';
 import { addApproval, connectionChanged, flushFleetEntries, mergeFleetEntries, resolveApproval, showView } from '../../../src/renderer/actions';
 import { useStore } from '../../../src/renderer/store';
 import { App } from '../../../src/renderer/App';
 import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
 import { ApprovalsView } from '../../../src/renderer/components/ApprovalsView';
-import { startFakePanel } from './fake-api';
+import { useFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
 let fake: FakeApi;
-let stop: () => void;
-beforeEach(() => ({ fake, stop } = startFakePanel()));
-afterEach(() => {
-  cleanup();
-  stop();
-});
+useFakePanel((f) => (fake = f));
 
 const settle = () => act(async () => new Promise((r) => setTimeout(r, 30)));
 const now = Date.now();

@@ -4,8 +4,8 @@
  * timeline filters by outcome beside its other filters, and "Recently decided" names what was
  * asked, by whom, how it ended and who decided.
  */
-import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
 import type { PendingApproval, TimelineEvent } from '../../../src/shared/panel-types';
 import { OUTCOMES } from '../../../src/shared/audit-record';
 import { addApproval, ingestTimeline, resolveApproval } from '../../../src/renderer/actions';
@@ -15,14 +15,9 @@ import type { InvocationRow } from '../../../src/renderer/store/timeline-model';
 import { TimelineRow } from '../../../src/renderer/components/TimelineRow';
 import { TimelineView } from '../../../src/renderer/components/TimelineView';
 import { ApprovalsView } from '../../../src/renderer/components/ApprovalsView';
-import { startFakePanel } from './fake-api';
+import { useFakePanel } from './fake-api';
 
-let stop: () => void;
-beforeEach(() => ({ stop } = startFakePanel()));
-afterEach(() => {
-  cleanup();
-  stop();
-});
+useFakePanel();
 
 const agent = { kind: 'mcp' as const, agent_id: 'builder', name: 'claude-code' };
 let cursor = 0;

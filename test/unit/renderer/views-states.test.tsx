@@ -3,8 +3,8 @@
  * Every view has its loading, empty and error states; the approval prompt says in words what the
  * op will do; the settings show the right stdio command; the timeline pages older history in.
  */
-import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
 import type { PendingApproval, TimelineEvent } from '../../../src/shared/panel-types';
 import { connectionChanged, showView } from '../../../src/renderer/actions';
 import { useStore } from '../../../src/renderer/store';
@@ -12,16 +12,11 @@ import type { View } from '../../../src/renderer/store';
 import { App } from '../../../src/renderer/App';
 import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
 import { mcpCommands, shellWord } from '../../../src/renderer/components/SettingsView';
-import { startFakePanel } from './fake-api';
+import { useFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
 let fake: FakeApi;
-let stop: () => void;
-beforeEach(() => ({ fake, stop } = startFakePanel()));
-afterEach(() => {
-  cleanup();
-  stop();
-});
+useFakePanel((f) => (fake = f));
 
 const settle = () => act(async () => new Promise((r) => setTimeout(r, 30)));
 const CALLS = ['listPendingApprovals', 'listChannels', 'getSettings', 'listRules', 'listProviders', 'driverStatus', 'queryTimeline', 'fleetStatus'] as const;
