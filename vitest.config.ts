@@ -6,16 +6,22 @@ export default defineConfig({
   test: {
     projects: [
       {
+        // Unit tests share nothing and mostly wait (jsdom, timers, short-lived child processes): three
+        // workers on two cores, before the integration projects start. Those keep one worker (the
+        // default here, cores − 1): they time real tmux servers, X clients and hubs.
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.{ts,tsx}'],
           environment: 'node',
+          maxWorkers: 3,
+          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -28,6 +34,7 @@ export default defineConfig({
         test: {
           name: 'integration-tmux-via-protocol',
           include: ['test/integration/tmux/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
           exclude: ['test/integration/tmux/transport.test.ts'],
           env: { UPLINK_TEST_TMUX_VIA_PROTOCOL: '1' },
           testTimeout: 60_000,
