@@ -15,7 +15,7 @@ import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -56,6 +56,13 @@ const http = createServer(async (req, res) => {
 });
 http.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ url: 'http://127.0.0.1:' + http.address().port + '/mcp' }) + '\\n'));
 `;
+
+/** `entry` (a path under the checkout) bundled for Node as `dist/bench/<name>.mjs`, its packages left to node_modules; returns that path. */
+async function bundled(entry: string): Promise<string> {
+  const outfile = join(OUT, `${basename(entry, '.ts')}.mjs`);
+  await build({ entryPoints: [join(ROOT, entry)], outfile, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', logLevel: 'warning' });
+  return outfile;
+}
 
 /** Medians (µs) of calls measured alternately, one of each in turn, so load drift on a shared machine hits all alike. */
 async function timeAlternating(calls: Array<() => Promise<unknown>>): Promise<number[]> {
@@ -118,8 +125,7 @@ async function roundTrips(driversModule: string): Promise<BenchRow[]> {
   const observe = { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } };
   const echo = { name: 'echo', arguments: { text: 'x' } };
   writeFileSync(join(OUT, 'bare-http.mjs'), BARE_HTTP);
-  const bareEcho = join(OUT, 'bare-echo.mjs');
-  await build({ entryPoints: [join(ROOT, 'bench/bare-echo.ts')], outfile: bareEcho, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', logLevel: 'warning' });
+  const bareEcho = await bundled('bench/bare-echo.ts');
 
   const stdioClient = async (args: string[], childEnv?: Record<string, string>): Promise<Client> => {
     const client = new Client({ name: 'bench', version: '1' });
@@ -256,8 +262,7 @@ function hubMemoryRun(script: string, calls: number, kind: 'text' | 'screenshot'
 }
 
 async function hubMemory(): Promise<BenchRow[]> {
-  const script = join(OUT, 'hub-memory.mjs');
-  await build({ entryPoints: [join(ROOT, 'bench/hub-memory.ts')], outfile: script, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', logLevel: 'warning' });
+  const script = await bundled('bench/hub-memory.ts');
   const rows: BenchRow[] = [];
   const mib = (bytes: number): number => Math.round((bytes / MiB) * 10) / 10;
   for (const [calls, kind, what] of [
@@ -276,8 +281,7 @@ async function hubMemory(): Promise<BenchRow[]> {
 
 export async function run(): Promise<BenchReport> {
   mkdirSync(OUT, { recursive: true });
-  const driversModule = join(OUT, 'hub-drivers.mjs');
-  await build({ entryPoints: [join(ROOT, 'test/fixtures/hub-drivers.ts')], outfile: driversModule, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  const driversModule = await bundled('test/fixtures/hub-drivers.ts');
   const rows = [...(await roundTrips(driversModule)), ...auditThroughput(), ...(await brokerLatency()), ...(await hubMemory())];
   return { title: 'Hub: MCP round trips, audit store, approval broker, memory', rows };
 }
