@@ -67,11 +67,11 @@ function Members({ members }: { members: FleetMember[] }) {
     <table className="table" aria-label="Fleet members">
       <thead>
         <tr>
-          <th>Hub</th>
-          <th>State</th>
-          <th>Since</th>
-          <th>Panels</th>
-          <th>Problem</th>
+          <th scope="col">Hub</th>
+          <th scope="col">State</th>
+          <th scope="col">Since</th>
+          <th scope="col">Panels</th>
+          <th scope="col">Problem</th>
         </tr>
       </thead>
       <tbody>
@@ -152,13 +152,13 @@ function FleetTimeline({ members }: { members: FleetMember[] }) {
         <table className="table fleet-timeline" aria-label="Fleet timeline">
           <thead>
             <tr>
-              <th>Time</th>
-              <th>Hub</th>
-              <th>What</th>
-              <th>Channel</th>
-              <th>Op</th>
-              <th>Agent</th>
-              <th>Message</th>
+              <th scope="col">Time</th>
+              <th scope="col">Hub</th>
+              <th scope="col">What</th>
+              <th scope="col">Channel</th>
+              <th scope="col">Op</th>
+              <th scope="col">Agent</th>
+              <th scope="col">Message</th>
             </tr>
           </thead>
           <tbody>
