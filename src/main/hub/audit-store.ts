@@ -13,8 +13,8 @@ import type { JsonValue } from '../kernel';
 import { AuditJournal, journalDir } from './audit-journal';
 import { createPrivate, tightenFiles } from './data-dir';
 import { wellFormed } from '../../shared/escape';
-import { AUDIT_RECORD_SCHEMA, outcomeOf } from '../../shared/audit-record';
-import type { OutcomeFacts } from '../../shared/audit-record';
+import { AUDIT_RECORD_SCHEMA, outcomeOf, pickRecord, RECORD_AGENT_SCHEMA } from '../../shared/audit-record';
+import type { OutcomeFacts, RecordAgent } from '../../shared/audit-record';
 import type { JournalRow } from './audit-journal';
 import type { AuditEntry, AuditPage, AuditQuery } from './types';
 import { cut, deepPlaceholder, MAX_CHANNEL_CHARS, MAX_CLIENT_CHARS, MAX_DEPTH, MAX_OP_CHARS, MAX_TEXT_CHARS, nestsDeeperThan } from './bounds';
@@ -68,6 +68,12 @@ export const COLUMNS: readonly Column[] = Object.entries(AUDIT_RECORD_SCHEMA.pro
 });
 const COLUMN_NAMES = COLUMNS.map((c) => c.name);
 const at = (name: string): number => COLUMN_NAMES.indexOf(name);
+
+/** An entry as the journal holds it: bounded, its agent reduced to the record's fields. */
+function recorded(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
+  const bounded = boundedEntry(entry);
+  return bounded.agent ? { ...bounded, agent: pickRecord<RecordAgent>(RECORD_AGENT_SCHEMA, bounded.agent) } : bounded;
+}
 
 /**
  * The columns journal lines written before schema 5 hold, in their order (a journal left by a
@@ -443,12 +449,13 @@ export class AuditStore {
   /**
    * Writes entries to this process's journal (one write, no SQLite) and returns the line's seq;
    * they must then be committed with `appendMany(…, seq)`. Throws when the journal cannot be
-   * written (the caller commits at once instead). The entries go bounded, as they are stored;
-   * their rows are built when they commit, off the reply's path.
+   * written (the caller commits at once instead). The entries go as they are stored: bounded, and
+   * with only the agent's recorded fields (a live agent also carries its session and where it
+   * runs); their rows are built when they commit, off the reply's path.
    */
   journal(entries: Array<Omit<AuditEntry, 'id'>>): number {
     try {
-      return this.#journal.append(entries.map(boundedEntry));
+      return this.#journal.append(entries.map(recorded));
     } catch (e) {
       this.#failed(e);
       throw e;

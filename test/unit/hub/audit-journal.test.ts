@@ -153,12 +153,17 @@ describe('audit journal', () => {
   it('journal files are private (0600) and hold no more than the store does (sensitive args redacted before)', () => {
     const path = fresh();
     const store = new AuditStore(path);
-    store.journal([{ at: 1, type: 'event', kind: 'accepted', args: { big: 'x'.repeat(100_000) } }]);
+    // A live agent carries more than its record (the session its grants are keyed by, where it runs).
+    const agent = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', session: 'grants-key-1', caller: { tmux: '/tmp/tmux-0/default,1,0', tmux_pane: '%3' } } as AuditEntry['agent'];
+    store.journal([{ at: 1, type: 'event', kind: 'accepted', agent, args: { big: 'x'.repeat(100_000) } }]);
     const dir = journalDir(path);
     const [file] = readdirSync(dir);
     expect(statSync(join(dir, file!)).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
-    expect(readFileSync(join(dir, file!), 'utf8').length).toBeLessThan(17_000);
+    const text = readFileSync(join(dir, file!), 'utf8');
+    expect(text.length).toBeLessThan(17_000);
+    expect(text).toContain('"agent_id":"builder"');
+    expect(text).not.toMatch(/grants-key-1|tmux_pane/);
     store.close();
   });
 
