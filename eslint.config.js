@@ -6,6 +6,10 @@ import tseslint from 'typescript-eslint';
 const NODE_IO = ['fs', 'fs/promises', 'child_process', 'net', 'http', 'https', 'dgram', 'tls', 'os', 'worker_threads', 'cluster'];
 const nodeIo = NODE_IO.flatMap((m) => [m, `node:${m}`]);
 
+/** The hub's services, one folder each, and the files every service may import. */
+const HUB_SERVICES = ['approvals', 'audit', 'channels', 'config', 'credentials', 'driver-admin', 'fleet'];
+const HUB_FOUNDATION = ['types', 'errors', 'bounds', 'hub', 'call-context', 'listeners', 'data-dir', 'files'];
+
 /** A restriction on relative imports that reach into one of our layers. */
 const layer = (name, why) => ({ regex: `(^|/)${name}(/|$)`, message: why });
 /**
@@ -68,11 +72,27 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/main/hub/**/*.ts'],
+    // The hub's own files: the composition (hub-core, hub, types, errors, bounds, …) and the public
+    // index. They reach a service only through its index; the public index may name a light leaf
+    // file of a service, since importing it must load no SQLite, validator or driver.
+    files: ['src/main/hub/*.ts'],
+    ignores: ['src/main/hub/index.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: 'electron', message: 'The hub never imports electron.' }],
-        patterns: [onlyOutside(0, ['kernel$', 'drivers$', '\\.\\./shared/'], 'The hub imports the kernel and the drivers only through their index (../kernel, ../drivers), and src/shared — hint: export what you need from that folder\'s index.ts.')],
+        patterns: [
+          onlyOutside(0, ['kernel$', 'drivers$', '\\.\\./shared/'], 'The hub imports the kernel and the drivers only through their index (../kernel, ../drivers), and src/shared — hint: export what you need from that folder\'s index.ts.'),
+          { regex: `^\\./(${HUB_SERVICES.join('|')})/`, message: 'Reach a hub service through its index (./approvals, ./audit, …) — hint: export what you need from the service\'s index.ts.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['src/main/hub/*/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'electron', message: 'The hub never imports electron.' }],
+        patterns: [onlyOutside(0, [`(?:${[...HUB_SERVICES, ...HUB_FOUNDATION].join('|')})$`, '\\.\\./kernel$', '\\.\\./drivers$', '\\.\\./\\.\\./shared/'], 'A hub service imports another service only through its index (../audit, ../config, …), the hub\'s foundation files (../types, ../errors, ../bounds, …), the kernel and the drivers through their index (../../kernel, ../../drivers), and src/shared.')],
       }],
     },
   },

@@ -20,7 +20,7 @@ import { build } from 'esbuild';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { AuditStore } from '../src/main/hub/audit-store';
+import { AuditStore } from '../src/main/hub/audit/store';
 import { createHub } from '../src/main/hub/hub-core';
 import type { AgentIdentity } from '../src/main/hub';
 import { createTestDriver } from '../test/fixtures/test-driver';

@@ -5,9 +5,10 @@
  */
 import type { JsonValue } from '../kernel';
 import { driverOfChannel } from '../drivers';
-import { MAX_MESSAGE_BYTES } from './driver-provider';
 import { HubError } from './errors';
 
+/** Largest `send` message (bytes of UTF-8). */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
 /** Deepest nesting of args (and of anything stored as JSON) the hub accepts. */
 export const MAX_DEPTH = 64;
 /** Longest channel address. */
@@ -63,4 +64,20 @@ export function checkBounds(channel: unknown, op: unknown, args: unknown): void 
 /** What is stored instead of a value nested too deep to store. */
 export function deepPlaceholder(): JsonValue {
   return `<not stored: nesting deeper than ${MAX_DEPTH}>`;
+}
+
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
 }

@@ -8,27 +8,27 @@ import { Runtime, SoftwareUseError } from '../kernel';
 import type { InteractionKind, JsonValue, ProgressDetail, RuntimeEvent, SelectionExplanation } from '../kernel';
 import { driverOfChannel, ExternalDriver } from '../drivers';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, ExternalStatus, InvokeContext, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
-import { createExternalDrivers, externalEntries, externalStatus, trustEntry } from './external-drivers';
-import { AuditStore } from './audit-store';
-import { ApprovalBroker } from './broker';
-import type { RuleScope } from './broker';
-import { AgentCredentialStore } from './agent-credentials';
-import type { AgentCredential, AgentSummary } from './agent-credentials';
+import { createExternalDrivers, externalEntries, externalStatus, trustEntry } from './driver-admin';
+import { AuditStore } from './audit';
+import { ApprovalBroker } from './approvals';
+import type { RuleScope } from './approvals';
+import { AgentCredentialStore } from './credentials';
+import type { AgentCredential, AgentSummary } from './credentials';
 import { CallTable } from './call-context';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
 import type { FleetSettings } from './config';
-import { DriverProvider, providerIdFor } from './driver-provider';
+import { DriverProvider, providerIdFor } from './channels';
 import { ending, HubError, isDriverError, mapKernelError, toHubError } from './errors';
 import type { DecideResult, Hub, ProviderView } from './hub';
-import { redactArgs, isSensitive } from './redact';
-import { checkCall } from './call-checks';
-import { setApprovalTimeout } from './approval-settings';
-import type { CheckedCall } from './call-checks';
-import { auditUnavailable, eventEntry, kernelText, startProgress, Timeline } from './timeline';
-import type { EventOutcome } from './timeline';
+import { redactArgs, isSensitive } from './audit';
+import { checkCall } from './channels';
+import { setApprovalTimeout } from './approvals';
+import type { CheckedCall } from './channels';
+import { auditUnavailable, eventEntry, kernelText, startProgress, Timeline } from './audit';
+import type { EventOutcome } from './audit';
 import { checkBounds, deepPlaceholder, MAX_DEPTH, nestsDeeperThan } from './bounds';
-import { ChannelRegistry, withDeadline } from './registry';
+import { ChannelRegistry, withDeadline } from './channels';
 import { dataPaths, ensureDataDir } from './data-dir';
 import type {
   AgentIdentity,
@@ -47,8 +47,8 @@ import type {
   SessionGrant,
   StandingRuleStatus,
 } from './types';
-import { sectionSchema } from './default-drivers';
-import type { DriverSet } from './default-drivers';
+import { sectionSchema } from './driver-admin';
+import type { DriverSet } from './driver-admin';
 
 /** Options of `createHub`. */
 export interface HubOptions {

@@ -9,7 +9,7 @@
 import type { InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
 import type { HubError } from './errors';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
-import type { AgentCredential, AgentSummary } from './agent-credentials';
+import type { AgentCredential, AgentSummary } from './credentials';
 import type {
   AgentIdentity,
   ApprovalDecision,
@@ -30,7 +30,7 @@ import type {
   StandingRuleStatus,
   SessionGrant,
 } from './types';
-import type { RuleScope } from './broker';
+import type { RuleScope } from './approvals';
 
 /** What `decide` reports when it took effect. */
 export interface DecideResult {

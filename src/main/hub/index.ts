@@ -4,22 +4,22 @@
  * `openAuditReader` load those when called, so the CLI forwarding a command to a running hub
  * starts in a fraction of the time a hub takes.
  */
-import type { AuditStore } from './audit-store';
-import type { CheckOptions, CheckResult } from './driver-check';
+import type { AuditStore } from './audit/store';
+import type { CheckOptions, CheckResult } from './driver-admin/check';
 import type { Hub } from './hub';
 import type { HubOptions } from './hub-core';
 
 export type { Hub, DecideResult, ProviderView } from './hub';
 export type * from './types';
-export type { RuleScope } from './broker';
+export type { RuleScope } from './approvals/broker';
 export type { HubOptions } from './hub-core';
 export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
 export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
-export { MAX_MESSAGE_BYTES, CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './driver-provider';
-export type { AgentCredential, AgentSummary } from './agent-credentials';
-export { loadDrivers } from './default-drivers';
-export type { DriverSet, SectionGetter } from './default-drivers';
-export { MAX_OP_CHARS, checkBounds } from './bounds';
+export { CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './channels/driver-provider';
+export type { AgentCredential, AgentSummary } from './credentials/agents';
+export { loadDrivers } from './driver-admin/default';
+export type { DriverSet, SectionGetter } from './driver-admin/default';
+export { MAX_MESSAGE_BYTES, MAX_OP_CHARS, checkBounds } from './bounds';
 
 /**
  * Creates the hub of a data directory (see `HubOptions`). With a `fleet` section in its config it
@@ -30,19 +30,19 @@ export async function createHub(options: HubOptions): Promise<Hub> {
   const hub = core.createHub(options);
   const fleet = core.fleetSettingsOf(hub);
   if (!fleet) return hub;
-  return (await import('./fleet')).joinFleet(hub, fleet, { log: (line) => process.stderr.write(`${line}\n`) });
+  return (await import('./fleet/member')).joinFleet(hub, fleet, { log: (line) => process.stderr.write(`${line}\n`) });
 }
 
 /** Serves one built-in driver over the driver protocol on stdio, its config read live; no hub. */
 export async function runBuiltInDriver(name: string, dataDir: string): Promise<void> {
-  return (await import('./driver-run')).runBuiltInDriver(name, dataDir);
+  return (await import('./driver-admin/run')).runBuiltInDriver(name, dataDir);
 }
 
-export type { CheckName, CheckOptions, CheckResult } from './driver-check';
+export type { CheckName, CheckOptions, CheckResult } from './driver-admin/check';
 
 /** The driver conformance kit on a command (`uplink driver check`); it loads when called and starts no hub. */
 export async function checkDriver(options: CheckOptions): Promise<CheckResult[]> {
-  return (await import('./driver-check')).checkDriver(options);
+  return (await import('./driver-admin/check')).checkDriver(options);
 }
 
 /** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */
@@ -50,11 +50,11 @@ export type AuditReader = Pick<AuditStore, 'query' | 'lastId' | 'close'>;
 
 /** Opens the audit log at `path` for reading; close it when done. */
 export async function openAuditReader(path: string): Promise<AuditReader> {
-  return new (await import('./audit-store')).AuditStore(path);
+  return new (await import('./audit/store')).AuditStore(path);
 }
 
 // What the edges need of the kernel and the drivers, so that they never reach past the hub.
 export type { CapabilityOffer, InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
 export type { CallerEnvironment, ChannelEntry, DriverErrorKind, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TierSpec, TraceEntry, TraceFilter } from '../drivers';
 export { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError, tmuxSnippet } from '../drivers';
-export { recordUnfinishedCalls } from './unfinished';
+export { recordUnfinishedCalls } from './audit/unfinished';

@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { AuditStore } from '../../../src/main/hub/audit-store';
+import { AuditStore } from '../../../src/main/hub/audit/store';
 import { buildForTests, runCli, tmpDataDir } from '../../fixtures/hub-build';
 import type { TestBuild } from '../../fixtures/hub-build';
 

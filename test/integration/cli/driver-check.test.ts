@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildForTests, runCli, tmpDataDir } from '../../fixtures/hub-build';
-import { CHECK_NAMES } from '../../../src/main/hub/driver-check';
+import { CHECK_NAMES } from '../../../src/main/hub/driver-admin/check';
 
 const FIXTURES = join(__dirname, '..', '..', 'fixtures', 'external');
 

@@ -10,7 +10,7 @@ import { createTmuxDriver, tmuxConfigSchema } from '../../../src/main/drivers/tm
 import { createBroadcast, openPanelSession } from '../../../src/main/edges/panel';
 import { createHub } from '../../../src/main/hub/hub-core';
 import type { Hub, HubError } from '../../../src/main/hub';
-import { sectionSchema } from '../../../src/main/hub/default-drivers';
+import { sectionSchema } from '../../../src/main/hub/driver-admin/default';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import { TmuxTestServer, eventually } from '../../fixtures/tmux-server';
 

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHECK_NAMES, checkDriver } from '../../../src/main/hub/driver-check';
-import type { CheckName, CheckResult } from '../../../src/main/hub/driver-check';
+import { CHECK_NAMES, checkDriver } from '../../../src/main/hub/driver-admin/check';
+import type { CheckName, CheckResult } from '../../../src/main/hub/driver-admin/check';
 import { formatCheck } from '../../../src/main/edges/cli/driver-check';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'external');

@@ -234,7 +234,7 @@ describe('external drivers', () => {
 
 describe('the environment an external driver gets', () => {
   it("is the hub's, without an agent token or the conformance kit's switch", async () => {
-    const { driverEnv } = await import('../../../src/main/hub/external-drivers');
+    const { driverEnv } = await import('../../../src/main/hub/driver-admin/external');
     expect(driverEnv({ PATH: '/bin', HOME: '/h', UPLINK_AGENT_TOKEN: 'secret', UPLINK_DRIVER_CHECK: '1', UPLINK_DATA_DIR: '/d' })).toEqual({ PATH: '/bin', HOME: '/h', UPLINK_DATA_DIR: '/d' });
   });
 });

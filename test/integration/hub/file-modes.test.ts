@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AuditStore } from '../../../src/main/hub/audit-store';
+import { AuditStore } from '../../../src/main/hub/audit/store';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import { closeHubs, openHub } from './helpers';
 

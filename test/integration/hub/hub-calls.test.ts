@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AgentIdentity, AuditEntry } from '../../../src/main/hub';
 import { DriverError } from '../../../src/main/drivers/contract';
 import { createHub } from '../../../src/main/hub/hub-core';
-import { journalDir } from '../../../src/main/hub/audit-journal';
+import { journalDir } from '../../../src/main/hub/audit/journal';
 import { formatDoctor } from '../../../src/main/edges/cli/format';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { closeHubs, failure, openHub } from './helpers';

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentIdentity, Hub, PendingApproval } from '../../../src/main/hub';
-import { AuditStore } from '../../../src/main/hub/audit-store';
+import { AuditStore } from '../../../src/main/hub/audit/store';
 import { DriverError } from '../../../src/main/drivers';
 import { closeHubs, failure, openHub } from './helpers';
 import { waitFor } from '../../fixtures/hub-build';

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTmuxDriver, tmuxConfigSchema } from '../../../src/main/drivers/tmux';
 import { createHub } from '../../../src/main/hub/hub-core';
 import type { AgentIdentity, Hub } from '../../../src/main/hub';
-import { sectionSchema } from '../../../src/main/hub/default-drivers';
+import { sectionSchema } from '../../../src/main/hub/driver-admin/default';
 import { auditFiles, tmpDataDir } from '../../fixtures/hub-build';
 import { TmuxTestServer } from '../../fixtures/tmux-server';
 import { closeHubs, failure, nextPrompt, openHub } from './helpers';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { journalDir } from '../../../src/main/hub/audit-journal';
+import { journalDir } from '../../../src/main/hub/audit/journal';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';

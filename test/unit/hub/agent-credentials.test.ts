@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { AgentCredentialStore, MAX_AGENTS } from '../../../src/main/hub/agent-credentials';
+import { AgentCredentialStore, MAX_AGENTS } from '../../../src/main/hub/credentials/agents';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import type { HubError } from '../../../src/main/hub';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { argsMatch } from '../../../src/main/hub/arg-constraints';
+import { argsMatch } from '../../../src/main/hub/approvals/arg-constraints';
 
 describe('whether a call meets arg constraints', () => {
   const meets = (constraints: Parameters<typeof argsMatch>[0], args: object, shown: object = args) => argsMatch(constraints, args as never, shown as never);

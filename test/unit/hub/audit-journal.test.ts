@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import Database from 'better-sqlite3';
-import { AuditJournal, journalDir } from '../../../src/main/hub/audit-journal';
-import { AuditStore } from '../../../src/main/hub/audit-store';
+import { AuditJournal, journalDir } from '../../../src/main/hub/audit/journal';
+import { AuditStore } from '../../../src/main/hub/audit/store';
 import type { AuditEntry } from '../../../src/main/hub';
 import { ROOT } from '../../fixtures/hub-build';
 

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { AUDIT_SCHEMA_VERSION, AuditStore, COLUMNS } from '../../../src/main/hub/audit-store';
-import { journalDir } from '../../../src/main/hub/audit-journal';
+import { AUDIT_SCHEMA_VERSION, AuditStore, COLUMNS } from '../../../src/main/hub/audit/store';
+import { journalDir } from '../../../src/main/hub/audit/journal';
 import { AUDIT_RECORD_SCHEMA } from '../../../src/shared/audit-record';
 import type { JsonValue } from '../../../src/main/kernel/types';
 

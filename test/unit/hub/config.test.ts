@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigStore, DEFAULT_APPROVAL_TIMEOUT_MS, MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, jsonDepth } from '../../../src/main/hub/config';
-import { jsonErrorLocation } from '../../../src/main/hub/json-locate';
+import { ConfigStore, DEFAULT_APPROVAL_TIMEOUT_MS, MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH } from '../../../src/main/hub/config/store';
+import { jsonDepth } from '../../../src/main/hub/bounds';
+import { jsonErrorLocation } from '../../../src/main/hub/config/json-locate';
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-cfg-')), 'config.json');
 

@@ -1,6 +1,6 @@
 /** Driver-call deadlines on one shared timer. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Deadlines } from '../../../src/main/hub/deadlines';
+import { Deadlines } from '../../../src/main/hub/channels/deadlines';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());

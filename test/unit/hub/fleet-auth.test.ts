@@ -3,8 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAccount, createUser, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { describe, expect, it } from 'vitest';
-import { ConfigStore } from '../../../src/main/hub/config';
-import { fleetAuth, readFleetCa, readFleetCreds, readFleetToken } from '../../../src/main/hub/fleet-auth';
+import { ConfigStore } from '../../../src/main/hub/config/store';
+import { fleetAuth, readFleetCa, readFleetCreds, readFleetToken } from '../../../src/main/hub/fleet/auth';
 import { tmpDataDir } from '../../fixtures/hub-build';
 
 const CERT = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

@@ -3,7 +3,7 @@
  * over 64 KiB — a big record loses its args, not its place) and what a reader accepts.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_HISTORY_BYTES, decodeFleetRecord, encodeFleetRecord } from '../../../src/main/hub/fleet-history';
+import { MAX_HISTORY_BYTES, decodeFleetRecord, encodeFleetRecord } from '../../../src/main/hub/fleet/history';
 import type { AuditEntry } from '../../../src/main/hub/types';
 
 const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({

@@ -1,6 +1,6 @@
 /** Sensitive args never leave the hub readable. */
 import { describe, expect, it } from 'vitest';
-import { isSensitive, redactArgs } from '../../../src/main/hub/redact';
+import { isSensitive, redactArgs } from '../../../src/main/hub/audit/redact';
 
 describe('redaction', () => {
   it('redacts fields named by sensitive_args', () => {

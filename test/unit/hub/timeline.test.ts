@@ -1,7 +1,7 @@
 /** The timeline's batching when the audit store fails: events wait for another try, within a bound. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AuditStore } from '../../../src/main/hub/audit-store';
-import { Timeline } from '../../../src/main/hub/timeline';
+import type { AuditStore } from '../../../src/main/hub/audit/store';
+import { Timeline } from '../../../src/main/hub/audit/timeline';
 import type { AuditEntry } from '../../../src/main/hub';
 
 beforeEach(() => vi.useFakeTimers());

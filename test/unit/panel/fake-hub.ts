@@ -4,7 +4,7 @@
  */
 import type { Hub } from '../../../src/main/hub/hub';
 import type { ApprovalEvent, AuditEntry, PendingApproval, StandingRuleStatus } from '../../../src/main/hub/types';
-import type { AgentSummary } from '../../../src/main/hub/agent-credentials';
+import type { AgentSummary } from '../../../src/main/hub/credentials/agents';
 import { DriverError } from '../../../src/main/drivers/contract';
 import type { TierSpec } from '../../../src/main/drivers/contract';
 

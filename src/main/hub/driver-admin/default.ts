@@ -6,9 +6,9 @@
  * read only when set, and only by `loadDrivers`.
  */
 import { pathToFileURL } from 'node:url';
-import type { JsonSchema } from '../kernel';
-import { loadProductDrivers } from '../drivers';
-import type { DesktopConfig, Driver } from '../drivers';
+import type { JsonSchema } from '../../kernel';
+import { loadProductDrivers } from '../../drivers';
+import type { DesktopConfig, Driver } from '../../drivers';
 
 /** A live getter of one config section (drivers read it on every use). */
 export type SectionGetter = (name: string) => () => unknown;

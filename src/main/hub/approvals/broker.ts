@@ -7,21 +7,21 @@
  */
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import type { ApprovalOutcome, InteractionKind, JsonValue, Policy, PolicyDecision } from '../kernel';
-import type { ApprovalPreview } from '../drivers';
-import type { AuditStore } from './audit-store';
-import type { CallContext, CallTable } from './call-context';
-import type { ConfigStore } from './config';
-import type { DecideResult } from './hub';
-import { HubError } from './errors';
-import { describeAuthorization } from '../../shared/audit-record';
-import { ConfirmedRules, editConfig, ruleDigest } from './approval-settings';
-import { globMatch } from '../drivers';
+import type { ApprovalOutcome, InteractionKind, JsonValue, Policy, PolicyDecision } from '../../kernel';
+import type { ApprovalPreview } from '../../drivers';
+import type { AuditStore } from '../audit';
+import type { CallContext, CallTable } from '../call-context';
+import type { ConfigStore } from '../config';
+import type { DecideResult } from '../hub';
+import { HubError } from '../errors';
+import { describeAuthorization } from '../../../shared/audit-record';
+import { ConfirmedRules, editConfig, ruleDigest } from './settings';
+import { globMatch } from '../../drivers';
 import { argsMatch, checkArgConstraints } from './arg-constraints';
-import { describeArgs } from '../../shared/arg-constraints';
+import { describeArgs } from '../../../shared/arg-constraints';
 import type { OpParams } from './arg-constraints';
-import { tellAll } from './listeners';
-import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from './types';
+import { tellAll } from '../listeners';
+import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from '../types';
 
 /** What the broker needs from the hub. */
 export interface BrokerHost {

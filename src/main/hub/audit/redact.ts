@@ -3,7 +3,7 @@
  * text fields of args that carry a `sensitive` flag (tmux `type`). Sensitive means "not stored",
  * never "not shown to the approver": the raw args stay in memory for the prompt's Reveal.
  */
-import type { JsonValue } from '../kernel';
+import type { JsonValue } from '../../kernel';
 
 /** How a redacted value is shown: the length of the secret itself, in characters (code points). */
 export function redactedText(value: string): string {

@@ -10,8 +10,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureDataDir } from './data-dir';
-import { HubError } from './errors';
+import { ensureDataDir } from '../data-dir';
+import { HubError } from '../errors';
 
 /** At most this many agents (revoked ones included) are kept. */
 export const MAX_AGENTS = 256;

@@ -8,10 +8,10 @@
  * with `UPLINK_DRIVER_CHECK=1` in its environment may declare the ops `uplink-check-slow` and
  * `uplink-check-large` (docs/driver-protocol.md). Every other check works on any driver.
  */
-import { inputValidator, isValidIdentifier, strictSchemaError } from '../kernel';
-import type { JsonValue } from '../kernel';
-import { DRIVER_ERROR_KINDS, DriverError, EXTENSIONS, ExternalDriver, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, renderDriverError, rpcErrorOf } from '../drivers';
-import type { DriverErrorWire, InvokeContext, OpSpec } from '../drivers';
+import { inputValidator, isValidIdentifier, strictSchemaError } from '../../kernel';
+import type { JsonValue } from '../../kernel';
+import { DRIVER_ERROR_KINDS, DriverError, EXTENSIONS, ExternalDriver, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, renderDriverError, rpcErrorOf } from '../../drivers';
+import type { DriverErrorWire, InvokeContext, OpSpec } from '../../drivers';
 
 /** Set to `1` in the environment of a driver the kit starts. */
 export const CHECK_ENV = 'UPLINK_DRIVER_CHECK';

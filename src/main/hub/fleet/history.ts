@@ -10,12 +10,11 @@
 import { DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, nanos } from 'nats';
 import type { JsMsg, NatsConnection, StoredMsg } from 'nats';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { schemaValidator } from '../kernel';
-import { AUDIT_RECORD_SCHEMA, RECORD_AGENT_SCHEMA, omitProperties, pickRecord } from '../../shared/audit-record';
-import type { AuditRecord } from '../../shared/audit-record';
-import { MAX_DEPTH } from './bounds';
-import { jsonDepth } from './config';
-import type { AuditEntry } from './types';
+import { schemaValidator } from '../../kernel';
+import { AUDIT_RECORD_SCHEMA, RECORD_AGENT_SCHEMA, omitProperties, pickRecord } from '../../../shared/audit-record';
+import type { AuditRecord } from '../../../shared/audit-record';
+import { jsonDepth, MAX_DEPTH } from '../bounds';
+import type { AuditEntry } from '../types';
 
 export const HISTORY_STREAM = 'UPLINK_HISTORY';
 export const historySubject = (hub: string): string => `uplink.history.${hub}`;

@@ -2,9 +2,9 @@
  * What an announced hub (`uplink serve`, the desktop app) does as it starts: name, once, the calls
  * an earlier hub of this data directory left open when it was killed.
  */
-import { HubError } from './errors';
-import type { Hub } from './hub';
-import { TERMINAL_STATES } from '../../shared/wire';
+import { HubError } from '../errors';
+import type { Hub } from '../hub';
+import { TERMINAL_STATES } from '../../../shared/wire';
 
 /** How the line a starting hub records about calls an earlier hub left open begins. */
 const UNFINISHED = 'calls the previous hub never finished (it was killed or crashed):';

@@ -4,13 +4,13 @@
  * drivers that know which interaction kinds can serve a channel right now (desktop:
  * `interactionsFor`), which kind the kernel may select.
  */
-import { INTERACTION_KINDS } from '../kernel';
-import type { InteractionKind, JsonValue } from '../kernel';
-import { driverOfChannel } from '../drivers';
-import { HubError } from './errors';
+import { INTERACTION_KINDS } from '../../kernel';
+import type { InteractionKind, JsonValue } from '../../kernel';
+import { driverOfChannel } from '../../drivers';
+import { HubError } from '../errors';
 import type { ChannelRegistry } from './registry';
 import { withDeadline } from './registry';
-import type { CallOptions, OpDescription } from './types';
+import type { CallOptions, OpDescription } from '../types';
 
 /** A call that passed the checks. */
 export interface CheckedCall {

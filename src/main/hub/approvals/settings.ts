@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canonicalJson } from '../../shared/arg-constraints';
-import type { ConfigStore } from './config';
-import { HubError } from './errors';
-import type { AuditEntry } from './types';
+import { canonicalJson } from '../../../shared/arg-constraints';
+import type { ConfigStore } from '../config';
+import { HubError } from '../errors';
+import type { AuditEntry } from '../types';
 
 /** Records an entry; `durable` commits it fsynced. */
 export type Recorder = (entry: Omit<AuditEntry, 'id'>, durable?: boolean) => void;

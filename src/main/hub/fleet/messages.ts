@@ -4,11 +4,10 @@
  * fails is dropped without an answer (a sender that speaks the protocol never sees that).
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import type { JsonValue } from '../kernel';
-import type { PendingApproval } from './types';
-import { jsonDepth } from './config';
-import { MAX_DEPTH } from './bounds';
-import { schemaValidator } from '../kernel';
+import type { JsonValue } from '../../kernel';
+import type { PendingApproval } from '../types';
+import { jsonDepth, MAX_DEPTH } from '../bounds';
+import { schemaValidator } from '../../kernel';
 
 /** Requests carry args (64 KiB at most) and an identity; replies may carry a screenshot. */
 export const MAX_REQUEST_BYTES = 192 * 1024;

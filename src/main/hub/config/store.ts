@@ -9,15 +9,16 @@
  * that is emptied, deleted after a config was loaded, unreadable, oversized or nested too deeply is
  * broken, never "the defaults". Only a data dir where no config was ever loaded runs on defaults.
  */
+import { jsonDepth } from '../bounds';
 import { chmodSync, existsSync, readFileSync, renameSync, watch, writeFileSync } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { schemaValidator } from '../kernel';
-import type { JsonSchema } from '../kernel';
-import { readBoundedFile } from './bounded-file';
+import { schemaValidator } from '../../kernel';
+import type { JsonSchema } from '../../kernel';
+import { readBoundedFile } from '../files';
 import { jsonErrorLocation } from './json-locate';
-import type { Disposer, StandingRule } from './types';
+import type { Disposer, StandingRule } from '../types';
 
 /** Default approval timeout: two minutes, then an unanswered prompt is denied. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
@@ -29,21 +30,6 @@ export const MAX_CONFIG_BYTES = 1024 * 1024;
 export const MAX_CONFIG_DEPTH = 64;
 
 /** The deepest `[`/`{` nesting of a JSON text, counting only brackets outside strings. */
-export function jsonDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
-    else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return max;
-}
 
 /** The config file's text, or its size when it is over `limit` (an oversized file is not read whole). */
 function readBounded(path: string, limit: number): { text: string } | { size: number } {

@@ -4,12 +4,12 @@
  * checked against the driver's schema, as the hub does; a broken file keeps the last good one.
  */
 import { statSync } from 'node:fs';
-import { loadProductDrivers, serveDriver } from '../drivers';
-import type { DesktopConfig, Driver } from '../drivers';
-import { ConfigStore } from './config';
-import { dataPaths } from './data-dir';
-import { sectionSchema } from './default-drivers';
-import { HubError } from './errors';
+import { loadProductDrivers, serveDriver } from '../../drivers';
+import type { DesktopConfig, Driver } from '../../drivers';
+import { ConfigStore } from '../config';
+import { dataPaths } from '../data-dir';
+import { sectionSchema } from './default';
+import { HubError } from '../errors';
 
 /** The built-in drivers `driver run` serves. */
 export const SERVABLE_DRIVERS = ['tmux', 'desktop'] as const;

@@ -4,15 +4,15 @@
  * committed to the audit store in batches and fed to live subscribers (the panel) with their ids
  * once stored.
  */
-import type { InteractionKind, InvocationState, JsonValue, ProgressDetail, RuntimeEvent } from '../kernel';
-import { boundedEntry } from './audit-store';
-import type { AuditStore } from './audit-store';
-import type { CallContext } from './call-context';
-import { HubError } from './errors';
-import { outcomeOf } from '../../shared/audit-record';
-import type { Outcome } from '../../shared/audit-record';
-import { tellAll } from './listeners';
-import type { AuditEntry, AuditPage, AuditQuery, CallOptions, Disposer } from './types';
+import type { InteractionKind, InvocationState, JsonValue, ProgressDetail, RuntimeEvent } from '../../kernel';
+import { boundedEntry } from './store';
+import type { AuditStore } from './store';
+import type { CallContext } from '../call-context';
+import { HubError } from '../errors';
+import { outcomeOf } from '../../../shared/audit-record';
+import type { Outcome } from '../../../shared/audit-record';
+import { tellAll } from '../listeners';
+import type { AuditEntry, AuditPage, AuditQuery, CallOptions, Disposer } from '../types';
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 /** Longest an event waits in the queue before its batch commits. */

@@ -3,12 +3,12 @@
  * labels (`tmux:codex`) to their channel entry. Metadata calls (channels, doctor) get a deadline
  * too, so one hanging driver cannot stall the hub.
  */
-import type { InteractionKind } from '../kernel';
-import { ExternalDriver, isMutating } from '../drivers';
-import type { ChannelEntry, DoctorReport, Driver, OpSpec } from '../drivers';
-import { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
+import type { InteractionKind } from '../../kernel';
+import { ExternalDriver, isMutating } from '../../drivers';
+import type { ChannelEntry, DoctorReport, Driver, OpSpec } from '../../drivers';
+import { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from '../errors';
 import { messagingOps, RESERVED_OPS } from './driver-provider';
-import type { DriverOverview, OpDescription } from './types';
+import type { DriverOverview, OpDescription } from '../types';
 
 /** How long a listing may stay cached before a miss forces a refresh. */
 const CHANNEL_CACHE_MS = 1000;

@@ -7,8 +7,8 @@
 import { isAbsolute, join } from 'node:path';
 import { credsAuthenticator } from 'nats';
 import type { Authenticator, ConnectionOptions } from 'nats';
-import { readBoundedFile } from './bounded-file';
-import type { FleetSettings } from './config';
+import { readBoundedFile } from '../files';
+import type { FleetSettings } from '../config';
 
 const MAX_TOKEN_BYTES = 4096;
 /** A user JWT with a long permission list is a few KiB; a creds file is that plus a seed. */

@@ -10,21 +10,21 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createInbox } from 'nats';
 import type { Msg, NatsConnection, Subscription } from 'nats';
-import type { InteractionKind, JsonValue } from '../kernel';
-import { DRIVER_ERROR_KINDS, driverOfChannel } from '../drivers';
-import type { ChannelEntry, DriverErrorKind, SendReceipt } from '../drivers';
-import { checkBounds } from './bounds';
-import type { FleetSettings } from './config';
-import { fleetAuth } from './fleet-auth';
-import { HubError, toHubError } from './errors';
-import type { Hub } from './hub';
-import type { AgentIdentity, ApprovalEvent, AuditEntry, FleetHistoryEntry, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from './types';
-import { decode, encode, MAX_PROMPT_BYTES, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, promptList, subjects } from './fleet-messages';
-import { startHistoryPublisher, startHistoryReader } from './fleet-history';
-import { tellAll } from './listeners';
-import type { FleetAgent, FleetErrorBody, FleetPrompt, FleetPromptEvent, FleetReply, FleetRequest } from './fleet-messages';
+import type { InteractionKind, JsonValue } from '../../kernel';
+import { DRIVER_ERROR_KINDS, driverOfChannel } from '../../drivers';
+import type { ChannelEntry, DriverErrorKind, SendReceipt } from '../../drivers';
+import { checkBounds } from '../bounds';
+import type { FleetSettings } from '../config';
+import { fleetAuth } from './auth';
+import { HubError, toHubError } from '../errors';
+import type { Hub } from '../hub';
+import type { AgentIdentity, ApprovalEvent, AuditEntry, FleetHistoryEntry, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from '../types';
+import { decode, encode, MAX_PROMPT_BYTES, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, promptList, subjects } from './messages';
+import { startHistoryPublisher, startHistoryReader } from './history';
+import { tellAll } from '../listeners';
+import type { FleetAgent, FleetErrorBody, FleetPrompt, FleetPromptEvent, FleetReply, FleetRequest } from './messages';
 
-export { readFleetToken } from './fleet-auth';
+export { readFleetToken } from './auth';
 
 export interface FleetOptions {
   /** How often this hub says it is present; a hub unheard for three beats is gone (default 2000 ms). */

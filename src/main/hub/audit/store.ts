@@ -9,15 +9,15 @@
  */
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement } from 'better-sqlite3';
-import type { JsonValue } from '../kernel';
-import { AuditJournal, journalDir } from './audit-journal';
-import { createPrivate, tightenFiles } from './data-dir';
-import { wellFormed } from '../../shared/escape';
-import { AUDIT_RECORD_SCHEMA, outcomeOf, pickRecord, RECORD_AGENT_SCHEMA } from '../../shared/audit-record';
-import type { OutcomeFacts, RecordAgent } from '../../shared/audit-record';
-import type { JournalRow } from './audit-journal';
-import type { AuditEntry, AuditPage, AuditQuery } from './types';
-import { cut, deepPlaceholder, MAX_CHANNEL_CHARS, MAX_CLIENT_CHARS, MAX_DEPTH, MAX_OP_CHARS, MAX_TEXT_CHARS, nestsDeeperThan } from './bounds';
+import type { JsonValue } from '../../kernel';
+import { AuditJournal, journalDir } from './journal';
+import { createPrivate, tightenFiles } from '../data-dir';
+import { wellFormed } from '../../../shared/escape';
+import { AUDIT_RECORD_SCHEMA, outcomeOf, pickRecord, RECORD_AGENT_SCHEMA } from '../../../shared/audit-record';
+import type { OutcomeFacts, RecordAgent } from '../../../shared/audit-record';
+import type { JournalRow } from './journal';
+import type { AuditEntry, AuditPage, AuditQuery } from '../types';
+import { cut, deepPlaceholder, MAX_CHANNEL_CHARS, MAX_CLIENT_CHARS, MAX_DEPTH, MAX_OP_CHARS, MAX_TEXT_CHARS, nestsDeeperThan } from '../bounds';
 
 /** Bumped when the table layout changes; migrations run from the stored `user_version`. */
 export const AUDIT_SCHEMA_VERSION = 6;

@@ -16,19 +16,18 @@ import type {
   ProviderCapability,
   ProviderDescriptor,
   ProviderOutput,
-} from '../kernel';
-import { DriverError, isMutating } from '../drivers';
-import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../drivers';
-import type { CallTable } from './call-context';
+} from '../../kernel';
+import { DriverError, isMutating } from '../../drivers';
+import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../../drivers';
+import type { CallTable } from '../call-context';
 import { Deadlines } from './deadlines';
+import { MAX_MESSAGE_BYTES } from '../bounds';
 
 /** The deadlines of every driver call in this process, on one timer. */
 const DEADLINES = new Deadlines();
 
 /** The capability version every driver op gets. */
 export const CAPABILITY_VERSION = '1.0.0';
-/** Largest `send` message (bytes of UTF-8). */
-export const MAX_MESSAGE_BYTES = 64 * 1024;
 /** Op names the hub reserves for the messaging half of the contract. */
 export const RESERVED_OPS = ['send', 'recv'] as const;
 

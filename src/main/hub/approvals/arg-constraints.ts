@@ -4,11 +4,11 @@
  * a string matching the glob. Args not listed are free. A sensitive arg can never be constrained:
  * its value would sit in config.json, the audit and the panel in plain text.
  */
-import type { JsonValue } from '../kernel';
-import { globMatch } from '../drivers';
-import { HubError } from './errors';
-import type { ArgConstraints } from './types';
-import { canonicalJson, isGlob } from '../../shared/arg-constraints';
+import type { JsonValue } from '../../kernel';
+import { globMatch } from '../../drivers';
+import { HubError } from '../errors';
+import type { ArgConstraints } from '../types';
+import { canonicalJson, isGlob } from '../../../shared/arg-constraints';
 
 /** What the hub knows of an op when checking constraints on it. */
 export interface OpParams {

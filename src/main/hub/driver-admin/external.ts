@@ -5,10 +5,10 @@
  */
 import { statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { ExternalDriver, sha256File } from '../drivers';
-import type { ExternalStatus } from '../drivers';
-import type { ConfigStore, ExternalDriverEntry } from './config';
-import { HubError } from './errors';
+import { ExternalDriver, sha256File } from '../../drivers';
+import type { ExternalStatus } from '../../drivers';
+import type { ConfigStore, ExternalDriverEntry } from '../config';
+import { HubError } from '../errors';
 
 /** What the panel shows of an external driver: the host's status, with the file to trust when untrusted. */
 export type ExternalDriverStatus = ExternalStatus;

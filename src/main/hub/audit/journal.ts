@@ -17,7 +17,7 @@
 import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { pidAlive } from './data-dir';
+import { pidAlive } from '../data-dir';
 
 /** A row as the store inserts it: its column values in the store's column order. */
 export type JournalRow = Array<string | number | null>;

@@ -1,0 +1,6 @@
+/** Audit: the SQLite store, the journal a call's entries reach before its reply, and the timeline projection. */
+export { AuditStore } from './store';
+export { recordUnfinishedCalls } from './unfinished';
+export { isSensitive, redactArgs } from './redact';
+export { Timeline, auditUnavailable, eventEntry, kernelText, startProgress } from './timeline';
+export type { EventOutcome } from './timeline';

@@ -1,0 +1,2 @@
+/** Fleet membership on NATS; loaded only by a hub whose config has a `fleet` section. */
+export { joinFleet } from './member';
