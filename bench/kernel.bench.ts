@@ -84,7 +84,7 @@ async function latency(): Promise<{ kernel: number; direct: number }> {
   const { runtime, run } = harness();
   const offer = (await runtime.discover({ capability_id: 'bench.noop' }))[0]!;
   const signal = new AbortController().signal;
-  const direct = (): Promise<unknown> => provider.invoke({ request: request(), offer }, signal);
+  const direct = (): Promise<unknown> => provider.invoke({ request: request(), offer, context: undefined }, signal);
   // Warm up both paths so the JIT has compiled them before we measure.
   await perCall(run, 5, 2_000);
   await perCall(direct, 5, 2_000);

@@ -76,11 +76,11 @@ export interface KernelErrorContext {
   code: ErrorCode;
   /** The kernel's wire message (safe: no provider text or instance values). */
   message: string;
-  /** The operator's deny reason, or the broker's reason for an automatic deny. */
-  denyReason?: string;
-  denyHint?: string;
-  /** The driver's own error, carried out-of-band from the provider. */
-  driverError?: DriverError;
+  /**
+   * What ended it, from the kernel's host snapshot or error: the broker's denial (a HubError) for
+   * `policy_denied`, what the provider threw for `provider_failed`.
+   */
+  cause?: unknown;
   /** The tool or command that lists ops, for hints. */
   constraints?: { provider_id?: string; interaction?: string };
 }
@@ -95,7 +95,8 @@ export function mapKernelError(ctx: KernelErrorContext): HubError {
     new HubError(driver, kind, message, { hint, code: ctx.code });
   switch (ctx.code) {
     case 'policy_denied':
-      return mk('Rejected', ctx.denyReason ?? `${ctx.op} on ${ctx.channel} was denied by policy`, ctx.denyHint ?? 'ask the operator to approve it in the Uplink panel');
+      if (ctx.cause instanceof HubError) return ctx.cause;
+      return mk('Rejected', `${ctx.op} on ${ctx.channel} was denied by policy`, 'ask the operator to approve it in the Uplink panel');
     case 'input_schema_violation':
       return mk('Invalid', `args for ${ctx.op} do not match its params_schema: ${ctx.message}`, `see the op's params_schema with channel_describe {channel, op: "${ctx.op}"}`);
     case 'output_schema_violation':
@@ -112,7 +113,7 @@ export function mapKernelError(ctx: KernelErrorContext): HubError {
     case 'resource_exhausted':
       return mk('Unavailable', 'the hub has too many invocations in flight', 'wait for running calls to finish and retry');
     case 'provider_failed':
-      if (ctx.driverError) return HubError.fromDriverError(ctx.channel, ctx.driverError);
+      if (isDriverError(ctx.cause)) return HubError.fromDriverError(ctx.channel, ctx.cause);
       return mk('Upstream', 'the driver failed unexpectedly', 'the operator can see the detail in `uplink log`; retry, or run `uplink doctor`');
     case 'cancelled':
       return mk('Rejected', `${ctx.op} on ${ctx.channel} was cancelled`, 'retry if it is still wanted');

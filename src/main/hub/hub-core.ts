@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Runtime, SoftwareUseError } from '../kernel';
-import type { InteractionKind, JsonValue, ProgressDetail, RuntimeEvent, SelectionExplanation } from '../kernel';
+import type { HostSnapshot, InteractionKind, JsonValue, RuntimeEvent, SelectionExplanation } from '../kernel';
 import { driverOfChannel, ExternalDriver } from '../drivers';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, ExternalStatus, InvokeContext, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
 import { createExternalDrivers, externalEntries, externalStatus, trustEntry } from './driver-admin';
@@ -14,7 +14,7 @@ import { ApprovalBroker } from './approvals';
 import type { RuleScope } from './approvals';
 import { AgentCredentialStore } from './credentials';
 import type { AgentCredential, AgentSummary } from './credentials';
-import { CallTable } from './call-context';
+import { authenticatedAgent, declaredClient } from './call-context';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
 import type { FleetSettings } from './config';
@@ -83,16 +83,13 @@ class HubCore implements Hub {
   #now: () => number;
   #config: ConfigStore;
   #audit: AuditStore;
-  #calls = new CallTable();
   #registry: ChannelRegistry;
   #broker: ApprovalBroker;
   #agents: AgentCredentialStore;
-  #runtime: Runtime;
+  #runtime: Runtime<CallContext>;
   #providers: DriverProvider[] = [];
   /** Interaction kind by provider id (kernel events name the provider, not the kind). */
   #interactions = new Map<string, InteractionKind>();
-  /** Where a call's kernel `progress` events go, for calls whose caller wants progress. */
-  #progress = new Map<string, (progress: ProgressDetail) => void>();
   /** Invocation ids: a random prefix per hub (several processes share the audit) plus a counter. */
   #idPrefix = randomBytes(4).toString('hex');
   #idCounter = 0;
@@ -143,7 +140,6 @@ class HubCore implements Hub {
     this.#unknownDrivers = (wanted ?? []).filter((id) => !created.some((d) => d.info().id === id));
     this.#registry = new ChannelRegistry(enabled, () => Math.min(this.#driverTimeout(), 15_000));
     this.#broker = new ApprovalBroker({
-      calls: this.#calls,
       config: this.#config,
       audit: this.#audit,
       record: (entry, durable) => this.#timeline.record(entry, durable),
@@ -153,19 +149,19 @@ class HubCore implements Hub {
       now: this.#now,
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
     });
-    this.#runtime = new Runtime({ policy: this.#broker.policy, now: this.#now });
+    this.#runtime = new Runtime<CallContext>({ policy: this.#broker.policy, now: this.#now });
     for (const { id, driver } of this.#registry.drivers()) this.#registerProviders(id, driver);
     // An external driver's ops are known once it has started, and may change when it restarts
     // (a built-in served out of process, too).
     for (const d of enabled) if (d instanceof ExternalDriver) this.#disposers.push(d.onChange((what) => what === 'ops' && this.#reregister(d)));
-    this.#disposers.push(this.#runtime.subscribe((e) => this.#onEvent(e)));
+    this.#disposers.push(this.#runtime.subscribe((e, ctx) => this.#onEvent(e, ctx)));
   }
 
   #registerProviders(id: string, driver: Driver): void {
     const ops = this.#registry.opsOf(id);
     const kinds = [...new Set(ops.flatMap((o) => o.interactions))];
     for (const kind of kinds) {
-      const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)), this.#calls, (args) => this.#deadlineFor(args));
+      const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)));
       this.#runtime.register(provider);
       this.#providers.push(provider);
       this.#interactions.set(providerIdFor(id, kind), kind);
@@ -200,12 +196,13 @@ class HubCore implements Hub {
 
   /**
    * Ops with their own timeout (await-idle, ask) get that plus a margin, so `ask` (default 120 s)
-   * is never cut off by the 90 s driver deadline. The kernel has applied the schema's defaults, so
-   * an omitted `timeout_ms` arrives as its default.
+   * is never cut off by the 90 s driver deadline. An omitted `timeout_ms` counts as the default
+   * its schema gives it, which is what the kernel fills in before the driver sees the args.
    */
-  #deadlineFor(args: JsonValue): number {
+  #deadlineFor(spec: OpDescription, args: JsonValue): number {
     const base = this.#driverTimeout();
-    const timeout = args && typeof args === 'object' && !Array.isArray(args) ? args.timeout_ms : undefined;
+    let timeout: unknown = args && typeof args === 'object' && !Array.isArray(args) ? args.timeout_ms : undefined;
+    if (timeout === undefined) timeout = schemaDefault(spec.params_schema, 'timeout_ms');
     return typeof timeout === 'number' ? Math.max(base, timeout + 5000) : base;
   }
 
@@ -317,25 +314,30 @@ class HubCore implements Hub {
       this.#replyAudited();
       throw err;
     }
-    const { spec, labels } = checked;
+    const { spec, labels, address } = checked;
     const invocationId = `inv-${this.#idPrefix}-${(++this.#idCounter).toString(36)}`;
-    const ctx: CallContext = {
+    const facts = {
       invocation_id: invocationId,
+      agent: authenticatedAgent(agent),
+      declared: declaredClient(agent),
+      ...(agent.session !== undefined ? { session: agent.session } : {}),
+      ...(agent.caller !== undefined ? { caller: Object.freeze({ ...agent.caller }) } : {}),
+      recorded: Object.freeze({ ...agent }),
+      address,
       channel,
       driver: driverOfChannel(channel),
       op,
       capability_id: spec.capability_id,
-      safety: spec.mutating ? 'mutating' : 'read_only',
-      agent,
+      safety: spec.mutating ? ('mutating' as const) : ('read_only' as const),
       args: redactArgs(args, spec.sensitive_args),
       rawArgs: args,
-      labels,
+      labels: Object.freeze([...labels]),
       accepted_at: this.#now(),
+      deadline_ms: this.#deadlineFor(spec, args),
       sensitive: isSensitive(args, spec.sensitive_args),
     };
-    this.#calls.add(ctx);
-    const progress = startProgress(ctx, options, this.#options.progressIntervalMs ?? 2000, this.#now, () => this.#awaitingApproval(invocationId));
-    if (progress.forward) this.#progress.set(invocationId, progress.forward);
+    const progress = startProgress(facts, options, this.#options.progressIntervalMs ?? 2000, this.#now, () => this.#awaitingApproval(invocationId));
+    const ctx: CallContext = progress.forward ? { ...facts, progress: progress.forward } : facts;
     const onAbort = (): void => void this.#runtime.cancel(invocationId).catch(() => undefined);
     // Adding and removing a listener on the caller's signal costs more than a quick call, which
     // ends within the event-loop turn that started it: a call listens only once it outlives that
@@ -352,23 +354,26 @@ class HubCore implements Hub {
     let output: JsonValue;
     try {
       try {
-        await this.#runtime.start({
-          invocation_id: invocationId,
-          capability_id: spec.capability_id,
-          version_requirement: '^1',
-          input: { channel, args },
-          constraints: { ...(options.provider ? { provider_id: options.provider } : {}), ...(checked.interaction ? { interaction: checked.interaction } : {}) },
-        });
+        await this.#runtime.start(
+          {
+            invocation_id: invocationId,
+            capability_id: spec.capability_id,
+            version_requirement: '^1',
+            input: { channel, args },
+            constraints: { ...(options.provider ? { provider_id: options.provider } : {}), ...(checked.interaction ? { interaction: checked.interaction } : {}) },
+          },
+          ctx,
+        );
       } catch (e) {
         // The kernel can refuse after the policy asked (runtime disposed, retention full): withdraw
         // the prompt so the operator is not left deciding a call that will never run.
         this.#broker.abandon(invocationId, 'cancelled');
-        const err = ending(this.#mapError(ctx, e, options), { type: 'rejected' });
+        const err = ending(e instanceof SoftwareUseError ? this.#mapError(ctx, e, e.cause, options) : toHubError(channel, e), { type: 'rejected' });
         this.#rejected(channel, op, ctx.args, agent, err, ctx);
         throw err;
       }
       const last = await this.#runtime.wait(invocationId);
-      if (last.state !== 'succeeded') throw ending(this.#mapError(ctx, new SoftwareUseError(last.error?.code ?? 'cancelled', last.error?.message ?? 'cancelled'), options), { state: last.state });
+      if (last.state !== 'succeeded') throw ending(this.#endError(ctx, last, options), { state: last.state });
       output = last.result!.output;
     } catch (e) {
       this.#replyAudited();
@@ -390,9 +395,6 @@ class HubCore implements Hub {
     } catch {
       // Never admitted (the start was refused), or already evicted: nothing is retained.
     }
-    this.#broker.forget(invocationId);
-    this.#progress.delete(invocationId);
-    this.#calls.delete(invocationId);
   }
 
   /** Admitted and not yet started: the broker asked the operator (permits start at once). */
@@ -422,25 +424,21 @@ class HubCore implements Hub {
     if (failure !== undefined) throw auditUnavailable(failure);
   }
 
-  #mapError(ctx: CallContext, e: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
-    if (e instanceof HubError) return e;
-    if (!(e instanceof SoftwareUseError)) return toHubError(ctx.channel, e);
-    const deny = this.#broker.denial(ctx.invocation_id);
-    // Nobody refused a prompt the stopping hub withdrew: the agent should retry later, not give up.
-    if (deny?.unavailable) return new HubError('core', 'Unavailable', deny.reason, { ...(deny.hint ? { hint: deny.hint } : {}), code: e.code, outcome: 'denied' });
-    if (deny?.error) return deny.error;
-    const err = mapKernelError({
+  /** The agent's error for a kernel error and its cause (the broker's denial, the driver's throw). */
+  #mapError(ctx: CallContext, e: Pick<SoftwareUseError, 'code' | 'message'>, cause: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
+    return mapKernelError({
       channel: ctx.channel,
       op: ctx.op,
       code: e.code,
       message: kernelText(e.message),
-      denyReason: e.code === 'policy_denied' ? deny?.reason : undefined,
-      denyHint: e.code === 'policy_denied' ? deny?.hint : undefined,
-      driverError: e.code === 'provider_failed' ? this.#driverError(ctx.invocation_id) : undefined,
+      cause,
       constraints: { provider_id: options.provider, interaction: options.interaction },
     });
-    if (e.code === 'policy_denied' && deny?.timedOut) err.outcome = 'timed_out';
-    return err;
+  }
+
+  /** The agent's error for a call that did not succeed, from the kernel's host snapshot. */
+  #endError(ctx: CallContext, last: HostSnapshot, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
+    return this.#mapError(ctx, last.error ?? { code: 'cancelled', message: 'cancelled' }, last.cause, options);
   }
 
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): HubError {
@@ -503,45 +501,25 @@ class HubCore implements Hub {
     });
   }
 
-  /** Projects each kernel event into the timeline, with the call's facts and the kernel's outcome. */
-  #onEvent(e: RuntimeEvent): void {
-    const ctx = this.#calls.get(e.invocation_id);
-    if (e.kind === 'progress' && e.progress) this.#progress.get(e.invocation_id)?.(e.progress);
+  /** Projects each kernel event into the timeline, with the call's context and the kernel's outcome. */
+  #onEvent(e: RuntimeEvent, ctx: CallContext | undefined): void {
+    if (e.kind === 'progress' && e.progress) ctx?.progress?.(e.progress);
     const outcome: EventOutcome = {};
     if (ctx) {
       const interaction = e.provider_id === undefined ? undefined : this.#interactions.get(e.provider_id);
       if (interaction) outcome.interaction = interaction;
       if (e.kind === 'succeeded' && !ctx.sensitive) outcome.output = this.#runtime.peek(e.invocation_id).result?.output;
       if (e.kind === 'failed' && e.error) {
-        outcome.error = ending(this.#mapError(ctx, new SoftwareUseError(e.error.code, e.error.message), {}), { state: 'failed' });
+        const last = this.#runtime.peek(e.invocation_id);
+        outcome.error = ending(this.#mapError(ctx, e.error, last.cause, {}), { state: 'failed' });
         if (!ctx.sensitive) {
-          const detail = this.#operatorDetail(e.invocation_id);
+          const detail = operatorDetail(last, outcome.error);
           if (detail) outcome.detail = detail;
         }
       }
     }
-    // A prompt the stopping hub withdrew ends cancelled in the kernel, but nobody cancelled it: as its decision says, it was denied.
-    if (e.kind === 'cancelled' && this.#broker.denial(e.invocation_id)?.unavailable) outcome.ended = 'denied';
     this.#timeline.record(eventEntry(e, ctx, this.#now, outcome));
     if (e.kind === 'cancelled') this.#broker.abandon(e.invocation_id, 'cancelled');
-  }
-
-  /** The driver's own DriverError behind a `provider_failed`, meant for the agent. */
-  #driverError(invocationId: string): HubError | undefined {
-    try {
-      const thrown = this.#runtime.diagnostic(invocationId)?.error;
-      return isDriverError(thrown) ? HubError.fromDriverError(this.#calls.get(invocationId)?.channel, thrown) : undefined;
-    } catch {
-      return undefined; // not retained (never admitted), or a thrown value that breaks on inspection
-    }
-  }
-
-  /** What the operator sees of a failure in the audit: the kernel's diagnostic and the driver's evidence. */
-  #operatorDetail(invocationId: string): string | undefined {
-    const d = this.#runtime.diagnostic(invocationId);
-    if (!d) return undefined;
-    const evidence = this.#driverError(invocationId)?.evidence;
-    return [`${d.kind}: ${d.detail}`, evidence && `evidence: ${evidence}`].filter(Boolean).join('\n');
   }
 
   async #preview(ctx: CallContext): Promise<ApprovalPreview | undefined> {
@@ -564,7 +542,7 @@ class HubCore implements Hub {
     try {
       const { driver, addr } = this.#registry.resolve(ctx.channel);
       if (!driver.precheck) return undefined;
-      const invokeCtx: InvokeContext = { interaction, agent: ctx.agent.name, invocation_id: ctx.invocation_id, ...(ctx.agent.caller ? { caller: ctx.agent.caller } : {}) };
+      const invokeCtx: InvokeContext = { interaction, agent: ctx.agent.id, invocation_id: ctx.invocation_id, ...(ctx.caller ? { caller: ctx.caller } : {}) };
       await withDeadline(ctx.driver, 'precheck()', Math.min(this.#driverTimeout(), 15_000), () => driver.precheck!(addr, ctx.op, args, invokeCtx));
       return undefined;
     } catch (e) {
@@ -723,6 +701,9 @@ class HubCore implements Hub {
     if (this.#closed) return;
     this.#closed = true;
     for (const p of this.#broker.pending()) this.#broker.abandon(p.invocation_id, 'closed');
+    // Withdrawn prompts settle in the kernel as denials (the agent hears the hub stopped) before
+    // disposing cancels whatever still runs.
+    await new Promise((r) => setImmediate(r));
     await Promise.resolve(this.#runtime.dispose()).catch(() => undefined);
     // Let cancelled invocations settle their terminal events into the store.
     await new Promise((r) => setTimeout(r, 10));
@@ -732,4 +713,19 @@ class HubCore implements Hub {
     this.#config.close();
     this.#audit.close();
   }
+}
+
+/** What the operator sees of a failure in the audit: the kernel's diagnostic and the driver's evidence. */
+function operatorDetail(last: HostSnapshot, error: HubError): string | undefined {
+  const d = last.diagnostic;
+  if (!d) return undefined;
+  const evidence = isDriverError(last.cause) ? error.evidence : undefined;
+  return [`${d.kind}: ${d.detail}`, evidence && `evidence: ${evidence}`].filter(Boolean).join('\n');
+}
+
+/** The default a params schema gives one top-level arg, if it gives one. */
+function schemaDefault(schema: unknown, name: string): unknown {
+  if (!schema || typeof schema !== 'object') return undefined;
+  const property = (schema as { properties?: Record<string, unknown> }).properties?.[name];
+  return property && typeof property === 'object' ? (property as { default?: unknown }).default : undefined;
 }

@@ -1,7 +1,8 @@
 /**
  * Delivers runtime events to listeners through one queue: an event caused by a listener (say, a
  * cancel on `started`) is delivered after the current one, so every listener sees each
- * invocation's events in sequence order. A throwing listener is isolated from the rest.
+ * invocation's events in sequence order, each with the invocation's context. A throwing listener
+ * is isolated from the rest.
  */
 import type { Invocation } from './invocation';
 import type { RuntimeEvent, RuntimeListener } from './types';
@@ -9,7 +10,8 @@ import type { RuntimeEvent, RuntimeListener } from './types';
 /** The runtime's listener list and delivery queue. */
 export class EventBus {
   #listeners: RuntimeListener[] = [];
-  readonly #queue: RuntimeEvent[] = [];
+  /** Pairs: event, then the invocation's context. */
+  readonly #queue: unknown[] = [];
   #dispatching = false;
 
   /** Adds a listener; returns its idempotent remover. */
@@ -27,7 +29,7 @@ export class EventBus {
   /** Queues the invocation's latest event (built only when someone listens). */
   enqueue(inv: Invocation, hasExtra: boolean): void {
     if (this.#listeners.length === 0) return;
-    this.#queue.push(inv.lastEvent(hasExtra));
+    this.#queue.push(inv.lastEvent(hasExtra), inv.context);
   }
 
   /** Delivers everything queued, unless a delivery is already under way further up the stack. */
@@ -35,11 +37,12 @@ export class EventBus {
     if (this.#dispatching) return;
     this.#dispatching = true;
     try {
-      for (let i = 0; i < this.#queue.length; i++) {
-        const event = this.#queue[i]!;
+      for (let i = 0; i < this.#queue.length; i += 2) {
+        const event = this.#queue[i] as RuntimeEvent;
+        const context = this.#queue[i + 1];
         for (const listener of this.#listeners) {
           try {
-            listener(event);
+            listener(event, context);
           } catch {
             // A broken listener must not break the runtime or starve the other listeners.
           }

@@ -7,6 +7,7 @@
 import type { OfferEntry } from './registry';
 import type {
   ApprovalDetail,
+  HostSnapshot,
   InvocationReceipt,
   InvocationSnapshot,
   InvocationState,
@@ -56,6 +57,8 @@ interface EventExtra {
 export class Invocation {
   readonly id: string;
   readonly entry: OfferEntry;
+  /** The context given to `start` (frozen), handed to the policy, the provider and every listener. */
+  readonly context: unknown;
   state: InvocationState = 'accepted';
   /** Flat pairs: [kind code, at, kind code, at, ...]. */
   log: number[] = [];
@@ -66,14 +69,17 @@ export class Invocation {
   controller: AbortController | undefined = undefined;
   /** Callers of `wait`, answered with the terminal snapshot once the terminal event is recorded. */
   waiters: Array<(snapshot: InvocationSnapshot) => void> | undefined = undefined;
-  /** The first operator-only diagnostic about this invocation (never in a snapshot or event). */
+  /** The first operator-only diagnostic about this invocation (host snapshots only, never an event). */
   diagnostic: RuntimeDiagnostic | undefined = undefined;
+  /** What ended it, for the host: the provider's thrown value or the denial's cause. */
+  cause: unknown = undefined;
   /** Released by its host: no longer findable, and skipped by the eviction queue. */
   released = false;
 
-  constructor(id: string, entry: OfferEntry) {
+  constructor(id: string, entry: OfferEntry, context: unknown) {
     this.id = id;
     this.entry = entry;
+    this.context = context;
   }
 
   get terminal(): boolean {
@@ -113,6 +119,14 @@ export class Invocation {
     const snap: InvocationSnapshot = { receipt: this.receipt(), state: this.state, last_event_sequence: this.lastSequence };
     if (this.state === 'succeeded') snap.result = { output: this.output as JsonValue };
     if (this.error !== undefined) snap.error = this.error;
+    return snap;
+  }
+
+  /** The snapshot with what ended it (`cause`, `diagnostic`), for the host only. */
+  hostSnapshot(): HostSnapshot {
+    const snap: HostSnapshot = this.snapshot();
+    if (this.cause !== undefined) snap.cause = this.cause;
+    if (this.diagnostic !== undefined) snap.diagnostic = this.diagnostic;
     return snap;
   }
 

@@ -14,7 +14,7 @@ export const defaultPolicy: Policy = (ctx) => (ctx.offer.capability.safety === '
 /** A decision after checking; `invalid` means the policy broke its contract (fail closed). */
 export type CheckedDecision =
   | { kind: 'permit' }
-  | { kind: 'deny'; reason: string | undefined }
+  | { kind: 'deny'; reason: string | undefined; cause: unknown }
   | { kind: 'ask'; approval: Promise<ApprovalOutcome> }
   | { kind: 'invalid' };
 
@@ -29,7 +29,7 @@ export function checkDecision(value: unknown): CheckedDecision {
       case 'permit':
         return PERMIT as CheckedDecision;
       case 'deny':
-        return { kind: 'deny', reason: typeof decision.reason === 'string' && decision.reason !== '' ? clip(decision.reason) : undefined };
+        return { kind: 'deny', reason: typeof decision.reason === 'string' && decision.reason !== '' ? clip(decision.reason) : undefined, cause: decision.cause };
       case 'ask': {
         const approval = decision.approval;
         if (approval === null || (typeof approval !== 'object' && typeof approval !== 'function')) return INVALID;
@@ -48,6 +48,8 @@ export function checkDecision(value: unknown): CheckedDecision {
 export interface CheckedOutcome {
   granted: boolean;
   detail: ApprovalDetail;
+  /** Why it was not granted, as the policy's host put it (kept for the host, never for an agent). */
+  cause?: unknown;
 }
 
 /** Reads an approval outcome defensively; anything malformed is a denial. */
@@ -59,7 +61,9 @@ export function checkOutcome(value: unknown): CheckedOutcome {
     if (typeof outcome.by === 'string' && outcome.by !== '') detail.by = clip(outcome.by);
     if (typeof outcome.reason === 'string' && outcome.reason !== '') detail.reason = clip(outcome.reason);
     // Frozen: events share it, and a caller mutating one must not rewrite the recorded history.
-    return { granted: outcome.granted === true, detail: Object.freeze(detail) };
+    const checked: CheckedOutcome = { granted: outcome.granted === true, detail: Object.freeze(detail) };
+    if (outcome.cause !== undefined) checked.cause = outcome.cause;
+    return checked;
   } catch {
     return { granted: false, detail: {} };
   }

@@ -12,6 +12,8 @@
  *   re-checks the invocation's state (or controller) before going on.
  * - The request the policy and provider see is the runtime's own checked copy, never the caller's
  *   object, so what was validated is what runs.
+ * - A call's context (Uplink extension: who asks, under which terms) is frozen at `start` and
+ *   handed unchanged to the policy, the provider and every listener; nothing is looked up by id.
  */
 import { PROVIDER_BAD_RESULT, PROVIDER_FAILED, SoftwareUseError, describeThrown } from './errors';
 import { Invocation, Kind } from './invocation';
@@ -32,6 +34,7 @@ import type {
   CapabilityQuery,
   CapabilitySpec,
   EventPage,
+  HostSnapshot,
   InvocationPort,
   InvocationReceipt,
   InvocationRequest,
@@ -63,10 +66,13 @@ function observe(decision: CheckedDecision): void {
   if (decision.kind === 'ask') decision.approval.then(undefined, () => undefined);
 }
 
-/** The execution kernel; implements the agent port `InvocationPort`. */
-export class Runtime implements InvocationPort {
+/**
+ * The execution kernel; implements the agent port `InvocationPort`. `C` is the type of the call
+ * context its host passes to `start` (Uplink extension).
+ */
+export class Runtime<C = unknown> implements InvocationPort {
   readonly #registry = new Registry();
-  readonly #policy: Policy;
+  readonly #policy: Policy<C>;
   readonly #now: () => number;
   readonly #onDiagnostic: ((diagnostic: RuntimeDiagnostic) => void) | undefined;
   readonly #retained: Retention;
@@ -75,21 +81,21 @@ export class Runtime implements InvocationPort {
   readonly #pending = new Set<string>();
   #disposed = false;
 
-  constructor(options: RuntimeOptions = {}) {
+  constructor(options: RuntimeOptions<C> = {}) {
     if (options === null || typeof options !== 'object') throw optionError('options must be an object');
     const { policy, maxRetained = DEFAULT_MAX_RETAINED, now, onDiagnostic } = options;
     if (policy !== undefined && typeof policy !== 'function') throw optionError('policy must be a function');
     if (!Number.isSafeInteger(maxRetained) || maxRetained <= 0) throw optionError('maxRetained must be a positive integer');
     if (now !== undefined && typeof now !== 'function') throw optionError('now must be a function');
     if (onDiagnostic !== undefined && typeof onDiagnostic !== 'function') throw optionError('onDiagnostic must be a function');
-    this.#policy = policy ?? defaultPolicy;
+    this.#policy = policy ?? (defaultPolicy as Policy<C>);
     this.#retained = new Retention(maxRetained);
     this.#now = now ?? Date.now;
     this.#onDiagnostic = onDiagnostic;
   }
 
   /** Adds a provider; throws `SoftwareUseError` (synchronously) on any contract breach. */
-  register(provider: CapabilityProvider): void {
+  register(provider: CapabilityProvider<C>): void {
     if (this.#disposed) throw msg.disposedError();
     this.#registry.register(provider);
   }
@@ -136,10 +142,15 @@ export class Runtime implements InvocationPort {
     return this.#registry.spec(capabilityId, version);
   }
 
-  async start(request: InvocationRequest): Promise<InvocationReceipt> {
+  /**
+   * Starts an invocation. Uplink extension: `context` travels with the call, frozen, to the policy,
+   * the provider and every listener.
+   */
+  async start(request: InvocationRequest, context?: C): Promise<InvocationReceipt> {
     let pendingId: string | undefined;
     try {
       if (this.#disposed) throw msg.disposedError();
+      const ctx = (context !== null && typeof context === 'object' ? Object.freeze(context) : context) as C;
       const checked = checkRequest(request);
       const req = checked.request;
       const id = req.invocation_id;
@@ -155,7 +166,7 @@ export class Runtime implements InvocationPort {
 
       let raw: unknown;
       try {
-        raw = this.#policy({ request: req, offer: entry.offer });
+        raw = this.#policy({ request: req, offer: entry.offer, context: ctx });
         if (isThenable(raw)) {
           pendingId = id;
           this.#pending.add(id);
@@ -179,17 +190,20 @@ export class Runtime implements InvocationPort {
         case 'invalid':
           this.#diagnose({ invocation_id: id, provider_id: entry.offer.provider.id, kind: 'policy_error', detail: 'policy returned something that is not a permit, deny or ask decision' });
           throw SoftwareUseError.fromWire(msg.policyFailed(entry.spec));
-        case 'deny':
-          throw SoftwareUseError.fromWire(msg.policyDenied(entry.spec, decision.reason));
+        case 'deny': {
+          const denied = SoftwareUseError.fromWire(msg.policyDenied(entry.spec, decision.reason));
+          if (decision.cause !== undefined) denied.cause = decision.cause;
+          throw denied;
+        }
         case 'permit': {
-          const inv = this.#admit(id, entry);
+          const inv = this.#admit(id, entry, ctx);
           this.#run(inv, req);
           return inv.receipt();
         }
         case 'ask': {
           let inv: Invocation;
           try {
-            inv = this.#admit(id, entry);
+            inv = this.#admit(id, entry, ctx);
           } catch (error) {
             observe(decision); // not admitted (the bound filled up meanwhile): nothing waits on it
             throw error;
@@ -239,16 +253,16 @@ export class Runtime implements InvocationPort {
    * recorded and delivered to subscribers; at once for an invocation that already ended. An abort
    * of `signal` only stops the waiting (it rejects with the signal's reason); the invocation goes on.
    */
-  async wait(invocationId: string, signal?: AbortSignal): Promise<InvocationSnapshot> {
+  async wait(invocationId: string, signal?: AbortSignal): Promise<HostSnapshot> {
     const inv = this.#find(invocationId);
-    if (inv.closed) return inv.snapshot();
+    if (inv.closed) return inv.hostSnapshot();
     signal?.throwIfAborted();
-    return new Promise<InvocationSnapshot>((resolve, reject) => {
+    return new Promise<HostSnapshot>((resolve, reject) => {
       const onAbort = (): void => {
         inv.waiters = inv.waiters?.filter((w) => w !== waiter);
         reject(signal!.reason);
       };
-      const waiter = (snapshot: InvocationSnapshot): void => {
+      const waiter = (snapshot: HostSnapshot): void => {
         signal?.removeEventListener('abort', onAbort);
         resolve(snapshot);
       };
@@ -268,23 +282,17 @@ export class Runtime implements InvocationPort {
     this.#retained.release(inv);
   }
 
-  /** Uplink extension: `get`, synchronously, for subscribers that project an event as it happens. */
-  peek(invocationId: string): InvocationSnapshot {
-    return this.#find(invocationId).snapshot();
-  }
-
   /**
-   * Uplink extension, operator side only: the first diagnostic recorded for a retained invocation
-   * (what `onDiagnostic` received, with the provider's thrown value in `error`). Never forward it to
-   * an agent as it is: it carries provider text.
+   * Uplink extension: `get`, synchronously and host side (with `cause` and `diagnostic`), for
+   * subscribers that project an event as it happens.
    */
-  diagnostic(invocationId: string): RuntimeDiagnostic | undefined {
-    return this.#find(invocationId).diagnostic;
+  peek(invocationId: string): HostSnapshot {
+    return this.#find(invocationId).hostSnapshot();
   }
 
-  /** Receives every event of every invocation, live and in order; returns the unsubscriber. */
-  subscribe(listener: RuntimeListener): () => void {
-    return this.#bus.subscribe(listener);
+  /** Receives every event of every invocation, live and in order, with its context; returns the unsubscriber. */
+  subscribe(listener: RuntimeListener<C>): () => void {
+    return this.#bus.subscribe(listener as RuntimeListener);
   }
 
   /** Cancels every active invocation (aborting provider signals, best effort); later starts reject with `internal`. */
@@ -299,10 +307,10 @@ export class Runtime implements InvocationPort {
     return this.#retained.find(checkInvocationId(invocationId));
   }
 
-  #admit(id: string, entry: OfferEntry): Invocation {
+  #admit(id: string, entry: OfferEntry, context: C): Invocation {
     // Checked again here: a synchronous policy may itself have started this id meanwhile.
     if (this.#retained.has(id)) throw msg.duplicateError(id);
-    const inv = new Invocation(id, entry);
+    const inv = new Invocation(id, entry, context);
     this.#retained.add(inv);
     this.#emit(inv, Kind.Accepted);
     return inv;
@@ -319,7 +327,7 @@ export class Runtime implements InvocationPort {
     try {
       const report = (progress: ProgressDetail): void => this.#progress(inv, controller, progress);
       const abort = (reason: unknown): void => controller.abort(reason);
-      pending = Promise.resolve(inv.entry.provider.invoke({ request, offer: inv.entry.offer, report, abort }, controller.signal));
+      pending = Promise.resolve(inv.entry.provider.invoke({ request, offer: inv.entry.offer, context: inv.context, report, abort }, controller.signal));
     } catch (error) {
       this.#providerFailed(inv, controller, error);
       return;
@@ -355,6 +363,7 @@ export class Runtime implements InvocationPort {
   #providerFailed(inv: Invocation, controller: AbortController, error: unknown): void {
     if (inv.controller !== controller) return;
     this.#diagnoseRun(inv, 'provider_error', describeThrown(error), error);
+    inv.cause = error;
     this.#fail(inv, PROVIDER_FAILED);
   }
 
@@ -368,6 +377,7 @@ export class Runtime implements InvocationPort {
     if (inv.state !== 'accepted') return; // cancelled or disposed while waiting
     const outcome = checkOutcome(value);
     if (!outcome.granted) {
+      inv.cause = outcome.cause;
       this.#denied(inv, outcome.detail, msg.approvalDenied(inv.entry.spec, outcome.detail.reason));
       return;
     }
@@ -413,7 +423,7 @@ export class Runtime implements InvocationPort {
     // Snapshots are taken before listeners run: one may release the invocation on this event.
     const waiters = inv.waiters;
     inv.waiters = undefined;
-    const snapshots = waiters?.map(() => inv.snapshot());
+    const snapshots = waiters?.map(() => inv.hostSnapshot());
     this.#bus.enqueue(inv, false);
     this.#bus.flush();
     // Waiters resume in a later microtask, after this delivery (even a re-entrant one) is done.

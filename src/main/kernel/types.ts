@@ -179,45 +179,67 @@ export interface ProviderOutput {
 }
 
 /**
- * What a provider receives. Uplink extensions: `report` emits a `progress` event; `abort` aborts
- * the call's own signal with `reason`, for a limit the provider keeps itself (a deadline), so its
- * work stops without a second signal to link: the invocation still ends with what the provider
- * settles with, and no cancellation is recorded.
+ * What a provider receives. Uplink extensions: `context` is the call's context as given to
+ * `start` (frozen); `report` emits a `progress` event; `abort` aborts the call's own signal with
+ * `reason`, for a limit the provider keeps itself (a deadline), so its work stops without a second
+ * signal to link: the invocation still ends with what the provider settles with, and no
+ * cancellation is recorded.
  */
-export interface ProviderCall {
+export interface ProviderCall<C = unknown> {
   request: InvocationRequest;
   offer: CapabilityOffer;
+  context: C;
   report?: (progress: ProgressDetail) => void;
   abort?: (reason: unknown) => void;
 }
 
 /** The provider port: trusted in-process code that does the work. */
-export interface CapabilityProvider {
+export interface CapabilityProvider<C = unknown> {
   descriptor(): ProviderDescriptor;
   capabilities(): ProviderCapability[];
-  invoke(call: ProviderCall, signal: AbortSignal): Promise<ProviderOutput>;
+  invoke(call: ProviderCall<C>, signal: AbortSignal): Promise<ProviderOutput>;
 }
 
-/** The outcome of an operator approval. */
+/**
+ * The outcome of an operator approval. Uplink extension: `cause`, a structured value saying why
+ * it was not granted, kept (never shown to an agent as is) on the host's terminal snapshot.
+ */
 export interface ApprovalOutcome {
   granted: boolean;
   by?: string;
   reason?: string;
+  cause?: unknown;
 }
 
-/** What a policy decides for one request. */
+/**
+ * What a policy decides for one request. Uplink extension: a denial's `cause` is handed back
+ * unchanged as the `cause` of the `policy_denied` error `start` rejects with.
+ */
 export type PolicyDecision =
   | { kind: 'permit' }
-  | { kind: 'deny'; reason?: string }
+  | { kind: 'deny'; reason?: string; cause?: unknown }
   | { kind: 'ask'; approval: Promise<ApprovalOutcome> };
 
-export interface PolicyContext {
+/** What a policy decides on. Uplink extension: `context`, the call's context as given to `start`. */
+export interface PolicyContext<C = unknown> {
   request: InvocationRequest;
   offer: CapabilityOffer;
+  context: C;
 }
 
 /** A policy; a throw, a rejection or an invalid decision fails closed as `policy_denied`. */
-export type Policy = (ctx: PolicyContext) => PolicyDecision | Promise<PolicyDecision>;
+export type Policy<C = unknown> = (ctx: PolicyContext<C>) => PolicyDecision | Promise<PolicyDecision>;
+
+/**
+ * Uplink extension, host side only: a snapshot with what ended the invocation. `cause` is the
+ * provider's thrown value (`provider_failed`) or the policy's denial cause (`policy_denied`);
+ * `diagnostic` the operator-only detail. Neither may reach an agent as it is: the agent port
+ * (`get`) returns the plain snapshot.
+ */
+export interface HostSnapshot extends InvocationSnapshot {
+  cause?: unknown;
+  diagnostic?: RuntimeDiagnostic;
+}
 
 /** The agent port of the runtime. */
 export interface InvocationPort {
@@ -248,9 +270,9 @@ export interface RuntimeDiagnostic {
 }
 
 /** Options of `new Runtime(options)`. */
-export interface RuntimeOptions {
+export interface RuntimeOptions<C = unknown> {
   /** Decides each request; defaults to "permit read_only, deny mutating". */
-  policy?: Policy;
+  policy?: Policy<C>;
   /** Retention bound (a positive integer); defaults to 10,000. */
   maxRetained?: number;
   /** Clock for event timestamps (ms since the epoch); defaults to `Date.now`. */
@@ -286,5 +308,5 @@ export interface ProviderListing {
   capabilities: ProviderCapability[];
 }
 
-/** Receives every runtime event of every invocation, live and in order. */
-export type RuntimeListener = (event: RuntimeEvent) => void;
+/** Receives every runtime event of every invocation, live and in order, with the invocation's context. */
+export type RuntimeListener<C = unknown> = (event: RuntimeEvent, context: C) => void;

@@ -76,7 +76,7 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
     const b = openMember('b', await userCreds('hub-b', account));
     await until('a and b to see each other', () => a.hub.fleetStatus().members.some((h) => h.hub === 'b' && h.state === 'connected') && b.hub.fleetStatus().members.some((h) => h.hub === 'a' && h.state === 'connected'));
     expect(await a.hub.invoke('b/test:alpha', 'echo', { text: 'signed in' }, { agent })).toEqual({ text: 'signed in' });
-    expect(b.driver.state.invoked.at(-1)).toMatchObject({ addr: 'alpha', op: 'echo', agent: 'a/claude-code' });
+    expect(b.driver.state.invoked.at(-1)).toMatchObject({ addr: 'alpha', op: 'echo', agent: 'a/claude' });
     expect((await a.hub.doctor()).warnings ?? []).not.toEqual(expect.arrayContaining([expect.stringMatching(/^fleet /)]));
   });
 

@@ -75,7 +75,8 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
 
   it('runs a remote read on the owning hub, which records the caller as an agent of the calling hub', async () => {
     expect(await a.hub.invoke('b/test:alpha', 'echo', { text: 'over the fleet' }, { agent })).toEqual({ text: 'over the fleet' });
-    expect(b.driver.state.invoked.at(-1)).toMatchObject({ addr: 'alpha', op: 'echo', agent: 'a/claude-code' });
+    // The driver hears the calling agent's authenticated id, never its declared client name (claude-code).
+    expect(b.driver.state.invoked.at(-1)).toMatchObject({ addr: 'alpha', op: 'echo', agent: 'a/claude' });
     expect(a.driver.state.invoked.some((x) => x.op === 'echo')).toBe(false);
     const rows = b.hub.queryAudit({ limit: 50 }).entries.filter((e) => e.op === 'echo');
     expect(rows.at(-1)?.agent).toMatchObject({ kind: 'mcp', name: 'a/claude-code', agent_id: 'a/claude' });

@@ -111,16 +111,16 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(await a.json('channel_observe', { channel: `tmux:${peer}`, op: 'read', args: { lines: 5 } })).toHaveProperty('text');
   });
 
-  it('send delivers with the agent name, own pane is rejected, multi-line is invalid', async () => {
+  it('send delivers with the authenticated agent (never the declared client name), own pane is rejected, multi-line is invalid', async () => {
     const a = await agent();
     const peer = a.server.split('cat');
     a.server.setOption(peer, '@uplink_profile', 'operator');
     const receipt = await a.json<{ delivered: boolean; correlation_id: string }>('channel_send', { channel: `tmux:${peer}`, message: 'hello over mcp', reply_hint: 'short' });
     expect(receipt.delivered).toBe(true);
-    await eventually(() => a.server.capture(peer).includes(`[uplink from:claude pane:${a.server.firstPane} id:${receipt.correlation_id}] hello over mcp (reply-to:`));
+    await eventually(() => a.server.capture(peer).includes(`[uplink from:stdio pane:${a.server.firstPane} id:${receipt.correlation_id}] hello over mcp (reply-to:`));
     const full = await a.json<{ delivered: boolean; correlation_id: string; verify_excerpt: string }>('channel_send', { channel: `tmux:${peer}`, message: 'full hint' });
     const own0 = a.server.firstPane;
-    const recipe = `[uplink from:claude pane:${own0} id:${full.correlation_id}] full hint (reply: run \`tmux send-keys -t ${own0} '[reply id:${full.correlation_id}] <answer>' Enter\`)`;
+    const recipe = `[uplink from:stdio pane:${own0} id:${full.correlation_id}] full hint (reply: run \`tmux send-keys -t ${own0} '[reply id:${full.correlation_id}] <answer>' Enter\`)`;
     expect(full.verify_excerpt).toContain(`id:${full.correlation_id}`);
     await eventually(() => a.server.capture(peer).includes(recipe), 10_000, 'the full reply recipe on screen');
     const own = await a.call('channel_send', { channel: `tmux:${a.server.firstPane}`, message: 'loop' });
@@ -155,7 +155,7 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(out.transcript).toContain('answer-from-peer');
     // The question carries no reply block.
     const asked = a.server.capture(peer).split('\n').find((l) => l.includes(`id:${out.receipt.correlation_id}]`))!;
-    expect(asked.trimEnd()).toBe(`[uplink from:claude pane:${a.server.firstPane} id:${out.receipt.correlation_id}] ready?`);
+    expect(asked.trimEnd()).toBe(`[uplink from:stdio pane:${a.server.firstPane} id:${out.receipt.correlation_id}] ready?`);
     a.server.typeLine(a.server.firstPane, "echo '[reply id:abcdef12] all good'");
     const batch = await eventually(async () => {
       const r = await a.json<{ items: Array<{ id?: string }>; next_cursor: number }>('channel_recv', {});

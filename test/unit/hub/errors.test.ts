@@ -1,7 +1,7 @@
 /** Kernel error codes map onto driver kinds (what an agent sees for each). */
 import { describe, expect, it } from 'vitest';
 import { DriverError } from '../../../src/main/drivers/contract';
-import { mapKernelError } from '../../../src/main/hub/errors';
+import { HubError, mapKernelError } from '../../../src/main/hub/errors';
 import type { ErrorCode } from '../../../src/main/kernel/types';
 
 const base = { channel: 'tmux:%3', op: 'type', message: 'input does not match at JSON pointer "/args/text" (keyword: type)' };
@@ -28,9 +28,15 @@ describe('mapKernelError', () => {
     expect(e.rendered).toContain(' — hint: ');
   });
 
-  it('policy_denied carries the operator reason and the broker hint', () => {
-    const e = mapKernelError({ ...base, code: 'policy_denied', denyReason: 'the operator denied type on tmux:%3: not now', denyHint: 'ask first' });
+  it("policy_denied is the broker's denial itself, carried as the kernel error's cause", () => {
+    const denial = new HubError('tmux', 'Rejected', 'the operator denied type on tmux:%3: not now', { hint: 'ask first', code: 'policy_denied', outcome: 'denied' });
+    const e = mapKernelError({ ...base, code: 'policy_denied', cause: denial });
+    expect(e).toBe(denial);
     expect(e.rendered).toBe('uplink error [tmux:Rejected]: the operator denied type on tmux:%3: not now — hint: ask first');
+  });
+
+  it('policy_denied without a cause says the policy denied it', () => {
+    expect(mapKernelError({ ...base, code: 'policy_denied' }).kind).toBe('Rejected');
   });
 
   it('schema violations name the pointer and keyword', () => {
@@ -40,7 +46,7 @@ describe('mapKernelError', () => {
   });
 
   it("provider_failed keeps the driver's own DriverError (kind, message, hint)", () => {
-    const e = mapKernelError({ ...base, code: 'provider_failed', driverError: new DriverError('Rejected', 'read the pane first', { hint: 'call read', evidence: 'x' }) });
+    const e = mapKernelError({ ...base, code: 'provider_failed', cause: new DriverError('Rejected', 'read the pane first', { hint: 'call read', evidence: 'x' }) });
     expect(e.rendered).toBe('uplink error [tmux:Rejected]: read the pane first — hint: call read');
     expect(e.evidence).toBe('x');
   });

@@ -196,17 +196,21 @@ describe('peek and diagnostic', () => {
     expect(rt.peek(req.invocation_id)).toEqual(await rt.get(req.invocation_id));
   });
 
-  it('keeps the first diagnostic with what the provider threw, for the operator side only', async () => {
+  it('keeps what the provider threw and the first diagnostic on the host snapshot only', async () => {
     const thrown = new Error('secret provider text');
     const rt = new Runtime();
     rt.register(provider('uplink/test', undefined, () => Promise.reject(thrown)));
     const req = request();
     await rt.start(req);
-    const snap = await rt.wait(req.invocation_id);
-    expect(JSON.stringify(snap)).not.toContain('secret');
-    expect(rt.diagnostic(req.invocation_id)).toMatchObject({ kind: 'provider_error', detail: 'Error: secret provider text', error: thrown });
+    const host = await rt.wait(req.invocation_id);
+    expect(host.cause).toBe(thrown);
+    expect(host.diagnostic).toMatchObject({ kind: 'provider_error', detail: 'Error: secret provider text', error: thrown });
+    expect(rt.peek(req.invocation_id).cause).toBe(thrown);
+    // The agent port never carries it.
+    expect(JSON.stringify(await rt.get(req.invocation_id))).not.toContain('secret');
+    expect(await rt.get(req.invocation_id)).not.toHaveProperty('cause');
     rt.release(req.invocation_id);
-    expect(() => rt.diagnostic(req.invocation_id)).toThrow(expect.objectContaining({ code: 'invocation_not_found' }));
+    expect(() => rt.peek(req.invocation_id)).toThrow(expect.objectContaining({ code: 'invocation_not_found' }));
   });
 
   it('a successful invocation has no diagnostic', async () => {
@@ -214,7 +218,8 @@ describe('peek and diagnostic', () => {
     rt.register(provider('uplink/test'));
     const req = request();
     await rt.start(req);
-    await rt.wait(req.invocation_id);
-    expect(rt.diagnostic(req.invocation_id)).toBeUndefined();
+    const host = await rt.wait(req.invocation_id);
+    expect(host.diagnostic).toBeUndefined();
+    expect(host.cause).toBeUndefined();
   });
 });

@@ -10,10 +10,11 @@ import { dirname } from 'node:path';
 import type { ApprovalOutcome, InteractionKind, JsonValue, Policy, PolicyDecision } from '../../kernel';
 import type { ApprovalPreview } from '../../drivers';
 import type { AuditStore } from '../audit';
-import type { CallContext, CallTable } from '../call-context';
+import type { CallContext } from '../call-context';
 import type { ConfigStore } from '../config';
 import type { DecideResult } from '../hub';
 import { HubError } from '../errors';
+import { UNAUTHENTICATED } from '../call-context';
 import { describeAuthorization } from '../../../shared/audit-record';
 import { ConfirmedRules, editConfig, ruleDigest } from './settings';
 import { globMatch } from '../../drivers';
@@ -25,7 +26,6 @@ import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, Au
 
 /** What the broker needs from the hub. */
 export interface BrokerHost {
-  calls: CallTable;
   config: ConfigStore;
   audit: AuditStore;
   /** Records an entry and feeds the live timeline. */
@@ -54,7 +54,7 @@ interface Via {
 }
 
 /** Why the broker denied a call: what the agent is told, and what it can do. */
-export interface Denial {
+interface Denial {
   reason: string;
   hint?: string;
   /** Nobody refused: the hub stopped while the prompt waited (the agent should retry later). */
@@ -78,7 +78,7 @@ const DECIDED_MEMORY = 2000;
 
 /** The fields every decision about a call carries. */
 function decisionOf(ctx: CallContext, at: number): Omit<AuditEntry, 'id'> {
-  return { at, type: 'decision', kind: 'decision', invocation_id: ctx.invocation_id, channel: ctx.channel, op: ctx.op, capability_id: ctx.capability_id, agent: ctx.agent };
+  return { at, type: 'decision', kind: 'decision', invocation_id: ctx.invocation_id, channel: ctx.channel, op: ctx.op, capability_id: ctx.capability_id, agent: ctx.recorded };
 }
 
 /**
@@ -202,15 +202,32 @@ function argsField(args: ArgConstraints | undefined): { args?: ArgConstraints } 
  * either is missing, since a rule on a reusable id or a declared name would cover someone else.
  */
 function alwaysAgent(ctx: CallContext): string {
-  const agent = ctx.agent.agent_id;
+  const agent = authenticatedId(ctx);
   if (agent === undefined) {
     throw new HubError('core', 'Rejected', `cannot approve always: the request's agent did not authenticate`, { hint: 'approve once or for the session instead' });
   }
   return agent;
 }
 
+/** The agent id a credential proved, if one did. */
+function authenticatedId(ctx: CallContext): string | undefined {
+  return ctx.agent.id === UNAUTHENTICATED ? undefined : ctx.agent.id;
+}
+
+/**
+ * The error a denial gives the agent. It reaches the hub as the cause of the kernel's
+ * `policy_denied`, so what the agent hears is this value, not text parsed back.
+ */
+function denialError(ctx: CallContext, d: Denial): HubError {
+  if (d.error) return d.error;
+  const options = { ...(d.hint ? { hint: d.hint } : {}), code: 'policy_denied' as const };
+  // Nobody refused a prompt the stopping hub withdrew: the agent should retry later, not give up.
+  if (d.unavailable) return new HubError('core', 'Unavailable', d.reason, { ...options, outcome: 'denied' });
+  return new HubError(ctx.driver, 'Rejected', d.reason, { ...options, ...(d.timedOut ? { outcome: 'timed_out' as const } : {}) });
+}
+
 function alwaysChannel(ctx: CallContext): string {
-  const addr = ctx.channel.slice(ctx.channel.indexOf(':') + 1);
+  const addr = ctx.address.addr;
   const stable = ctx.labels.filter((l) => !/[*?]/.test(l) && !REUSABLE_ID.test(l));
   const label = stable.includes(addr) ? addr : stable[0];
   if (label === undefined) {
@@ -257,8 +274,6 @@ function decidedScope(ctx: CallContext, kind: 'session' | 'always', scope: Appro
 export class ApprovalBroker {
   #host: BrokerHost;
   #pending = new Map<string, Pending>();
-  /** Denials by invocation id, until the hub has told the agent (`denial`, then `forget`). */
-  #denials = new Map<string, Denial>();
   #decided = new Map<string, string>();
   #sessionGrants = new Map<string, { who: string; grant: SessionGrant }>();
   #confirmed: ConfirmedRules;
@@ -273,8 +288,8 @@ export class ApprovalBroker {
   }
 
   /** The kernel policy. */
-  readonly policy: Policy = (pctx): PolicyDecision | Promise<PolicyDecision> => {
-    const ctx = this.#host.calls.get(pctx.request.invocation_id);
+  readonly policy: Policy<CallContext> = (pctx): PolicyDecision | Promise<PolicyDecision> => {
+    const ctx = pctx.context;
     if (!ctx) return { kind: 'deny', reason: 'unknown caller' };
     // Read-only: permitted; the timeline records it on the invocation's `accepted` entry
     // (authorized=default_policy), so there is no extra row on the hot path.
@@ -282,7 +297,7 @@ export class ApprovalBroker {
     const via: Via = { provider_id: pctx.offer.provider.id, interaction: pctx.offer.interaction };
     if (ctx.agent.kind === 'cli' || ctx.agent.kind === 'panel') {
       const how = ctx.agent.kind === 'cli' ? 'cli' : 'operator';
-      this.#decision(ctx, via, true, how, ctx.agent.user ?? ctx.agent.name, `${ctx.agent.kind} is a human at the controls`, true);
+      this.#decision(ctx, via, true, how, ctx.agent.user ?? ctx.agent.id, `${ctx.agent.kind} is a human at the controls`, true);
       return { kind: 'permit' };
     }
     if (this.#sessionGrantFor(ctx)) {
@@ -301,33 +316,22 @@ export class ApprovalBroker {
     return refusal.then((error) => {
       if (!error) return this.#askOperator(ctx, via);
       // Nobody decided: the hub records the call as rejected with the driver's error, as when the op refuses.
-      this.#deny(ctx, { reason: error.message, ...(error.hint ? { hint: error.hint } : {}), error });
-      return { kind: 'deny', reason: error.message };
+      return { kind: 'deny', reason: error.message, cause: error };
     });
   };
 
   #askOperator(ctx: CallContext, via: Via): PolicyDecision {
     if (this.#panels === 0) {
-      const denial = this.#deny(ctx, this.#noPanelDeny(ctx, 'no Uplink panel is open'));
+      const denial = this.#noPanelDeny(ctx, 'no Uplink panel is open');
       this.#decision(ctx, via, false, 'default_policy', undefined, 'no panel attached', true);
-      return { kind: 'deny', reason: denial.reason };
+      return { kind: 'deny', reason: denial.reason, cause: denialError(ctx, denial) };
     }
     return { kind: 'ask', approval: this.#ask(ctx, via) };
   }
 
-  /** Why the broker denied this invocation (what the agent is told), if it did. */
-  denial(invocationId: string): Denial | undefined {
-    return this.#denials.get(invocationId);
-  }
-
-  /** The hub is done with this invocation: its denial, if any, is no longer needed. */
-  forget(invocationId: string): void {
-    this.#denials.delete(invocationId);
-  }
-
-  #deny(ctx: CallContext, denial: Denial): Denial {
-    this.#denials.set(ctx.invocation_id, denial);
-    return denial;
+  /** Ends a prompt unanswered or refused: the call fails with `denial` as the agent's error. */
+  #deny(p: Pending, denial: Denial, reason: string): void {
+    p.resolve({ granted: false, reason, cause: denialError(p.ctx, denial) });
   }
 
   /**
@@ -391,8 +395,8 @@ export class ApprovalBroker {
     if (decision.kind === 'session') {
       grant = {
         grant_id: newId('grant'),
-        agent: ctx.agent.agent_id ?? ctx.agent.name,
-        session: ctx.agent.session ?? ctx.agent.name,
+        agent: ctx.agent.id,
+        session: ctx.session ?? ctx.agent.id,
         channel: scope!.channel,
         ops: scope!.ops,
         ...argsField(scope!.args),
@@ -407,13 +411,14 @@ export class ApprovalBroker {
     this.#decision(ctx, via, granted, 'operator', decision.by, reason ?? summary, true, { decision: decision.kind, ...(ruleId ? { rule_id: ruleId } : {}) });
     if (grant) this.#sessionGrants.set(grant.grant_id, { who: this.#who(ctx), grant });
     this.#finish(approvalId, `${summary} by ${decision.by}`);
-    if (!granted) {
-      this.#deny(ctx, {
+    if (granted) p.resolve({ granted, by: decision.by, ...(reason ? { reason } : {}) });
+    else {
+      const denial = {
         reason: `${ctx.op} on ${ctx.channel}: ${describeAuthorization({ kind: 'decision', invocation_id: ctx.invocation_id, authorized: 'operator', granted: false, decision: 'deny', ...(reason ? { reason } : {}) })}`,
         hint: 'do not retry the same action unchanged; ask the operator what they want instead',
-      });
+      };
+      p.resolve({ granted, by: decision.by, ...(reason ? { reason } : {}), cause: denialError(ctx, denial) });
     }
-    p.resolve({ granted, by: decision.by, ...(reason ? { reason } : {}) });
     this.#emit({ type: 'resolved', approval_id: approvalId, granted, authorized: 'operator', by: decision.by, decision: decision.kind, ...(reason ? { reason } : {}), ...(ruleId ? { rule_id: ruleId } : {}) });
     // The new grant covers prompts already queued from the same session, channel and op: they
     // would run without asking if sent now, so they run now, each recorded as the grant's.
@@ -438,7 +443,7 @@ export class ApprovalBroker {
    * operator decision with the same reason. Returns the prompts denied.
    */
   denyAll(agentId: string, by: string, reason?: string): string[] {
-    const ids = [...this.#pending].filter(([, p]) => p.ctx.agent.agent_id === agentId).map(([id]) => id);
+    const ids = [...this.#pending].filter(([, p]) => p.ctx.agent.id === agentId).map(([id]) => id);
     for (const id of ids) this.decide(id, { kind: 'deny', by, ...(reason ? { reason } : {}) });
     return ids;
   }
@@ -462,14 +467,14 @@ export class ApprovalBroker {
     for (const [id, p] of this.#pending) {
       if (p.ctx.invocation_id !== invocationId && why !== 'closed') continue;
       this.#finish(id, why);
+      this.#safeDecision(p, why, why);
       this.#deny(
-        p.ctx,
+        p,
         why === 'closed'
           ? { reason: 'the hub stopped before the operator decided', hint: `${p.ctx.op} on ${p.ctx.channel} did not run; retry it once the hub is back if it is still wanted`, unavailable: true }
           : { reason: `${p.ctx.op} on ${p.ctx.channel} was cancelled` },
+        why,
       );
-      this.#safeDecision(p, why, why);
-      p.resolve({ granted: false, reason: why });
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: why });
     }
   }
@@ -477,9 +482,8 @@ export class ApprovalBroker {
   #denyAllNoPanel(): void {
     for (const [id, p] of [...this.#pending]) {
       this.#finish(id, 'denied: the last panel closed');
-      this.#deny(p.ctx, this.#noPanelDeny(p.ctx, 'the Uplink panel was closed before the operator decided'));
       this.#safeDecision(p, 'the last panel detached before a decision', 'default_policy');
-      p.resolve({ granted: false, reason: 'no panel attached' });
+      this.#deny(p, this.#noPanelDeny(p.ctx, 'the Uplink panel was closed before the operator decided'), 'no panel attached');
       this.#emit({ type: 'resolved', approval_id: id, granted: false, authorized: 'default_policy' });
     }
   }
@@ -612,9 +616,9 @@ export class ApprovalBroker {
     this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, rule_id: ruleId, reason, granted }, true);
   }
 
-  /** Whose session a call belongs to: the authenticated agent (or declared name) and its session. */
+  /** Whose session a call belongs to: the authenticated agent and its session (never a declared name). */
   #who(ctx: CallContext): string {
-    return JSON.stringify([ctx.agent.kind, ctx.agent.agent_id, ctx.agent.session ?? ctx.agent.name]);
+    return JSON.stringify([ctx.agent.kind, ctx.agent.id, ctx.session ?? null]);
   }
 
   #sessionGrantFor(ctx: CallContext): SessionGrant | undefined {
@@ -632,7 +636,7 @@ export class ApprovalBroker {
    * Its agent is matched against the authenticated id, never the name a client declares.
    */
   #matchRule(ctx: CallContext): StandingRule | undefined {
-    const agentId = ctx.agent.agent_id;
+    const agentId = authenticatedId(ctx);
     return this.#host.config.get().approvals.rules.find(
       (r) =>
         coversChannel(r.channel, ctx.driver, ctx.labels) &&
@@ -649,7 +653,7 @@ export class ApprovalBroker {
     const approval: PendingApproval = {
       approval_id: newId('appr'),
       invocation_id: ctx.invocation_id,
-      agent: ctx.agent,
+      agent: ctx.recorded,
       channel: ctx.channel,
       channel_labels: [...ctx.labels],
       op: ctx.op,
@@ -690,13 +694,13 @@ export class ApprovalBroker {
     if (!p) return;
     this.#finish(approvalId, 'timed out');
     const secs = Math.round(timeout / 1000);
-    this.#deny(p.ctx, {
+    this.#safeDecision(p, `no operator decision within ${secs} s`, 'timeout');
+    const denial = {
       reason: `${p.ctx.op} on ${p.ctx.channel}: ${describeAuthorization({ kind: 'decision', invocation_id: p.ctx.invocation_id, authorized: 'timeout', granted: false })} (${secs} s)`,
       hint: AGENT_ASK_HINT,
       timedOut: true,
-    });
-    this.#safeDecision(p, `no operator decision within ${secs} s`, 'timeout');
-    p.resolve({ granted: false, reason: 'timeout' });
+    };
+    this.#deny(p, denial, 'timeout');
     this.#emit({ type: 'resolved', approval_id: approvalId, granted: false, authorized: 'timeout' });
   }
 

@@ -87,7 +87,7 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
   entry.channel = ctx.channel;
   entry.op = ctx.op;
   entry.capability_id = ctx.capability_id;
-  entry.agent = ctx.agent;
+  entry.agent = ctx.recorded;
   if (outcome.interaction) entry.interaction = outcome.interaction;
   if (e.kind === 'accepted') {
     if (ctx.args !== undefined) entry.args = ctx.args;

@@ -11,10 +11,12 @@ import { HubError } from '../errors';
 import type { ChannelRegistry } from './registry';
 import { withDeadline } from './registry';
 import type { CallOptions, OpDescription } from '../types';
+import type { ChannelAddress } from '../../../shared/channel-address';
 
 /** A call that passed the checks. */
 export interface CheckedCall {
   spec: OpDescription;
+  address: ChannelAddress;
   labels: string[];
   /** The interaction constraint to pass to the kernel (the caller's, or the one the driver allows). */
   interaction?: InteractionKind;
@@ -25,6 +27,7 @@ export async function checkCall(registry: ChannelRegistry, channel: string, op: 
   const driverName = driverOfChannel(channel);
   await registry.ready(channel);
   const spec = registry.op(channel, op);
+  const { driver, addr, address } = registry.resolve(channel);
   if (options.expect && (options.expect === 'mutating') !== spec.mutating) {
     const wrong = options.expect === 'mutating' ? 'channel_act' : 'channel_observe';
     throw new HubError(driverName, 'Invalid', `${op} is ${spec.mutating ? 'mutating' : 'read-only'}; call it with ${spec.tool}, not ${wrong}`, { hint: `use the ${spec.tool} tool` });
@@ -36,10 +39,9 @@ export async function checkCall(registry: ChannelRegistry, channel: string, op: 
   if ('sensitive' in args && typeof args.sensitive !== 'boolean') {
     throw new HubError(driverName, 'Invalid', `args.sensitive for ${op} must be true or false, not a ${args.sensitive === null ? 'null' : Array.isArray(args.sensitive) ? 'list' : typeof args.sensitive}`, { hint: 'pass "sensitive": true to keep the text out of the audit' });
   }
-  if (op === 'recv') return { spec, labels: [], ...(options.interaction ? { interaction: options.interaction } : {}) };
+  if (op === 'recv') return { spec, address, labels: [], ...(options.interaction ? { interaction: options.interaction } : {}) };
   const labels = (await registry.find(channel)).labels;
-  const checked: CheckedCall = { spec, labels, ...(options.interaction ? { interaction: options.interaction } : {}) };
-  const { driver, addr } = registry.resolve(channel);
+  const checked: CheckedCall = { spec, address, labels, ...(options.interaction ? { interaction: options.interaction } : {}) };
   const { interactionsFor } = driver;
   if (typeof interactionsFor !== 'function' || spec.interactions.length < 2 || options.provider) return checked;
   const available = await withDeadline(driverName, 'interactionsFor()', timeoutMs, () => interactionsFor.call(driver, addr));

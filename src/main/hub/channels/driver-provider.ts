@@ -2,9 +2,10 @@
  * Op ↔ capability mapping: each driver becomes one kernel provider per interaction kind
  * (`uplink/<driver>`, `uplink/<driver>-semantic`, `uplink/<driver>-visual`), each op a capability
  * `<driver>.<op>@1.0.0` with input `{channel, args}`. The provider's `invoke` is the only code
- * that calls a driver's `invoke`/`send`/`recv`; it gives every call a deadline. A driver's own
- * DriverError reaches the hub through the kernel's operator channel (`Runtime.diagnostic`), since
- * the kernel's wire error is fixed text.
+ * that calls a driver's `invoke`/`send`/`recv`; it gives every call its context's deadline and
+ * tells the driver who asks from the context (the authenticated agent). A driver's own DriverError
+ * reaches the hub as the cause on the kernel's host snapshot, since the kernel's wire error is
+ * fixed text.
  */
 import type {
   CapabilityProvider,
@@ -19,7 +20,7 @@ import type {
 } from '../../kernel';
 import { DriverError, isMutating } from '../../drivers';
 import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../../drivers';
-import type { CallTable } from '../call-context';
+import type { CallContext } from '../call-context';
 import { Deadlines } from './deadlines';
 import { MAX_MESSAGE_BYTES } from '../bounds';
 
@@ -107,25 +108,18 @@ export function messagingOps(driver: Driver): OpSpec[] {
   ];
 }
 
-/** How long the hub lets one driver call run, given the call's validated, defaulted args. */
-export type DeadlineFor = (args: JsonValue) => number;
-
 /** The kernel provider for one (driver, interaction kind). */
-export class DriverProvider implements CapabilityProvider {
+export class DriverProvider implements CapabilityProvider<CallContext> {
   readonly driverId: string;
   readonly interaction: InteractionKind;
   #driver: Driver;
   #ops: OpSpec[];
-  #calls: CallTable;
-  #deadline: DeadlineFor;
 
-  constructor(driver: Driver, interaction: InteractionKind, ops: OpSpec[], calls: CallTable, deadline: DeadlineFor) {
+  constructor(driver: Driver, interaction: InteractionKind, ops: OpSpec[]) {
     this.#driver = driver;
     this.driverId = driver.info().id;
     this.interaction = interaction;
     this.#ops = ops;
-    this.#calls = calls;
-    this.#deadline = deadline;
   }
 
   descriptor(): ProviderDescriptor {
@@ -137,19 +131,19 @@ export class DriverProvider implements CapabilityProvider {
     return this.#ops.map((op) => ({ spec: capabilitySpec(this.driverId, op), interactions: [this.interaction] }));
   }
 
-  invoke(call: ProviderCall, signal: AbortSignal): Promise<ProviderOutput> {
+  invoke(call: ProviderCall<CallContext>, signal: AbortSignal): Promise<ProviderOutput> {
     // The kernel validated this input against the op's schema and filled in its defaults: the
     // driver gets exactly that, never the agent's raw args.
     const input = call.request.input as { channel: string; args: JsonValue };
-    const op = call.request.capability_id.slice(this.driverId.length + 1);
-    const ctx = this.#calls.get(call.request.invocation_id);
-    const addr = input.channel.slice(input.channel.indexOf(':') + 1);
-    const ms = this.#deadline(input.args);
+    const ctx = call.context;
+    const op = ctx.op;
+    const addr = ctx.address.addr;
+    const ms = ctx.deadline_ms;
     const invokeCtx: InvokeContext = {
       interaction: call.offer.interaction,
-      agent: ctx?.agent.name ?? 'unknown',
-      invocation_id: call.request.invocation_id,
-      ...(ctx?.agent.caller ? { caller: ctx.agent.caller } : {}),
+      agent: ctx.agent.id,
+      invocation_id: ctx.invocation_id,
+      ...(ctx.caller ? { caller: ctx.caller } : {}),
       deadline_ms: ms,
     };
     // The driver gets the kernel's signal itself (a cancel aborts it) and the deadline aborts that

@@ -9,6 +9,8 @@ import type { ChannelEntry, DoctorReport, Driver, OpSpec } from '../../drivers';
 import { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from '../errors';
 import { messagingOps, RESERVED_OPS } from './driver-provider';
 import type { DriverOverview, OpDescription } from '../types';
+import { parseChannelAddress } from '../../../shared/channel-address';
+import type { ChannelAddress } from '../../../shared/channel-address';
 
 /** How long a listing may stay cached before a miss forces a refresh. */
 const CHANNEL_CACHE_MS = 1000;
@@ -80,18 +82,19 @@ export class ChannelRegistry {
   }
 
   /** The driver for a channel address (`NotFound` for a bad address or unknown driver). */
-  resolve(channel: string): { id: string; driver: Driver; addr: string } {
-    const i = typeof channel === 'string' ? channel.indexOf(':') : -1;
-    if (i <= 0 || i === channel.length - 1) {
+  resolve(channel: string): { id: string; driver: Driver; addr: string; address: ChannelAddress } {
+    const address = parseChannelAddress(channel);
+    if (!address) {
       throw new HubError('core', 'NotFound', `"${String(channel)}" is not a channel address (<driver>:<addr>)`, { hint: LIST_CHANNELS_HINT });
     }
-    const id = channel.slice(0, i);
-    const driver = this.#drivers.get(id);
+    // This hub's registry routes its own channels only: a fleet address names no local driver.
+    const id = address.hub === undefined ? address.driver : `${address.hub}/${address.driver}`;
+    const driver = address.hub === undefined ? this.#drivers.get(id) : undefined;
     if (!driver) {
       const known = [...this.#drivers.keys()].join(', ') || 'none';
       throw new HubError(id, 'NotFound', `no driver named ${id} (enabled drivers: ${known})`, { hint: LIST_CHANNELS_HINT });
     }
-    return { id, driver, addr: channel.slice(i + 1) };
+    return { id, driver, addr: address.addr, address };
   }
 
   /** One op of a channel's driver (`NotFound` naming the valid ops). */
