@@ -40,6 +40,9 @@ export async function productDrivers(): Promise<DriverSet> {
   };
 }
 
+/** How whatever creates a hub gets the drivers for its data dir. */
+export type LoadDrivers = (dataDir: string) => Promise<DriverSet>;
+
 /** The drivers for a data dir: the test module when `UPLINK_TEST_DRIVERS` is set, else the product drivers. */
 export async function loadDrivers(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<DriverSet> {
   const testModule = env.UPLINK_TEST_DRIVERS;

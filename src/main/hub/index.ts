@@ -18,7 +18,7 @@ export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
 export { MAX_MESSAGE_BYTES, CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './driver-provider';
 export type { AgentCredential, AgentSummary } from './agent-credentials';
 export { loadDrivers } from './default-drivers';
-export type { DriverSet, SectionGetter } from './default-drivers';
+export type { DriverSet, LoadDrivers, SectionGetter } from './default-drivers';
 export { MAX_OP_CHARS, checkBounds } from './bounds';
 
 /**
