@@ -24,6 +24,7 @@ import { AuditStore } from '../src/main/hub/audit/store';
 import { createHub } from '../src/main/hub/hub-core';
 import type { AgentIdentity } from '../src/main/hub';
 import { createTestDriver } from '../test/fixtures/test-driver';
+import { writeLauncherFile } from '../test/fixtures/launcher';
 import { median } from './types';
 import { MiB, type MemorySample } from './payload';
 import type { BenchReport, BenchRow } from './types';
@@ -119,9 +120,10 @@ function firstLine(child: ChildProcess): Promise<Record<string, string>> {
   });
 }
 
-async function roundTrips(driversModule: string): Promise<BenchRow[]> {
+/** `uplink` is a launcher of dist/cli.mjs with the fixture driver. */
+async function roundTrips(uplink: string): Promise<BenchRow[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'uplink-bench-'));
-  const env = { ...process.env, UPLINK_DATA_DIR: dataDir, UPLINK_TEST_DRIVERS: driversModule } as Record<string, string>;
+  const env = { ...process.env, UPLINK_DATA_DIR: dataDir } as Record<string, string>;
   const observe = { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } };
   const echo = { name: 'echo', arguments: { text: 'x' } };
   writeFileSync(join(OUT, 'bare-http.mjs'), BARE_HTTP);
@@ -132,7 +134,7 @@ async function roundTrips(driversModule: string): Promise<BenchRow[]> {
     await client.connect(new StdioClientTransport({ command: process.execPath, args, cwd: ROOT, ...(childEnv ? { env: childEnv } : {}) }));
     return client;
   };
-  const stdio = await stdioClient([join(ROOT, 'bin/uplink'), 'mcp'], env);
+  const stdio = await stdioClient([uplink, 'mcp'], env);
   const bareStdio = await stdioClient([bareEcho, 'sdk']);
   const directStdio = await stdioClient([bareEcho, 'direct']);
   const servers = [() => stdio.callTool(observe), () => bareStdio.callTool(echo), () => directStdio.callTool(echo)];
@@ -140,7 +142,7 @@ async function roundTrips(driversModule: string): Promise<BenchRow[]> {
   const [uplinkHot, baseHot, directHot] = (await timeAlternatingHot(servers)) as [number, number, number];
   await Promise.all([stdio.close(), bareStdio.close(), directStdio.close()]);
 
-  const serve = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'serve', '--port', '0', '--json'], { env, cwd: ROOT });
+  const serve = spawn(process.execPath, [uplink, 'serve', '--port', '0', '--json'], { env, cwd: ROOT });
   const bare = spawn(process.execPath, [join(OUT, 'bare-http.mjs')], { cwd: ROOT });
   try {
     const served = await firstLine(serve);
@@ -281,7 +283,7 @@ async function hubMemory(): Promise<BenchRow[]> {
 
 export async function run(): Promise<BenchReport> {
   mkdirSync(OUT, { recursive: true });
-  const driversModule = await bundled('test/fixtures/hub-drivers.ts');
-  const rows = [...(await roundTrips(driversModule)), ...auditThroughput(), ...(await brokerLatency()), ...(await hubMemory())];
+  const uplink = writeLauncherFile(join(OUT, 'uplink.mjs'), join(ROOT, 'dist/cli.mjs'), await bundled('test/fixtures/hub-drivers.ts'));
+  const rows = [...(await roundTrips(uplink)), ...auditThroughput(), ...(await brokerLatency()), ...(await hubMemory())];
   return { title: 'Hub: MCP round trips, audit store, approval broker, memory', rows };
 }

@@ -1,16 +1,18 @@
 /**
- * The e2e harness: a private tmux server (`tmux -S <tmp>/sock`), a real `uplink serve` on a
- * fresh data directory, a real MCP SDK client over Streamable HTTP, and Debian Chromium.
+ * The e2e harness: a private tmux server (`tmux -S <tmp>/sock`), a real `uplink serve` (the built
+ * dist/cli.mjs, run by a test launcher that hands it a driver fixture) on a fresh data directory,
+ * a real MCP SDK client over Streamable HTTP, and Debian Chromium.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { writeLauncherFile } from '../fixtures/launcher';
 
 export const ROOT = process.env.UPLINK_ROOT ?? fileURLToPath(new URL('../..', import.meta.url));
 export const CHROMIUM = '/usr/bin/chromium';
@@ -55,18 +57,20 @@ export class PrivateTmux {
   }
 }
 
-const driverBundles = new Map<string, string>();
+const launchers = new Map<string, string>();
 /**
- * Bundles a driver fixture once (the hub loads it through UPLINK_TEST_DRIVERS): by default the
- * real tmux driver alone; `entry` is another fixture under test/e2e/fixtures/.
+ * Bundles a driver fixture once and writes a launcher like bin/uplink that runs dist/cli.mjs with
+ * it (test/fixtures/launcher.ts); returns the launcher. By default the fixture is the real tmux
+ * driver alone; `entry` is another fixture under test/e2e/fixtures/.
  */
-export async function tmuxDriverModule(entry = 'tmux-drivers.ts'): Promise<string> {
-  const done = driverBundles.get(entry);
+export async function testLauncher(entry = 'tmux-drivers.ts'): Promise<string> {
+  const done = launchers.get(entry);
   if (done) return done;
   const out = join(mkdtempSync(join(tmpdir(), 'uplink-e2e-drivers-')), entry.replace(/\.ts$/, '.mjs'));
   await build({ entryPoints: [join(ROOT, 'test/e2e/fixtures', entry)], outfile: out, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
-  driverBundles.set(entry, out);
-  return out;
+  const launcher = writeLauncherFile(join(dirname(out), 'uplink.mjs'), join(ROOT, 'dist/cli.mjs'), out);
+  launchers.set(entry, launcher);
+  return launcher;
 }
 
 /** A running `uplink serve`. */
@@ -81,12 +85,12 @@ export interface Serve {
   dataDir: string;
   /** A fresh one-time panel URL from `uplink panel-url`. */
   freshPanelUrl(): string;
-  /** Runs `bin/uplink <args>` for this hub's data directory (through the running hub); its stdout. */
+  /** Runs `uplink <args>` for this hub's data directory (through the running hub); its stdout. */
   cli(...args: string[]): string;
   stop(): Promise<void>;
 }
 
-/** Starts `node bin/uplink serve --port 0 --json` and waits for its URLs. */
+/** Starts `uplink serve --port 0 --json` with the driver fixture and waits for its URLs. */
 export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; config?: Record<string, unknown>; drivers?: string }): Promise<Serve> {
   if (!existsSync(join(ROOT, 'dist/cli.mjs')) || !existsSync(join(ROOT, 'dist/renderer/index.html'))) {
     throw new Error('uplink is not built — hint: run `npm run build` first');
@@ -94,8 +98,9 @@ export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; co
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'uplink-e2e-data-'));
   const config = { tmux: { socket: opts.tmux.socket }, ...(opts.config ?? {}) };
   writeFileSync(join(dataDir, 'config.json'), JSON.stringify(config, null, 2));
-  const env = cleanEnv({ UPLINK_DATA_DIR: dataDir, UPLINK_E2E_TMUX_SOCKET: opts.tmux.socket, UPLINK_TEST_DRIVERS: await tmuxDriverModule(opts.drivers) });
-  const proc = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'serve', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = cleanEnv({ UPLINK_DATA_DIR: dataDir, UPLINK_E2E_TMUX_SOCKET: opts.tmux.socket });
+  const uplink = await testLauncher(opts.drivers);
+  const proc = spawn(process.execPath, [uplink, 'serve', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += String(d)));
   const info = await new Promise<{ url: string; panel_url: string; mcp_url: string }>((resolve, reject) => {
@@ -119,8 +124,8 @@ export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; co
     mcpUrl: info.mcp_url,
     token,
     dataDir,
-    freshPanelUrl: () => execFileSync(process.execPath, [join(ROOT, 'bin/uplink'), 'panel-url'], { env, encoding: 'utf8' }).trim(),
-    cli: (...args) => execFileSync(process.execPath, [join(ROOT, 'bin/uplink'), ...args], { env, encoding: 'utf8' }),
+    freshPanelUrl: () => execFileSync(process.execPath, [uplink, 'panel-url'], { env, encoding: 'utf8' }).trim(),
+    cli: (...args) => execFileSync(process.execPath, [uplink, ...args], { env, encoding: 'utf8' }),
     stop: () =>
       new Promise<void>((resolve) => {
         if (proc.exitCode !== null) return resolve();

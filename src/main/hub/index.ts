@@ -18,7 +18,7 @@ export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
 export { CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './channels/driver-provider';
 export type { AgentCredential, AgentSummary } from './credentials/agents';
 export { loadDrivers } from './driver-admin/default';
-export type { DriverSet, SectionGetter } from './driver-admin/default';
+export type { DriverSet, LoadDrivers, SectionGetter } from './driver-admin/default';
 export { MAX_MESSAGE_BYTES, MAX_OP_CHARS, checkBounds } from './bounds';
 
 /**

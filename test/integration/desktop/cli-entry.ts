@@ -1,7 +1,8 @@
 /**
- * One bundle holding the CLI and the desktop driver for the MCP/CLI tests: `UPLINK_TEST_DRIVERS`
- * points at this same file, so `DriverError` is one class, as in the product bundle. The spawned
- * `uplink` inherits DISPLAY and DBUS_SESSION_BUS_ADDRESS of the test's private session.
+ * One bundle holding the CLI and the desktop driver for the MCP/CLI tests: its launcher passes
+ * this same module's `createDrivers` to its `main`, so `DriverError` is one class, as in the
+ * product bundle. The spawned `uplink` inherits DISPLAY and DBUS_SESSION_BUS_ADDRESS of the
+ * test's private session.
  *
  * `UPLINK_TEST_PROC_OVERRIDES` names a JSON file `{"<pid>": <start time>}`, read on every lookup:
  * a live system cannot reuse a pid on demand, so the tests simulate a changed start time this way.

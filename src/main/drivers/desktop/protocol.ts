@@ -19,7 +19,7 @@ export interface HelperTarget {
 }
 
 /** Ops only the driver sends (not agent-facing). */
-export type HelperOnlyOp = 'hello' | 'doctor' | 'windows' | 'interactions' | 'element' | 'debug-sleep';
+export type HelperOnlyOp = 'hello' | 'doctor' | 'windows' | 'interactions' | 'element';
 
 /** One request line. */
 export interface HelperRequest {

@@ -4,15 +4,16 @@
  * audit store.
  */
 import { createHub, loadDrivers } from '../../hub';
+import type { LoadDrivers } from '../../hub';
 import { cliAgent, executeCli, osUser } from './execute';
 import { runLog } from './log';
 import { present } from './present';
 import type { CliRequest } from './request';
 
-/** Runs the request in an embedded hub, prints it; resolves with the exit code. */
-export async function runEmbedded(dataDir: string, request: CliRequest, json: boolean, show: typeof present = present): Promise<number> {
+/** Runs the request in an embedded hub with `drivers`, prints it; resolves with the exit code. */
+export async function runEmbedded(dataDir: string, request: CliRequest, json: boolean, show: typeof present = present, drivers: LoadDrivers = loadDrivers): Promise<number> {
   if (request.command === 'log') return runLog(dataDir, request.args, json);
-  const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir), watchConfig: false });
+  const hub = await createHub({ dataDir, drivers: await drivers(dataDir), watchConfig: false });
   try {
     return show(request, await executeCli(hub, request, { agent: cliAgent(osUser()) }), json);
   } finally {

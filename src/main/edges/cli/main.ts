@@ -12,6 +12,7 @@
 // the hub, the drivers, SQLite, ajv or the MCP SDK. The embedded hub, `serve`, `mcp` and the tmux
 // snippet are imported when a command needs them.
 import { HubError, isDriverError, resolveDataDir, runBuiltInDriver, tmuxSnippet, toHubError } from '../../hub';
+import type { LoadDrivers } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
 import { DEFAULT_SERVE_PORT, flag, intFlag, isUsage, parseArgs, usage } from './args';
 import type { ParsedArgs } from './args';
@@ -53,12 +54,18 @@ Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
 `;
 
+/** What a caller of `main` may inject. */
+export interface CliOptions {
+  /** The drivers of every hub the command creates: the product's unless given (tests pass fixtures). */
+  loadDrivers?: LoadDrivers;
+}
+
 /** Runs a request in the running hub, else in an embedded one; `show` prints it (or reads it). */
-async function callHub(dataDir: string, request: CliRequest, json: boolean, show?: typeof present): Promise<number> {
+async function callHub(dataDir: string, request: CliRequest, json: boolean, options: CliOptions, show?: typeof present): Promise<number> {
   const code = await forward(dataDir, request, json, show);
   if (code !== undefined) return code;
   const { runEmbedded } = await import('./embedded');
-  return runEmbedded(dataDir, request, json, show);
+  return runEmbedded(dataDir, request, json, show, options.loadDrivers);
 }
 
 /** One line from the terminal. */
@@ -76,10 +83,10 @@ async function ask(question: string): Promise<string> {
  * `drivers trust <id>` at a terminal: shows what trusting admits (command, file, its hash now)
  * and sends exactly that hash once the person says yes, so a file changed meanwhile is refused.
  */
-async function confirmTrust(dataDir: string, request: Extract<CliRequest, { command: 'drivers' }>, json: boolean): Promise<number | undefined> {
+async function confirmTrust(dataDir: string, request: Extract<CliRequest, { command: 'drivers' }>, json: boolean, options: CliOptions): Promise<number | undefined> {
   const id = request.args.id!;
   let drivers: DriverProcessStatus[] = [];
-  await callHub(dataDir, { command: 'drivers', args: { action: 'status' } }, json, (_r, result) => {
+  await callHub(dataDir, { command: 'drivers', args: { action: 'status' } }, json, options, (_r, result) => {
     drivers = result as DriverProcessStatus[];
     return 0;
   });
@@ -97,7 +104,7 @@ async function confirmTrust(dataDir: string, request: Extract<CliRequest, { comm
   return undefined;
 }
 
-async function run(args: ParsedArgs): Promise<number> {
+async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
   const json = args.flags.has('json');
   const [command] = args.positionals;
   const request = requestFromArgs(args);
@@ -108,11 +115,11 @@ async function run(args: ParsedArgs): Promise<number> {
         if (!request.args.sha256) throw usage('drivers trust --yes needs --sha256 <hex>: the hash you checked', 'see it with `uplink drivers`');
       } else {
         if (!process.stdin.isTTY) throw usage('drivers trust asks for confirmation on a terminal', 'in a script pass --yes --sha256 <hex>');
-        const refused = await confirmTrust(dataDir, request, json);
+        const refused = await confirmTrust(dataDir, request, json, options);
         if (refused !== undefined) return refused;
       }
     }
-    return callHub(dataDir, request, json);
+    return callHub(dataDir, request, json, options);
   }
   switch (command) {
     case 'tmux-snippet': {
@@ -123,12 +130,12 @@ async function run(args: ParsedArgs): Promise<number> {
     }
     case 'mcp': {
       const { runStdioMcp } = await import('../mcp/stdio');
-      return runStdioMcp(resolveDataDir());
+      return runStdioMcp(resolveDataDir(), options.loadDrivers);
     }
     case 'serve': {
       const host = flag(args, 'host');
       const { runServe } = await import('./serve');
-      return runServe({ dataDir: resolveDataDir(), port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, ...(host ? { host } : {}), insecure: args.flags.has('insecure-plain-http'), json });
+      return runServe({ dataDir: resolveDataDir(), port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, ...(host ? { host } : {}), insecure: args.flags.has('insecure-plain-http'), json, loadDrivers: options.loadDrivers });
     }
     case 'demo': {
       need(args, 0, 0, 'no operands');
@@ -138,7 +145,7 @@ async function run(args: ParsedArgs): Promise<number> {
         return 0;
       }
       const dataDir = process.env.UPLINK_DATA_DIR ? resolveDataDir() : undefined;
-      return runDemo({ port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, exitWhenDone: args.flags.has('exit-when-done'), headless: args.flags.has('headless'), ...(dataDir ? { dataDir } : {}) });
+      return runDemo({ port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, exitWhenDone: args.flags.has('exit-when-done'), headless: args.flags.has('headless'), ...(dataDir ? { dataDir } : {}), loadDrivers: options.loadDrivers });
     }
     case 'panel-url': {
       need(args, 0, 0, 'no operands');
@@ -172,15 +179,18 @@ function need(args: ParsedArgs, min: number, max: number, what: string): void {
   if (operands > max) throw usage(`too many arguments for ${args.positionals[0]} (expected ${what})`);
 }
 
-/** The CLI entry (bundled to dist/cli.mjs, run by bin/uplink). Resolves with the exit code. */
-export async function main(argv: string[]): Promise<number> {
+/**
+ * The CLI entry (bundled to dist/cli.mjs, run by bin/uplink without `options`: the product
+ * drivers). Resolves with the exit code.
+ */
+export async function main(argv: string[], options: CliOptions = {}): Promise<number> {
   try {
     const args = parseArgs(argv);
     if (args.flags.has('help')) {
       print(HELP);
       return 0;
     }
-    return await run(args);
+    return await run(args, options);
   } catch (e) {
     // The CLI user is the operator: an unexpected failure may show its own message.
     const err = isDriverError(e) ? toHubError(undefined, e) : new HubError('core', 'Upstream', e instanceof Error ? e.message : String(e), { hint: 'run `uplink doctor`' });

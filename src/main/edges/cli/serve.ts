@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createHub, HubError, loadDrivers, recordUnfinishedCalls } from '../../hub';
-import type { Hub } from '../../hub';
+import type { Hub, LoadDrivers } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { isLoopbackHost } from '../http/loopback';
 import { operatorKeyPath } from '../http/operator';
@@ -28,6 +28,8 @@ export interface ServeOptions {
   /** `--insecure-plain-http`: allows a non-loopback `--host`, where the token travels in clear text. */
   insecure?: boolean;
   json: boolean;
+  /** The hub's drivers: the product's unless given. */
+  loadDrivers?: LoadDrivers;
 }
 
 /** The browser panel: the built renderer and the PanelApi WebSocket on the same port. */
@@ -46,7 +48,7 @@ export async function startServing(options: Omit<ServeOptions, 'json'> & { prese
   if (running) {
     throw new HubError('core', 'Unavailable', `a hub (pid ${running.pid}) already serves this data directory at ${running.url}`, { hint: 'use that one (`uplink panel-url` opens its panel), stop it first, or set UPLINK_DATA_DIR for a separate hub' });
   }
-  const hub = await createHub({ dataDir: options.dataDir, drivers: await loadDrivers(options.dataDir) });
+  const hub = await createHub({ dataDir: options.dataDir, drivers: await (options.loadDrivers ?? loadDrivers)(options.dataDir) });
   recordUnfinishedCalls(hub);
   let server: Awaited<ReturnType<typeof startHubServer>>;
   try {

@@ -9,6 +9,7 @@ import type { Disposer } from '../../../shared/panel-api';
 import type { DemoStep } from '../../../shared/panel-types';
 import type { PanelPresenter } from '../panel';
 import { HubError } from '../../hub';
+import type { LoadDrivers } from '../../hub';
 import { startServing } from '../cli/serve';
 import { print } from '../cli/format';
 import { openPanel, panelOpener } from './open-panel';
@@ -24,6 +25,8 @@ export interface DemoOptions {
   headless: boolean;
   /** `UPLINK_DATA_DIR` when set; else the stage's own temporary one. */
   dataDir?: string;
+  /** The hub's drivers: the product's unless given. */
+  loadDrivers?: LoadDrivers;
 }
 
 /** `uplink demo --list`. */
@@ -76,7 +79,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   try {
     stage = await startStage({ headless: options.headless, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
     print(`uplink demo: staged a private tmux server, ${stage.display.private ? `a private display (Xvfb ${stage.display.DISPLAY})` : `your display ${stage.display.DISPLAY}`} and the demo app`);
-    served = await startServing({ dataDir: stage.dataDir, port: options.port, presenter });
+    served = await startServing({ dataDir: stage.dataDir, port: options.port, presenter, loadDrivers: options.loadDrivers });
     const { hub, server } = served;
     const opener = panelOpener(!stage.display.private, demoRoot());
     // The Uplink app spends the one-time code: printing it then would only offer a dead link.

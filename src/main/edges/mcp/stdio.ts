@@ -10,16 +10,17 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { isJSONRPCRequest, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { createHub, loadDrivers, renderDriverError } from '../../hub';
+import type { LoadDrivers } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { CALLER_HEADERS } from '../http/server';
 import { ensureToken } from '../http/token';
 import { connectMcp, createMcpServer, SERVER_INFO } from './server';
 
-/** Serves MCP on stdin/stdout until stdin closes; resolves with the exit code. */
-export async function runStdioMcp(dataDir: string): Promise<number> {
+/** Serves MCP on stdin/stdout until stdin closes (an embedded hub runs `drivers`); resolves with the exit code. */
+export async function runStdioMcp(dataDir: string, drivers: LoadDrivers = loadDrivers): Promise<number> {
   const running = await findRunningHub(dataDir);
   if (running) return relay(dataDir);
-  const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir) });
+  const hub = await createHub({ dataDir, drivers: await drivers(dataDir) });
   // No credential crosses stdio: the client is whoever started this process.
   const server = createMcpServer(hub, { id: 'stdio' });
   const transport = new StdioServerTransport();

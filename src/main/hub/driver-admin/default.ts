@@ -1,11 +1,8 @@
 /**
  * Which drivers a hub runs: the product drivers (tmux, desktop), each given its live config
- * section. Tests swap in fixture drivers with `UPLINK_TEST_DRIVERS=<path of an ES module>` that
- * exports `createDrivers(dataDir, section): Driver[]` (`section(name)` is the live config getter)
- * and optionally `configSchemas`; the variable is
- * read only when set, and only by `loadDrivers`.
+ * section. Nothing in the environment changes that: tests hand the CLI's `main` their own
+ * `LoadDrivers` instead.
  */
-import { pathToFileURL } from 'node:url';
 import type { JsonSchema } from '../../kernel';
 import { loadProductDrivers } from '../../drivers';
 import type { DesktopConfig, Driver } from '../../drivers';
@@ -40,10 +37,8 @@ export async function productDrivers(): Promise<DriverSet> {
   };
 }
 
-/** The drivers for a data dir: the test module when `UPLINK_TEST_DRIVERS` is set, else the product drivers. */
-export async function loadDrivers(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<DriverSet> {
-  const testModule = env.UPLINK_TEST_DRIVERS;
-  if (!testModule) return productDrivers();
-  const mod = (await import(pathToFileURL(testModule).href)) as { createDrivers: (dataDir: string, section: SectionGetter) => Driver[]; configSchemas?: Record<string, JsonSchema> };
-  return { configSchemas: mod.configSchemas ?? {}, create: (section) => mod.createDrivers(dataDir, section) };
-}
+/** How whatever creates a hub gets the drivers for its data dir. */
+export type LoadDrivers = (dataDir: string) => Promise<DriverSet>;
+
+/** The drivers for a data dir: the product drivers. */
+export const loadDrivers: LoadDrivers = () => productDrivers();

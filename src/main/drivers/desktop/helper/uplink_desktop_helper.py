@@ -19,7 +19,6 @@ import base64
 import json
 import os
 import sys
-import time
 import traceback
 import warnings
 
@@ -168,9 +167,6 @@ class Helper:
             # driver can keep its bindings across Uplink processes; None when it cannot tell.
             windows = self.windows()
             return {"windows": windows, "session": self.x11().server_session() if self.platform == "x11" else None}
-        if op == "debug-sleep" and os.environ.get("UPLINK_DESKTOP_HELPER_DEBUG") == "1":
-            time.sleep(float(args.get("ms", 1000)) / 1000)
-            return {"slept": True}
         if target is None:
             raise HelperError("Invalid", "op %r needs a target" % op)
         if is_a11y_window(target) and (op in VISUAL_OPS or (op == "type" and interaction == "visual_ui")):
