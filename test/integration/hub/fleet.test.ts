@@ -18,11 +18,11 @@ import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import { failure, nextPrompt } from './helpers';
 import { freePort, NATS_SERVER as NATS, startNatsServer, stopNatsServer, until } from '../../fixtures/nats-server';
+import { prerequisite } from '../../fixtures/prerequisite';
 
 const TOKEN = 'fleet-test-token-4f1c';
 const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', agent_id: 'claude', session: 's1' };
-const missing = !existsSync(NATS);
-if (missing) console.log(`fleet tests skipped: ${NATS} is not installed (scripts/install-system-deps.sh installs it)`);
+const natsServer = prerequisite(`nats-server (${NATS})`, existsSync(NATS), 'apt-get install nats-server (or bash scripts/install-system-deps.sh)');
 
 let port = 0;
 let server: ChildProcess | undefined;
@@ -44,12 +44,13 @@ function openMember(name: string, tokenMode = 0o600): { hub: FleetHub; driver: R
   return { hub: joinFleet(core, fleet, { heartbeatMs: 150, listTimeoutMs: 1000 }), driver, dir };
 }
 
-describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
+describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
   let a: ReturnType<typeof openMember>;
   let b: ReturnType<typeof openMember>;
   let c: ReturnType<typeof openMember>;
   const connected = (m: ReturnType<typeof openMember>, ...hubs: string[]) => until(`${hubs.join(', ')} to be seen`, () => hubs.every((h) => m.hub.fleetStatus().members.some((x) => x.hub === h && x.state === 'connected')));
 
+  beforeAll(natsServer.check);
   beforeAll(async () => {
     port = await freePort();
     await startNats();

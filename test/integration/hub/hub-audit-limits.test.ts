@@ -15,6 +15,7 @@ import { HubError } from '../../../src/main/hub';
 import type { JsonValue } from '../../../src/main/kernel/types';
 import { createBroadcast, openPanelSession } from '../../../src/main/edges/panel';
 import { auditRowsIfKilledNow, closeHubs, failure, openHub } from './helpers';
+import { noTmpfs } from '../../fixtures/prerequisite';
 
 const agent: AgentIdentity = { kind: 'mcp', name: 'deep-agent', version: '1' };
 
@@ -152,7 +153,7 @@ describe('a full disk', () => {
 
   it('refuses new calls with one line, never answers unaudited, doctor says why, and it recovers by itself', async (ctx) => {
     const disk = smallDisk();
-    if (!disk) return ctx.skip();
+    if (!disk) return noTmpfs().need(ctx);
     const dir = join(disk, 'data');
     const { hub } = openHub({ dir });
     // A panel is open: it is told when the audit fails and when it recovers.
