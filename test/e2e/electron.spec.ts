@@ -48,6 +48,7 @@ test.describe('Electron app', () => {
       await win.evaluate(() => {
         window.location.href = 'https://example.com/';
       });
+      // A window: the blocked navigation must not happen late.
       await win.waitForTimeout(500);
       expect(win.url()).toMatch(/^file:.*index\.html/);
       await expect(win.getByText('connected', { exact: true })).toBeVisible();
