@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
  * The Electron app end to end (Playwright's `_electron`). Runs only where an Electron binary
- * exists; elsewhere it is skipped and says why (the browser panel e2e covers the renderer).
+ * exists; elsewhere it is skipped, also under CI, and says why (the browser panel e2e covers the renderer).
  */
 import { _electron as electron, expect, test } from '@playwright/test';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -12,14 +12,19 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { PANEL_METHODS } from '../../src/shared/panel-channels';
 import { electronBinary } from '../../scripts/electron-binary.mjs';
 import { ROOT, cleanEnv } from './harness';
+import { prerequisite } from '../fixtures/prerequisite';
 
 const found = electronBinary();
-const display = process.platform !== 'linux' || !!process.env.DISPLAY || !!process.env.WAYLAND_DISPLAY;
-const why = found.why ?? (display ? undefined : 'no display server ($DISPLAY unset); run under xvfb-run');
-if (why) console.log(`electron e2e skipped: ${why}`);
+// The one prerequisite that skips under CI too: no Electron binary can be installed there.
+if (found.why) console.log(`electron e2e skipped: ${found.why}`);
+const hasDisplay = process.platform !== 'linux' || !!process.env.DISPLAY || !!process.env.WAYLAND_DISPLAY;
+// Only asked where the binary exists (without one these tests skip anyway).
+const display = prerequisite('a display server ($DISPLAY or $WAYLAND_DISPLAY)', !!found.why || hasDisplay, 'run under xvfb-run (apt-get install xvfb)');
 
 test.describe('Electron app', () => {
-  test.skip(!!why, why ?? '');
+  test.skip(!!found.why, found.why ?? '');
+  test.skip(display.skip, display.missing ?? '');
+  test.beforeAll(display.check);
 
   test('opens a hardened window whose preload exposes exactly the PanelApi', async () => {
     const app = await electron.launch({
@@ -43,6 +48,7 @@ test.describe('Electron app', () => {
       await win.evaluate(() => {
         window.location.href = 'https://example.com/';
       });
+      // A window: the blocked navigation must not happen late.
       await win.waitForTimeout(500);
       expect(win.url()).toMatch(/^file:.*index\.html/);
       await expect(win.getByText('connected', { exact: true })).toBeVisible();

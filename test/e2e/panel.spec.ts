@@ -44,6 +44,12 @@ const channel = () => `tmux:${pane}`;
 const act = (text: string) => agent.callTool({ name: 'channel_act', arguments: { channel: channel(), op: 'type', args: { text, enter: true } } });
 const read = () => agent.callTool({ name: 'channel_observe', arguments: { channel: channel(), op: 'read', args: { lines: 20 } } });
 const prompt = () => page.locator('article.approval').first();
+/** Waits until the hub lists the pane with `label` (listing also refreshes the hub's cached listing). */
+const labelled = (label: string) =>
+  until(async () => {
+    const listed = (await agent.callTool({ name: 'channel_list', arguments: {} })).structuredContent as { channels: Array<{ channel: string; labels: string[] }> };
+    return listed.channels.some((c) => c.channel === channel() && c.labels.includes(label));
+  }, `${channel()} listed with the label ${label}`);
 /** Screenshots without transient toasts. */
 const shoot = async (name: string) => {
   await expect(page.locator('.toast')).toHaveCount(0, { timeout: 10_000 });
@@ -109,7 +115,7 @@ test('channel_act raises a prompt with agent, channel, op and text; approving de
   // What the op will do, in words (the tmux driver's preview sentence).
   await expect(prompt().locator('.will-do')).not.toBeEmpty();
   await expect(page).toHaveTitle(/^\(1\) Uplink/);
-  await page.waitForTimeout(1200); // let the waited-time counter tick for the screenshot
+  await expect(prompt()).toContainText(/waited \d+(\.\d)? s/); // the waited-time counter has ticked, for the screenshot
   await shoot('approvals.png');
   await page.emulateMedia({ colorScheme: 'light' });
   await shoot('approvals-light.png');
@@ -138,7 +144,7 @@ test('a busy queue: five cards fit an 860 px window, j moves the focus, A approv
   // the focused card's own request and check that exactly that one runs.
   const focused = /queued-\d/.exec((await second.locator('.args-line').textContent()) ?? '')?.[0];
   expect(focused, 'the focused card names its request').toBeDefined();
-  await page.waitForTimeout(600); // shortcuts arm a moment after the focus moved
+  await page.waitForTimeout(600); // shortcuts arm a moment after the focus moved (the page shows no sign of it)
   await page.keyboard.press('a');
   await until(() => tmux.capture(pane).includes(focused!), 'the focused request ran');
   expect(tmux.capture(pane).match(/queued-\d/g)?.filter((q) => q !== focused) ?? []).toEqual([]);
@@ -167,7 +173,7 @@ test('a keyboard shortcut approves the oldest prompt', async () => {
   await read();
   const call = act('echo by-keyboard');
   await expect(prompt()).toBeVisible();
-  await page.waitForTimeout(600); // shortcuts arm after the prompt has been visible a moment
+  await page.waitForTimeout(600); // shortcuts arm after the prompt has been visible a moment (the page shows no sign of it)
   await page.keyboard.press('a');
   expect((await call).isError ?? false).toBe(false);
 });
@@ -194,7 +200,7 @@ test('an unanswered prompt times out as a deny', async () => {
 
 test('"always" with config.json broken shows why, the card stays, and the call can still be approved once', async () => {
   tmux.tmux('set-option', '-p', '-t', pane, '@name', 'e2e-target');
-  await new Promise((r) => setTimeout(r, 1100));
+  await labelled('e2e-target');
   await read();
   await view(/^Approvals/).click();
   const call = act('echo once-after-refusal');
@@ -223,7 +229,7 @@ test('"always" with config.json broken shows why, the card stays, and the call c
 test('"always" skips the next prompt and the rule appears in settings', async () => {
   // "Always" names the pane by a stable label, never by its reusable id.
   tmux.tmux('set-option', '-p', '-t', pane, '@name', 'e2e-target');
-  await new Promise((r) => setTimeout(r, 1100));
+  await labelled('e2e-target');
   await read();
   await view(/^Approvals/).click();
   const first = act('echo always-1');

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { tmpDataDir } from '../fixtures/hub-build';
 import { INSPECTOR_CLI, INTEROP, NODE22, run, startHub } from './helpers';
 import type { Hub } from './helpers';
+import { prerequisite } from '../fixtures/prerequisite';
 
 let hub: Hub;
 beforeAll(async () => {
@@ -61,17 +62,18 @@ describe('MCP Inspector CLI', () => {
 });
 
 const PYTHON = join(INTEROP, '.venv/bin/python');
-/** Why the Python SDK client cannot run here, or undefined when it can. */
-function pythonUnavailable(): string | undefined {
-  if (!existsSync(PYTHON)) return 'test/interop/.venv is missing (test/interop/setup.sh creates it; Debian needs python3-venv)';
+/** What the Python SDK client lacks here, or undefined when it can run. */
+function pythonLacks(): string | undefined {
+  if (!existsSync(PYTHON)) return 'test/interop/.venv';
   const probe = spawnSync(PYTHON, ['-c', 'import mcp'], { encoding: 'utf8' });
-  if (probe.status !== 0) return `the mcp package is not installed in test/interop/.venv (pip could not reach the package index?): ${probe.stderr.trim().split('\n').at(-1)}`;
+  if (probe.status !== 0) return `the mcp package in test/interop/.venv (${probe.stderr.trim().split('\n').at(-1)})`;
   return undefined;
 }
-const noPython = pythonUnavailable();
-if (noPython) console.warn(`skipping the Python SDK client tests: ${noPython}`);
+const lacks = pythonLacks();
+const python = prerequisite(lacks ?? 'the MCP Python SDK', !lacks, 'bash test/interop/setup.sh (Debian needs python3-venv, and pip the package index)');
 
-describe.skipIf(noPython !== undefined)('MCP Python SDK client', () => {
+describe.skipIf(python.skip)('MCP Python SDK client', () => {
+  beforeAll(python.check);
   const client = join(INTEROP, 'python_client.py');
   interface Seen {
     server: string;

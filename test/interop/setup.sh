@@ -2,7 +2,7 @@
 # Installs what the interop tests run, when missing: the Node 22 tools of test/interop/package.json
 # (the conformance suite, the MCP Inspector, Node 22 itself) into test/interop/node_modules, and the
 # MCP Python SDK into the virtualenv test/interop/.venv. The root node_modules is never touched.
-# When pip cannot install the SDK this says why and carries on: the Python tests then skip.
+# When pip cannot install the SDK this says why and carries on: the Python tests then skip (fail under CI=true).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -19,7 +19,7 @@ if [ ! -x .venv/bin/python ] || [ requirements.txt -nt .venv/installed ] || ! .v
     echo "interop: MCP Python SDK installed in test/interop/.venv"
   else
     tail -n 5 "$log" >&2
-    echo "interop: could not install the MCP Python SDK into test/interop/.venv (no python3-venv, or no package index) — hint: the Python client tests skip until \`bash test/interop/setup.sh\` succeeds" >&2
+    echo "interop: could not install the MCP Python SDK into test/interop/.venv (no python3-venv, or no package index) — hint: the Python client tests skip (fail under CI=true) until \`bash test/interop/setup.sh\` succeeds" >&2
   fi
   rm -f "$log"
 fi

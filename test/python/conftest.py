@@ -1,5 +1,6 @@
 """Shared setup of the helper's Python tests: the helper's modules import as they do in the helper,
-and `run_helper` runs the real helper program with one op patched in, over its real pipes."""
+and `run_helper` runs the real helper program with one op patched in, over its real pipes.
+A test skips when something it needs is missing, and says why; under CI=true that skip fails instead."""
 import json
 import os
 import subprocess
@@ -11,6 +12,34 @@ HELPER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."
 HELPER_DIR = os.path.normpath(HELPER_DIR)
 sys.path.insert(0, HELPER_DIR)
 sys.dont_write_bytecode = True
+
+CI = os.environ.get("CI") == "true"
+
+
+def pytest_configure(config):
+    # Skip reasons are printed in the summary (-rs), so no skip is silent.
+    if "s" not in config.option.reportchars:
+        config.option.reportchars += "s"
+
+
+def _fail_skip_under_ci(report):
+    if CI and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"{reason} (a skip fails under CI=true)"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _fail_skip_under_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _fail_skip_under_ci(outcome.get_result())
+
 
 # Runs the helper's main() with `Helper.handle` wrapped: the test's code answers the ops it names.
 WRAPPER = """

@@ -14,7 +14,7 @@ import uplink_desktop_helper as helper_module
 @pytest.fixture
 def xdisplay(monkeypatch):
     if not shutil.which("Xvfb"):
-        pytest.skip("Xvfb is not installed")
+        pytest.skip("Xvfb is missing — install: apt-get install xvfb (or bash scripts/install-system-deps.sh)")
     read_end, write_end = os.pipe()
     proc = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "640x480x24", "-nolisten", "tcp",
                              "+extension", "X-Resource"], pass_fds=(write_end,), stdout=subprocess.DEVNULL,

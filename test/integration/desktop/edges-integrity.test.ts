@@ -154,6 +154,7 @@ describe('desktop target integrity through MCP and the CLI', () => {
       expect(a.text).toMatch(reused ? TARGET_CHANGED : /^uplink error \[desktop:(Rejected\]: target changed|NotFound\])/m);
     }
     if (reused) expect(attempts.map((a) => a.text).join('\n')).toMatch(/act on that channel if you mean it/);
+    // A window: refused input must not arrive late.
     await new Promise((r) => setTimeout(r, 300));
     expect(untouchedSince(second, mark)).toBe(true);
     // The newcomer has an address of its own; the old one is listed stale while its id is reused.
@@ -183,6 +184,7 @@ describe('desktop target integrity through MCP and the CLI', () => {
     const viaCli = await cli(['invoke', channel, 'click', '{"x": 50, "y": 95}']);
     expect(viaCli.code).toBe(1);
     expect(viaCli.stderr).toMatch(TARGET_CHANGED);
+    // A window: refused input must not arrive late.
     await new Promise((r) => setTimeout(r, 300));
     expect(untouchedSince(app, mark)).toBe(true);
     const evidence = await waitFor('the evidence in the audit', async () =>
@@ -210,6 +212,7 @@ describe('desktop target integrity through MCP and the CLI', () => {
       }
       const viaCli = await cli(['invoke', channel, 'type', '{"text": "x"}', '--interaction', 'visual_ui']);
       expect(viaCli.stderr).toMatch(TARGET_CHANGED);
+      // A window: refused input must not arrive late.
       await new Promise((r) => setTimeout(r, 300));
       expect(untouchedSince(app, mark)).toBe(true);
     } finally {

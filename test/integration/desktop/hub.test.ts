@@ -124,6 +124,7 @@ describe('desktop through the hub', () => {
     expect(set.rendered).toMatch(/^uplink error \[desktop:(Rejected\]: target changed — hint: |NotFound\])/);
     // The driver refuses a changed target before the operator is asked about it.
     expect(prompts.length).toBe(before);
+    // A window: refused input must not arrive late.
     await new Promise((r) => setTimeout(r, 300));
     expect(app.stdout().slice(mark)).not.toContain('"event": "entry"');
     const listed = (await hub.listChannels()).find((c) => (c.detail as { pid: number }).pid === app.pid)!;

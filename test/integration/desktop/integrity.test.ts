@@ -80,6 +80,7 @@ describe('desktop target integrity', () => {
       expect(error.message).toBe('target changed');
       expect(error.evidence).toMatch(new RegExp(`${first.pid}`));
     }
+    // A window: refused input must not arrive late.
     await new Promise((r) => setTimeout(r, 300));
     expect(noInputSince(second, mark)).toBe(true);
     // A new listing shows the newcomer under an address of its own; the old address stays refused.
@@ -105,6 +106,7 @@ describe('desktop target integrity', () => {
     expect(error.evidence).toContain(`_NET_WM_PID is ${other}, bound pid is ${app.pid}`);
     const listed = (await driver.channels()).find((c) => c.channel === `desktop:${addr}`)!;
     expect(listed.detail).toMatchObject({ pid: app.pid, interactions: [], binding_mismatch: expect.stringContaining('_NET_WM_PID') });
+    // A window: refused input must not arrive late.
     await new Promise((r) => setTimeout(r, 300));
     expect(noInputSince(app, mark)).toBe(true);
     // Put the truth back: the binding holds again.
@@ -145,6 +147,7 @@ describe('desktop target integrity', () => {
     process.kill(app.pid, 'SIGSTOP');
     try {
       const inFlight = rejection(driver.invoke(addr, 'tree', {}, { interaction: 'semantic_ui' }));
+      // Time for the call to reach the helper: nothing outside the driver shows when it has.
       await new Promise((r) => setTimeout(r, 300));
       const helperPid = driver.helperPid();
       expect(helperPid).toBeDefined();
@@ -229,6 +232,7 @@ describe('desktop target integrity', () => {
     } finally {
       await run('xdotool', ['windowmap', '--sync', xid], { env: session.env });
     }
+    // A window: refused input must not arrive late.
     await new Promise((r) => setTimeout(r, 300));
     expect(noInputSince(app, 0)).toBe(true);
   });

@@ -11,15 +11,17 @@ import type { App } from './apps';
 import { hasWeston, startWaylandSession } from './session';
 import type { DesktopSession } from './session';
 import { validated } from '../../fixtures/validated-driver';
+import { prerequisite } from '../../fixtures/prerequisite';
 
-if (!hasWeston()) console.warn('wayland.test.ts: skipped — /usr/bin/weston is not installed (Debian package weston)');
+const weston = prerequisite('weston (/usr/bin/weston)', hasWeston(), 'apt-get install weston (or bash scripts/install-system-deps.sh)');
 
-describe.skipIf(!hasWeston())('desktop driver in a Wayland session', () => {
+describe.skipIf(weston.skip)('desktop driver in a Wayland session', () => {
   let session: DesktopSession;
   let driver: DesktopDriver;
   let app: App;
   let addr: string;
 
+  beforeAll(weston.check);
   beforeAll(async () => {
     session = await startWaylandSession();
     driver = validated(createDesktopDriver({ env: session.env }));

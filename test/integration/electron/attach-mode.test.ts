@@ -72,10 +72,13 @@ async function run(name: string, args: string[], url?: string): Promise<{ log: s
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  // Loaded: the CSP is set and the guards' four async request probes are logged.
+  const loaded = (): boolean => {
+    const text = readFileSync(logFile, 'utf8');
+    return text.includes('csp ') && (text.match(/^request /gm) ?? []).length >= 4;
+  };
   const deadline = Date.now() + 20_000;
-  while (child.exitCode === null && !readFileSync(logFile, 'utf8').includes('csp ') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  // The guards run as the window loads; give their async probes a moment.
-  await new Promise((r) => setTimeout(r, 300));
+  while (child.exitCode === null && !loaded() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   child.kill('SIGKILL');
   const code = await exited;
   const log = readFileSync(logFile, 'utf8').trim().split('\n');

@@ -16,14 +16,14 @@ import { runCli, startServe, tmpDataDir } from '../../fixtures/hub-build';
 import type { Served, TestBuild } from '../../fixtures/hub-build';
 import { freePort, NATS_SERVER, startNatsServer, stopNatsServer, until } from '../../fixtures/nats-server';
 import { TmuxTestServer } from '../../fixtures/tmux-server';
+import { prerequisite } from '../../fixtures/prerequisite';
 import { PANEL_WS_PROTOCOL } from '../../../src/shared/panel-ws';
 import type { ServerFrame } from '../../../src/shared/panel-ws';
 import type { FleetTimelinePage, FleetView, PendingApproval } from '../../../src/shared/panel-types';
 import { buildTmuxHub, writeConfig } from '../tmux/hub-helpers';
 
 const TOKEN = 'fleet-serve-token-81d2';
-const missing = !existsSync(NATS_SERVER);
-if (missing) console.log(`fleet serve tests skipped: ${NATS_SERVER} is not installed (scripts/install-system-deps.sh installs it)`);
+const natsServer = prerequisite(`nats-server (${NATS_SERVER})`, existsSync(NATS_SERVER), 'apt-get install nats-server (or bash scripts/install-system-deps.sh)');
 
 interface Member {
   name: string;
@@ -80,7 +80,7 @@ async function agentOn(m: Member): Promise<Client> {
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }> };
 const textOf = (r: unknown): string => (r as ToolResult).content.map((c) => c.text ?? '').join('\n');
 
-describe.skipIf(missing)('three uplink serve hubs in a fleet, with real tmux panes', () => {
+describe.skipIf(natsServer.skip)('three uplink serve hubs in a fleet, with real tmux panes', () => {
   let build: TestBuild;
   let port = 0;
   let nats: ChildProcess | undefined;
@@ -94,6 +94,7 @@ describe.skipIf(missing)('three uplink serve hubs in a fleet, with real tmux pan
     return startServe(build, dir, extra);
   };
 
+  beforeAll(natsServer.check);
   beforeAll(async () => {
     build = await buildTmuxHub();
     port = await freePort();

@@ -18,11 +18,11 @@ import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import { failure, nextPrompt } from './helpers';
 import { freePort, NATS_SERVER as NATS, startNatsServer, stopNatsServer, until } from '../../fixtures/nats-server';
+import { prerequisite } from '../../fixtures/prerequisite';
 
 const TOKEN = 'fleet-test-token-4f1c';
 const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', agent_id: 'claude', session: 's1' };
-const missing = !existsSync(NATS);
-if (missing) console.log(`fleet tests skipped: ${NATS} is not installed (scripts/install-system-deps.sh installs it)`);
+const natsServer = prerequisite(`nats-server (${NATS})`, existsSync(NATS), 'apt-get install nats-server (or bash scripts/install-system-deps.sh)');
 
 let port = 0;
 let server: ChildProcess | undefined;
@@ -44,12 +44,13 @@ function openMember(name: string, tokenMode = 0o600): { hub: FleetHub; driver: R
   return { hub: joinFleet(core, fleet, { heartbeatMs: 150, listTimeoutMs: 1000 }), driver, dir };
 }
 
-describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
+describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
   let a: ReturnType<typeof openMember>;
   let b: ReturnType<typeof openMember>;
   let c: ReturnType<typeof openMember>;
   const connected = (m: ReturnType<typeof openMember>, ...hubs: string[]) => until(`${hubs.join(', ')} to be seen`, () => hubs.every((h) => m.hub.fleetStatus().members.some((x) => x.hub === h && x.state === 'connected')));
 
+  beforeAll(natsServer.check);
   beforeAll(async () => {
     port = await freePort();
     await startNats();
@@ -202,20 +203,27 @@ describe.skipIf(missing)('a fleet of three hubs on NATS', () => {
       const invoked = b.driver.state.invoked.length;
       for (const text of bad) nc.publish('uplink.b.call', new TextEncoder().encode(text), { reply: inbox });
       await nc.flush();
+      // Nothing may answer: the window gives a wrong reply time to arrive.
       await new Promise((r) => setTimeout(r, 500));
       expect(replies).toEqual([]);
       expect(b.driver.state.invoked.length).toBe(invoked);
       // b still answers well-formed requests.
       expect(await a.hub.invoke('b/test:alpha', 'noop', {}, { agent })).toEqual({ ok: true });
 
-      // A prompt that is garbage, or that claims a hub other than its subject's, shows on no panel.
-      const prompt = { approval_id: 'appr-forged', invocation_id: 'inv-1', agent: { kind: 'mcp', name: 'x' }, channel: 'test:alpha', channel_labels: [], op: 'write', capability_id: 'test.write', args: {}, provider_id: 'p', interaction: 'api', created_at: 1, deadline: Date.now() + 60_000 };
+      // A prompt that is garbage, that claims a hub other than its subject's, or that carries a field
+      // the prompt shape does not have, shows on no panel. Each forgery is well formed apart from its flaw.
+      const prompt = { approval_id: 'appr-forged', invocation_id: 'inv-1', agent: { kind: 'mcp', name: 'x' }, channel: 'test:alpha', channel_labels: [], op: 'write', capability_id: 'test.write', args: {}, provider_id: 'p', interaction: 'api', requested_at: Date.now(), expires_at: Date.now() + 60_000 };
+      const added = (approval: object) => new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'added', approval }));
       nc.publish('uplink.prompts.b', new TextEncoder().encode('{"v":1,"hub":"b","type":"added"}'));
-      nc.publish('uplink.prompts.c', new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'added', approval: prompt })));
-      nc.publish('uplink.prompts.b', new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'added', approval: { ...prompt, injected: true } })));
-      await nc.flush();
-      await new Promise((r) => setTimeout(r, 300));
-      expect(a.hub.pendingApprovals().some((p) => p.approval_id === 'b/appr-forged')).toBe(false);
+      nc.publish('uplink.prompts.c', added({ ...prompt, approval_id: 'appr-wrong-subject' }));
+      nc.publish('uplink.prompts.b', added({ ...prompt, approval_id: 'appr-extra-field', injected: true }));
+      // The same prompt without a flaw does show: the forgeries were dropped by the checks, not for their
+      // shape. NATS delivers one connection's messages in order, so a has handled them all once it shows.
+      nc.publish('uplink.prompts.b', added({ ...prompt, approval_id: 'appr-control' }));
+      await until('a to show the well-formed prompt', () => a.hub.pendingApprovals().some((p) => p.approval_id === 'b/appr-control'));
+      expect(a.hub.pendingApprovals().map((p) => p.approval_id).filter((id) => id.startsWith('b/appr-'))).toEqual(['b/appr-control']);
+      nc.publish('uplink.prompts.b', new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'resolved', approval_id: 'appr-control', granted: false, authorized: 'test' })));
+      await until('a to drop the well-formed prompt', () => !a.hub.pendingApprovals().some((p) => p.approval_id === 'b/appr-control'));
     } finally {
       await nc.close();
     }

@@ -222,7 +222,7 @@ describe('approvals', () => {
     expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
     second();
     const detachedAt = Date.now();
-    // Within the grace the prompt waits for a panel to come back.
+    // Within the grace the prompt waits for a panel to come back (a window: it must not go meanwhile).
     await new Promise((r) => setTimeout(r, 100));
     expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
     const err = await call;
@@ -245,8 +245,10 @@ describe('approvals', () => {
     const p = await prompt;
     // The panel drops (a reload, or closed for reading too slowly) and comes back.
     detach();
+    // Away for half the grace: the absence itself is the scenario.
     await new Promise((r) => setTimeout(r, 150));
     hub.attachPanel();
+    // Past the end of the first grace: the prompt must not be dropped meanwhile.
     await new Promise((r) => setTimeout(r, 300));
     expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
     await hub.decide(p.approval_id, { kind: 'once', by: 'alice' });

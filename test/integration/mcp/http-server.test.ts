@@ -2,7 +2,7 @@
  * `startHubServer` in-process, as the Electron main and `uplink serve` use it: loopback only
  * unless explicitly allowed, mounts get every other path and upgrades, hub.json comes and goes.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
@@ -204,18 +204,26 @@ describe('HTTP hardening', () => {
     const clients: Client[] = [];
     try {
       const a = await open();
-      await new Promise((r) => setTimeout(r, 5));
+      // b is used after a: the clock has moved on (eviction goes by last use).
+      const aUsed = Date.now();
+      await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(aUsed));
       const b = await open();
       await open();
       expect(await ping(a)).toBe(404);
       expect(await ping(b)).toBe(200);
       // SDK clients keep a GET stream open: their sessions are busy and are never evicted.
+      let streams = 0;
+      const counting: typeof fetch = async (url, init) => {
+        const res = await fetch(url, init);
+        if (init?.method === 'GET' && res.ok) streams++;
+        return res;
+      };
       for (let i = 0; i < 2; i++) {
         const c = new Client({ name: `busy-${i}`, version: '1' });
-        await c.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${server.token}` } } }));
+        await c.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { fetch: counting, requestInit: { headers: { authorization: `Bearer ${server.token}` } } }));
         clients.push(c);
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await vi.waitFor(() => expect(streams).toBe(2), { timeout: 10_000 });
       const refused = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
       expect(refused.status).toBe(503);
       expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
@@ -236,6 +244,7 @@ describe('HTTP hardening', () => {
       const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
       await res.text();
       const sid = res.headers.get('mcp-session-id')!;
+      // Idleness is the condition: a probe would be a use and keep the session alive.
       await new Promise((r) => setTimeout(r, 400));
       const late = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...auth, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
       expect(late.status).toBe(404);

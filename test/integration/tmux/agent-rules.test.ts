@@ -38,8 +38,13 @@ async function look(hub: Hub, channel: string): Promise<void> {
   await hub.invoke(channel, 'read', { lines: 5 }, { agent });
 }
 
-/** Channel listings (and so labels) are cached for a second. */
-const listingAge = (): Promise<void> => new Promise((r) => setTimeout(r, 1100));
+/** Waits until the hub's listing shows each pane with its label (a listing also refreshes the hub's cached one). */
+async function labelled(hub: Hub, labels: Record<string, string>): Promise<void> {
+  await eventually(async () => {
+    const listed = await hub.listChannels();
+    return Object.entries(labels).every(([pane, label]) => listed.find((c) => c.channel === `tmux:${pane}`)?.labels.includes(label));
+  }, 10_000, `the labels ${JSON.stringify(labels)}`);
+}
 
 
 describe('rules on tmux panes', () => {
@@ -54,7 +59,7 @@ describe('rules on tmux panes', () => {
     const byId = await failure(hub.invoke(`tmux:${pane}`, 'type', { text: 'echo BY-ID' }, { agent }));
     expect(byId.message).toContain('no Uplink panel is open');
     server.tmux('set-option', '-p', '-t', pane, '@name', 'build');
-    await listingAge();
+    await labelled(hub, { [pane]: 'build' });
     await look(hub, `tmux:${pane}`);
     await hub.invoke(`tmux:${pane}`, 'type', { text: 'echo BY-LABEL' }, { agent });
     await eventually(() => server.capture(pane).includes('BY-LABEL'), 10_000, 'the typed text');
@@ -63,7 +68,7 @@ describe('rules on tmux panes', () => {
     server.tmux('set-option', '-p', '-t', pane, '@name', 'scratch');
     const other = server.split('sh');
     server.tmux('set-option', '-p', '-t', other, '@name', 'build');
-    await listingAge();
+    await labelled(hub, { [pane]: 'scratch', [other]: 'build' });
     await look(hub, `tmux:${pane}`);
     await look(hub, 'tmux:build');
     await expect(hub.invoke(`tmux:${pane}`, 'type', { text: 'echo NOT-ME' }, { agent })).rejects.toThrow(/no Uplink panel is open/);

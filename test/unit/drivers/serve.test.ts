@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DriverError } from '../../../src/main/drivers/contract';
 import type { Driver } from '../../../src/main/drivers/contract';
 import type { JsonValue } from '../../../src/main/kernel/types';
@@ -9,7 +9,7 @@ import { DriverClient } from '../../fixtures/driver-client';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function fakeDriver() {
-  const seen = { aborted: [] as string[], disposed: 0, sends: [] as unknown[], cursors: [] as unknown[] };
+  const seen = { hanging: [] as string[], aborted: [] as string[], disposed: 0, sends: [] as unknown[], cursors: [] as unknown[] };
   const driver: Driver = {
     info: () => ({ id: 'fake', kind: 'both', summary: 'a fake' }),
     channels: async () => [{ channel: 'fake:a', labels: ['a'], detail: null }],
@@ -25,6 +25,7 @@ function fakeDriver() {
         return 'waited';
       }
       if (op === 'hang') {
+        seen.hanging.push(addr);
         await new Promise((resolve) => signal!.addEventListener('abort', resolve));
         seen.aborted.push(addr);
         throw new DriverError('Timeout', 'stopped');
@@ -106,7 +107,7 @@ describe('serveDriver', () => {
     await client.initialize();
     const id = client.nextId;
     const hung = client.request('invoke', { addr: 'h', op: 'hang', args: {}, context: {} });
-    await sleep(20);
+    await vi.waitFor(() => expect(seen.hanging).toEqual(['h']));
     client.notify('cancel', { id });
     expect((await hung).error?.data).toEqual({ kind: 'Timeout', message: 'stopped' });
     expect(seen.aborted).toEqual(['h']);

@@ -14,6 +14,7 @@ import { AuditJournal, journalDir } from '../../../src/main/hub/audit/journal';
 import { AuditStore } from '../../../src/main/hub/audit/store';
 import type { AuditEntry } from '../../../src/main/hub';
 import { ROOT } from '../../fixtures/hub-build';
+import { noTmpfs } from '../../fixtures/prerequisite';
 
 let fixture: string;
 const buildDir = join(ROOT, 'node_modules', '.cache', 'uplink-test-build', `audit-crash-${process.pid}`);
@@ -173,7 +174,7 @@ describe('audit journal', () => {
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt], { stdio: 'ignore' });
     } catch {
       rmSync(mnt, { recursive: true, force: true });
-      return ctx.skip();
+      return noTmpfs().need(ctx);
     }
     try {
       const journal = new AuditJournal(join(mnt, 'audit.pending'));

@@ -98,6 +98,7 @@ describe('approvals nobody waits for', () => {
     process.on('unhandledRejection', onUnhandled);
     try {
       await body();
+      // A window: an unhandled rejection is reported a few ticks after the fact.
       await new Promise((r) => setTimeout(r, 20));
     } finally {
       process.off('unhandledRejection', onUnhandled);

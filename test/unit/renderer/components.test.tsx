@@ -133,17 +133,22 @@ describe('ApprovalsView', () => {
     expect(fake.calls.filter((c) => c.method === 'decide')).toEqual([{ method: 'decide', params: { approval_id: 'a1', decision: 'deny', reason: 'wrong pane' } }]);
   });
 
+  /** Lets the shortcuts arm: the card's clock moves past the arming delay (only Date is faked; the panel restores it). */
+  const arm = (): void => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + ARM_DELAY_MS);
+  };
+
   it('keyboard shortcuts act on the oldest prompt, only after it has been visible a moment', async () => {
     addApproval(a1);
     render(<ApprovalsView />);
     await act(async () => void fireEvent.keyDown(window, { key: 'a' }));
     expect(fake.calls.filter((c) => c.method === 'decide')).toHaveLength(0);
-    await act(async () => new Promise((r) => setTimeout(r, ARM_DELAY_MS + 50)));
+    arm();
     await act(async () => void fireEvent.keyDown(window, { key: 'a' }));
     expect(fake.calls.filter((c) => c.method === 'decide')).toEqual([{ method: 'decide', params: { approval_id: 'a1', decision: 'once' } }]);
   });
 
-  const arm = () => act(async () => new Promise((r) => setTimeout(r, ARM_DELAY_MS + 50)));
   const key = (k: string) => act(async () => void fireEvent.keyDown(window, { key: k }));
   const decided = () => fake.calls.filter((c) => c.method === 'decide').map((c) => c.params);
   const b1: PendingApproval = { ...a1, approval_id: 'b1', op: 'keys', args: { keys: ['Enter'] }, requested_at: a1.requested_at + 1 };
@@ -163,7 +168,7 @@ describe('ApprovalsView', () => {
     fireEvent.change(within(region).getByLabelText('Ops'), { target: { value: 'send, keys' } });
     expect(region.textContent).toContain('Always: send, keys on tmux:cod* for any agent.');
     expect(region.textContent).toContain('For the session: send, keys on tmux:cod* for claude-code, this session only.');
-    await arm();
+    arm();
     await key('l');
     expect(decided()).toEqual([{ approval_id: 'a1', decision: 'always', scope: { agent: 'any', channel: 'tmux:cod*', ops: ['send', 'keys'] } }]);
   });
@@ -213,7 +218,7 @@ describe('ApprovalsView', () => {
     expect(decided()).toEqual([]);
     // Only the focused card shows the shortcuts.
     expect(screen.getAllByRole('button', { name: /^Approve once/ }).map((b) => b.getAttribute('aria-keyshortcuts'))).toEqual([null, 'A', null]);
-    await arm();
+    arm();
     await key('d');
     expect(decided()).toEqual([{ approval_id: 'b1', decision: 'deny' }]);
   });
@@ -257,7 +262,7 @@ describe('ApprovalsView', () => {
   it('typing in the Reason field never triggers a shortcut', async () => {
     addApproval(a1);
     render(<ApprovalsView />);
-    await act(async () => new Promise((r) => setTimeout(r, ARM_DELAY_MS + 50)));
+    arm();
     const reason = screen.getByLabelText(/Reason/);
     await act(async () => void fireEvent.keyDown(reason, { key: 'd' }));
     expect(fake.calls.filter((c) => c.method === 'decide')).toHaveLength(0);

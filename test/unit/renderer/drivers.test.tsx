@@ -4,7 +4,7 @@
  * inert, a live trace filterable by channel and op that keeps masked args masked, trust with the
  * hash shown (and the hub's refusal shown), restart, and the pointer from the Channels view.
  */
-import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DriverProcessStatus, DriverTraceEntry } from '../../../src/shared/panel-types';
 import { PanelCallError } from '../../../src/shared/panel-api';
@@ -21,7 +21,6 @@ afterEach(() => {
   stop();
 });
 
-const settle = (ms = 30) => act(async () => new Promise((r) => setTimeout(r, ms)));
 const HASH = 'a'.repeat(64);
 const NEW_HASH = 'b'.repeat(64);
 
@@ -71,8 +70,8 @@ const rows = () => within(card()).getByRole('table', { name: 'notes protocol tra
 describe('the Drivers view', () => {
   it("shows each driver's process, admission and stderr, escaped; built-in drivers are marked in-process", async () => {
     open({ driverStatus: [running()] });
-    await settle();
-    const c = card();
+    const c = await screen.findByRole('article', { name: 'driver notes' });
+    await screen.findByRole('article', { name: 'driver tmux' });
     for (const text of ['running', 'admitted', '4242', '3 (shutdown)', '/usr/bin/node /drivers/notes.mjs', `/drivers/notes.mjs sha256 ${HASH}`]) expect(c.textContent).toContain(text);
     expect(c.textContent).toMatch(/exited with code 1 \(code 1, signal —\)/);
     expect(within(c).getByText('Restarts').nextElementSibling!.textContent).toBe('2');
@@ -87,12 +86,13 @@ describe('the Drivers view', () => {
     const [first, ...rest] = trace();
     let status = running({ restarts: 0 });
     open({ driverStatus: () => [status], driverTrace: (p: { after?: number }) => (p.after === undefined ? [first] : rest.filter((e) => e.seq > p.after!)) });
-    await settle();
-    expect(rows()).toHaveLength(1);
+    await waitFor(() => expect(rows()).toHaveLength(1));
     status = running({ restarts: 5 });
-    await settle(1100);
-    expect(rows()).toHaveLength(5);
-    expect(within(card()).getByText('Restarts').nextElementSibling!.textContent).toBe('5');
+    // The view polls about once a second.
+    await waitFor(() => {
+      expect(rows()).toHaveLength(5);
+      expect(within(card()).getByText('Restarts').nextElementSibling!.textContent).toBe('5');
+    }, { timeout: 5000 });
     // Each poll asks only for what is new.
     const asked = fake.calls.filter((c) => c.method === 'driverTrace').map((c) => (c.params as { after?: number }).after);
     expect(asked.slice(0, 2)).toEqual([undefined, 1]);
@@ -100,19 +100,16 @@ describe('the Drivers view', () => {
 
   it('reads each trace anew after a reconnect (a restarted hub numbers its messages from 1 again)', async () => {
     open({ driverStatus: [running()], driverTrace: trace() });
-    await settle();
-    expect(rows()).toHaveLength(5);
+    await waitFor(() => expect(rows()).toHaveLength(5));
     fake.replies.driverTrace = (p: { after?: number }) => (p.after === undefined ? trace().slice(0, 1) : []);
     act(() => connectionChanged('reconnecting'));
     connectionChanged('open');
-    await settle(1100);
-    expect(rows()).toHaveLength(1);
+    await waitFor(() => expect(rows()).toHaveLength(1), { timeout: 5000 });
   });
 
   it('filters the trace by channel and by op; an answer follows its request', async () => {
     open({ driverStatus: [running()], driverTrace: trace() });
-    await settle();
-    expect(rows()).toHaveLength(5);
+    await waitFor(() => expect(rows()).toHaveLength(5));
     fireEvent.change(screen.getByLabelText('notes trace channel'), { target: { value: 'notes:todo' } });
     expect([...rows()].map((r) => r.querySelectorAll('td')[4]!.textContent)).toEqual(['7', '7']);
     fireEvent.change(screen.getByLabelText('notes trace channel'), { target: { value: '' } });
@@ -126,7 +123,7 @@ describe('the Drivers view', () => {
 
   it('shows a masked arg masked, and never asks for more', async () => {
     open({ driverStatus: [running()], driverTrace: trace() });
-    await settle();
+    await waitFor(() => expect(rows()).toHaveLength(5));
     const write = [...rows()].find((r) => r.textContent!.includes('buy bread'))!;
     expect(write.textContent).toContain('"secret":"••••"');
     expect(fake.calls.map((c) => c.method).filter((m) => /reveal/i.test(m))).toEqual([]);
@@ -134,25 +131,21 @@ describe('the Drivers view', () => {
 
   it('restarts a driver', async () => {
     open({ driverStatus: [running()], restartDriver: running({ restarts: 3 }) });
-    await settle();
-    fireEvent.click(within(card()).getByRole('button', { name: 'Restart driver' }));
-    await settle();
-    expect(fake.calls).toContainEqual({ method: 'restartDriver', params: { driver: 'notes' } });
+    fireEvent.click(within(await screen.findByRole('article', { name: 'driver notes' })).getByRole('button', { name: 'Restart driver' }));
+    await waitFor(() => expect(fake.calls).toContainEqual({ method: 'restartDriver', params: { driver: 'notes' } }));
   });
 });
 
 describe('trusting a driver', () => {
   it('shows the command, file and hash, and trusts with exactly the hash shown', async () => {
     open({ driverStatus: [untrusted()], trustDriver: running() });
-    await settle();
-    const prompt = screen.getByRole('group', { name: 'Trust notes' });
+    const prompt = await screen.findByRole('group', { name: 'Trust notes' });
     expect(prompt.textContent).toContain('/usr/bin/node /drivers/notes.mjs');
     expect(prompt.textContent).toContain('/drivers/notes.mjs');
     expect(within(prompt).getByTestId('trust-hash').textContent).toBe(HASH);
     fireEvent.click(within(prompt).getByRole('button', { name: 'Trust notes' }));
-    await settle();
+    await waitFor(() => expect(screen.queryByRole('group', { name: 'Trust notes' })).toBeNull());
     expect(fake.calls).toContainEqual({ method: 'trustDriver', params: { driver: 'notes', sha256: HASH } });
-    expect(screen.queryByRole('group', { name: 'Trust notes' })).toBeNull();
   });
 
   it("shows the hub's refusal when the file changed after it was shown, and then the hash it has now", async () => {
@@ -165,32 +158,29 @@ describe('trusting a driver', () => {
         return new PanelCallError({ code: 'failed', message: refusal });
       },
     });
-    await settle();
-    fireEvent.click(screen.getByRole('button', { name: 'Trust notes' }));
-    await settle();
-    const prompt = screen.getByRole('group', { name: 'Trust notes' });
-    expect(within(prompt).getByRole('alert').textContent).toContain('changed since you saw it');
-    expect(within(prompt).getByTestId('trust-hash').textContent).toBe(NEW_HASH);
+    fireEvent.click(await screen.findByRole('button', { name: 'Trust notes' }));
+    await waitFor(() => {
+      const prompt = screen.getByRole('group', { name: 'Trust notes' });
+      expect(within(prompt).getByRole('alert').textContent).toContain('changed since you saw it');
+      expect(within(prompt).getByTestId('trust-hash').textContent).toBe(NEW_HASH);
+    });
   });
 
   it('an admitted driver not started yet is only "not started yet"; an idle one the config does not admit asks for trust', async () => {
     open({ driverStatus: [{ ...untrusted(), state: 'idle', admission: 'unchecked' }] });
-    await settle();
-    expect(card().textContent).toContain('not started yet');
+    await waitFor(() => expect(card().textContent).toContain('not started yet'));
     expect(screen.queryByRole('group', { name: 'Trust notes' })).toBeNull();
   });
 
   it('a driver waiting for trust is asked about before anything started it', async () => {
     open({ driverStatus: [{ ...untrusted(), state: 'idle' }] });
-    await settle();
-    expect(screen.getByRole('group', { name: 'Trust notes' })).toBeTruthy();
+    expect(await screen.findByRole('group', { name: 'Trust notes' })).toBeTruthy();
   });
 
   it('the Channels view points at a driver waiting for trust', async () => {
     open({ driverStatus: [untrusted()] });
     act(() => showView('channels'));
-    await settle();
-    const line = screen.getByText(/notes waits for your trust/);
+    const line = await screen.findByText(/notes waits for your trust/);
     fireEvent.click(within(line).getByRole('button', { name: 'Open Drivers' }));
     expect(screen.getByRole('heading', { name: 'Drivers' })).toBeTruthy();
   });

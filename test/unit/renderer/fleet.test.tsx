@@ -5,21 +5,20 @@
  * prompt of another hub can only be approved once or denied from here, and one withdrawn from
  * this panel reads as withdrawn, never as denied.
  */
-import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { describe, expect, it, vi } from 'vitest';
 import type { FleetTimelineEntry, FleetView, PendingApproval, TimelineEvent } from '../../../src/shared/panel-types';
 import { addApproval, connectionChanged, flushFleetEntries, mergeFleetEntries, resolveApproval, showView } from '../../../src/renderer/actions';
 import { useStore } from '../../../src/renderer/store';
 import { App } from '../../../src/renderer/App';
 import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
-import { ApprovalsView } from '../../../src/renderer/components/ApprovalsView';
+import { ApprovalsView, ARM_DELAY_MS } from '../../../src/renderer/components/ApprovalsView';
 import { useFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
 let fake: FakeApi;
 useFakePanel((f) => (fake = f));
 
-const settle = () => act(async () => new Promise((r) => setTimeout(r, 30)));
 const now = Date.now();
 const fleet: FleetView = {
   enabled: true,
@@ -36,7 +35,11 @@ async function openFleet(): Promise<void> {
   act(() => showView('fleet'));
   connectionChanged('open');
   render(<App />);
-  await settle();
+  // Loaded: the fleet's status is in, and nothing (status or timeline) is loading any more.
+  await waitFor(() => {
+    expect(useStore.getState().fleet.status.data).toBeDefined();
+    expect(screen.queryByText(/Loading the fleet/)).toBeNull();
+  });
 }
 
 const membersTable = () => screen.getByRole('table', { name: 'Fleet members' });
@@ -128,7 +131,7 @@ describe('the merged timeline', () => {
     });
     expect(bodyRows()[0]!.textContent).toContain('live-op');
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: 'Load older' })));
-    await settle();
+    await screen.findByText(/since the start of the fleet’s history/);
     expect(fake.calls.filter((c) => c.method === 'fleetTimeline').map((c) => c.params)).toEqual([{ limit: 500 }, { limit: 500, before: 5 }]);
     expect(bodyRows().map((r) => r.querySelectorAll('td')[4]!.textContent)).toEqual(['live-op', 'send', 'older-op']);
     expect(screen.getByText(/since the start of the fleet’s history/)).not.toBeNull();
@@ -142,7 +145,7 @@ describe('the merged timeline', () => {
     const select = within(screen.getByRole('region', { name: 'Merged timeline' })).getByRole('combobox');
     expect([...select.querySelectorAll('option')].map((o) => o.textContent)).toEqual(['all', 'laptop', 'buildbox']);
     fireEvent.change(select, { target: { value: 'buildbox' } });
-    await settle();
+    await waitFor(() => expect(bodyRows().map((r) => r.querySelectorAll('td')[1]!.textContent)).toEqual(['buildbox']));
     expect(fake.calls.filter((c) => c.method === 'fleetTimeline').at(-1)!.params).toEqual({ limit: 500, hub: 'buildbox' });
     act(() => {
       fake.emit('fleetEntry', entry('laptop', 9, { op: 'elsewhere' }));
@@ -199,10 +202,13 @@ describe('a prompt from another hub', () => {
     useStore.setState({ approvals: { ...useStore.getState().approvals, loading: false } });
     render(<ApprovalsView />);
     act(() => addApproval(remote));
-    await act(async () => new Promise((r) => setTimeout(r, 450)));
-    fireEvent.keyDown(window, { key: 's' });
-    fireEvent.keyDown(window, { key: 'l' });
-    await settle();
+    // Armed: the card's clock moves past the arming delay (only Date is faked; the panel restores it).
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + ARM_DELAY_MS);
+    await act(async () => {
+      fireEvent.keyDown(window, { key: 's' });
+      fireEvent.keyDown(window, { key: 'l' });
+    });
     expect(fake.calls.filter((c) => c.method === 'decide')).toEqual([]);
     await act(async () => void fireEvent.click(screen.getByRole('button', { name: /Approve once/ })));
     expect(fake.calls.filter((c) => c.method === 'decide').map((c) => c.params)).toEqual([{ approval_id: 'buildbox/ap-1', decision: 'once' }]);

@@ -3,7 +3,7 @@
  * Every view has its loading, empty and error states; the approval prompt says in words what the
  * op will do; the settings show the right stdio command; the timeline pages older history in.
  */
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import type { PendingApproval, TimelineEvent } from '../../../src/shared/panel-types';
 import { connectionChanged, showView } from '../../../src/renderer/actions';
@@ -18,7 +18,6 @@ import type { FakeApi } from './fake-api';
 let fake: FakeApi;
 useFakePanel((f) => (fake = f));
 
-const settle = () => act(async () => new Promise((r) => setTimeout(r, 30)));
 const CALLS = ['listPendingApprovals', 'listChannels', 'getSettings', 'listRules', 'listProviders', 'driverStatus', 'queryTimeline', 'fleetStatus'] as const;
 const VIEWS: Array<{ view: View; empty: RegExp; loading: RegExp }> = [
   { view: 'approvals', empty: /No agent is waiting for you/, loading: /Loading pending approvals/ },
@@ -42,11 +41,11 @@ describe('empty, loading and error states', () => {
       connectionChanged('open');
       render(<App />);
       expect(screen.queryByText(loading)).not.toBeNull();
-      for (const open of gates.splice(0)) open();
-      await settle();
-      for (const open of gates.splice(0)) open(); // views that load on mount
-      await settle();
-      expect(screen.queryByText(empty)).not.toBeNull();
+      // Answers each call as it comes (views also load on mount) until the view is empty.
+      await waitFor(() => {
+        for (const open of gates.splice(0)) open();
+        expect(screen.queryByText(empty)).not.toBeNull();
+      });
     });
 
     it(`${view}: a failed load shows the error with a retry`, async () => {
@@ -54,9 +53,11 @@ describe('empty, loading and error states', () => {
       act(() => showView(view));
       connectionChanged('open');
       render(<App />);
-      await settle();
-      const alert = screen.getAllByRole('alert').find((a) => a.textContent?.includes('failed — hint: retry'));
-      expect(alert, 'an error box').toBeTruthy();
+      const alert = await waitFor(() => {
+        const box = screen.getAllByRole('alert').find((a) => a.textContent?.includes('failed — hint: retry'));
+        expect(box, 'an error box').toBeTruthy();
+        return box;
+      });
       expect(within(alert!).queryByRole('button', { name: 'Retry' })).not.toBeNull();
     });
   }
@@ -67,9 +68,8 @@ describe('empty, loading and error states', () => {
     expect(screen.getByRole('alert').textContent).toMatch(/connection was lost — reconnecting \(retrying in 0.5 s\)/);
     const before = fake.calls.length;
     act(() => connectionChanged('open'));
-    await settle();
+    await waitFor(() => expect(new Set(fake.calls.slice(before).map((c) => c.method))).toEqual(new Set(CALLS)));
     expect(screen.queryByText(/connection was lost/)).toBeNull();
-    expect(new Set(fake.calls.slice(before).map((c) => c.method))).toEqual(new Set(CALLS));
   });
 });
 
@@ -118,9 +118,8 @@ describe('the stdio command in settings', () => {
     act(() => showView('settings'));
     connectionChanged('open');
     render(<App />);
-    await settle();
     // With the hub's data directory, so the agent's `uplink mcp` reaches this hub and its config.
-    expect(screen.queryByText('claude mcp add uplink -e UPLINK_DATA_DIR=/data -- /opt/Uplink/uplink mcp')).not.toBeNull();
+    await screen.findByText('claude mcp add uplink -e UPLINK_DATA_DIR=/data -- /opt/Uplink/uplink mcp');
     // The HTTP command is shown with the token masked.
     expect(document.body.textContent).not.toContain('t0k');
   });
@@ -132,8 +131,7 @@ describe('a broken config.json', () => {
     act(() => showView('settings'));
     connectionChanged('open');
     render(<App />);
-    await settle();
-    expect(screen.getByRole('alert').textContent).toBe('config.json is broken: /data/config.json is empty (the last good config stays in use)');
+    await waitFor(() => expect(screen.getByRole('alert').textContent).toBe('config.json is broken: /data/config.json is empty (the last good config stays in use)'));
   });
 });
 
@@ -146,12 +144,10 @@ describe('timeline history paging', () => {
     act(() => showView('timeline'));
     connectionChanged('open');
     render(<App />);
-    await settle();
-    fireEvent.click(screen.getByRole('button', { name: 'Load older' }));
-    await settle();
+    fireEvent.click(await screen.findByRole('button', { name: 'Load older' }));
+    await screen.findByText('Showing everything since the start of history');
     expect(fake.calls.filter((c) => c.method === 'queryTimeline').map((c) => c.params)).toContainEqual({ limit: 500, before: 20 });
     expect(useStore.getState().timeline.order).toEqual(['inv-5', 'inv-6', 'inv-20', 'inv-21']);
-    expect(screen.queryByText('Showing everything since the start of history')).not.toBeNull();
   });
 });
 
@@ -165,13 +161,11 @@ describe('a decision is final', () => {
     fireEvent.click(approve);
     fireEvent.click(approve);
     fireEvent.doubleClick(approve);
-    await settle();
+    await waitFor(() => expect(useStore.getState().toasts.map((t) => t.text)).toEqual([expect.stringContaining('already decided (timeout)')]));
     expect(fake.calls.filter((c) => c.method === 'decide')).toHaveLength(1);
-    expect(useStore.getState().toasts.map((t) => t.text)).toEqual([expect.stringContaining('already decided (timeout)')]);
     fake.emit('approvalResolved', { approval_id: 'a1', granted: false, authorized: 'timeout' });
-    await settle();
+    await screen.findByText(/timed out: the operator did not answer in time/);
     expect(screen.queryByRole('article')).toBeNull();
-    expect(screen.queryByText(/timed out: the operator did not answer in time/)).not.toBeNull();
   });
 });
 
@@ -189,8 +183,7 @@ describe('names agents and panes control are shown inert', () => {
     act(() => showView('channels'));
     connectionChanged('open');
     render(<App />);
-    await settle();
-    const list = screen.getByRole('listbox', { name: 'tmux channels' });
+    const list = await screen.findByRole('listbox', { name: 'tmux channels' });
     expect(list.textContent).toContain('tmux:x\\x1b]0;owned\\x07\\ny');
     expect(list.textContent).toContain('lab\\u2028el');
     expect(list.textContent).toContain('ti\\x1b[2Jtle');
@@ -202,8 +195,7 @@ describe('names agents and panes control are shown inert', () => {
     act(() => showView('settings'));
     connectionChanged('open');
     render(<App />);
-    await settle();
-    const row = screen.getByText((_, el) => el?.tagName === 'TR' && (el.textContent ?? '').includes('ty\\x1bpe'));
+    const row = await screen.findByText((_, el) => el?.tagName === 'TR' && (el.textContent ?? '').includes('ty\\x1bpe'));
     expect(row.textContent).toContain('tmux:x\\x1b]0;owned\\x07\\ny');
     expect(row.textContent).toContain('ag\\x07ent');
     expect(row.textContent).not.toMatch(RAW);
@@ -226,22 +218,23 @@ describe('named agents in settings', () => {
     act(() => showView('settings'));
     connectionChanged('open');
     render(<App />);
-    await settle();
-    const table = screen.getByRole('table', { name: 'Agents' });
-    expect(within(table).getByText('claude-build')).not.toBeNull();
+    const table = await screen.findByRole('table', { name: 'Agents' });
+    await within(table).findByText('claude-build');
     fireEvent.change(screen.getByLabelText('New agent'), { target: { value: 'reviewer' } });
     fireEvent.click(screen.getByRole('button', { name: 'Create' }));
-    await settle();
+    const shown = await waitFor(() => {
+      const status = screen.getAllByRole('status').find((el) => el.textContent?.includes('Agent reviewer created'));
+      expect(status).toBeDefined();
+      return status!;
+    });
     expect(fake.calls.filter((c) => c.method === 'createAgent').map((c) => c.params)).toEqual([{ name: 'reviewer' }]);
-    const shown = screen.getAllByRole('status').find((el) => el.textContent?.includes('Agent reviewer created'))!;
     expect(shown.textContent).toContain('tok-shown-once');
     fireEvent.click(within(shown).getByRole('button', { name: 'Done' }));
     expect(screen.queryByText(/tok-shown-once/)).toBeNull();
-    const row = within(screen.getByRole('table', { name: 'Agents' })).getByText('reviewer').closest('tr')!;
+    const row = (await within(screen.getByRole('table', { name: 'Agents' })).findByText('reviewer')).closest('tr')!;
     fireEvent.click(within(row as HTMLElement).getByRole('button', { name: 'Revoke' }));
-    await settle();
+    await waitFor(() => expect(row.textContent).toContain('revoked'));
     expect(fake.calls.filter((c) => c.method === 'revokeAgent').map((c) => c.params)).toEqual([{ name: 'reviewer' }]);
-    expect(row.textContent).toContain('revoked');
     expect(within(row as HTMLElement).queryByRole('button', { name: 'Revoke' })).toBeNull();
   });
 });
@@ -262,25 +255,20 @@ describe('a high-risk tier asks for confirmation', () => {
     act(() => showView('channels'));
     connectionChanged('open');
     render(<App />);
-    await settle();
-    fireEvent.click(screen.getByText('tmux:%3'));
-    await settle();
+    fireEvent.click(await screen.findByText('tmux:%3'));
     const setTiers = () => fake.calls.filter((c) => c.method === 'setTier').map((c) => c.params);
-    fireEvent.change(screen.getByLabelText(/^Tier/), { target: { value: 'godmode' } });
-    await settle();
+    fireEvent.change(await screen.findByLabelText(/^Tier/), { target: { value: 'godmode' } });
+    const confirm = await screen.findByRole('alertdialog');
     expect(setTiers()).toEqual([]);
-    const confirm = screen.getByRole('alertdialog');
     expect(confirm.textContent).toContain('any key chord, C-c included');
     fireEvent.click(within(confirm).getByRole('button', { name: 'Cancel' }));
     expect(screen.queryByRole('alertdialog')).toBeNull();
     expect(setTiers()).toEqual([]);
     fireEvent.change(screen.getByLabelText(/^Tier/), { target: { value: 'godmode' } });
     fireEvent.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: /Grant godmode/ }));
-    await settle();
-    expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }]);
+    await waitFor(() => expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }]));
     fireEvent.change(screen.getByLabelText(/^Tier/), { target: { value: 'operator' } });
-    await settle();
-    expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }, { channel: 'tmux:%3', tier: 'operator' }]);
+    await waitFor(() => expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }, { channel: 'tmux:%3', tier: 'operator' }]));
   });
 });
 
@@ -297,13 +285,10 @@ describe('an op result carrying an image', () => {
     act(() => showView('channels'));
     connectionChanged('open');
     render(<App />);
-    await settle();
-    fireEvent.click(screen.getByText('desktop:0x400007'));
-    await settle();
-    fireEvent.click(screen.getByText('screenshot'));
+    fireEvent.click(await screen.findByText('desktop:0x400007'));
+    fireEvent.click(await screen.findByText('screenshot'));
     fireEvent.click(screen.getByRole('button', { name: 'Run screenshot' }));
-    await settle();
-    const img = screen.getByRole('img', { name: 'screenshot png_base64 of desktop:0x400007' });
+    const img = await screen.findByRole('img', { name: 'screenshot png_base64 of desktop:0x400007' });
     expect(img.getAttribute('src')).toBe(`data:image/png;base64,${PNG}`);
     const result = img.closest('.result')!;
     expect(result.textContent).not.toContain(PNG);
