@@ -18,7 +18,7 @@ import type { FleetSettings } from '../config';
 import { fleetAuth } from './auth';
 import { HubError, toHubError } from '../errors';
 import type { Hub } from '../hub';
-import type { AgentIdentity, ApprovalEvent, AuditEntry, FleetHistoryEntry, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from '../types';
+import type { AgentIdentity, ApprovalEvent, AuditEntry, FleetHistoryEntry, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetMembership, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from '../types';
 import { decode, encode, MAX_PROMPT_BYTES, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, promptList, subjects } from './messages';
 import { startHistoryPublisher, startHistoryReader } from './history';
 import { tellAll } from '../listeners';
@@ -35,8 +35,10 @@ export interface FleetOptions {
   log?: (line: string) => void;
 }
 
-/** A hub that is a fleet member: the Hub interface, with the fleet's views present. */
-export type FleetHub = Hub & Required<Pick<Hub, 'fleetStatus' | 'subscribeFleet'>>;
+/** A hub that is a fleet member: the Hub interface, whose fleet status is always a membership. */
+export interface FleetHub extends Hub {
+  fleetStatus(): FleetMembership;
+}
 
 /** A request as the caller writes it; the fleet adds the version, id and sender. */
 type FleetBody = FleetRequest extends infer R ? (R extends FleetRequest ? Omit<R, 'v' | 'id' | 'from'> : never) : never;
@@ -417,13 +419,13 @@ class Fleet {
     if (this.#fleetListeners.size) tellAll(this.#fleetListeners, { type: 'status', status: this.status() });
   }
 
-  status(): FleetStatus {
+  status(): FleetMembership {
     const others: FleetMemberStatus[] = [
       ...[...this.#peers].map(([hub, p]): FleetMemberStatus => ({ hub, state: 'connected', since: p.since, panels: p.panels })),
       ...[...this.#lost].map(([hub, l]): FleetMemberStatus => ({ hub, state: 'unreachable', since: l.since, problem: l.problem })),
     ].sort((a, b) => a.hub.localeCompare(b.hub));
     const self: FleetMemberStatus = { hub: this.settings.name, state: this.#connected ? 'self' : 'unreachable', since: this.#since, panels: this.#ownPanels(), ...(this.#problem ? { problem: this.#problem } : {}) };
-    return { name: this.settings.name, url: this.settings.url, connected: this.#connected, ...(this.#problem ? { problem: this.#problem } : {}), members: [self, ...others] };
+    return { member: true, name: this.settings.name, url: this.settings.url, connected: this.#connected, ...(this.#problem ? { problem: this.#problem } : {}), members: [self, ...others] };
   }
 
   /** The fleet's merged history, newest first (empty until this hub has joined). */
