@@ -1,2 +1,3 @@
 /** Fleet membership on NATS; loaded only by a hub whose config has a `fleet` section. */
 export { joinFleet } from './member';
+export type { FleetHub, FleetOptions } from './member';
