@@ -713,6 +713,19 @@ class HubCore implements Hub {
     this.#config.close();
     this.#audit.close();
   }
+
+  // ── fleet: this hub alone is in no fleet (joinFleet wraps it in a member that is) ──────────
+  fleetStatus(): ReturnType<Hub['fleetStatus']> {
+    return { member: false };
+  }
+
+  fleetHistory(_query: Parameters<Hub['fleetHistory']>[0]): ReturnType<Hub['fleetHistory']> {
+    return { entries: [] };
+  }
+
+  subscribeFleet(_listener: Parameters<Hub['subscribeFleet']>[0]): Disposer {
+    return () => undefined;
+  }
 }
 
 /** What the operator sees of a failure in the audit: the kernel's diagnostic and the driver's evidence. */

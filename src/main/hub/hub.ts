@@ -108,9 +108,9 @@ export interface Hub {
   /** Reads the audit store (survives restarts). */
   queryAudit(query: AuditQuery): AuditPage;
   /** Why the audit cannot be written right now (new calls are refused meanwhile), or undefined. */
-  auditFailure?(): string | undefined;
+  auditFailure(): string | undefined;
   /** Told whenever `auditFailure()` changes. */
-  onAuditChange?(listener: (failure: string | undefined) => void): Disposer;
+  onAuditChange(listener: (failure: string | undefined) => void): Disposer;
 
   // ── approvals ─────────────────────────────────────────────────────────────────────────────
   /** Marks a panel as attached; mutating ops `ask` only while at least one is. Returns the detach. */
@@ -184,13 +184,13 @@ export interface Hub {
    */
   explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement?: string): Promise<SelectionExplanation>;
 
-  // ── fleet (present only on a hub that is a fleet member) ──────────────────────────────────
-  /** Who is in the fleet, as this hub sees it. */
-  fleetStatus?(): FleetStatus;
-  /** The fleet's merged history, newest first (`before`: a cursor from an earlier page). */
-  fleetHistory?(query: { hub?: string; before?: number; limit?: number }): { entries: FleetHistoryEntry[]; next_before?: number };
-  /** Told when membership changes and of every record the merged history receives. */
-  subscribeFleet?(listener: (change: FleetChange) => void): Disposer;
+  // ── fleet (a hub whose config has no `fleet` section answers as a hub in no fleet) ────────
+  /** Who is in the fleet, as this hub sees it; `member: false` when this hub is in none. */
+  fleetStatus(): FleetStatus;
+  /** The fleet's merged history, newest first (`before`: a cursor from an earlier page); empty outside a fleet. */
+  fleetHistory(query: { hub?: string; before?: number; limit?: number }): { entries: FleetHistoryEntry[]; next_before?: number };
+  /** Told when membership changes and of every record the merged history receives; never, outside a fleet. */
+  subscribeFleet(listener: (change: FleetChange) => void): Disposer;
 
   /** Stops the hub: cancels active invocations, denies pending approvals, closes the store. */
   close(): Promise<void>;

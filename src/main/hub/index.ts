@@ -30,7 +30,7 @@ export async function createHub(options: HubOptions): Promise<Hub> {
   const hub = core.createHub(options);
   const fleet = core.fleetSettingsOf(hub);
   if (!fleet) return hub;
-  return (await import('./fleet/member')).joinFleet(hub, fleet, { log: (line) => process.stderr.write(`${line}\n`) });
+  return (await import('./fleet')).joinFleet(hub, fleet, { log: (line) => process.stderr.write(`${line}\n`) });
 }
 
 /** Serves one built-in driver over the driver protocol on stdio, its config read live; no hub. */

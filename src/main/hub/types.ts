@@ -281,7 +281,8 @@ export interface FleetMemberStatus {
 }
 
 /** This hub's membership in a fleet, and who is in it. */
-export interface FleetStatus {
+export interface FleetMembership {
+  member: true;
   name: string;
   url: string;
   connected: boolean;
@@ -290,6 +291,9 @@ export interface FleetStatus {
   /** This hub first, then the others by name (connected and unreachable alike). */
   members: FleetMemberStatus[];
 }
+
+/** A fleet member's view of its fleet, or `member: false` for a hub whose config has no `fleet` section. */
+export type FleetStatus = FleetMembership | { member: false };
 
 /** One audit record of a fleet hub, as the merged fleet history holds it. */
 export interface FleetHistoryEntry {
@@ -302,5 +306,5 @@ export interface FleetHistoryEntry {
 }
 
 /** What changes in the fleet, for the panel. */
-export type FleetChange = { type: 'status'; status: FleetStatus } | { type: 'entry'; entry: FleetHistoryEntry };
+export type FleetChange = { type: 'status'; status: FleetMembership } | { type: 'entry'; entry: FleetHistoryEntry };
 

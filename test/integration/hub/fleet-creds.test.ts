@@ -12,8 +12,8 @@ import { createAccount, createOperator, createUser, encodeAccount, encodeOperato
 import type { KeyPair } from '@nats-io/jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHub } from '../../../src/main/hub/hub-core';
-import { joinFleet } from '../../../src/main/hub/fleet/member';
-import type { FleetHub } from '../../../src/main/hub/fleet/member';
+import { joinFleet } from '../../../src/main/hub/fleet';
+import type { FleetHub } from '../../../src/main/hub/fleet';
 import type { AgentIdentity } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';

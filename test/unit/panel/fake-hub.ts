@@ -89,6 +89,8 @@ export function createFakeHub(): FakeHub {
       entryListeners.add(listener);
       return () => entryListeners.delete(listener);
     },
+    auditFailure: () => undefined,
+    onAuditChange: () => () => undefined,
     queryAudit(q) {
       let list = hub.entries.filter((e) => (q.invocation_id ? e.invocation_id === q.invocation_id : true));
       if (q.before !== undefined) list = list.filter((e) => e.id < q.before!);
@@ -192,6 +194,10 @@ export function createFakeHub(): FakeHub {
       };
       return { selected: offer, candidates: [{ offer, matched: true, reason: 'the only offer' }] };
     },
+    // A hub in no fleet: the panel shows no Fleet view.
+    fleetStatus: () => ({ member: false }),
+    fleetHistory: () => ({ entries: [] }),
+    subscribeFleet: () => () => undefined,
     async close() {},
   };
   return hub;

@@ -98,9 +98,9 @@ export function toPanelExplanation(x: HubExplanation): SelectionExplanation {
   return out;
 }
 
-/** The fleet as the panel shows it: members as this hub sees them. */
-export function toFleetView(s: FleetStatus | undefined): FleetView {
-  if (!s) return { enabled: false, members: [] };
+/** The fleet as the panel shows it: members as this hub sees them; a hub in no fleet shows no Fleet view. */
+export function toFleetView(s: FleetStatus): FleetView {
+  if (!s.member) return { enabled: false, members: [] };
   return { enabled: true, name: s.name, url: s.url, connected: s.connected, ...(s.problem ? { problem: s.problem } : {}), members: s.members.map((m) => ({ ...m })) };
 }
 

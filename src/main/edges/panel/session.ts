@@ -50,7 +50,7 @@ export const PAGE_BYTES = 1024 * 1024;
 
 /** Builds the hub status payload. */
 export function hubStatus(hub: Hub, startedAt: number, version: string): PanelEvents['hubStatus'] {
-  const auditError = hub.auditFailure?.();
+  const auditError = hub.auditFailure();
   return { started_at: startedAt, pending_approvals: hub.pendingApprovals().length, attached_panels: hub.panelsAttached(), version, ...(auditError ? { audit_error: auditError } : {}) };
 }
 
@@ -103,13 +103,13 @@ export function openPanelSession(
     }),
   );
   disposers.push(broadcast.on((event, payload) => emit(event, payload)));
-  const fleetOff = hub.subscribeFleet?.((change) => {
-    if (change.type === 'status') emit('fleetChanged', toFleetView(change.status));
-    else emit('fleetEntry', toFleetEntry(change.entry));
-  });
-  if (fleetOff) disposers.push(fleetOff);
-  const auditOff = hub.onAuditChange?.(() => emit('hubStatus', hubStatus(hub, startedAt, host.version)));
-  if (auditOff) disposers.push(auditOff);
+  disposers.push(
+    hub.subscribeFleet((change) => {
+      if (change.type === 'status') emit('fleetChanged', toFleetView(change.status));
+      else emit('fleetEntry', toFleetEntry(change.entry));
+    }),
+  );
+  disposers.push(hub.onAuditChange(() => emit('hubStatus', hubStatus(hub, startedAt, host.version))));
   broadcast.emit('hubStatus', hubStatus(hub, startedAt, host.version));
   if (host.presenter) {
     disposers.push(host.presenter.subscribe((step) => emit('demoStep', step)));
@@ -298,11 +298,10 @@ export function openPanelSession(
       return hub.restartDriver(driver, by);
     },
     async fleetStatus() {
-      return toFleetView(hub.fleetStatus?.());
+      return toFleetView(hub.fleetStatus());
     },
     async fleetTimeline({ hub: member, before, limit }) {
-      const page = hub.fleetHistory?.({ ...(member ? { hub: member } : {}), ...(before !== undefined ? { before } : {}), limit: limit ?? 500 });
-      if (!page) return { entries: [], next_before: null };
+      const page = hub.fleetHistory({ ...(member ? { hub: member } : {}), ...(before !== undefined ? { before } : {}), limit: limit ?? 500 });
       return { entries: page.entries.map(toFleetEntry), next_before: page.next_before ?? null };
     },
     async explainSelection({ capability_id, version_requirement, provider_id, interaction }) {

@@ -1,2 +1,4 @@
 /** Fleet membership on NATS; loaded only by a hub whose config has a `fleet` section. */
 export { joinFleet } from './member';
+export type { FleetHub } from './member';
+export type { FleetOptions } from './fleet';

@@ -1,0 +1,39 @@
+/**
+ * Names across hubs: `<hub>/<channel>` for another hub's channel (and prompt), and an agent as it
+ * is declared to another hub and recorded there (an agent of the calling hub, never a person).
+ */
+import type { AgentIdentity } from '../types';
+import type { FleetAgent } from './messages';
+
+const HUB_NAME = /^([a-z][a-z0-9-]*)\/(.+)$/;
+
+/** The hub a channel belongs to, when it is `<hub>/<channel>` (a local channel has no `/` before its `:`). */
+export function splitFleetChannel(channel: string): { hub: string; channel: string } | undefined {
+  const m = HUB_NAME.exec(channel);
+  return m ? { hub: m[1]!, channel: m[2]! } : undefined;
+}
+
+/** The identity a call from another hub runs under here: an agent of that hub, never a person. */
+export function remoteAgent(from: string, a: FleetAgent): AgentIdentity {
+  return {
+    kind: 'mcp',
+    name: `${from}/${a.name}`,
+    agent_id: `${from}/${a.agent_id ?? `${a.kind}:${a.name}`}`,
+    ...(a.version ? { version: a.version } : {}),
+    ...(a.user ? { user: `${from}/${a.user}` } : {}),
+    ...(a.session ? { session: `${from}/${a.session}` } : {}),
+  };
+}
+
+/** An agent as this hub declares it to another: data for the record there, each field cut short. */
+export function declared(agent: AgentIdentity): FleetAgent {
+  const cut = (s: string): string => s.slice(0, 256);
+  return {
+    kind: agent.kind,
+    name: cut(agent.name),
+    ...(agent.agent_id ? { agent_id: cut(agent.agent_id) } : {}),
+    ...(agent.version ? { version: cut(agent.version) } : {}),
+    ...(agent.user ? { user: cut(agent.user) } : {}),
+    ...(agent.session ? { session: cut(agent.session) } : {}),
+  };
+}
