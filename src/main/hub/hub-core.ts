@@ -3,32 +3,23 @@
  * and every kernel event into the audit store and the live timeline. Calls run as kernel
  * invocations; what the agent gets back is the op's result or one rendered DriverError.
  */
-import { randomBytes } from 'node:crypto';
-import { Runtime, SoftwareUseError } from '../kernel';
-import type { HostSnapshot, InteractionKind, JsonValue, RuntimeEvent, SelectionExplanation } from '../kernel';
-import { driverOfChannel, ExternalDriver } from '../drivers';
-import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, ExternalStatus, InvokeContext, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
-import { createExternalDrivers, externalEntries, externalStatus, trustEntry } from './driver-admin';
-import { AuditStore } from './audit';
-import { ApprovalBroker } from './approvals';
+import { Runtime } from '../kernel';
+import type { InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
+import { ExternalDriver } from '../drivers';
+import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
+import { createExternalDrivers, externalEntries, ExternalDriverAdmin } from './driver-admin';
+import { AuditStore, auditUnavailable, Timeline } from './audit';
+import { ApprovalBroker, setApprovalTimeout } from './approvals';
 import type { RuleScope } from './approvals';
 import { AgentCredentialStore } from './credentials';
 import type { AgentCredential, AgentSummary } from './credentials';
-import { authenticatedAgent, declaredClient } from './call-context';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
 import type { FleetSettings } from './config';
-import { DriverProvider, providerIdFor } from './channels';
-import { ending, HubError, isDriverError, mapKernelError, toHubError } from './errors';
+import { ChannelRegistry, DriverProvider, providerIdFor, withDeadline } from './channels';
+import { ending, HubError, toHubError } from './errors';
 import type { DecideResult, Hub, ProviderView } from './hub';
-import { redactArgs, isSensitive } from './audit';
-import { checkCall } from './channels';
-import { setApprovalTimeout } from './approvals';
-import type { CheckedCall } from './channels';
-import { auditUnavailable, eventEntry, kernelText, startProgress, Timeline } from './audit';
-import type { EventOutcome } from './audit';
-import { checkBounds, deepPlaceholder, MAX_DEPTH, nestsDeeperThan } from './bounds';
-import { ChannelRegistry, withDeadline } from './channels';
+import { CallPath, precheckFor, previewFor } from './calls';
 import { dataPaths, ensureDataDir } from './data-dir';
 import type {
   AgentIdentity,
@@ -87,12 +78,10 @@ class HubCore implements Hub {
   #broker: ApprovalBroker;
   #agents: AgentCredentialStore;
   #runtime: Runtime<CallContext>;
+  #calls: CallPath;
   #providers: DriverProvider[] = [];
   /** Interaction kind by provider id (kernel events name the provider, not the kind). */
   #interactions = new Map<string, InteractionKind>();
-  /** Invocation ids: a random prefix per hub (several processes share the audit) plus a counter. */
-  #idPrefix = randomBytes(4).toString('hex');
-  #idCounter = 0;
   #timeline: Timeline;
   #disposers: Disposer[] = [];
   #options: HubOptions;
@@ -102,6 +91,7 @@ class HubCore implements Hub {
   /** The out-of-process drivers that run (admitted or waiting to be). */
   #external: ExternalDriver[] = [];
   #unknownDrivers: string[] = [];
+  #admin: ExternalDriverAdmin;
   #auditListeners = new Set<(failure: string | undefined) => void>();
 
   constructor(options: HubOptions) {
@@ -136,6 +126,7 @@ class HubCore implements Hub {
     const enabled = wanted ? created.filter((d) => wanted.includes(d.info().id)) : created;
     for (const d of created) if (!enabled.includes(d)) void d.dispose?.();
     this.#external = this.#external.filter((d) => enabled.includes(d));
+    this.#admin = new ExternalDriverAdmin(this.#external, { config: this.#config, dataDir: this.dataDir, record: (e, d) => this.#timeline.record(e, d), now: this.#now });
     this.#disabled = created.filter((d) => !enabled.includes(d)).map((d) => d.info().id);
     this.#unknownDrivers = (wanted ?? []).filter((id) => !created.some((d) => d.info().id === id));
     this.#registry = new ChannelRegistry(enabled, () => Math.min(this.#driverTimeout(), 15_000));
@@ -143,8 +134,8 @@ class HubCore implements Hub {
       config: this.#config,
       audit: this.#audit,
       record: (entry, durable) => this.#timeline.record(entry, durable),
-      preview: (ctx) => this.#preview(ctx),
-      precheck: (ctx, args, interaction) => this.#precheck(ctx, args, interaction),
+      preview: (ctx) => previewFor(this.#registry, ctx, this.#options.previewTimeoutMs ?? 4000),
+      precheck: (ctx, args, interaction) => precheckFor(this.#registry, ctx, args, interaction, Math.min(this.#driverTimeout(), 15_000)),
       opParams: () => this.#registry.drivers().flatMap(({ id }) => this.#registry.opsOf(id).map((o) => ({ driver: id, ...o }))),
       now: this.#now,
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
@@ -154,7 +145,19 @@ class HubCore implements Hub {
     // An external driver's ops are known once it has started, and may change when it restarts
     // (a built-in served out of process, too).
     for (const d of enabled) if (d instanceof ExternalDriver) this.#disposers.push(d.onChange((what) => what === 'ops' && this.#reregister(d)));
-    this.#disposers.push(this.#runtime.subscribe((e, ctx) => this.#onEvent(e, ctx)));
+    this.#calls = new CallPath({
+      registry: this.#registry,
+      runtime: this.#runtime,
+      broker: this.#broker,
+      timeline: this.#timeline,
+      audit: this.#audit,
+      now: this.#now,
+      interactions: this.#interactions,
+      progressIntervalMs: options.progressIntervalMs ?? 2000,
+      driverTimeout: () => this.#driverTimeout(),
+      closed: () => this.#closed,
+    });
+    this.#disposers.push(this.#runtime.subscribe((e, ctx) => this.#calls.onEvent(e, ctx)));
   }
 
   #registerProviders(id: string, driver: Driver): void {
@@ -194,17 +197,6 @@ class HubCore implements Hub {
     return this.#options.driverTimeoutMs ?? this.#config.get().hub.driver_timeout_ms;
   }
 
-  /**
-   * Ops with their own timeout (await-idle, ask) get that plus a margin, so `ask` (default 120 s)
-   * is never cut off by the 90 s driver deadline. An omitted `timeout_ms` counts as the default
-   * its schema gives it, which is what the kernel fills in before the driver sees the args.
-   */
-  #deadlineFor(spec: OpDescription, args: JsonValue): number {
-    const base = this.#driverTimeout();
-    let timeout: unknown = args && typeof args === 'object' && !Array.isArray(args) ? args.timeout_ms : undefined;
-    if (timeout === undefined) timeout = schemaDefault(spec.params_schema, 'timeout_ms');
-    return typeof timeout === 'number' ? Math.max(base, timeout + 5000) : base;
-  }
 
   // ── channels ──────────────────────────────────────────────────────────────────────────────
   overview(): Promise<DriverOverview[]> {
@@ -280,12 +272,12 @@ class HubCore implements Hub {
 
   // ── calls ─────────────────────────────────────────────────────────────────────────────────
   invoke(channel: string, op: string, args: JsonValue | undefined, options: CallOptions): Promise<JsonValue> {
-    return this.#call(channel, op, args ?? {}, options);
+    return this.#calls.run(channel, op, args ?? {}, options);
   }
 
   async send(channel: string, request: HubSendRequest, options: CallOptions): Promise<SendReceipt> {
     const args = { message: request.message, reply_hint: request.reply_hint ?? 'full' } as JsonValue;
-    return (await this.#call(channel, 'send', args, options)) as unknown as SendReceipt;
+    return (await this.#calls.run(channel, 'send', args, options)) as unknown as SendReceipt;
   }
 
   async recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch> {
@@ -294,155 +286,18 @@ class HubCore implements Hub {
     const messaging = this.#registry.drivers().filter(({ driver }) => driver.info().kind !== 'capability');
     const id = options.driver ?? messaging[0]?.id;
     if (!id) throw new HubError('core', 'NotFound', 'no messaging driver is enabled', { hint: 'run `uplink doctor` to see the enabled drivers' });
-    return (await this.#call(`${id}:*`, 'recv', cursor === undefined ? {} : { cursor }, options)) as unknown as RecvBatch;
+    return (await this.#calls.run(`${id}:*`, 'recv', cursor === undefined ? {} : { cursor }, options)) as unknown as RecvBatch;
   }
 
-  async #call(channel: string, op: string, args: JsonValue, options: CallOptions): Promise<JsonValue> {
-    const agent = options.agent;
-    let checked: CheckedCall;
-    let bounded = false;
-    try {
-      // Bounds first: nothing below may recurse over or store an unbounded value.
-      checkBounds(channel, op, args);
-      bounded = true;
-      if (this.#closed) throw new HubError('core', 'Unavailable', 'the hub is shutting down', { hint: 'start it again and retry' });
-      this.#auditWritable();
-      checked = await checkCall(this.#registry, channel, op, args, options, Math.min(this.#driverTimeout(), 15_000));
-    } catch (e) {
-      const err = ending(toHubError(bounded ? channel : undefined, e), { type: 'rejected' });
-      this.#rejected(channel, op, args, agent, err, undefined, bounded);
-      this.#replyAudited();
-      throw err;
-    }
-    const { spec, labels, address } = checked;
-    const invocationId = `inv-${this.#idPrefix}-${(++this.#idCounter).toString(36)}`;
-    const facts = {
-      invocation_id: invocationId,
-      agent: authenticatedAgent(agent),
-      declared: declaredClient(agent),
-      ...(agent.session !== undefined ? { session: agent.session } : {}),
-      ...(agent.caller !== undefined ? { caller: Object.freeze({ ...agent.caller }) } : {}),
-      recorded: Object.freeze({ ...agent }),
-      address,
-      channel,
-      driver: driverOfChannel(channel),
-      op,
-      capability_id: spec.capability_id,
-      safety: spec.mutating ? ('mutating' as const) : ('read_only' as const),
-      args: redactArgs(args, spec.sensitive_args),
-      rawArgs: args,
-      labels: Object.freeze([...labels]),
-      accepted_at: this.#now(),
-      deadline_ms: this.#deadlineFor(spec, args),
-      sensitive: isSensitive(args, spec.sensitive_args),
-    };
-    const progress = startProgress(facts, options, this.#options.progressIntervalMs ?? 2000, this.#now, () => this.#awaitingApproval(invocationId));
-    const ctx: CallContext = progress.forward ? { ...facts, progress: progress.forward } : facts;
-    const onAbort = (): void => void this.#runtime.cancel(invocationId).catch(() => undefined);
-    // Adding and removing a listener on the caller's signal costs more than a quick call, which
-    // ends within the event-loop turn that started it: a call listens only once it outlives that
-    // turn, and an abort that came first is seen then.
-    const signal = options.signal;
-    let listening = false;
-    const listen = signal
-      ? setImmediate(() => {
-          if (signal.aborted) onAbort();
-          else signal.addEventListener('abort', onAbort, { once: true });
-          listening = true;
-        })
-      : undefined;
-    let output: JsonValue;
-    try {
-      try {
-        await this.#runtime.start(
-          {
-            invocation_id: invocationId,
-            capability_id: spec.capability_id,
-            version_requirement: '^1',
-            input: { channel, args },
-            constraints: { ...(options.provider ? { provider_id: options.provider } : {}), ...(checked.interaction ? { interaction: checked.interaction } : {}) },
-          },
-          ctx,
-        );
-      } catch (e) {
-        // The kernel can refuse after the policy asked (runtime disposed, retention full): withdraw
-        // the prompt so the operator is not left deciding a call that will never run.
-        this.#broker.abandon(invocationId, 'cancelled');
-        const err = ending(e instanceof SoftwareUseError ? this.#mapError(ctx, e, e.cause, options) : toHubError(channel, e), { type: 'rejected' });
-        this.#rejected(channel, op, ctx.args, agent, err, ctx);
-        throw err;
-      }
-      const last = await this.#runtime.wait(invocationId);
-      if (last.state !== 'succeeded') throw ending(this.#endError(ctx, last, options), { state: last.state });
-      output = last.result!.output;
-    } catch (e) {
-      this.#replyAudited();
-      throw e;
-    } finally {
-      progress.stop();
-      clearImmediate(listen);
-      if (listening) signal!.removeEventListener('abort', onAbort);
-      this.#done(invocationId);
-    }
-    this.#replyAudited();
-    return output;
-  }
 
-  /** The call is over: nothing of it stays in memory (the kernel forgets it, output and all). */
-  #done(invocationId: string): void {
-    try {
-      this.#runtime.release(invocationId);
-    } catch {
-      // Never admitted (the start was refused), or already evicted: nothing is retained.
-    }
-  }
 
-  /** Admitted and not yet started: the broker asked the operator (permits start at once). */
-  #awaitingApproval(invocationId: string): boolean {
-    try {
-      return this.#runtime.peek(invocationId).state === 'accepted';
-    } catch {
-      return false;
-    }
-  }
 
-  /**
-   * Before any reply or error leaves: decisions by a person or rule were committed (fsynced) when
-   * made; the call's own entries (its read-only permit on `accepted`, its outcome, a refusal) are
-   * journaled now, so a kill -9 after the agent heard the answer cannot lose them, and commit with
-   * the batch. When they can be neither journaled nor committed, the caller hears that instead.
-   */
-  #replyAudited(): void {
-    if (!this.#timeline.beforeReply()) throw auditUnavailable(this.#audit.failure() ?? 'the last write failed');
-  }
 
-  /** Refuses a new call while the audit cannot be written, after one more try of what is queued. */
-  #auditWritable(): void {
-    if (this.#audit.failure() === undefined) return;
-    this.#timeline.flush();
-    const failure = this.#audit.failure();
-    if (failure !== undefined) throw auditUnavailable(failure);
-  }
 
-  /** The agent's error for a kernel error and its cause (the broker's denial, the driver's throw). */
-  #mapError(ctx: CallContext, e: Pick<SoftwareUseError, 'code' | 'message'>, cause: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
-    return mapKernelError({
-      channel: ctx.channel,
-      op: ctx.op,
-      code: e.code,
-      message: kernelText(e.message),
-      cause,
-      constraints: { provider_id: options.provider, interaction: options.interaction },
-    });
-  }
 
-  /** The agent's error for a call that did not succeed, from the kernel's host snapshot. */
-  #endError(ctx: CallContext, last: HostSnapshot, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
-    return this.#mapError(ctx, last.error ?? { code: 'cancelled', message: 'cancelled' }, last.cause, options);
-  }
 
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): HubError {
-    this.#rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, ending(error, { type: 'rejected' }), undefined, false);
+    this.#calls.rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, ending(error, { type: 'rejected' }), undefined, false);
     return this.#timeline.beforeReply() ? error : auditUnavailable(this.#audit.failure() ?? 'the last write failed');
   }
 
@@ -464,91 +319,9 @@ class HubCore implements Hub {
     return () => this.#auditListeners.delete(listener);
   }
 
-  /** Records a refusal; `bounded` says the request passed the bounds (else nothing looks it up). */
-  #rejected(channel: string, op: string, args: JsonValue | undefined, agent: AgentIdentity, err: HubError, ctx?: CallContext, bounded = true): void {
-    let stored = args;
-    let sensitive = ctx?.sensitive === true;
-    if (!ctx && !bounded) {
-      sensitive = !!args && typeof args === 'object' && !Array.isArray(args) && args.sensitive === true;
-      stored = nestsDeeperThan(args, MAX_DEPTH) ? deepPlaceholder() : sensitive ? redactArgs(args, []) : args;
-    } else if (!ctx) {
-      try {
-        const { sensitive_args } = this.#registry.op(channel, op);
-        stored = redactArgs(args, sensitive_args);
-        sensitive = isSensitive(args, sensitive_args);
-      } catch {
-        sensitive = isSensitive(args, []);
-        stored = redactArgs(args, []);
-      }
-    }
-    this.#timeline.record({
-      at: this.#now(),
-      type: 'rejected',
-      kind: 'rejected',
-      ...(ctx ? { invocation_id: ctx.invocation_id, capability_id: ctx.capability_id } : {}),
-      ...(channel ? { channel: String(channel) } : {}),
-      ...(op ? { op: String(op) } : {}),
-      agent,
-      state: 'rejected',
-      ...(err.outcome ? { outcome: err.outcome } : {}),
-      error_kind: err.kind,
-      ...(err.code ? { error_code: err.code } : {}),
-      message: err.message,
-      ...(err.hint ? { hint: err.hint } : {}),
-      ...(stored !== undefined ? { args: stored } : {}),
-      // The driver's evidence (e.g. what changed about a desktop target) is for the operator.
-      ...(err.evidence && !sensitive ? { detail: `evidence: ${err.evidence}`.slice(0, 8192) } : {}),
-    });
-  }
 
-  /** Projects each kernel event into the timeline, with the call's context and the kernel's outcome. */
-  #onEvent(e: RuntimeEvent, ctx: CallContext | undefined): void {
-    if (e.kind === 'progress' && e.progress) ctx?.progress?.(e.progress);
-    const outcome: EventOutcome = {};
-    if (ctx) {
-      const interaction = e.provider_id === undefined ? undefined : this.#interactions.get(e.provider_id);
-      if (interaction) outcome.interaction = interaction;
-      if (e.kind === 'succeeded' && !ctx.sensitive) outcome.output = this.#runtime.peek(e.invocation_id).result?.output;
-      if (e.kind === 'failed' && e.error) {
-        const last = this.#runtime.peek(e.invocation_id);
-        outcome.error = ending(this.#mapError(ctx, e.error, last.cause, {}), { state: 'failed' });
-        if (!ctx.sensitive) {
-          const detail = operatorDetail(last, outcome.error);
-          if (detail) outcome.detail = detail;
-        }
-      }
-    }
-    this.#timeline.record(eventEntry(e, ctx, this.#now, outcome));
-    if (e.kind === 'cancelled') this.#broker.abandon(e.invocation_id, 'cancelled');
-  }
 
-  async #preview(ctx: CallContext): Promise<ApprovalPreview | undefined> {
-    const { driver, addr } = this.#registry.resolve(ctx.channel);
-    if (!driver.preview) return undefined;
-    // A driver hides text under its own `sensitive: true` flag and then needs the real text (to say
-    // "type 27 characters"); fields named by sensitive_args stay redacted, the driver knows nothing of them.
-    const raw = ctx.rawArgs;
-    const flagged = !!raw && typeof raw === 'object' && !Array.isArray(raw) && raw.sensitive === true;
-    const args = ctx.sensitive && !flagged ? ctx.args : raw;
-    return withDeadline(ctx.driver, 'preview()', this.#options.previewTimeoutMs ?? 4000, () => driver.preview!(addr, ctx.op, args ?? {}));
-  }
 
-  /**
-   * The driver's refusal of a call before the operator is asked. Only a refusal counts (Rejected,
-   * NotFound, Invalid): a slow, broken or momentarily unavailable check proves nothing, the prompt
-   * goes ahead and the op checks again when it acts.
-   */
-  async #precheck(ctx: CallContext, args: JsonValue, interaction: InteractionKind): Promise<HubError | undefined> {
-    try {
-      const { driver, addr } = this.#registry.resolve(ctx.channel);
-      if (!driver.precheck) return undefined;
-      const invokeCtx: InvokeContext = { interaction, agent: ctx.agent.id, invocation_id: ctx.invocation_id, ...(ctx.caller ? { caller: ctx.caller } : {}) };
-      await withDeadline(ctx.driver, 'precheck()', Math.min(this.#driverTimeout(), 15_000), () => driver.precheck!(addr, ctx.op, args, invokeCtx));
-      return undefined;
-    } catch (e) {
-      return isDriverError(e) && ['Rejected', 'NotFound', 'Invalid'].includes(e.kind) ? HubError.fromDriverError(ctx.channel, e) : undefined;
-    }
-  }
 
   // ── approvals ─────────────────────────────────────────────────────────────────────────────
   attachPanel(): Disposer {
@@ -652,33 +425,19 @@ class HubCore implements Hub {
 
   // ── out-of-process drivers ───────────────────────────────────────────────────────────────
   driverStatus(): Promise<ExternalStatus[]> {
-    return Promise.all(this.#external.map((d) => externalStatus(d, this.dataDir)));
+    return this.#admin.status();
   }
 
   driverTrace(id: string, filter?: TraceFilter): TraceEntry[] {
-    return this.#externalDriver(id).trace(filter);
+    return this.#admin.trace(id, filter);
   }
 
-  async trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus> {
-    const driver = this.#externalDriver(id);
-    const { file } = await trustEntry(this.#config, this.dataDir, id, sha256);
-    this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', op: 'driver-trust', authorized: 'operator', by, reason: `external driver ${id} trusted: ${file} with sha256 ${sha256}`, granted: true, args: { driver: id, file, sha256 } }, true);
-    await driver.restart().catch(() => undefined);
-    return externalStatus(driver, this.dataDir);
+  trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus> {
+    return this.#admin.trust(id, sha256, by);
   }
 
-  async restartDriver(id: string, by: string): Promise<ExternalStatus> {
-    const driver = this.#externalDriver(id);
-    this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', op: 'driver-restart', authorized: 'operator', by, reason: `external driver ${id} restarted`, granted: true, args: { driver: id } }, true);
-    // Why it did not come up is in the status (admission, version, stderr), which the panel shows.
-    await driver.restart().catch(() => undefined);
-    return externalStatus(driver, this.dataDir);
-  }
-
-  #externalDriver(id: string): ExternalDriver {
-    const driver = this.#external.find((d) => d.id === id);
-    if (!driver) throw new HubError('core', 'NotFound', `no external driver ${id} runs in this hub (external: ${this.#external.map((d) => d.id).join(', ') || 'none'})`, { hint: 'add it to external_drivers (and hub.drivers, when present) in config.json and restart the hub' });
-    return driver;
+  restartDriver(id: string, by: string): Promise<ExternalStatus> {
+    return this.#admin.restart(id, by);
   }
 
   // ── kernel views ─────────────────────────────────────────────────────────────────────────
@@ -728,17 +487,3 @@ class HubCore implements Hub {
   }
 }
 
-/** What the operator sees of a failure in the audit: the kernel's diagnostic and the driver's evidence. */
-function operatorDetail(last: HostSnapshot, error: HubError): string | undefined {
-  const d = last.diagnostic;
-  if (!d) return undefined;
-  const evidence = isDriverError(last.cause) ? error.evidence : undefined;
-  return [`${d.kind}: ${d.detail}`, evidence && `evidence: ${evidence}`].filter(Boolean).join('\n');
-}
-
-/** The default a params schema gives one top-level arg, if it gives one. */
-function schemaDefault(schema: unknown, name: string): unknown {
-  if (!schema || typeof schema !== 'object') return undefined;
-  const property = (schema as { properties?: Record<string, unknown> }).properties?.[name];
-  return property && typeof property === 'object' ? (property as { default?: unknown }).default : undefined;
-}

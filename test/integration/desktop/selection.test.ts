@@ -16,7 +16,7 @@ import { startSession, waitFor } from './session';
 import type { DesktopSession } from './session';
 import { validated } from '../../fixtures/validated-driver';
 
-/** One kernel provider per interaction kind over the desktop driver (mirrors src/main/hub/driver-provider.ts). */
+/** One kernel provider per interaction kind over the desktop driver (mirrors src/main/hub/channels/driver-provider.ts). */
 function providerFor(driver: DesktopDriver, kind: 'semantic_ui' | 'visual_ui'): CapabilityProvider {
   const id = kind === 'semantic_ui' ? 'uplink/desktop-semantic' : 'uplink/desktop-visual';
   return {

@@ -3,3 +3,4 @@ export { loadDrivers, sectionSchema } from './default';
 export type { DriverSet, LoadDrivers, SectionGetter } from './default';
 export { createExternalDrivers, externalEntries, externalStatus, trustEntry } from './external';
 export type { CheckName, CheckOptions, CheckResult } from './check';
+export { ExternalDriverAdmin } from './admin';
