@@ -10,13 +10,13 @@
  * broken, never "the defaults". Only a data dir where no config was ever loaded runs on defaults.
  */
 import { jsonDepth } from '../bounds';
-import { chmodSync, existsSync, readFileSync, renameSync, watch, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { schemaValidator } from '../../kernel';
 import type { JsonSchema } from '../../kernel';
-import { readBoundedFile } from '../files';
+import { readBoundedFile, writeFileAtomic } from '../files';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer, StandingRule } from '../types';
 
@@ -267,9 +267,7 @@ export class ConfigStore {
     const text = `${JSON.stringify(raw, null, 2)}\n`;
     try {
       if (existsSync(this.lastGoodPath) && readFileSync(this.lastGoodPath, 'utf8') === text) return;
-      const tmp = `${this.lastGoodPath}.${process.pid}.tmp`;
-      writeFileSync(tmp, text, { mode: 0o600 });
-      renameSync(tmp, this.lastGoodPath);
+      writeFileAtomic(this.lastGoodPath, text, 0o600);
     } catch {
       // A read-only data dir: the copy is a convenience; the live config is unaffected.
     }
@@ -322,9 +320,7 @@ export class ConfigStore {
     const raw = parsed.raw;
     edit(raw);
     if (!this.#validate(raw)) throw new Error(`config edit would be invalid: ${describeAjv(this.#validate.errors)}`);
-    const tmp = `${this.path}.${process.pid}.${Date.now()}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(raw, null, 2)}\n`, { mode: 0o600 });
-    renameSync(tmp, this.path);
+    writeFileAtomic(this.path, `${JSON.stringify(raw, null, 2)}\n`, 0o600);
     this.#error = undefined;
     this.#loaded = true;
     this.#current = normalize(raw);
