@@ -8,7 +8,7 @@ const nodeIo = NODE_IO.flatMap((m) => [m, `node:${m}`]);
 
 /** The hub's services, one folder each, and the files every service may import. */
 const HUB_SERVICES = ['approvals', 'audit', 'channels', 'config', 'credentials', 'driver-admin', 'fleet'];
-const HUB_FOUNDATION = ['types', 'errors', 'bounds', 'hub', 'call-context', 'listeners', 'data-dir', 'files'];
+const HUB_FOUNDATION = ['types', 'errors', 'bounds', 'hub', 'call-context', 'data-dir', 'files'];
 
 /** A restriction on relative imports that reach into one of our layers. */
 const layer = (name, why) => ({ regex: `(^|/)${name}(/|$)`, message: why });

@@ -30,6 +30,7 @@ import type { EventOutcome } from './audit';
 import { checkBounds, deepPlaceholder, MAX_DEPTH, nestsDeeperThan } from './bounds';
 import { ChannelRegistry, withDeadline } from './channels';
 import { dataPaths, ensureDataDir } from './data-dir';
+import { Emitter } from '../../shared/emitter';
 import type {
   AgentIdentity,
   ApprovalDecision,
@@ -105,7 +106,7 @@ class HubCore implements Hub {
   /** The out-of-process drivers that run (admitted or waiting to be). */
   #external: ExternalDriver[] = [];
   #unknownDrivers: string[] = [];
-  #auditListeners = new Set<(failure: string | undefined) => void>();
+  #auditListeners = new Emitter<string | undefined>();
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -118,9 +119,7 @@ class HubCore implements Hub {
     if (options.watchConfig !== false) this.#disposers.push(this.#config.watch());
     this.#audit = new AuditStore(paths.audit);
     this.#agents = new AgentCredentialStore(this.dataDir);
-    this.#audit.onFailureChange = (failure) => {
-      for (const l of this.#auditListeners) l(failure);
-    };
+    this.#audit.onFailureChange = (failure) => this.#auditListeners.emit(failure);
     this.#timeline = new Timeline(this.#audit);
     // A broken config file is recorded once per distinct error (the file is the operator's input).
     const configRejected = (error: string): void =>
@@ -462,8 +461,7 @@ class HubCore implements Hub {
   }
 
   onAuditChange(listener: (failure: string | undefined) => void): Disposer {
-    this.#auditListeners.add(listener);
-    return () => this.#auditListeners.delete(listener);
+    return this.#auditListeners.on(listener);
   }
 
   /** Records a refusal; `bounded` says the request passed the bounds (else nothing looks it up). */

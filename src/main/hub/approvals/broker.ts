@@ -20,7 +20,7 @@ import { globMatch } from '../../drivers';
 import { argsMatch, checkArgConstraints } from './arg-constraints';
 import { describeArgs } from '../../../shared/arg-constraints';
 import type { OpParams } from './arg-constraints';
-import { tellAll } from '../listeners';
+import { Emitter } from '../../../shared/emitter';
 import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from '../types';
 
 /** What the broker needs from the hub. */
@@ -262,7 +262,7 @@ export class ApprovalBroker {
   #decided = new Map<string, string>();
   #sessionGrants = new Map<string, { who: string; grant: SessionGrant }>();
   #confirmed: ConfirmedRules;
-  #listeners = new Set<(e: ApprovalEvent) => void>();
+  #events = new Emitter<ApprovalEvent>();
   #panels = 0;
   /** Runs out when no panel came back in time after the last one detached. */
   #grace: ReturnType<typeof setTimeout> | undefined;
@@ -363,8 +363,7 @@ export class ApprovalBroker {
   }
 
   subscribe(listener: (e: ApprovalEvent) => void): Disposer {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#events.on(listener);
   }
 
   /** The operator's decision; final. */
@@ -744,6 +743,6 @@ export class ApprovalBroker {
   }
 
   #emit(e: ApprovalEvent): void {
-    tellAll(this.#listeners, e);
+    this.#events.emit(e);
   }
 }

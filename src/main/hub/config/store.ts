@@ -16,6 +16,7 @@ import { basename, dirname } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { schemaValidator } from '../../kernel';
 import type { JsonSchema } from '../../kernel';
+import { Emitter } from '../../../shared/emitter';
 import { readBoundedFile, writeFileAtomic } from '../files';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer, StandingRule } from '../types';
@@ -193,8 +194,8 @@ export class ConfigStore {
   #sections: string[];
   #current: UplinkConfig = normalize({});
   #error: string | undefined;
-  #listeners = new Set<(config: UplinkConfig) => void>();
-  #errorListeners = new Set<(error: string) => void>();
+  #changes = new Emitter<UplinkConfig>();
+  #errors = new Emitter<string>();
   #watcher: FSWatcher | undefined;
   #debounce: ReturnType<typeof setTimeout> | undefined;
   /** What is in use while the file is broken (said by `doctor` and the audit). */
@@ -237,8 +238,7 @@ export class ConfigStore {
 
   /** Calls `listener` after every successful reload. */
   onChange(listener: (config: UplinkConfig) => void): Disposer {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#changes.on(listener);
   }
 
   /** Re-reads the file; keeps the last good config when it is broken. Returns the error, if any. */
@@ -247,7 +247,7 @@ export class ConfigStore {
     if ('error' in parsed) {
       const fresh = parsed.error !== this.#error;
       this.#error = parsed.error;
-      if (fresh) for (const l of this.#errorListeners) l(parsed.error);
+      if (fresh) this.#errors.emit(parsed.error);
       return parsed.error;
     }
     this.#error = undefined;
@@ -255,7 +255,7 @@ export class ConfigStore {
     this.#current = normalize(parsed.raw);
     this.#fallback = 'the last good config stays in use';
     if (parsed.file) this.#saveLastGood(parsed.raw);
-    for (const l of this.#listeners) l(this.#current);
+    this.#changes.emit(this.#current);
     return undefined;
   }
 
@@ -287,8 +287,7 @@ export class ConfigStore {
 
   /** Calls `listener` when a (re)load fails with a new error. */
   onError(listener: (error: string) => void): Disposer {
-    this.#errorListeners.add(listener);
-    return () => this.#errorListeners.delete(listener);
+    return this.#errors.on(listener);
   }
 
   /** Watches the file (directory watch, so atomic renames are seen) and reloads after changes. */
@@ -326,7 +325,7 @@ export class ConfigStore {
     this.#current = normalize(raw);
     this.#fallback = 'the last good config stays in use';
     this.#saveLastGood(raw);
-    for (const l of this.#listeners) l(this.#current);
+    this.#changes.emit(this.#current);
   }
 
   /** Stops watching. */

@@ -21,7 +21,7 @@ import type { Hub } from '../hub';
 import type { AgentIdentity, ApprovalEvent, AuditEntry, FleetHistoryEntry, CallOptions, Disposer, FleetChange, FleetMemberStatus, FleetStatus, HubDoctor, HubSendRequest, PendingApproval, RecordedAuthorization } from '../types';
 import { decode, encode, MAX_PROMPT_BYTES, MAX_REPLY_BYTES, MAX_REQUEST_BYTES, PROTOCOL_VERSION, promptList, subjects } from './messages';
 import { startHistoryPublisher, startHistoryReader } from './history';
-import { tellAll } from '../listeners';
+import { Emitter } from '../../../shared/emitter';
 import type { FleetAgent, FleetErrorBody, FleetPrompt, FleetPromptEvent, FleetReply, FleetRequest } from './messages';
 
 export { readFleetToken } from './auth';
@@ -119,8 +119,8 @@ class Fleet {
   #lost = new Map<string, { since: number; problem: string }>();
   /** Other hubs' pending prompts, by hub, by their own approval id. */
   #prompts = new Map<string, Map<string, PendingApproval>>();
-  #approvalListeners = new Set<(event: ApprovalEvent) => void>();
-  #fleetListeners = new Set<(change: FleetChange) => void>();
+  #approvalListeners = new Emitter<ApprovalEvent>();
+  #fleetListeners = new Emitter<FleetChange>();
   /** Held while another hub has a panel attached, so this hub asks its prompts instead of denying them. */
   #panelHold: Disposer | undefined;
   #publisher: ReturnType<typeof startHistoryPublisher> | undefined;
@@ -201,7 +201,7 @@ class Fleet {
     };
     const log = (line: string): void => this.#log(line);
     this.#publisher = startHistoryPublisher({ nc, hub: name, source, log });
-    this.#reader = startHistoryReader({ nc, log, onEntry: (entry) => tellAll(this.#fleetListeners, { type: 'entry', entry }) });
+    this.#reader = startHistoryReader({ nc, log, onEntry: (entry) => this.#fleetListeners.emit({ type: 'entry', entry }) });
     this.#timer = setInterval(() => this.#beat(), this.#options.heartbeatMs);
     this.#timer.unref?.();
     this.announce();
@@ -394,7 +394,7 @@ class Fleet {
   }
 
   #emitApproval(event: ApprovalEvent): void {
-    tellAll(this.#approvalListeners, event);
+    this.#approvalListeners.emit(event);
   }
 
   /** Other hubs' pending prompts, in no particular order. */
@@ -403,18 +403,16 @@ class Fleet {
   }
 
   onApprovals(listener: (event: ApprovalEvent) => void): Disposer {
-    this.#approvalListeners.add(listener);
-    return () => this.#approvalListeners.delete(listener);
+    return this.#approvalListeners.on(listener);
   }
 
   onFleet(listener: (change: FleetChange) => void): Disposer {
-    this.#fleetListeners.add(listener);
-    return () => this.#fleetListeners.delete(listener);
+    return this.#fleetListeners.on(listener);
   }
 
   #changed(): void {
     // The status is built only when a panel listens.
-    if (this.#fleetListeners.size) tellAll(this.#fleetListeners, { type: 'status', status: this.status() });
+    if (this.#fleetListeners.size) this.#fleetListeners.emit({ type: 'status', status: this.status() });
   }
 
   status(): FleetStatus {
