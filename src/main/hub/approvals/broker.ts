@@ -18,7 +18,7 @@ import { describeAuthorization } from '../../../shared/audit-record';
 import { ConfirmedRules, editConfig, ruleDigest } from './settings';
 import { globMatch } from '../../drivers';
 import { argsMatch, checkArgConstraints } from './arg-constraints';
-import { describeArgs } from '../../../shared/arg-constraints';
+import { describeArgs, scopeInWords } from '../../../shared/arg-constraints';
 import type { OpParams } from './arg-constraints';
 import { Emitter } from '../../../shared/emitter';
 import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from '../types';
@@ -113,14 +113,9 @@ function coversChannel(pattern: string, driver: string, labels: readonly string[
   return labels.some((l) => globMatch(pattern, `${driver}:${l}`));
 }
 
-/** A rule's scope in words, for the audit. */
-export function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'>): string {
-  return `${ruleOps(r).join(', ')} on ${r.channel}${withArgs(r.args)} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
-}
-
-function withArgs(args: ArgConstraints | undefined): string {
-  const words = describeArgs(args);
-  return words ? ` with ${words}` : '';
+/** A rule's scope in words, for the audit (the panel words it the same way). */
+function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'>): string {
+  return scopeInWords({ ...r, ops: ruleOps(r) });
 }
 
 /** Rules that can never match, as doctor lines the operator can act on. */
@@ -562,7 +557,7 @@ export class ApprovalBroker {
   revokeSessionGrant(grantId: string, by: string): void {
     const g = this.#sessionGrants.get(grantId)?.grant;
     if (!g) throw new HubError('core', 'NotFound', `no session grant ${grantId}`, { hint: 'list the session grants in the panel' });
-    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${g.ops.join(', ')} on ${g.channel}${withArgs(g.args)} for ${g.agent} (session ${g.session})` }, true);
+    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${scopeInWords(g)} (session ${g.session})` }, true);
     this.#sessionGrants.delete(grantId);
   }
 
