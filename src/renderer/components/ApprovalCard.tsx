@@ -183,15 +183,14 @@ export function scopeFor(decision: Decision, edit: ScopeEdit): DecisionScope | u
   return Object.keys(scope).length ? scope : undefined;
 }
 
-/** How the hub shows a value it hid: such an arg cannot be constrained. */
-const isRedacted = (v: JsonValue): boolean => typeof v === 'string' && v.startsWith('•••• (sensitive');
-
 /** The request's args split into those a scope may constrain (exact values to start from) and sensitive ones. */
 export function constrainableArgs(a: PendingApproval): { args: ArgConstraints; sensitive: string[] } {
   const out: { args: ArgConstraints; sensitive: string[] } = { args: {}, sensitive: [] };
   if (a.args === null || typeof a.args !== 'object' || Array.isArray(a.args)) return out;
+  // The hub names what it redacted: an agent's own text that merely looks redacted stays the agent's.
+  const redacted = new Set(a.redacted_args);
   for (const [k, v] of Object.entries(a.args)) {
-    if (isRedacted(v)) out.sensitive.push(k);
+    if (redacted.has(k)) out.sensitive.push(k);
     else out.args[k] = v;
   }
   return out;

@@ -170,7 +170,7 @@ describe('ApprovalsView', () => {
   });
 
   it('"only these args" starts from the request\'s args, turns edited text into a glob, never offers a sensitive arg, and decides with them', async () => {
-    const typed: PendingApproval = { ...a1, op: 'type', args: { text: 'git status', enter: true, secret: '•••• (sensitive, 6 chars)' }, sensitive: true, rule_channel: 'tmux:codex' };
+    const typed: PendingApproval = { ...a1, op: 'type', args: { text: 'git status', enter: true, secret: '•••• (sensitive, 6 chars)' }, sensitive: true, redacted_args: ['secret'], rule_channel: 'tmux:codex' };
     addApproval(typed);
     render(<ApprovalsView />);
     const card = screen.getByRole('article');
@@ -191,6 +191,19 @@ describe('ApprovalsView', () => {
   it('a rule, a grant and a prompt\'s scope are worded alike (the hub\'s audit uses the same words)', () => {
     expect(scopeInWords({ ops: ['keys'], channel: 'tmux:codex', args: { keys: ['Enter'] } })).toBe('keys on tmux:codex with keys = ["Enter"] for any agent');
     expect(scopeInWords({ ops: ['send', 'keys'], channel: 'tmux:cod*', agent: 'builder' })).toBe('send, keys on tmux:cod* for agent builder');
+  });
+
+  it('an arg is sensitive because the hub says it redacted it, not because its text looks redacted', async () => {
+    // The agent's own text may begin like the hub's redaction marker; it is still the agent's to constrain.
+    const lookalike: PendingApproval = { ...a1, op: 'type', args: { text: '•••• (sensitive, 3 chars) — not a secret' }, rule_channel: 'tmux:codex' };
+    addApproval(lookalike);
+    render(<ApprovalsView />);
+    const card = screen.getByRole('article');
+    fireEvent.click(within(card).getByRole('button', { name: /^Scope$/ }));
+    const region = within(card).getByRole('region', { name: 'What session and always cover' });
+    expect(region.textContent).not.toContain('cannot be constrained');
+    fireEvent.click(within(region).getByLabelText('Only these args'));
+    expect(within(region).getByLabelText('text (text or glob)')).toBeTruthy();
   });
 
   it('a channel with no stable label says always covers nothing yet', () => {

@@ -186,6 +186,12 @@ function redactedNames(ctx: CallContext): string[] {
   return Object.keys(raw).filter((k) => JSON.stringify(raw[k]) !== JSON.stringify(shown[k]));
 }
 
+/** The prompt's list of redacted args, when there are any. */
+function redactedField(ctx: CallContext): { redacted_args?: string[] } {
+  const names = redactedNames(ctx);
+  return names.length ? { redacted_args: names } : {};
+}
+
 /** Empty constraints constrain nothing: leave them out so the rule reads, and digests, as without. */
 function argsField(args: ArgConstraints | undefined): { args?: ArgConstraints } {
   return args && Object.keys(args).length > 0 ? { args } : {};
@@ -655,6 +661,7 @@ export class ApprovalBroker {
       expires_at: now + timeout,
       ...this.#ruleChannel(ctx),
       ...(ctx.sensitive ? { sensitive: true } : {}),
+      ...redactedField(ctx),
     };
     return new Promise<ApprovalOutcome>((resolve) => {
       const timer = setTimeout(() => this.#timeout(approval.approval_id, timeout), timeout);

@@ -77,7 +77,7 @@ const unavailable = (message: string, hint: string): HubError => new HubError('f
 
 /** A prompt as it travels: this hub's own ids and channel, the agent as declared, a screenshot only if it fits. */
 export function toFleetPrompt(a: PendingApproval): FleetPrompt {
-  const { hub: _hub, agent, preview, ...rest } = a;
+  const { hub: _hub, redacted_args: _redacted, agent, preview, ...rest } = a; // only the owner's panel may scope it
   const out: FleetPrompt = { ...rest, agent: declared(agent) };
   if (preview) out.preview = { ...preview, ...(preview.warnings ? { warnings: preview.warnings.slice(0, 256) } : {}), ...(preview.lines ? { lines: preview.lines.slice(-256) } : {}) };
   if (out.preview?.image_png && encode({ v: PROTOCOL_VERSION, hub: 'x', type: 'added', approval: out }).byteLength > MAX_PROMPT_BYTES) {
