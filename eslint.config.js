@@ -8,7 +8,7 @@ const nodeIo = NODE_IO.flatMap((m) => [m, `node:${m}`]);
 
 /** The hub's services, one folder each, and the files every service may import. */
 const HUB_SERVICES = ['approvals', 'audit', 'channels', 'config', 'credentials', 'driver-admin', 'fleet'];
-const HUB_FOUNDATION = ['types', 'errors', 'bounds', 'hub', 'call-context', 'listeners', 'data-dir', 'files'];
+const HUB_FOUNDATION = ['types', 'errors', 'bounds', 'hub', 'call-context', 'data-dir', 'files'];
 
 /** A restriction on relative imports that reach into one of our layers. */
 const layer = (name, why) => ({ regex: `(^|/)${name}(/|$)`, message: why });
@@ -67,7 +67,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: 'electron', message: 'Drivers never import electron.' }],
-        patterns: [onlyOutside(0, ['contract$', 'glob$', '\\.\\./kernel$', '\\.\\./\\.\\./shared/'], 'A driver imports only the driver contract (../contract), the shared glob (../glob), the kernel (../../kernel, types only) and src/shared — hint: not another driver, the hub or an edge.')],
+        patterns: [onlyOutside(0, ['contract$', 'glob$', 'files$', '\\.\\./kernel$', '\\.\\./\\.\\./shared/'], 'A driver imports only the driver contract (../contract), the shared glob (../glob) and atomic write (../files), the kernel (../../kernel, types only) and src/shared — hint: not another driver, the hub or an edge.')],
       }],
     },
   },

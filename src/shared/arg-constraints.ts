@@ -1,6 +1,7 @@
 /**
  * Argument constraints as the hub stores them and the panel shows them: per top-level arg, an
- * exact JSON value or `{glob: "<pattern>"}` for a string. One wording for the audit and the panel.
+ * exact JSON value or `{glob: "<pattern>"}` for a string; and what a rule or grant covers, in
+ * words. One wording for the audit and the panel.
  */
 import type { JsonValue } from './wire';
 
@@ -30,4 +31,13 @@ export function describeArgs(constraints: ArgConstraints | undefined): string {
   return Object.entries(constraints)
     .map(([name, c]) => (isGlob(c) ? `${name} like ${JSON.stringify(c.glob)}` : `${name} = ${canonicalJson(c)}`))
     .join(', ');
+}
+
+/**
+ * What a standing rule, session grant or proposed scope covers, in words: `send, keys on
+ * tmux:codex with keys = ["Enter"] for agent builder`; `agent` absent is any agent.
+ */
+export function scopeInWords(scope: { ops: readonly string[]; channel: string; args?: ArgConstraints | undefined; agent?: string | undefined }): string {
+  const args = describeArgs(scope.args);
+  return `${scope.ops.join(', ')} on ${scope.channel}${args ? ` with ${args}` : ''} for ${scope.agent === undefined ? 'any agent' : `agent ${scope.agent}`}`;
 }

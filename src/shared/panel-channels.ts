@@ -67,6 +67,7 @@ const pending = rec(
     capability_id: str,
     args: json,
     sensitive: bool,
+    redacted_args: strings,
     provider_id: str,
     interaction,
     preview,

@@ -4,6 +4,7 @@
  * expose a method the other lacks.
  */
 import type { Disposer, PanelApi, PanelEventName, PanelEvents, PanelMethod } from './panel-api';
+import { Emitter } from './emitter';
 import { PANEL_EVENT_NAMES, PANEL_METHODS } from './panel-channels';
 
 /** What a transport provides. */
@@ -25,35 +26,23 @@ export function createPanelProxy(transport: PanelTransport): PanelApi {
   return Object.freeze(api) as unknown as PanelApi;
 }
 
-/** A tiny listener registry per event name, used by both transports. */
+/** One emitter per event name, used by both transports. */
 export class EventHub {
-  #listeners = new Map<string, Set<(payload: unknown) => void>>();
+  #emitters = new Map<string, Emitter<unknown>>();
 
   on(event: string, listener: (payload: unknown) => void): Disposer {
-    let set = this.#listeners.get(event);
-    if (!set) this.#listeners.set(event, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-    };
+    let emitter = this.#emitters.get(event);
+    if (!emitter) this.#emitters.set(event, (emitter = new Emitter({ onError: (error) => console.error('uplink panel: an event listener threw', error) })));
+    return emitter.on(listener);
   }
 
   emit(event: string, payload: unknown): void {
-    const set = this.#listeners.get(event);
-    if (!set) return;
-    for (const listener of [...set]) {
-      try {
-        listener(payload);
-      } catch (error) {
-        // One bad listener must not starve the others of events.
-        console.error('uplink panel: an event listener threw', error);
-      }
-    }
+    this.#emitters.get(event)?.emit(payload);
   }
 
   size(): number {
     let n = 0;
-    for (const set of this.#listeners.values()) n += set.size;
+    for (const emitter of this.#emitters.values()) n += emitter.size;
     return n;
   }
 }

@@ -68,6 +68,8 @@ export interface PendingApproval {
   args: JsonValue;
   /** `args` has sensitive text redacted; `revealApprovalArgs` shows it to the operator. */
   sensitive?: boolean;
+  /** The args `args` shows redacted (never what their text looks like): a scope may not constrain them. */
+  redacted_args?: string[];
   provider_id: string;
   interaction: InteractionKind;
   /** What the op will do, in words and (desktop) a fresh screenshot with a mark. */

@@ -6,6 +6,7 @@
  */
 export * from './contract';
 export { globMatch } from './glob';
+export { writeFileAtomic } from './files';
 export { serveDriver } from './external/serve';
 export type { ServeIo } from './external/serve';
 export { tmuxSnippet } from './tmux/snippet';

@@ -1,5 +1,11 @@
-/** Reading small files the hub trusts only so far: the config file, the fleet's secrets. */
+/**
+ * Small files: reading those the hub trusts only so far (the config file, the fleet's secrets),
+ * and the one atomic write every service uses (it lives with the drivers, which may not import
+ * the hub, and is re-exported here).
+ */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+
+export { writeFileAtomic } from '../drivers';
 
 /** A regular file's mode and size, and its bytes when it holds at most `limit` of them. */
 export type BoundedFile = { regular: false } | { regular: true; mode: number; size: number; bytes?: Buffer };

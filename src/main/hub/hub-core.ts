@@ -21,6 +21,7 @@ import { ending, HubError, toHubError } from './errors';
 import type { DecideResult, Hub, ProviderView } from './hub';
 import { CallPath, precheckFor, previewFor } from './calls';
 import { dataPaths, ensureDataDir } from './data-dir';
+import { Emitter } from '../../shared/emitter';
 import type {
   AgentIdentity,
   ApprovalDecision,
@@ -92,7 +93,7 @@ class HubCore implements Hub {
   #external: ExternalDriver[] = [];
   #unknownDrivers: string[] = [];
   #admin: ExternalDriverAdmin;
-  #auditListeners = new Set<(failure: string | undefined) => void>();
+  #auditListeners = new Emitter<string | undefined>();
 
   constructor(options: HubOptions) {
     this.#options = options;
@@ -105,9 +106,7 @@ class HubCore implements Hub {
     if (options.watchConfig !== false) this.#disposers.push(this.#config.watch());
     this.#audit = new AuditStore(paths.audit);
     this.#agents = new AgentCredentialStore(this.dataDir);
-    this.#audit.onFailureChange = (failure) => {
-      for (const l of this.#auditListeners) l(failure);
-    };
+    this.#audit.onFailureChange = (failure) => this.#auditListeners.emit(failure);
     this.#timeline = new Timeline(this.#audit);
     // A broken config file is recorded once per distinct error (the file is the operator's input).
     const configRejected = (error: string): void =>
@@ -315,8 +314,7 @@ class HubCore implements Hub {
   }
 
   onAuditChange(listener: (failure: string | undefined) => void): Disposer {
-    this.#auditListeners.add(listener);
-    return () => this.#auditListeners.delete(listener);
+    return this.#auditListeners.on(listener);
   }
 
 

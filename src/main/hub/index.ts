@@ -15,6 +15,7 @@ export type { RuleScope } from './approvals/broker';
 export type { HubOptions } from './hub-core';
 export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
 export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
+export { writeFileAtomic } from './files';
 export { CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './channels/driver-provider';
 export type { AgentCredential, AgentSummary } from './credentials/agents';
 export { loadDrivers } from './driver-admin/default';

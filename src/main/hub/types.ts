@@ -104,6 +104,8 @@ export interface PendingApproval {
   args: JsonValue;
   /** The args carry sensitive text: the operator can see it with `revealApprovalArgs`. */
   sensitive?: boolean;
+  /** The names of the args shown redacted, so that no one need guess them from their text. */
+  redacted_args?: string[];
   provider_id: string;
   interaction: InteractionKind;
   /** When the agent asked (ms since the epoch). */

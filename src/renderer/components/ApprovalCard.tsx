@@ -5,7 +5,7 @@
 import { useState } from 'react';
 import { escapeControl } from '../../shared/escape';
 import type { ArgConstraints, Decision, DecisionScope, PendingApproval } from '../../shared/panel-types';
-import { describeArgs, isGlob } from '../../shared/arg-constraints';
+import { isGlob, scopeInWords } from '../../shared/arg-constraints';
 import type { JsonValue } from '../../shared/wire';
 import { revealApprovalArgs } from '../actions';
 import { agentLabel, describeRequest, formatDuration } from '../format';
@@ -183,15 +183,14 @@ export function scopeFor(decision: Decision, edit: ScopeEdit): DecisionScope | u
   return Object.keys(scope).length ? scope : undefined;
 }
 
-/** How the hub shows a value it hid: such an arg cannot be constrained. */
-const isRedacted = (v: JsonValue): boolean => typeof v === 'string' && v.startsWith('•••• (sensitive');
-
 /** The request's args split into those a scope may constrain (exact values to start from) and sensitive ones. */
 export function constrainableArgs(a: PendingApproval): { args: ArgConstraints; sensitive: string[] } {
   const out: { args: ArgConstraints; sensitive: string[] } = { args: {}, sensitive: [] };
   if (a.args === null || typeof a.args !== 'object' || Array.isArray(a.args)) return out;
+  // The hub names what it redacted: an agent's own text that merely looks redacted stays the agent's.
+  const redacted = new Set(a.redacted_args);
   for (const [k, v] of Object.entries(a.args)) {
-    if (isRedacted(v)) out.sensitive.push(k);
+    if (redacted.has(k)) out.sensitive.push(k);
     else out.args[k] = v;
   }
   return out;
@@ -199,16 +198,14 @@ export function constrainableArgs(a: PendingApproval): { args: ArgConstraints; s
 
 /** What "for the session" and "always" will cover, in words (button titles and the scope panel). */
 export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: string; always: string } {
-  const ops = parseOps(edit.ops);
-  const opsText = (ops.length ? ops : [a.op]).join(', ');
+  const typed = parseOps(edit.ops);
+  const ops = typed.length ? typed : [a.op];
   const channel = edit.channel.trim();
   const alwaysChannel = channel || a.rule_channel;
-  const args = describeArgs(edit.args);
-  const withArgs = args ? ` with ${args}` : '';
   return {
-    session: `${opsText} on ${channel || a.channel}${withArgs} for ${a.agent}, this session only`,
+    session: `${scopeInWords({ ops, channel: channel || a.channel, args: edit.args, agent: a.agent })}, this session only`,
     always: alwaysChannel
-      ? `${opsText} on ${alwaysChannel}${withArgs} for ${edit.agent === 'any' ? 'any agent' : a.agent}`
+      ? scopeInWords({ ops, channel: alwaysChannel, args: edit.args, agent: edit.agent === 'any' ? undefined : a.agent })
       : 'nothing yet: this channel has no stable label (label it, or name a label glob under Scope)',
   };
 }

@@ -4,8 +4,8 @@ import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { confirmRule, createAgent, listAgents, loadRules, loadSessionGrants, loadSettings, revokeAgent, revokeRule, revokeSessionGrant, setApprovalTimeout, updateRule } from '../actions';
-import type { AgentEntry, ApprovalRule, ArgConstraints } from '../../shared/panel-types';
-import { describeArgs } from '../../shared/arg-constraints';
+import type { AgentEntry, ApprovalRule } from '../../shared/panel-types';
+import { describeArgs, scopeInWords } from '../../shared/arg-constraints';
 import { parseOps } from './ApprovalCard';
 import { useStore } from '../store';
 import { formatAgo, formatDuration } from '../format';
@@ -104,17 +104,6 @@ function AgentsSection({ mcpUrl }: { mcpUrl: string | undefined }) {
   );
 }
 
-/** What args a rule or grant covers, in words: ` with keys = ["Enter"]`, or nothing when any args. */
-function argsInWords(args: ArgConstraints | undefined): string {
-  const words = describeArgs(args);
-  return words ? ` with ${words}` : '';
-}
-
-/** A rule's scope in words. */
-export function ruleInWords(r: Pick<ApprovalRule, 'ops' | 'channel' | 'agent' | 'args'>): string {
-  return `${r.ops.join(', ')} on ${r.channel}${argsInWords(r.args)} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
-}
-
 /** One rule: its scope in words, and Edit (checked by the hub like a prompt's scope). */
 function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
   const [editing, setEditing] = useState<{ channel: string; ops: string; agent: string; keepArgs: boolean }>();
@@ -149,14 +138,14 @@ function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
             {r.args && (
               <label title="Untick to cover any args">
                 <input type="checkbox" checked={editing.keepArgs} onChange={(e) => setEditing({ ...editing, keepArgs: e.target.checked })} />
-                {escapeControl(`only${argsInWords(r.args)}`)}
+                {escapeControl(`only with ${describeArgs(r.args)}`)}
               </label>
             )}
             <button type="submit" className="btn btn-small">Save</button>
             <button type="button" className="btn btn-small" onClick={() => setEditing(undefined)}>Cancel</button>
           </form>
         ) : (
-          <span className="mono">{escapeControl(ruleInWords(r))}</span>
+          <span className="mono">{escapeControl(scopeInWords(r))}</span>
         )}
       </td>
       <td>{r.created_at ? `${r.created_at.slice(0, 16).replace('T', ' ')}${r.created_by ? ` by ${r.created_by}` : ''}` : '—'}</td>
@@ -196,7 +185,7 @@ function SessionGrantsSection({ now }: { now: number }) {
           <tbody>
             {grants.data.map((g) => (
               <tr key={g.grant_id}>
-                <td className="mono">{escapeControl(`${g.ops.join(', ')} on ${g.channel}${argsInWords(g.args)} for ${g.agent}`)}</td>
+                <td className="mono">{escapeControl(scopeInWords(g))}</td>
                 <td className="mono">{escapeControl(g.session)}</td>
                 <td>{`${formatAgo(g.granted_at, now)} by ${escapeControl(g.granted_by)}`}</td>
                 <td>

@@ -122,7 +122,7 @@ describe('session grants', () => {
     await panel('decide', { approval_id: again.approval.approval_id, decision: 'once' });
     await again.call;
     const reasons = hub.queryAudit({ type: 'decision' }).entries.map((e) => e.reason);
-    expect(reasons).toContainEqual(expect.stringMatching(/^session grant grant-\w+ revoked: write, login on test:\? for builder \(session s1\)$/));
+    expect(reasons).toContainEqual(expect.stringMatching(/^session grant grant-\w+ revoked: write, login on test:\? for agent builder \(session s1\)$/));
     await expect(panel('revokeSessionGrant', { grant_id: grants[0]!.grant_id })).rejects.toThrow(/no session grant/);
   });
 });

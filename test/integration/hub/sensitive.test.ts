@@ -33,6 +33,7 @@ describe('sensitive args', () => {
     const p = await prompt;
     expect(p.args).toEqual({ text: `•••• (sensitive, ${SECRET.length} chars)`, sensitive: true });
     expect(p.sensitive).toBe(true);
+    expect(p.redacted_args).toEqual(['text']);
     expect(hub.revealApprovalArgs(p.approval_id, 'alice')).toEqual({ text: SECRET, sensitive: true });
     const look = hub.queryAudit({ type: 'decision' }).entries.find((e) => e.reason === 'operator revealed sensitive args');
     expect(look).toMatchObject({ by: 'alice', channel: 'test:alpha', op: 'write', invocation_id: p.invocation_id });
@@ -44,13 +45,14 @@ describe('sensitive args', () => {
     expect(stored(hub, dir, SECRET)).toBe(false);
   });
 
-  it('a prompt without sensitive args is not marked sensitive', async () => {
+  it('a prompt without sensitive args is not marked sensitive, even where an arg reads like a redacted one', async () => {
     const { hub } = openHub();
     hub.attachPanel();
     const prompt = nextPrompt(hub);
-    const call = hub.invoke('test:alpha', 'write', { text: 'plain' }, { agent });
+    const call = hub.invoke('test:alpha', 'write', { text: '•••• (sensitive, 5 chars)' }, { agent });
     const p = await prompt;
     expect(p.sensitive).toBeUndefined();
+    expect(p.redacted_args).toBeUndefined();
     await hub.decide(p.approval_id, { kind: 'deny', by: 'alice' });
     await failure(call);
   });

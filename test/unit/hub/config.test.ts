@@ -60,6 +60,21 @@ describe('ConfigStore', () => {
     expect(() => c.update((raw) => void (raw.approvals = { timeout_ms: 'x' }))).toThrow(/would be invalid/);
   });
 
+  it('a listener that throws keeps no other from hearing of a change, and does not fail the edit', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ approvals: { timeout_ms: 2000 } }));
+    const c = new ConfigStore(path);
+    const heard: number[] = [];
+    c.onChange(() => {
+      throw new Error('a broken listener');
+    });
+    c.onChange((config) => heard.push(config.approvals.timeout_ms));
+    expect(() => c.update((raw) => void (raw.approvals = { timeout_ms: 4000 }))).not.toThrow();
+    writeFileSync(path, JSON.stringify({ approvals: { timeout_ms: 5000 } }));
+    expect(c.reload()).toBeUndefined();
+    expect(heard).toEqual([4000, 5000]);
+  });
+
   it('watch reloads after the file changes', async () => {
     const path = fresh();
     writeFileSync(path, JSON.stringify({ approvals: { timeout_ms: 2000 } }));

@@ -9,7 +9,8 @@ import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
 import { ApprovalsView, ARM_DELAY_MS } from '../../../src/renderer/components/ApprovalsView';
 import { ArgsView } from '../../../src/renderer/components/ArgsView';
 import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/components/SchemaForm';
-import { mcpCommands, ruleInWords } from '../../../src/renderer/components/SettingsView';
+import { mcpCommands } from '../../../src/renderer/components/SettingsView';
+import { scopeInWords } from '../../../src/shared/arg-constraints';
 import { useFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
@@ -159,22 +160,22 @@ describe('ApprovalsView', () => {
     render(<ApprovalsView />);
     const card = screen.getByRole('article');
     const button = (name: RegExp) => within(card).getByRole('button', { name });
-    expect(button(/^Approve for session/).title).toContain('covers send on tmux:%3 for claude-code, this session only');
-    expect(button(/^Always/).title).toContain('covers send on tmux:codex for claude-code');
+    expect(button(/^Approve for session/).title).toContain('covers send on tmux:%3 for agent claude-code, this session only');
+    expect(button(/^Always/).title).toContain('covers send on tmux:codex for agent claude-code');
     fireEvent.click(button(/^Scope$/));
     const region = within(card).getByRole('region', { name: 'What session and always cover' });
     fireEvent.change(within(region).getByLabelText('Agent'), { target: { value: 'any' } });
     fireEvent.change(within(region).getByLabelText('Channel'), { target: { value: 'tmux:cod*' } });
     fireEvent.change(within(region).getByLabelText('Ops'), { target: { value: 'send, keys' } });
     expect(region.textContent).toContain('Always: send, keys on tmux:cod* for any agent.');
-    expect(region.textContent).toContain('For the session: send, keys on tmux:cod* for claude-code, this session only.');
+    expect(region.textContent).toContain('For the session: send, keys on tmux:cod* for agent claude-code, this session only.');
     arm();
     await key('l');
     expect(decided()).toEqual([{ approval_id: 'a1', decision: 'always', scope: { agent: 'any', channel: 'tmux:cod*', ops: ['send', 'keys'] } }]);
   });
 
   it('"only these args" starts from the request\'s args, turns edited text into a glob, never offers a sensitive arg, and decides with them', async () => {
-    const typed: PendingApproval = { ...a1, op: 'type', args: { text: 'git status', enter: true, secret: '•••• (sensitive, 6 chars)' }, sensitive: true, rule_channel: 'tmux:codex' };
+    const typed: PendingApproval = { ...a1, op: 'type', args: { text: 'git status', enter: true, secret: '•••• (sensitive, 6 chars)' }, sensitive: true, redacted_args: ['secret'], rule_channel: 'tmux:codex' };
     addApproval(typed);
     render(<ApprovalsView />);
     const card = screen.getByRole('article');
@@ -183,17 +184,31 @@ describe('ApprovalsView', () => {
     expect(region.textContent).toContain('secret: sensitive, cannot be constrained.');
     fireEvent.click(within(region).getByLabelText('Only these args'));
     expect(within(region).queryByLabelText('secret')).toBeNull();
-    expect(region.textContent).toContain('For the session: type on tmux:%3 with text = "git status", enter = true for claude-code, this session only.');
+    expect(region.textContent).toContain('For the session: type on tmux:%3 with text = "git status", enter = true for agent claude-code, this session only.');
     fireEvent.change(within(region).getByLabelText('text (text or glob)'), { target: { value: 'git status*' } });
     fireEvent.click(within(region).getByLabelText('enter'));
-    expect(region.textContent).toContain('Always: type on tmux:codex with text like "git status*" for claude-code.');
+    expect(region.textContent).toContain('Always: type on tmux:codex with text like "git status*" for agent claude-code.');
     fireEvent.click(within(card).getByRole('button', { name: /^Approve for session/ }));
     await act(async () => {});
     expect(decided()).toEqual([{ approval_id: 'a1', decision: 'session', scope: { args: { text: { glob: 'git status*' } } } }]);
   });
 
-  it('the rules list says what args a rule covers', () => {
-    expect(ruleInWords({ ops: ['keys'], channel: 'tmux:codex', args: { keys: ['Enter'] } })).toBe('keys on tmux:codex with keys = ["Enter"] for any agent');
+  it('a rule, a grant and a prompt\'s scope are worded alike (the hub\'s audit uses the same words)', () => {
+    expect(scopeInWords({ ops: ['keys'], channel: 'tmux:codex', args: { keys: ['Enter'] } })).toBe('keys on tmux:codex with keys = ["Enter"] for any agent');
+    expect(scopeInWords({ ops: ['send', 'keys'], channel: 'tmux:cod*', agent: 'builder' })).toBe('send, keys on tmux:cod* for agent builder');
+  });
+
+  it('an arg is sensitive because the hub says it redacted it, not because its text looks redacted', async () => {
+    // The agent's own text may begin like the hub's redaction marker; it is still the agent's to constrain.
+    const lookalike: PendingApproval = { ...a1, op: 'type', args: { text: '•••• (sensitive, 3 chars) — not a secret' }, rule_channel: 'tmux:codex' };
+    addApproval(lookalike);
+    render(<ApprovalsView />);
+    const card = screen.getByRole('article');
+    fireEvent.click(within(card).getByRole('button', { name: /^Scope$/ }));
+    const region = within(card).getByRole('region', { name: 'What session and always cover' });
+    expect(region.textContent).not.toContain('cannot be constrained');
+    fireEvent.click(within(region).getByLabelText('Only these args'));
+    expect(within(region).getByLabelText('text (text or glob)')).toBeTruthy();
   });
 
   it('a channel with no stable label says always covers nothing yet', () => {

@@ -5,9 +5,10 @@
  * in one small JSON file per display-server run (the helper's `session`), in a private directory
  * of the user's runtime dir.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../files';
 import type { Binding } from './binding';
 import { parseStartTime } from './proc';
 
@@ -101,10 +102,8 @@ export function fileBindingStore(dir: string): BindingStore {
     save(session, data) {
       if (!ready()) return;
       const file = fileOf(session);
-      const tmp = `${file}.${process.pid}.tmp`;
       try {
-        writeFileSync(tmp, JSON.stringify(data), { mode: 0o600 });
-        renameSync(tmp, file); // atomic: a concurrent reader sees the old or the new table, never half
+        writeFileAtomic(file, JSON.stringify(data), 0o600); // a concurrent reader sees the old or the new table, never half
       } catch {
         // Best effort: a full disk loses cross-process memory, not this process's bindings.
       }

@@ -11,6 +11,7 @@ import { defaultStateDir, fileBindingStore } from './binding-store';
 import type { Binding, SeenWindow } from './binding';
 import { DEFAULT_CALL_TIMEOUT_MS } from './config';
 import { globMatch } from '../glob';
+import { redactedText } from '../../../shared/redaction';
 import type { DesktopConfig } from './config';
 import { HelperClient } from './helper-client';
 import { defaultPython, locateHelperScript } from './helper-path';
@@ -67,7 +68,7 @@ const PREFERENCE: InteractionKind[] = ['semantic_ui', 'visual_ui'];
 /** Sensitive text never comes back in a result: the read-back is replaced by its length. */
 function hideText(result: JsonValue): JsonValue {
   if (!result || typeof result !== 'object' || Array.isArray(result) || typeof result.text !== 'string') return result;
-  return { ...result, text: `•••• (sensitive, ${[...result.text].length} chars)` };
+  return { ...result, text: redactedText(result.text) };
 }
 
 /** Creates the desktop driver; the helper starts on the first call that needs it. */

@@ -17,6 +17,7 @@ import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, I
 import { decodeLine, encodeLine, EXTENSIONS, LineSplitter, PROTOCOL_VERSION, rpcToError } from './wire';
 import type { InitializeParams, RpcErrorObject, RpcId, RpcMessage, RpcResponse } from './wire';
 import type { DriverAdmission, DriverProcessState, DriverProcessStatus, DriverTraceEntry } from '../../../shared/driver-status';
+import { Emitter } from '../../../shared/emitter';
 
 /** The file the operator admitted and its SHA-256 (64 lowercase hex). */
 export interface Integrity {
@@ -148,7 +149,7 @@ export class ExternalDriver implements Driver {
   #stderr: string[] = [];
   #trace: TraceEntry[] = [];
   #seq = 0;
-  #listeners = new Set<Listener>();
+  #changes = new Emitter<'state' | 'ops'>();
   #disposed = false;
   #handshake: unknown;
   #strays: ((response: RpcResponse) => void) | undefined;
@@ -285,8 +286,7 @@ export class ExternalDriver implements Driver {
 
   /** Told when the state or the ops change (after a handshake). */
   onChange(listener: Listener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#changes.on(listener);
   }
 
   status(): ExternalStatus {
@@ -325,13 +325,7 @@ export class ExternalDriver implements Driver {
   }
 
   #emit(what: 'state' | 'ops'): void {
-    for (const l of this.#listeners) {
-      try {
-        l(what);
-      } catch {
-        // A listener's failure is its own; the driver keeps running.
-      }
-    }
+    this.#changes.emit(what);
   }
 
   async #ready(signal?: AbortSignal): Promise<Session> {

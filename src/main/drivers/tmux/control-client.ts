@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { DriverError } from '../contract';
+import { Emitter } from '../../../shared/emitter';
 import { commandLine, ControlFramer } from './control-protocol';
 
 /** Pane output as control mode reports it. */
@@ -37,8 +38,8 @@ export class ControlClient {
   #child: ChildProcessWithoutNullStreams;
   #framer = new ControlFramer();
   #waiters: Waiter[] = [];
-  #outputListeners = new Set<OutputListener>();
-  #exitListeners = new Set<() => void>();
+  #output = new Emitter<{ pane: string; data: Buffer }>();
+  #exit = new Emitter<void>();
   #alive = true;
   #partial: Buffer[] = [];
   #options: ControlClientOptions;
@@ -125,8 +126,7 @@ export class ControlClient {
 
   /** Subscribes to `%output` of every pane in this client's session. */
   onOutput(listener: OutputListener): () => void {
-    this.#outputListeners.add(listener);
-    return () => this.#outputListeners.delete(listener);
+    return this.#output.on(({ pane, data }) => listener(pane, data));
   }
 
   /** Called once when the connection ends (server gone, session killed, closed). */
@@ -135,8 +135,7 @@ export class ControlClient {
       queueMicrotask(listener);
       return () => undefined;
     }
-    this.#exitListeners.add(listener);
-    return () => this.#exitListeners.delete(listener);
+    return this.#exit.on(listener);
   }
 
   /**
@@ -186,7 +185,7 @@ export class ControlClient {
           break;
         }
         case 'output':
-          for (const listener of this.#outputListeners) listener(event.pane, event.data);
+          this.#output.emit({ pane: event.pane, data: event.data });
           break;
         case 'pause':
           // Only happens with pause-after; resume so a paused pane never looks idle.
@@ -212,8 +211,8 @@ export class ControlClient {
       clearTimeout(waiter.timer);
       waiter.reject(new DriverError('Unavailable', 'tmux control connection closed (server restarted or session ended)', { hint: 'try again: the driver reconnects on demand' }));
     }
-    for (const listener of this.#exitListeners) listener();
-    this.#exitListeners.clear();
-    this.#outputListeners.clear();
+    this.#exit.emit();
+    this.#exit.clear();
+    this.#output.clear();
   }
 }

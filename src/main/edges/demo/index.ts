@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Emitter } from '../../../shared/emitter';
 import type { Disposer } from '../../../shared/panel-api';
 import type { DemoStep } from '../../../shared/panel-types';
 import type { PanelPresenter } from '../panel';
@@ -37,16 +38,13 @@ export function listSteps(): string {
 /** The presenter strip's source: the latest step, pushed to every open panel. */
 function createPresenter(): PanelPresenter & { set(step: DemoStep): void } {
   let current: DemoStep | undefined;
-  const listeners = new Set<(step: DemoStep) => void>();
+  const steps = new Emitter<DemoStep>();
   return {
     current: () => current,
-    subscribe(listener): Disposer {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    subscribe: (listener): Disposer => steps.on(listener),
     set(step) {
       current = step;
-      for (const l of listeners) l(step);
+      steps.emit(step);
     },
   };
 }

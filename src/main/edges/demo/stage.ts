@@ -9,11 +9,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HubError } from '../../hub';
+import { HubError, writeFileAtomic } from '../../hub';
 
 /** The environment variable that marks every process of one stage. */
 export const STAGE_MARKER = 'UPLINK_DEMO_STAGE';
@@ -296,5 +296,5 @@ export function writeDemoConfig(dataDir: string, socket: string): void {
   const approvals = (config.approvals && typeof config.approvals === 'object' ? config.approvals : {}) as Record<string, unknown>;
   config.tmux = { socket, write_allow: [{ pattern: PANES.builder, tier: 'operator' }, { pattern: PANES.reviewer, tier: 'operator' }] };
   config.approvals = { ...approvals, timeout_ms: 86_400_000 };
-  writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600);
 }

@@ -2,9 +2,9 @@
  * `<data dir>/hub.json`: a running hub announces `{url, pid, started_at}` so `uplink mcp` can
  * forward to it. A stale file (dead pid, or nobody answering) is ignored.
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 // Straight from data-dir: the CLI's fast path reads this file and must not load the hub.
-import { dataPaths, pidAlive } from '../../hub';
+import { dataPaths, pidAlive, writeFileAtomic } from '../../hub';
 
 /** What a running hub announces. */
 export interface HubAnnouncement {
@@ -17,9 +17,7 @@ export interface HubAnnouncement {
 export function announceHub(dataDir: string, url: string): HubAnnouncement {
   const a: HubAnnouncement = { url, pid: process.pid, started_at: new Date().toISOString() };
   const path = dataPaths(dataDir).hubJson;
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(a)}\n`, { mode: 0o600 });
-  renameSync(tmp, path);
+  writeFileAtomic(path, `${JSON.stringify(a)}\n`, 0o600);
   return a;
 }
 

@@ -8,8 +8,8 @@
  * (rotated at every start, mode 0600), which is neither the token nor in the token file.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../../hub';
 import { secretEquals } from './secret';
 
 /** A one-time code is good for this long. */
@@ -62,10 +62,7 @@ export function cookieValue(header: string | undefined, name: string): string | 
 export function createOperatorAuth(dataDir: string, port: () => number, now: () => number = Date.now): OperatorAuth {
   const key = random(32);
   const path = operatorKeyPath(dataDir);
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${key}\n`, { mode: 0o600 });
-  if (process.platform !== 'win32') chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  writeFileAtomic(path, `${key}\n`, 0o600);
 
   // Maps keep insertion order, so the first entry is the oldest.
   const codes = new Map<string, number>();

@@ -3,8 +3,8 @@
  * Compared in constant time; never logged.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dataPaths, ensureDataDir } from '../../hub';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { dataPaths, ensureDataDir, writeFileAtomic } from '../../hub';
 
 /** Reads the token, creating it (0600) when missing or empty. */
 export function ensureToken(dataDir: string): string {
@@ -19,7 +19,6 @@ export function ensureToken(dataDir: string): string {
     }
   }
   const token = randomBytes(32).toString('base64url');
-  writeFileSync(path, `${token}\n`, { mode: 0o600 });
-  if (process.platform !== 'win32') chmodSync(path, 0o600);
+  writeFileAtomic(path, `${token}\n`, 0o600);
   return token;
 }

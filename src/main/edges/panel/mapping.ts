@@ -28,6 +28,7 @@ export function toPanelApproval(a: HubPending): PendingApproval {
   };
   if (a.preview) out.preview = a.preview;
   if (a.sensitive) out.sensitive = true;
+  if (a.redacted_args) out.redacted_args = a.redacted_args;
   if (a.rule_channel) out.rule_channel = a.rule_channel;
   if (a.hub) out.hub = a.hub;
   return out;

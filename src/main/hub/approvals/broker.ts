@@ -19,9 +19,9 @@ import { describeAuthorization } from '../../../shared/audit-record';
 import { ConfirmedRules, editConfig, ruleDigest } from './settings';
 import { globMatch } from '../../drivers';
 import { argsMatch, checkArgConstraints } from './arg-constraints';
-import { describeArgs } from '../../../shared/arg-constraints';
+import { describeArgs, scopeInWords } from '../../../shared/arg-constraints';
 import type { OpParams } from './arg-constraints';
-import { tellAll } from '../listeners';
+import { Emitter } from '../../../shared/emitter';
 import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from '../types';
 
 /** What the broker needs from the hub. */
@@ -113,14 +113,9 @@ function coversChannel(pattern: string, driver: string, labels: readonly string[
   return labels.some((l) => globMatch(pattern, `${driver}:${l}`));
 }
 
-/** A rule's scope in words, for the audit. */
-export function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'>): string {
-  return `${ruleOps(r).join(', ')} on ${r.channel}${withArgs(r.args)} for ${r.agent === undefined ? 'any agent' : `agent ${r.agent}`}`;
-}
-
-function withArgs(args: ArgConstraints | undefined): string {
-  const words = describeArgs(args);
-  return words ? ` with ${words}` : '';
+/** A rule's scope in words, for the audit (the panel words it the same way). */
+function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'>): string {
+  return scopeInWords({ ...r, ops: ruleOps(r) });
 }
 
 /** Rules that can never match, as doctor lines the operator can act on. */
@@ -189,6 +184,12 @@ function redactedNames(ctx: CallContext): string[] {
   const shown = ctx.args;
   if (!raw || typeof raw !== 'object' || Array.isArray(raw) || !shown || typeof shown !== 'object' || Array.isArray(shown)) return [];
   return Object.keys(raw).filter((k) => JSON.stringify(raw[k]) !== JSON.stringify(shown[k]));
+}
+
+/** The prompt's list of redacted args, when there are any. */
+function redactedField(ctx: CallContext): { redacted_args?: string[] } {
+  const names = redactedNames(ctx);
+  return names.length ? { redacted_args: names } : {};
 }
 
 /** Empty constraints constrain nothing: leave them out so the rule reads, and digests, as without. */
@@ -277,7 +278,7 @@ export class ApprovalBroker {
   #decided = new Map<string, string>();
   #sessionGrants = new Map<string, { who: string; grant: SessionGrant }>();
   #confirmed: ConfirmedRules;
-  #listeners = new Set<(e: ApprovalEvent) => void>();
+  #events = new Emitter<ApprovalEvent>();
   #panels = 0;
   /** Runs out when no panel came back in time after the last one detached. */
   #grace: ReturnType<typeof setTimeout> | undefined;
@@ -367,8 +368,7 @@ export class ApprovalBroker {
   }
 
   subscribe(listener: (e: ApprovalEvent) => void): Disposer {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#events.on(listener);
   }
 
   /** The operator's decision; final. */
@@ -567,7 +567,7 @@ export class ApprovalBroker {
   revokeSessionGrant(grantId: string, by: string): void {
     const g = this.#sessionGrants.get(grantId)?.grant;
     if (!g) throw new HubError('core', 'NotFound', `no session grant ${grantId}`, { hint: 'list the session grants in the panel' });
-    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${g.ops.join(', ')} on ${g.channel}${withArgs(g.args)} for ${g.agent} (session ${g.session})` }, true);
+    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${scopeInWords(g)} (session ${g.session})` }, true);
     this.#sessionGrants.delete(grantId);
   }
 
@@ -665,6 +665,7 @@ export class ApprovalBroker {
       expires_at: now + timeout,
       ...this.#ruleChannel(ctx),
       ...(ctx.sensitive ? { sensitive: true } : {}),
+      ...redactedField(ctx),
     };
     return new Promise<ApprovalOutcome>((resolve) => {
       const timer = setTimeout(() => this.#timeout(approval.approval_id, timeout), timeout);
@@ -748,6 +749,6 @@ export class ApprovalBroker {
   }
 
   #emit(e: ApprovalEvent): void {
-    tellAll(this.#listeners, e);
+    this.#events.emit(e);
   }
 }

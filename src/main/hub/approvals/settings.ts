@@ -3,11 +3,12 @@
  * operator confirmed. Each change is written atomically and recorded (fsynced) as the operator's decision.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../../../shared/arg-constraints';
 import type { ConfigStore } from '../config';
 import { HubError } from '../errors';
+import { writeFileAtomic } from '../files';
 import type { AuditEntry } from '../types';
 
 /** Records an entry; `durable` commits it fsynced. */
@@ -85,10 +86,8 @@ export class ConfirmedRules {
     const next = new Set([...this.#digests].filter((d) => !keep || keep.has(d)));
     for (const r of remove) next.delete(ruleDigest(r));
     for (const r of add) next.add(ruleDigest(r));
-    const tmp = `${this.path}.${process.pid}.tmp`;
     try {
-      writeFileSync(tmp, `${JSON.stringify({ digests: [...next] })}\n`, { mode: 0o600 });
-      renameSync(tmp, this.path);
+      writeFileAtomic(this.path, `${JSON.stringify({ digests: [...next] })}\n`, 0o600);
     } catch (e) {
       throw new HubError('core', 'Unavailable', `cannot record the confirmed rules in ${this.path}: ${(e as Error).message}`, { hint: 'check the data dir and its permissions' });
     }

@@ -4,11 +4,7 @@
  * never "not shown to the approver": the raw args stay in memory for the prompt's Reveal.
  */
 import type { JsonValue } from '../../kernel';
-
-/** How a redacted value is shown: the length of the secret itself, in characters (code points). */
-export function redactedText(value: string): string {
-  return `•••• (sensitive, ${[...value].length} chars)`;
-}
+import { redactedText } from '../../../shared/redaction';
 
 /**
  * Whether args carry a `sensitive` flag. Any value but exactly `false` counts: a `"true"` or `1`

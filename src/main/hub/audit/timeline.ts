@@ -11,7 +11,7 @@ import type { CallContext } from '../call-context';
 import { HubError } from '../errors';
 import { outcomeOf } from '../../../shared/audit-record';
 import type { Outcome } from '../../../shared/audit-record';
-import { tellAll } from '../listeners';
+import { Emitter } from '../../../shared/emitter';
 import type { AuditEntry, AuditPage, AuditQuery, CallOptions, Disposer } from '../types';
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -127,15 +127,14 @@ export class Timeline {
   #journaled = 0;
   #journalSeq = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #listeners = new Set<(e: AuditEntry) => void>();
+  #entries = new Emitter<AuditEntry>();
 
   constructor(audit: AuditStore) {
     this.#audit = audit;
   }
 
   subscribe(listener: (e: AuditEntry) => void): Disposer {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#entries.on(listener);
   }
 
   /**
@@ -197,7 +196,7 @@ export class Timeline {
       if (durable) throw auditUnavailable(this.#audit.failure() ?? String((e as Error)?.message ?? e));
       return false;
     }
-    for (const entry of stored) tellAll(this.#listeners, entry);
+    for (const entry of stored) this.#entries.emit(entry);
     return true;
   }
 

@@ -10,13 +10,14 @@
  * broken, never "the defaults". Only a data dir where no config was ever loaded runs on defaults.
  */
 import { jsonDepth } from '../bounds';
-import { chmodSync, existsSync, readFileSync, renameSync, watch, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { schemaValidator } from '../../kernel';
 import type { JsonSchema } from '../../kernel';
-import { readBoundedFile } from '../files';
+import { Emitter } from '../../../shared/emitter';
+import { readBoundedFile, writeFileAtomic } from '../files';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer, StandingRule } from '../types';
 
@@ -193,8 +194,8 @@ export class ConfigStore {
   #sections: string[];
   #current: UplinkConfig = normalize({});
   #error: string | undefined;
-  #listeners = new Set<(config: UplinkConfig) => void>();
-  #errorListeners = new Set<(error: string) => void>();
+  #changes = new Emitter<UplinkConfig>();
+  #errors = new Emitter<string>();
   #watcher: FSWatcher | undefined;
   #debounce: ReturnType<typeof setTimeout> | undefined;
   /** What is in use while the file is broken (said by `doctor` and the audit). */
@@ -237,8 +238,7 @@ export class ConfigStore {
 
   /** Calls `listener` after every successful reload. */
   onChange(listener: (config: UplinkConfig) => void): Disposer {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#changes.on(listener);
   }
 
   /** Re-reads the file; keeps the last good config when it is broken. Returns the error, if any. */
@@ -247,7 +247,7 @@ export class ConfigStore {
     if ('error' in parsed) {
       const fresh = parsed.error !== this.#error;
       this.#error = parsed.error;
-      if (fresh) for (const l of this.#errorListeners) l(parsed.error);
+      if (fresh) this.#errors.emit(parsed.error);
       return parsed.error;
     }
     this.#error = undefined;
@@ -255,7 +255,7 @@ export class ConfigStore {
     this.#current = normalize(parsed.raw);
     this.#fallback = 'the last good config stays in use';
     if (parsed.file) this.#saveLastGood(parsed.raw);
-    for (const l of this.#listeners) l(this.#current);
+    this.#changes.emit(this.#current);
     return undefined;
   }
 
@@ -267,9 +267,7 @@ export class ConfigStore {
     const text = `${JSON.stringify(raw, null, 2)}\n`;
     try {
       if (existsSync(this.lastGoodPath) && readFileSync(this.lastGoodPath, 'utf8') === text) return;
-      const tmp = `${this.lastGoodPath}.${process.pid}.tmp`;
-      writeFileSync(tmp, text, { mode: 0o600 });
-      renameSync(tmp, this.lastGoodPath);
+      writeFileAtomic(this.lastGoodPath, text, 0o600);
     } catch {
       // A read-only data dir: the copy is a convenience; the live config is unaffected.
     }
@@ -289,8 +287,7 @@ export class ConfigStore {
 
   /** Calls `listener` when a (re)load fails with a new error. */
   onError(listener: (error: string) => void): Disposer {
-    this.#errorListeners.add(listener);
-    return () => this.#errorListeners.delete(listener);
+    return this.#errors.on(listener);
   }
 
   /** Watches the file (directory watch, so atomic renames are seen) and reloads after changes. */
@@ -322,15 +319,13 @@ export class ConfigStore {
     const raw = parsed.raw;
     edit(raw);
     if (!this.#validate(raw)) throw new Error(`config edit would be invalid: ${describeAjv(this.#validate.errors)}`);
-    const tmp = `${this.path}.${process.pid}.${Date.now()}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(raw, null, 2)}\n`, { mode: 0o600 });
-    renameSync(tmp, this.path);
+    writeFileAtomic(this.path, `${JSON.stringify(raw, null, 2)}\n`, 0o600);
     this.#error = undefined;
     this.#loaded = true;
     this.#current = normalize(raw);
     this.#fallback = 'the last good config stays in use';
     this.#saveLastGood(raw);
-    for (const l of this.#listeners) l(this.#current);
+    this.#changes.emit(this.#current);
   }
 
   /** Stops watching. */

@@ -8,10 +8,11 @@
  * cannot be read or does not validate accepts no agent token at all until it is fixed.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDataDir } from '../data-dir';
 import { HubError } from '../errors';
+import { writeFileAtomic } from '../files';
 
 /** At most this many agents (revoked ones included) are kept. */
 export const MAX_AGENTS = 256;
@@ -151,17 +152,14 @@ export class AgentCredentialStore {
     return new HubError('core', 'Unavailable', `${this.#error}; no agent token is accepted until it is fixed`, { hint: `fix or remove ${this.path} (removing it drops every named agent)` });
   }
 
-  /** Reads the file fresh, applies `edit`, writes temp + rename. Refuses while the file is broken. */
+  /** Reads the file fresh, applies `edit`, writes it atomically. Refuses while the file is broken. */
   #edit(edit: (records: AgentRecord[]) => AgentRecord[]): void {
     this.#stamp = '';
     this.#load();
     if (this.#error) throw this.#broken();
     const records = edit(this.#records);
     ensureDataDir(this.#dir);
-    const tmp = `${this.path}.${process.pid}.${Date.now()}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify({ agents: records }, null, 2)}\n`, { mode: 0o600 });
-    if (process.platform !== 'win32') chmodSync(tmp, 0o600);
-    renameSync(tmp, this.path);
+    writeFileAtomic(this.path, `${JSON.stringify({ agents: records }, null, 2)}\n`, 0o600);
     this.#stamp = '';
   }
 

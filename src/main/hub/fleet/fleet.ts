@@ -7,7 +7,7 @@ import { connect } from 'nats';
 import type { NatsConnection } from 'nats';
 import type { FleetSettings } from '../config';
 import type { Hub } from '../hub';
-import { tellAll } from '../listeners';
+import { Emitter } from '../../../shared/emitter';
 import type { AuditEntry, Disposer, FleetChange, FleetHistoryEntry, FleetMembership } from '../types';
 import { fleetAuth } from './auth';
 import { startHistoryPublisher, startHistoryReader } from './history';
@@ -40,7 +40,7 @@ export class Fleet implements FleetLink {
   #nc: NatsConnection | undefined;
   #connected = false;
   #problem: string | undefined = 'not connected yet';
-  #fleetListeners = new Set<(change: FleetChange) => void>();
+  #fleetListeners = new Emitter<FleetChange>();
   #publisher: ReturnType<typeof startHistoryPublisher> | undefined;
   #reader: ReturnType<typeof startHistoryReader> | undefined;
   #ownApprovals: Disposer | undefined;
@@ -148,7 +148,7 @@ export class Fleet implements FleetLink {
     };
     const log = (line: string): void => this.log(line);
     this.#publisher = startHistoryPublisher({ nc, hub: name, source, log });
-    this.#reader = startHistoryReader({ nc, log, onEntry: (entry) => tellAll(this.#fleetListeners, { type: 'entry', entry }) });
+    this.#reader = startHistoryReader({ nc, log, onEntry: (entry) => this.#fleetListeners.emit({ type: 'entry', entry }) });
     this.presence.start();
     this.presence.announce();
     void (async () => {
@@ -211,12 +211,11 @@ export class Fleet implements FleetLink {
   }
 
   onFleet(listener: (change: FleetChange) => void): Disposer {
-    this.#fleetListeners.add(listener);
-    return () => this.#fleetListeners.delete(listener);
+    return this.#fleetListeners.on(listener);
   }
 
   #changed(): void {
     // The status is built only when a panel listens.
-    if (this.#fleetListeners.size) tellAll(this.#fleetListeners, { type: 'status', status: this.status() });
+    if (this.#fleetListeners.size) this.#fleetListeners.emit({ type: 'status', status: this.status() });
   }
 }

@@ -67,7 +67,7 @@ export interface FleetPresence {
 }
 
 /** A prompt of the owning hub, as every hub of the fleet shows it (ids and channels its own). */
-export type FleetPrompt = Omit<PendingApproval, 'hub' | 'agent' | 'interaction'> & { agent: FleetAgent; interaction: string };
+export type FleetPrompt = Omit<PendingApproval, 'hub' | 'agent' | 'interaction' | 'redacted_args'> & { agent: FleetAgent; interaction: string };
 
 /** A prompt raised or ended on `hub`, published on its prompts subject. */
 export type FleetPromptEvent =

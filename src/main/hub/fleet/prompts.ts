@@ -5,7 +5,7 @@
  */
 import type { Msg } from 'nats';
 import type { InteractionKind, JsonValue } from '../../kernel';
-import { tellAll } from '../listeners';
+import { Emitter } from '../../../shared/emitter';
 import type { ApprovalEvent, Disposer, PendingApproval, RecordedAuthorization } from '../types';
 import { decode, encode, MAX_PROMPT_BYTES, PROTOCOL_VERSION, promptList, subjects } from './messages';
 import type { FleetPrompt, FleetPromptEvent } from './messages';
@@ -14,7 +14,7 @@ import { declared } from './names';
 
 /** A prompt as it travels: this hub's own ids and channel, the agent as declared, a screenshot only if it fits. */
 export function toFleetPrompt(a: PendingApproval): FleetPrompt {
-  const { hub: _hub, agent, preview, ...rest } = a;
+  const { hub: _hub, redacted_args: _redacted, agent, preview, ...rest } = a; // only the owner's panel may scope it
   const out: FleetPrompt = { ...rest, agent: declared(agent) };
   if (preview) out.preview = { ...preview, ...(preview.warnings ? { warnings: preview.warnings.slice(0, 256) } : {}), ...(preview.lines ? { lines: preview.lines.slice(-256) } : {}) };
   if (out.preview?.image_png && encode({ v: PROTOCOL_VERSION, hub: 'x', type: 'added', approval: out }).byteLength > MAX_PROMPT_BYTES) {
@@ -43,7 +43,7 @@ export class FleetPrompts {
   readonly #fetch: (hub: string) => Promise<JsonValue>;
   /** Other hubs' pending prompts, by hub, by their own approval id. */
   #prompts = new Map<string, Map<string, PendingApproval>>();
-  #listeners = new Set<(event: ApprovalEvent) => void>();
+  #listeners = new Emitter<ApprovalEvent>();
 
   /** `peers`: the hubs connected now; `fetch`: asks a hub for its pending prompts. */
   constructor(link: FleetLink, peers: { has(hub: string): boolean }, fetch: (hub: string) => Promise<JsonValue>) {
@@ -134,8 +134,7 @@ export class FleetPrompts {
 
   /** Told of other hubs' prompts as they come and go. */
   onApprovals(listener: (event: ApprovalEvent) => void): Disposer {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#listeners.on(listener);
   }
 
   #promptsOf(hub: string): Map<string, PendingApproval> {
@@ -145,6 +144,6 @@ export class FleetPrompts {
   }
 
   #emit(event: ApprovalEvent): void {
-    tellAll(this.#listeners, event);
+    this.#listeners.emit(event);
   }
 }
