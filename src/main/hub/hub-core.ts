@@ -256,7 +256,7 @@ class HubCore implements Hub {
     }
     const agentsError = this.#agents.error();
     const agents = { ok: agentsError === undefined, path: this.#agents.path, ...(agentsError ? { error: `${agentsError} — no named agent token is accepted until it is fixed` } : {}) };
-    const warnings = this.#broker.ruleWarnings();
+    const warnings = this.#broker.rules.warnings();
     return {
       ok: config.ok && audit.ok && agents.ok && drivers.every((d) => d.ok),
       drivers,
@@ -351,19 +351,19 @@ class HubCore implements Hub {
   }
 
   listRules(): StandingRuleStatus[] {
-    return this.#broker.rules();
+    return this.#broker.rules.list();
   }
 
   async revokeRule(ruleId: string, by: string): Promise<void> {
-    this.#broker.revokeRule(ruleId, by);
+    this.#broker.rules.revoke(ruleId, by);
   }
 
   async confirmRule(ruleId: string, digest: string, by: string): Promise<void> {
-    this.#broker.confirmRule(ruleId, digest, by);
+    this.#broker.rules.confirm(ruleId, digest, by);
   }
 
   async updateRule(ruleId: string, scope: RuleScope, by: string): Promise<void> {
-    this.#broker.updateRule(ruleId, scope, by);
+    this.#broker.rules.update(ruleId, scope, by);
   }
 
   listSessionGrants(): SessionGrant[] {

@@ -11,7 +11,7 @@ import type { HubOptions } from './hub-core';
 
 export type { Hub, DecideResult, ProviderView } from './hub';
 export type * from './types';
-export type { RuleScope } from './approvals/broker';
+export type { RuleScope } from './approvals';
 export type { HubOptions } from './hub-core';
 export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
 export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';

@@ -6,7 +6,6 @@
  * survives a crash.
  */
 import { randomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
 import type { ApprovalOutcome, InteractionKind, JsonValue, Policy, PolicyDecision } from '../../kernel';
 import type { ApprovalPreview } from '../../drivers';
 import type { AuditStore } from '../audit';
@@ -14,15 +13,15 @@ import type { CallContext } from '../call-context';
 import type { ConfigStore } from '../config';
 import type { DecideResult } from '../hub';
 import { HubError } from '../errors';
-import { UNAUTHENTICATED } from '../call-context';
 import { describeAuthorization } from '../../../shared/audit-record';
-import { ConfirmedRules, editConfig, ruleDigest } from './settings';
+import { StandingRules } from './rules';
+import { alwaysChannel, argsField, coversChannel, decidedScope, redactedField } from './scope';
 import { globMatch } from '../../drivers';
-import { argsMatch, checkArgConstraints } from './arg-constraints';
-import { describeArgs, scopeInWords } from '../../../shared/arg-constraints';
+import { argsMatch } from './arg-constraints';
+import { scopeInWords } from '../../../shared/arg-constraints';
 import type { OpParams } from './arg-constraints';
 import { Emitter } from '../../../shared/emitter';
-import type { ApprovalDecision, ApprovalEvent, ApprovalScope, ArgConstraints, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule, StandingRuleStatus } from '../types';
+import type { ApprovalDecision, ApprovalEvent, AuditEntry, Disposer, PendingApproval, RecordedAuthorization, SessionGrant, StandingRule } from '../types';
 
 /** What the broker needs from the hub. */
 export interface BrokerHost {
@@ -91,130 +90,6 @@ function newId(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
-/** A channel address that is a reusable id: a tmux pane (`%3`) or a desktop window (`0x3a00007`, `a11y-…`). */
-const REUSABLE_ID = /^(%|0x[0-9a-f]|a11y-)/i;
-
-/** Whether a rule's channel pattern names a reusable id (such a rule never matches). */
-function namesReusableId(pattern: string): boolean {
-  const colon = pattern.indexOf(':');
-  return colon >= 0 && REUSABLE_ID.test(pattern.slice(colon + 1));
-}
-
-/**
- * Whether a rule's channel pattern covers a channel. A pattern whose address is only `*` (`tmux:*`,
- * `*`) covers every channel of the drivers it names, labelled or not: it names no target. Any other
- * pattern is matched against the channel's labels, never its address.
- */
-function coversChannel(pattern: string, driver: string, labels: readonly string[]): boolean {
-  const colon = pattern.indexOf(':');
-  const addr = colon >= 0 ? pattern.slice(colon + 1) : pattern;
-  if (/^\*+$/.test(addr)) return colon < 0 || globMatch(pattern.slice(0, colon), driver);
-  if (REUSABLE_ID.test(addr)) return false;
-  return labels.some((l) => globMatch(pattern, `${driver}:${l}`));
-}
-
-/** A rule's scope in words, for the audit (the panel words it the same way). */
-function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'>): string {
-  return scopeInWords({ ...r, ops: ruleOps(r) });
-}
-
-/** Rules that can never match, as doctor lines the operator can act on. */
-export function unmatchableRules(rules: readonly StandingRule[]): string[] {
-  return rules
-    .filter((r) => namesReusableId(r.channel))
-    .map((r) => `standing rule ${r.id} names ${r.channel}, a reusable id, and never matches — hint: label the target and name the label instead (e.g. tmux:<@name>)`);
-}
-
-/** The op globs of a rule. */
-export function ruleOps(rule: Pick<StandingRule, 'op'>): string[] {
-  return Array.isArray(rule.op) ? rule.op : [rule.op];
-}
-
-// eslint-disable-next-line no-control-regex -- a label may hold spaces, never control characters
-const CHANNEL_SCOPE = /^[a-z][a-z0-9-]*:[^\u0000-\u001f\u007f]{1,200}$/;
-const OP_SCOPE = /^[A-Za-z0-9_.*?-]{1,128}$/;
-const AGENT_SCOPE = /^[A-Za-z0-9_.@*?-]{1,128}$/;
-const MAX_SCOPE_OPS = 32;
-
-/** A channel pattern an operator may grant on: `<driver>:<label or glob>`, never a reusable id. */
-function checkChannelScope(channel: string): void {
-  if (!CHANNEL_SCOPE.test(channel)) {
-    throw new HubError('core', 'Invalid', `channel ${JSON.stringify(channel.slice(0, 80))} is not a <driver>:<label or glob>`, { hint: 'name a label or a glob over labels, e.g. tmux:build-*' });
-  }
-  if (namesReusableId(channel)) {
-    throw new HubError('core', 'Invalid', `channel ${channel} names a reusable id, which can belong to another target later`, { hint: 'name the target by its label instead (label it first if it has none)' });
-  }
-}
-
-function checkOpsScope(ops: readonly string[]): void {
-  if (ops.length === 0 || ops.length > MAX_SCOPE_OPS) throw new HubError('core', 'Invalid', `a scope names 1 to ${MAX_SCOPE_OPS} ops, not ${ops.length}`, { hint: 'list the ops to cover, e.g. write, send' });
-  const bad = ops.find((o) => !OP_SCOPE.test(o));
-  if (bad !== undefined) throw new HubError('core', 'Invalid', `op ${JSON.stringify(bad.slice(0, 80))} is not an op name or glob`, { hint: 'use letters, digits, _ . - and the globs * ?' });
-}
-
-/** A rule's scope as the panel edits it: checked like a scope chosen on a prompt. */
-export interface RuleScope {
-  channel: string;
-  ops: string[];
-  /** Glob on the authenticated agent id; absent = any agent. */
-  agent?: string;
-  /** Covers only calls whose args meet these; absent = any args. */
-  args?: ArgConstraints;
-}
-
-function checkRuleScope(scope: RuleScope, ops: OpParams[]): void {
-  checkChannelScope(scope.channel);
-  checkOpsScope(scope.ops);
-  if (scope.agent !== undefined && !AGENT_SCOPE.test(scope.agent)) {
-    throw new HubError('core', 'Invalid', `agent ${JSON.stringify(scope.agent.slice(0, 80))} is not an agent id or glob`, { hint: 'name an agent id from Agents, or choose any agent' });
-  }
-  if (scope.args) checkArgConstraints(scope.args, coveredOps(ops, scope));
-}
-
-/** The ops a scope covers, of the drivers its channel names. */
-function coveredOps(ops: readonly OpParams[], scope: Pick<RuleScope, 'channel' | 'ops'>): OpParams[] {
-  const colon = scope.channel.indexOf(':');
-  const driver = colon >= 0 ? scope.channel.slice(0, colon) : '*';
-  return ops.filter((o) => globMatch(driver, o.driver) && scope.ops.some((g) => globMatch(g, o.op)));
-}
-
-/** Arg names the request being decided shows redacted: sensitive in this call, so never constrained. */
-function redactedNames(ctx: CallContext): string[] {
-  const raw = ctx.rawArgs;
-  const shown = ctx.args;
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw) || !shown || typeof shown !== 'object' || Array.isArray(shown)) return [];
-  return Object.keys(raw).filter((k) => JSON.stringify(raw[k]) !== JSON.stringify(shown[k]));
-}
-
-/** The prompt's list of redacted args, when there are any. */
-function redactedField(ctx: CallContext): { redacted_args?: string[] } {
-  const names = redactedNames(ctx);
-  return names.length ? { redacted_args: names } : {};
-}
-
-/** Empty constraints constrain nothing: leave them out so the rule reads, and digests, as without. */
-function argsField(args: ArgConstraints | undefined): { args?: ArgConstraints } {
-  return args && Object.keys(args).length > 0 ? { args } : {};
-}
-
-/**
- * What an "Always" rule covers: the deciding request's authenticated agent and one stable name of
- * its channel (the label the call used, else the first). Refused (the prompt stays open) when
- * either is missing, since a rule on a reusable id or a declared name would cover someone else.
- */
-function alwaysAgent(ctx: CallContext): string {
-  const agent = authenticatedId(ctx);
-  if (agent === undefined) {
-    throw new HubError('core', 'Rejected', `cannot approve always: the request's agent did not authenticate`, { hint: 'approve once or for the session instead' });
-  }
-  return agent;
-}
-
-/** The agent id a credential proved, if one did. */
-function authenticatedId(ctx: CallContext): string | undefined {
-  return ctx.agent.id === UNAUTHENTICATED ? undefined : ctx.agent.id;
-}
-
 /**
  * The error a denial gives the agent. It reaches the hub as the cause of the kernel's
  * `policy_denied`, so what the agent hears is this value, not text parsed back.
@@ -227,57 +102,14 @@ function denialError(ctx: CallContext, d: Denial): HubError {
   return new HubError(ctx.driver, 'Rejected', d.reason, { ...options, ...(d.timedOut ? { outcome: 'timed_out' as const } : {}) });
 }
 
-function alwaysChannel(ctx: CallContext): string {
-  const addr = ctx.address.addr;
-  const stable = ctx.labels.filter((l) => !/[*?]/.test(l) && !REUSABLE_ID.test(l));
-  const label = stable.includes(addr) ? addr : stable[0];
-  if (label === undefined) {
-    const how = ctx.driver === 'tmux' ? `label the pane (\`tmux set -p -t ${addr} @name <name>\`)` : 'give the target a stable label';
-    throw new HubError('core', 'Rejected', `cannot approve always on ${ctx.channel}: it has no stable label, and its id can be reused by another target later`, {
-      hint: `${how}, or approve once or for the session instead`,
-    });
-  }
-  return `${ctx.driver}:${label}`;
-}
-
-/**
- * The scope a session grant or rule gets from the operator's choice, checked by the hub (the
- * panel is not trusted): well-formed, no reusable id, and covering the call being decided.
- */
-function decidedScope(ctx: CallContext, kind: 'session' | 'always', scope: ApprovalScope, ops: OpParams[]): RuleScope {
-  if (kind === 'session' && scope.agent === 'any') {
-    throw new HubError('core', 'Invalid', 'a session grant covers this agent only', { hint: 'choose "always" to cover any agent' });
-  }
-  const agent = kind === 'always' && scope.agent !== 'any' ? alwaysAgent(ctx) : undefined;
-  const opGlobs = scope.ops ?? [ctx.op];
-  checkOpsScope(opGlobs);
-  if (!opGlobs.some((o) => globMatch(o, ctx.op))) throw new HubError('core', 'Invalid', `the ops ${opGlobs.join(', ')} do not include ${ctx.op}, the op being decided`, { hint: `add ${ctx.op}` });
-  // A session grant may stay on the address the call used: it ends with the session.
-  let channel = scope.channel ?? (kind === 'session' ? ctx.channel : alwaysChannel(ctx));
-  if (channel !== ctx.channel || kind === 'always') {
-    channel = channel.trim();
-    checkChannelScope(channel);
-    if (!coversChannel(channel, ctx.driver, ctx.labels)) {
-      throw new HubError('core', 'Invalid', `${channel} does not cover ${ctx.channel}${ctx.labels.length ? ` (labels: ${ctx.labels.join(', ')})` : ' (it has no label)'}`, { hint: 'choose a pattern that matches one of its labels' });
-    }
-  }
-  const args = argsField(scope.args).args;
-  if (args) {
-    checkArgConstraints(args, coveredOps(ops, { channel, ops: opGlobs }), redactedNames(ctx));
-    if (!argsMatch(args, ctx.rawArgs, ctx.args)) {
-      throw new HubError('core', 'Invalid', `the request's args do not meet ${describeArgs(args).slice(0, 200)}`, { hint: 'start from the args the request shows, and loosen strings with * and ?' });
-    }
-  }
-  return { channel, ops: opGlobs, ...(agent !== undefined ? { agent } : {}), ...(args ? { args } : {}) };
-}
-
 /** The approval broker. */
 export class ApprovalBroker {
   #host: BrokerHost;
   #pending = new Map<string, Pending>();
   #decided = new Map<string, string>();
   #sessionGrants = new Map<string, { who: string; grant: SessionGrant }>();
-  #confirmed: ConfirmedRules;
+  /** The standing rules (config.json), matched before the operator is asked. */
+  readonly rules: StandingRules;
   #events = new Emitter<ApprovalEvent>();
   #panels = 0;
   /** Runs out when no panel came back in time after the last one detached. */
@@ -285,7 +117,7 @@ export class ApprovalBroker {
 
   constructor(host: BrokerHost) {
     this.#host = host;
-    this.#confirmed = new ConfirmedRules(dirname(host.config.path));
+    this.rules = new StandingRules(host);
   }
 
   /** The kernel policy. */
@@ -305,7 +137,7 @@ export class ApprovalBroker {
       this.#decision(ctx, via, true, 'session', undefined, 'approved for this channel+op for the session', true);
       return { kind: 'permit' };
     }
-    const rule = this.#matchRule(ctx);
+    const rule = this.rules.match(ctx);
     if (rule) {
       this.#host.audit.touchRule(rule.id, this.#host.now());
       this.#decision(ctx, via, true, `rule:${rule.id}`, rule.created_by, 'standing rule', true);
@@ -385,11 +217,11 @@ export class ApprovalBroker {
     const { ctx, via } = p;
     let ruleId: string | undefined;
     // "always" edits the config first: if that fails the prompt stays open and nothing is decided.
-    const scope = decision.kind === 'session' || decision.kind === 'always' ? decidedScope(ctx, decision.kind, decision.scope ?? {}, this.#opParams()) : undefined;
+    const scope = decision.kind === 'session' || decision.kind === 'always' ? decidedScope(ctx, decision.kind, decision.scope ?? {}, this.#host.opParams?.() ?? []) : undefined;
     if (decision.kind === 'always') {
       ruleId = newId('rule');
-      const rule: StandingRule = { id: ruleId, ...this.#ruleFields(scope!), created_at: new Date(this.#host.now()).toISOString(), created_by: decision.by };
-      this.#writeRule(rule, undefined, 'save the standing rule (decide once or for the session instead)');
+      const rule: StandingRule = { id: ruleId, ...this.rules.fields(scope!), created_at: new Date(this.#host.now()).toISOString(), created_by: decision.by };
+      this.rules.write(rule, undefined, 'save the standing rule (decide once or for the session instead)');
     }
     let grant: SessionGrant | undefined;
     if (decision.kind === 'session') {
@@ -497,67 +329,6 @@ export class ApprovalBroker {
   }
 
   /** Standing rules with their usage, and whether each is only proposed. */
-  rules(): StandingRuleStatus[] {
-    const usage = this.#host.audit.ruleUsage();
-    return this.#host.config.get().approvals.rules.map((r) => {
-      const u = usage.get(r.id);
-      return { ...r, proposed: !this.#confirmed.has(r), digest: ruleDigest(r), uses: u?.uses ?? 0, ...(u ? { last_used_at: u.last_used_at } : {}) };
-    });
-  }
-
-  /**
-   * Doctor lines about rules: how many wait for the operator, and a confirmation file that cannot
-   * be read. Agents read doctor too (channel_doctor), so these say what waits, never how to confirm.
-   */
-  ruleWarnings(): string[] {
-    const rules = this.#host.config.get().approvals.rules;
-    const proposed = rules.filter((r) => !this.#confirmed.has(r)).length;
-    const out = unmatchableRules(rules);
-    const error = this.#confirmed.error();
-    if (error) out.push(error);
-    if (proposed) out.push(`${proposed} standing rule${proposed === 1 ? '' : 's'} in config.json ${proposed === 1 ? 'is' : 'are'} proposed, not in force — hint: the operator reviews proposed rules in the Uplink panel`);
-    return out;
-  }
-
-  /** Puts a proposed rule in force: only the exact content the operator saw (`digest`). */
-  confirmRule(ruleId: string, digest: string, by: string): void {
-    const rule = this.#rule(ruleId);
-    if (ruleDigest(rule) !== digest) {
-      throw new HubError('core', 'Rejected', `standing rule ${ruleId} changed since the panel showed it`, { hint: 'review the rule as it is now, then confirm again' });
-    }
-    // Held to what the panel may make: a hand-written constraint on a sensitive arg is refused here.
-    if (rule.args) checkArgConstraints(rule.args, coveredOps(this.#opParams(), { channel: rule.channel, ops: ruleOps(rule) }));
-    this.#confirmed.change([rule], [], this.#host.config.get().approvals.rules);
-    this.#ruleRecord(by, ruleId, `standing rule ${ruleId} confirmed: ${describeRule(rule)}`, true);
-  }
-
-  /** Rewrites a rule's scope (checked like a prompt's); the edited rule is in force. */
-  updateRule(ruleId: string, scope: RuleScope, by: string): void {
-    const old = this.#rule(ruleId);
-    checkRuleScope(scope, this.#opParams());
-    const { channel: _c, op: _o, agent: _a, args: _g, ...rest } = old;
-    const rule: StandingRule = { ...rest, ...this.#ruleFields(scope) };
-    this.#writeRule(rule, old, `save standing rule ${ruleId}`);
-    this.#ruleRecord(by, ruleId, `standing rule ${ruleId} edited: ${describeRule(rule)} (was ${describeRule(old)})`, true);
-  }
-
-  /** Removes a rule from config.json: a revoke, or the discard of a proposed one. */
-  revokeRule(ruleId: string, by: string): void {
-    const rule = this.#rule(ruleId);
-    const proposed = !this.#confirmed.has(rule);
-    editConfig(this.#host.config, (raw) => {
-      const approvals = (raw.approvals ?? {}) as { rules?: Array<{ id: string }> };
-      approvals.rules = (approvals.rules ?? []).filter((r) => r.id !== ruleId);
-      raw.approvals = approvals;
-    });
-    try {
-      this.#confirmed.change([], [rule]);
-    } catch {
-      // The rule is gone from config.json; a stale confirmation only matters if the same content returns.
-    }
-    this.#ruleRecord(by, ruleId, `standing rule ${ruleId} ${proposed ? 'discarded (it was proposed)' : 'revoked'}`, false);
-  }
-
   /** Live session grants. */
   sessionGrants(): SessionGrant[] {
     return [...this.#sessionGrants.values()].map((g) => g.grant).sort((a, b) => a.granted_at - b.granted_at);
@@ -569,51 +340,6 @@ export class ApprovalBroker {
     if (!g) throw new HubError('core', 'NotFound', `no session grant ${grantId}`, { hint: 'list the session grants in the panel' });
     this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${scopeInWords(g)} (session ${g.session})` }, true);
     this.#sessionGrants.delete(grantId);
-  }
-
-  #rule(ruleId: string): StandingRule {
-    const rule = this.#host.config.get().approvals.rules.find((r) => r.id === ruleId);
-    if (!rule) throw new HubError('core', 'NotFound', `no standing rule ${ruleId}`, { hint: 'list the rules in the panel or in config.json approvals.rules' });
-    return rule;
-  }
-
-  #ruleFields(scope: RuleScope): Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'> {
-    return { channel: scope.channel, op: scope.ops.length === 1 ? scope.ops[0]! : scope.ops, ...(scope.agent !== undefined ? { agent: scope.agent } : {}), ...argsField(scope.args) };
-  }
-
-  #opParams(): OpParams[] {
-    return this.#host.opParams?.() ?? [];
-  }
-
-  /**
-   * Writes a rule made in the panel (replacing `old`, if any), confirmed before config.json is
-   * written so the reload that follows finds it in force; nothing changes if either write fails.
-   */
-  #writeRule(rule: StandingRule, old: StandingRule | undefined, what: string): void {
-    this.#confirmed.change([rule], old ? [old] : [], this.#host.config.get().approvals.rules);
-    try {
-      editConfig(
-        this.#host.config,
-        (raw) => {
-          const approvals = (raw.approvals ?? {}) as { rules?: StandingRule[] };
-          const rules = approvals.rules ?? [];
-          approvals.rules = old ? rules.map((r) => (r.id === old.id ? rule : r)) : [...rules, rule];
-          raw.approvals = approvals;
-        },
-        what,
-      );
-    } catch (e) {
-      try {
-        this.#confirmed.change(old ? [old] : [], [rule]);
-      } catch {
-        // Left confirmed: harmless, since that exact rule is not in config.json.
-      }
-      throw e;
-    }
-  }
-
-  #ruleRecord(by: string, ruleId: string, reason: string, granted: boolean): void {
-    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, rule_id: ruleId, reason, granted }, true);
   }
 
   /** Whose session a call belongs to: the authenticated agent and its session (never a declared name). */
@@ -628,23 +354,6 @@ export class ApprovalBroker {
       if (grant.channel === ctx.channel || coversChannel(grant.channel, ctx.driver, ctx.labels)) return grant;
     }
     return undefined;
-  }
-
-  /**
-   * A rule matches the channel's stable names only (its labels), never the address the call used:
-   * pane and window ids are reused, so a rule on one could silently cover another target later.
-   * Its agent is matched against the authenticated id, never the name a client declares.
-   */
-  #matchRule(ctx: CallContext): StandingRule | undefined {
-    const agentId = authenticatedId(ctx);
-    return this.#host.config.get().approvals.rules.find(
-      (r) =>
-        coversChannel(r.channel, ctx.driver, ctx.labels) &&
-        ruleOps(r).some((o) => globMatch(o, ctx.op)) &&
-        (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))) &&
-        argsMatch(r.args, ctx.rawArgs, ctx.args) &&
-        this.#confirmed.has(r),
-    );
   }
 
   #ask(ctx: CallContext, via: Via): Promise<ApprovalOutcome> {
