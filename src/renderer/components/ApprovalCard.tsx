@@ -8,7 +8,7 @@ import type { ArgConstraints, Decision, DecisionScope, PendingApproval } from '.
 import { describeArgs, isGlob } from '../../shared/arg-constraints';
 import type { JsonValue } from '../../shared/wire';
 import { revealApprovalArgs } from '../actions';
-import { agentLabel, describeRequest, formatDuration } from '../format';
+import { describeRequest, formatDuration, recordAgentLabel } from '../format';
 import { ArgsView } from './ArgsView';
 import { Badge, Kbd } from './common';
 
@@ -24,6 +24,9 @@ export const DECISION_BUTTONS: ReadonlyArray<{ decision: Decision; label: string
  * The decisions this panel can make on a prompt: another hub's prompt only once or deny, since
  * session grants and rules belong to the hub that enforces them.
  */
+/** The agent a prompt's scope and "deny all" name: its authenticated id. */
+const agentId = (a: PendingApproval): string => a.agent.agent_id ?? 'unauthenticated';
+
 export function decisionButtons(a: PendingApproval): typeof DECISION_BUTTONS {
   return a.hub === undefined ? DECISION_BUTTONS : DECISION_BUTTONS.filter((b) => b.decision === 'once' || b.decision === 'deny');
 }
@@ -206,9 +209,9 @@ export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: stri
   const args = describeArgs(edit.args);
   const withArgs = args ? ` with ${args}` : '';
   return {
-    session: `${opsText} on ${channel || a.channel}${withArgs} for ${a.agent}, this session only`,
+    session: `${opsText} on ${channel || a.channel}${withArgs} for ${agentId(a)}, this session only`,
     always: alwaysChannel
-      ? `${opsText} on ${alwaysChannel}${withArgs} for ${edit.agent === 'any' ? 'any agent' : a.agent}`
+      ? `${opsText} on ${alwaysChannel}${withArgs} for ${edit.agent === 'any' ? 'any agent' : agentId(a)}`
       : 'nothing yet: this channel has no stable label (label it, or name a label glob under Scope)',
   };
 }
@@ -220,7 +223,7 @@ export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: stri
  */
 function ScopePanel({ approval: a, edit, onEdit, disabled, id }: { approval: PendingApproval; edit: ScopeEdit; onEdit: (e: ScopeEdit) => void; disabled: boolean; id: string }) {
   const words = scopeWords(a, edit);
-  const who = escapeControl(a.agent);
+  const who = escapeControl(agentId(a));
   return (
     <section className="scope" id={id} aria-label="What session and always cover">
       <p className="small">
@@ -323,7 +326,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
   return (
     <article
       className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
-      aria-label={escapeControl(`${agentLabel(a)} wants ${a.op} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`)}
+      aria-label={escapeControl(`${recordAgentLabel(a.agent)} wants ${a.op} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`)}
       aria-current={next ? 'true' : undefined}
       data-approval-id={a.approval_id}
     >
@@ -334,7 +337,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
               {count}×{' '}
             </span>
           )}
-          <span className="agent">{escapeControl(agentLabel(a))}</span>
+          <span className="agent">{escapeControl(recordAgentLabel(a.agent))}</span>
           <span className="muted"> wants to </span>
           <span className="op">{escapeControl(a.op)}</span>
           <span className="muted"> on </span>
@@ -350,7 +353,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           )}
           {onDenyAll && hub === undefined && (
             <button type="button" className="btn btn-small btn-quiet-danger" disabled={!!deciding} onClick={onDenyAll} title="Deny every request this agent has waiting, with the Reason below">
-              Deny all from {escapeControl(a.agent)}
+              Deny all from {escapeControl(agentId(a))}
             </button>
           )}
         </div>
@@ -369,7 +372,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           <Badge tone="neutral" title="Provider">{a.provider_id}</Badge>
           <Badge tone="info" title="Interaction kind">{a.interaction}</Badge>
           <Badge tone="neutral" title="Capability">{a.capability_id}</Badge>
-          {a.agent_kind && <Badge tone="neutral" title="Agent connection">{a.agent_kind}</Badge>}
+          <Badge tone="neutral" title="Agent connection">{a.agent.kind}</Badge>
         </div>
       </div>
       <PreviewWarnings approval={a} />
