@@ -18,10 +18,24 @@ const targets = [
   // drivers, SQLite and the MCP SDK are chunks imported only by the commands that need them.
   { name: 'cli', entry: 'src/main/edges/cli/main.ts', out: 'dist/cli.mjs', format: 'esm', split: true, banner: "import { createRequire as __uplinkCreateRequire } from 'node:module'; const require = __uplinkCreateRequire(import.meta.url);" },
   { name: 'electron', entry: 'src/main/electron/main.ts', out: 'dist/electron/main.cjs', format: 'cjs' },
-  { name: 'preload', entry: 'src/preload/index.ts', out: 'dist/electron/preload.cjs', format: 'cjs' },
+  // Sandboxed: it can require nothing but electron, so everything else it uses must be bundled.
+  { name: 'preload', entry: 'src/preload/index.ts', out: 'dist/electron/preload.cjs', format: 'cjs', sandboxed: true },
   // `uplink/driver-sdk` (package.json `exports`): self-contained, for drivers outside this repo.
   { name: 'driver-sdk', entry: 'src/main/drivers/external/sdk.ts', out: 'dist/driver-sdk.mjs', format: 'esm' },
 ];
+
+/**
+ * Packages stay external (node_modules resolves them at run time), except TypeBox, which the wire
+ * shapes of src/shared are declared with: the preload cannot require it, and bundled it loads in
+ * ~10 ms where resolving its ~200 modules at every CLI start takes ~100 ms.
+ */
+const BUNDLED = /^@sinclair\/typebox(\/|$)/;
+const externalPackages = {
+  name: 'external-packages',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => (args.kind === 'entry-point' || BUNDLED.test(args.path) ? undefined : { path: args.path, external: true }));
+  },
+};
 
 if (only.length === 0) rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
@@ -36,12 +50,18 @@ for (const t of targets) {
     platform: 'node',
     target: 'node20',
     format: t.format,
-    packages: 'external',
-    external: ['electron'],
+    plugins: [externalPackages],
     sourcemap: 'linked',
     logLevel: 'warning',
     banner: t.banner ? { js: t.banner } : undefined,
   });
+  if (t.sandboxed) {
+    const required = [...readFileSync(join(root, t.out), 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]).filter((m) => m !== 'electron');
+    if (required.length) {
+      console.error(`uplink error [build:Invalid]: ${t.out} requires ${[...new Set(required)].join(', ')}, which a sandboxed preload cannot load — hint: bundle it (see BUNDLED in scripts/build.mjs)`);
+      process.exit(1);
+    }
+  }
 }
 
 // The SDK's declarations come from the very contract types the hub compiles against. Relative

@@ -37,13 +37,18 @@ export function agentLabel(x: { agent?: string; agent_name?: string }): string {
   return x.agent_name && x.agent_name !== x.agent ? `${x.agent} (${x.agent_name})` : x.agent;
 }
 
+/** The same label for the agent a prompt or an audit record names (its id, the name it declared). */
+export function recordAgentLabel(a: { agent_id?: string; name: string }): string {
+  return agentLabel({ ...(a.agent_id !== undefined ? { agent: a.agent_id } : {}), agent_name: a.name });
+}
+
 /**
  * What a prompt's op will do, in words: the driver's own preview sentence when it gave one,
  * otherwise a plain sentence built from the request, so the operator never has to read JSON to
  * know what "approve" means.
  */
-export function describeRequest(a: { agent: string; agent_name?: string; op: string; channel: string; channel_labels: string[]; provider_id: string; interaction: string; preview?: { text?: string } }): string {
+export function describeRequest(a: { agent: { agent_id?: string; name: string }; op: string; channel: string; channel_labels: string[]; provider_id: string; interaction: string; preview?: { text?: string } }): string {
   if (a.preview?.text) return a.preview.text;
   const labels = a.channel_labels.length ? ` (${a.channel_labels.join(', ')})` : '';
-  return `${agentLabel(a)} asks to run the mutating op “${a.op}” on ${a.channel}${labels} with the arguments below, through ${a.provider_id} (${a.interaction}).`;
+  return `${recordAgentLabel(a.agent)} asks to run the mutating op “${a.op}” on ${a.channel}${labels} with the arguments below, through ${a.provider_id} (${a.interaction}).`;
 }

@@ -3,10 +3,13 @@
  * exact JSON value or `{glob: "<pattern>"}` for a string; and what a rule or grant covers, in
  * words. One wording for the audit and the panel.
  */
+import { Type } from '@sinclair/typebox';
 import type { JsonValue } from './wire';
 
 export type ArgConstraint = JsonValue | { glob: string };
 export type ArgConstraints = Record<string, ArgConstraint>;
+/** Bounds only: the hub checks the names against the ops, and refuses sensitive ones. */
+export const ArgConstraints = Type.Unsafe<ArgConstraints>({ type: 'object', maxProperties: 16, propertyNames: { maxLength: 64 }, additionalProperties: {} });
 
 /** `{glob: "<pattern>"}`: the only object shape that is a pattern rather than an exact value. */
 export function isGlob(c: ArgConstraint): c is { glob: string } {

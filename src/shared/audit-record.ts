@@ -1,13 +1,17 @@
 /**
- * The audit record, declared once: one JSON Schema from which the hub's `AuditEntry`, the SQLite
- * columns, the panel's `TimelineEvent` (and the schema checking it) and `uplink log --json` are
- * all derived, with the same field names end to end. Also the one wording of how a call was
- * authorized, used by the panel, `uplink log` and the hub's own messages alike.
+ * The audit record, declared once (TypeBox): the hub's `AuditEntry`, the SQLite columns and their
+ * migrations, the panel's `TimelineEvent` (and the schema checking it) and `uplink log --json` are
+ * all derived from it, with the same field names end to end. Also the one wording of how a call
+ * was authorized, used by the panel, `uplink log` and the hub's own messages alike.
  */
-import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS } from './wire';
-import type { JsonValue } from './wire';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { AgentKind, Decision } from './approval';
+import { InteractionKind, INVOCATION_STATES, JsonValue, RUNTIME_EVENT_KINDS } from './wire';
+import { pickSchema, StringEnum } from './schema';
 
-const str = { type: 'string' } as const;
+const str = Type.Optional(Type.String());
+const int = Type.Optional(Type.Integer());
 
 /**
  * How a call ended, in one word. `failed`: allowed, then the driver (or its result) failed.
@@ -17,104 +21,82 @@ const str = { type: 'string' } as const;
  * an unknown op, a driver's precheck, a hub that cannot take calls).
  */
 export const OUTCOMES = ['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'rejected'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
-const int = { type: 'integer' } as const;
+export const Outcome = StringEnum(OUTCOMES);
+export type Outcome = Static<typeof Outcome>;
 
 /** Who asked, as recorded (the hub's live identity also has a session and caller, never stored). */
-export const RECORD_AGENT_SCHEMA = {
-  type: 'object',
-  properties: {
-    kind: { type: 'string', enum: ['mcp', 'cli', 'panel'] },
-    /** The authenticated agent; absent only on rows recorded before agents authenticated. */
-    agent_id: str,
-    /** The client's declared name (never trusted), or `uplink-cli` / `operator`. */
-    name: str,
-    version: str,
-    /** The OS user (CLI) or the operator's name (panel). */
-    user: str,
-  },
-  required: ['kind', 'name'],
-} as const;
+export const RecordAgent = Type.Object({
+  kind: AgentKind,
+  /** The authenticated agent; absent only on rows recorded before agents authenticated. */
+  agent_id: str,
+  /** The client's declared name (never trusted), or `uplink-cli` / `operator`. */
+  name: Type.String(),
+  version: str,
+  /** The OS user (CLI) or the operator's name (panel). */
+  user: str,
+});
+/** The agent on a record. */
+export type RecordAgent = Static<typeof RecordAgent>;
 
 /**
- * One audit row. The order of `properties` is the order of the store's columns and of the
- * journal's positional lines: new properties go at the end, and never into `agent` (its columns
- * sit where `agent` is).
+ * One audit row, as stored, streamed, sent to the panel and printed by `uplink log --json`. The
+ * order of its properties is the order of the store's columns and of the journal's positional
+ * lines: new properties go at the end, and never into `agent` (its columns sit where `agent` is).
+ * Open: a newer hub's extra fields are tolerated (and dropped) by an older one.
  */
-export const AUDIT_RECORD_SCHEMA = {
-  type: 'object',
-  properties: {
-    /** Global and increasing: the store's row id, and every reader's cursor. */
-    id: int,
-    /** Milliseconds since the epoch. */
-    at: int,
-    type: { type: 'string', enum: ['event', 'decision', 'rejected'] },
-    /** Event kind (`accepted`, `approval_granted`, …), `decision` or `rejected`. */
-    kind: { type: 'string', enum: [...RUNTIME_EVENT_KINDS, 'decision', 'rejected'] },
-    invocation_id: str,
-    sequence: int,
-    channel: str,
-    op: str,
-    capability_id: str,
-    agent: RECORD_AGENT_SCHEMA,
-    provider_id: str,
-    interaction: { type: 'string', enum: INTERACTION_KINDS },
-    /** The invocation's state after this entry; `rejected` for requests that never became one. */
-    state: { type: 'string', enum: [...INVOCATION_STATES, 'rejected'] },
-    error_code: str,
-    error_kind: str,
-    /** What the agent was told (`error_*`, `message`, `hint`). */
-    message: str,
-    hint: str,
-    /** Operator-only (provider error text). */
-    detail: str,
-    /** `operator`, `session`, `rule:<id>`, `cli`, `default_policy`, `timeout`, `cancelled`, `closed`. */
-    authorized: str,
-    granted: { type: 'boolean' },
-    by: str,
-    reason: str,
-    /** The request's args, sensitive fields redacted, capped in size. */
-    args: {},
-    /** For terminal entries: ms since `accepted`. */
-    duration_ms: int,
-    /** On `succeeded` entries: the result, long strings summarized, capped; never for sensitive calls. */
-    output: {},
-    /** The operator's answer on their decision: `once`, `session`, `always` or `deny`. */
-    decision: { type: 'string', enum: ['once', 'session', 'always', 'deny'] },
-    /** The standing rule an `always` decision created. */
-    rule_id: str,
-    /** On the entry that ends a call (its terminal event, or a rejected request): how it ended, in one word. */
-    outcome: { type: 'string', enum: OUTCOMES },
-  },
-  required: ['id', 'at', 'type', 'kind'],
-} as const;
-
-/** The TypeScript type a (subset of) JSON Schema describes: the schemas above, no more. */
-export type FromSchema<S> = S extends { enum: readonly (infer E)[] }
-  ? E
-  : S extends { type: 'string' }
-    ? string
-    : S extends { type: 'integer' | 'number' }
-      ? number
-      : S extends { type: 'boolean' }
-        ? boolean
-        : S extends { type: 'object'; properties: infer P }
-          ? Flat<
-              { -readonly [K in keyof P & RequiredKeys<S>]: FromSchema<P[K]> } & {
-                -readonly [K in Exclude<keyof P, RequiredKeys<S>>]?: FromSchema<P[K]>;
-              }
-            >
-          : JsonValue;
-type RequiredKeys<S> = S extends { required: readonly (infer R)[] } ? R : never;
-type Flat<T> = { [K in keyof T]: T[K] };
-
-/** The agent on a record. */
-export type RecordAgent = FromSchema<typeof RECORD_AGENT_SCHEMA>;
-/** One audit row, as stored, streamed, sent to the panel and printed by `uplink log --json`. */
-export type AuditRecord = FromSchema<typeof AUDIT_RECORD_SCHEMA>;
+export const AuditRecord = Type.Object({
+  /** Global and increasing: the store's row id, and every reader's cursor. */
+  id: Type.Integer(),
+  /** Milliseconds since the epoch. */
+  at: Type.Integer(),
+  type: StringEnum(['event', 'decision', 'rejected']),
+  /** Event kind (`accepted`, `approval_granted`, …), `decision` or `rejected`. */
+  kind: StringEnum([...RUNTIME_EVENT_KINDS, 'decision', 'rejected']),
+  invocation_id: str,
+  sequence: int,
+  channel: str,
+  op: str,
+  capability_id: str,
+  agent: Type.Optional(RecordAgent),
+  provider_id: str,
+  interaction: Type.Optional(InteractionKind),
+  /** The invocation's state after this entry; `rejected` for requests that never became one. */
+  state: Type.Optional(StringEnum([...INVOCATION_STATES, 'rejected'])),
+  error_code: str,
+  error_kind: str,
+  /** What the agent was told (`error_*`, `message`, `hint`). */
+  message: str,
+  hint: str,
+  /** Operator-only (provider error text). */
+  detail: str,
+  /** `operator`, `session`, `rule:<id>`, `cli`, `default_policy`, `timeout`, `cancelled`, `closed`. */
+  authorized: str,
+  granted: Type.Optional(Type.Boolean()),
+  by: str,
+  reason: str,
+  /** The request's args, sensitive fields redacted, capped in size. */
+  args: Type.Optional(JsonValue),
+  /** For terminal entries: ms since `accepted`. */
+  duration_ms: int,
+  /** On `succeeded` entries: the result, long strings summarized, capped; never for sensitive calls. */
+  output: Type.Optional(JsonValue),
+  /** The operator's answer on their decision: `once`, `session`, `always` or `deny`. */
+  decision: Type.Optional(Decision),
+  /** The standing rule an `always` decision created. */
+  rule_id: str,
+  /** On the entry that ends a call (its terminal event, or a rejected request): how it ended, in one word. */
+  outcome: Type.Optional(Outcome),
+});
+export type AuditRecord = Static<typeof AuditRecord>;
 
 /** A timeline event: the record without its output (the invocation's detail carries that). */
-export const TIMELINE_EVENT_SCHEMA = omitProperties(AUDIT_RECORD_SCHEMA, 'output');
+export const TimelineEvent = Type.Omit(AuditRecord, ['output']);
+export type TimelineEvent = Static<typeof TimelineEvent>;
+
+/** The same declarations under the names other modules know them by. */
+export const AUDIT_RECORD_SCHEMA = AuditRecord;
+export const RECORD_AGENT_SCHEMA = RecordAgent;
+export const TIMELINE_EVENT_SCHEMA = TimelineEvent;
 
 /** `schema` without some of its properties (a narrower view of the same record). */
 export function omitProperties<S extends { properties: Record<string, unknown> }, K extends keyof S['properties'] & string>(
@@ -125,20 +107,8 @@ export function omitProperties<S extends { properties: Record<string, unknown> }
   return { ...schema, properties };
 }
 
-/**
- * `value` with only the properties `schema` declares (nested objects likewise), undefined and null
- * dropped: what reaches a wire is exactly the record, never a live object's extra fields.
- */
-export function pickRecord<T>(schema: { properties: Record<string, unknown> }, value: object): T {
-  const out: Record<string, unknown> = {};
-  for (const [k, s] of Object.entries(schema.properties)) {
-    const v = (value as Record<string, unknown>)[k];
-    if (v === undefined || v === null) continue;
-    const nested = (s as { properties?: Record<string, unknown> }).properties;
-    out[k] = nested && typeof v === 'object' && !Array.isArray(v) ? pickRecord({ properties: nested }, v) : v;
-  }
-  return out as T;
-}
+/** `value` with only the properties `schema` declares (nested objects likewise), undefined and null dropped. */
+export const pickRecord = pickSchema;
 
 /** What `describeAuthorization` reads from a record. */
 export type AuthorizationFacts = Partial<Pick<AuditRecord, 'type' | 'kind' | 'invocation_id' | 'authorized' | 'granted' | 'by' | 'reason' | 'decision' | 'rule_id'>>;

@@ -2,41 +2,50 @@
  * An out-of-process driver as the hub reports it to the operator (the panel's Drivers view,
  * `uplink drivers`): declared once, for the host that fills it in and the panel that shows it.
  */
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { StringEnum } from './schema';
 
-export type DriverProcessState = 'idle' | 'starting' | 'running' | 'backoff' | 'refused' | 'incompatible' | 'stopped';
+export const DriverProcessState = StringEnum(['idle', 'starting', 'running', 'backoff', 'refused', 'incompatible', 'stopped']);
+export type DriverProcessState = Static<typeof DriverProcessState>;
 /** `unchecked`: not hashed yet (an admitted driver before its first start), or no integrity option (the conformance kit). */
-export type DriverAdmission = 'admitted' | 'untrusted' | 'mismatch' | 'unchecked';
+export const DriverAdmission = StringEnum(['admitted', 'untrusted', 'mismatch', 'unchecked']);
+export type DriverAdmission = Static<typeof DriverAdmission>;
 
-export interface DriverProcessStatus {
-  id: string;
-  command: string[];
-  state: DriverProcessState;
-  pid?: number;
-  protocol_version?: string;
-  extensions: string[];
-  restarts: number;
-  started_at?: number;
-  next_start_at?: number;
-  last_exit?: { at: number; code: number | null; signal: string | null; reason: string };
-  admission: DriverAdmission;
+const str = Type.Optional(Type.String());
+
+export const DriverProcessStatus = Type.Object({
+  id: Type.String(),
+  command: Type.Array(Type.String()),
+  state: DriverProcessState,
+  pid: Type.Optional(Type.Integer()),
+  protocol_version: str,
+  extensions: Type.Array(Type.String()),
+  restarts: Type.Integer(),
+  started_at: Type.Optional(Type.Number()),
+  next_start_at: Type.Optional(Type.Number()),
+  last_exit: Type.Optional(Type.Object({ at: Type.Number(), code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.String(), Type.Null()]), reason: Type.String() })),
+  admission: DriverAdmission,
   /** The file hashed at the last admission check, what the config admits, and what it has now. */
-  integrity: { file?: string; expected?: string; actual?: string };
+  integrity: Type.Object({ file: str, expected: str, actual: str }),
   /** Why the driver is not usable now, one line with its hint. */
-  error?: string;
-  in_flight: number;
-  stderr: string[];
-}
+  error: str,
+  in_flight: Type.Integer(),
+  stderr: Type.Array(Type.String()),
+});
+export type DriverProcessStatus = Static<typeof DriverProcessStatus>;
 
 /** One protocol message between the hub and an external driver (payloads masked and cut). */
-export interface DriverTraceEntry {
-  seq: number;
-  at: number;
-  dir: 'out' | 'in';
-  type: 'request' | 'response' | 'error' | 'notification' | 'invalid';
-  method?: string;
-  id?: number | string;
-  bytes: number;
+export const DriverTraceEntry = Type.Object({
+  seq: Type.Integer(),
+  at: Type.Number(),
+  dir: StringEnum(['out', 'in']),
+  type: StringEnum(['request', 'response', 'error', 'notification', 'invalid']),
+  method: str,
+  id: Type.Optional(Type.Union([Type.Integer(), Type.String()])),
+  bytes: Type.Integer(),
   /** For an answer: milliseconds since its request. */
-  ms?: number;
-  summary: string;
-}
+  ms: Type.Optional(Type.Number()),
+  summary: Type.String(),
+});
+export type DriverTraceEntry = Static<typeof DriverTraceEntry>;

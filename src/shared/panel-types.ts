@@ -1,365 +1,348 @@
 /**
  * Payloads of the PanelApi (main ↔ renderer). Plain JSON, snake_case like the rest of the wire.
- * Every type here has a JSON Schema twin in `panel-channels.ts`, checked on receipt in main.
+ * Each is declared once with TypeBox: the schema (what `panel-channels.ts` maps each method and
+ * event to, checked on receipt in main) and, by the same name, its type. Requests are closed and
+ * bounded; responses are open, so a newer hub's extra fields do not fail an older panel.
  */
-import type { AuditRecord, Outcome, RecordAgent } from './audit-record';
-import type { ArgConstraints } from './arg-constraints';
-import type {
-  ApprovalPreview,
-  ChannelEntry,
-  DoctorReport,
-  InteractionKind,
-  InvocationState,
-  JsonValue,
-  OpSpec,
-  SoftwareUseErrorWire,
-  TierSpec,
-} from './wire';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { ArgConstraints } from './arg-constraints';
+import { Decision } from './approval';
+import { Outcome, RecordAgent, TimelineEvent } from './audit-record';
+import type { AuditRecord } from './audit-record';
+import { Closed, StringEnum } from './schema';
+import { ChannelEntry, DoctorReport, InteractionKind, INVOCATION_STATES, JsonValue, OpSpec, SoftwareUseErrorWire, TierSpec } from './wire';
+
+const str = Type.Optional(Type.String());
+const num = Type.Optional(Type.Number());
+const int = Type.Optional(Type.Integer());
+const bool = Type.Optional(Type.Boolean());
 
 /** A channel as the panel shows it: the driver's entry plus who drives it and its tier. */
-export interface PanelChannel extends ChannelEntry {
-  driver: string;
+export const PanelChannel = Type.Object({
+  ...ChannelEntry.properties,
+  driver: Type.String(),
   /** Current permission tier; absent when the driver has none. */
-  tier?: string;
+  tier: str,
   /** The tiers a human may pick, as the driver declares them; present only when it has a tier control. */
-  tiers?: TierSpec[];
-}
+  tiers: Type.Optional(Type.Array(TierSpec)),
+});
+export type PanelChannel = Static<typeof PanelChannel>;
 
 /** Channels of every driver plus each driver's doctor report. */
-export interface ChannelList {
-  channels: PanelChannel[];
-  health: DoctorReport[];
+export const ChannelList = Type.Object({
+  channels: Type.Array(PanelChannel),
+  health: Type.Array(DoctorReport),
   /** Drivers that failed to list channels, with the rendered error. */
-  errors: Array<{ driver: string; error: string }>;
-}
+  errors: Type.Array(Type.Object({ driver: Type.String(), error: Type.String() })),
+});
+export type ChannelList = Static<typeof ChannelList>;
 
 /** A channel and the ops its driver offers. */
-export interface ChannelDescription {
-  channel: PanelChannel;
-  ops: OpSpec[];
-}
+export const ChannelDescription = Type.Object({ channel: PanelChannel, ops: Type.Array(OpSpec) });
+export type ChannelDescription = Static<typeof ChannelDescription>;
 
 /** Result of running an op as the operator. */
-export interface RunOpResult {
-  ok: boolean;
-  output?: JsonValue;
+export const RunOpResult = Type.Object({
+  ok: Type.Boolean(),
+  output: Type.Optional(JsonValue),
   /** Rendered `uplink error […]` text when it failed. */
-  error?: string;
-}
+  error: str,
+});
+export type RunOpResult = Static<typeof RunOpResult>;
 
-/** The decisions an operator can give a prompt. */
-export type Decision = 'once' | 'session' | 'always' | 'deny';
-export const DECISIONS: readonly Decision[] = ['once', 'session', 'always', 'deny'];
+export { AGENT_KINDS, DECISIONS, AgentKind, Decision, PendingApproval, PromptAgent } from './approval';
 
-/** One pending approval prompt (sensitive args arrive redacted). */
-export interface PendingApproval {
-  approval_id: string;
-  invocation_id: string;
-  /** The authenticated agent id (`default`, a named agent, `stdio`), or `operator`/`uplink-cli`. */
-  agent: string;
-  /** The client name the agent declared (shown beside the id, never trusted). */
-  agent_name?: string;
-  /** Where the agent came from: `mcp`, `cli` or `panel`. */
-  agent_kind?: string;
-  channel: string;
-  channel_labels: string[];
-  op: string;
-  capability_id: string;
-  args: JsonValue;
-  /** `args` has sensitive text redacted; `revealApprovalArgs` shows it to the operator. */
-  sensitive?: boolean;
-  /** The args `args` shows redacted (never what their text looks like): a scope may not constrain them. */
-  redacted_args?: string[];
-  provider_id: string;
-  interaction: InteractionKind;
-  /** What the op will do, in words and (desktop) a fresh screenshot with a mark. */
-  preview?: ApprovalPreview;
-  /** Milliseconds since the epoch. */
-  requested_at: number;
-  /** When the prompt is denied automatically (ms since the epoch). */
-  expires_at: number;
-  /** The stable channel name "always" covers by default; absent when the channel has no label. */
-  rule_channel?: string;
-  /**
-   * The fleet hub that owns this prompt, when it is another hub (`approval_id` and `channel` are
-   * then `<hub>/…`): from here it can be approved once or denied; that hub records and enforces it.
-   */
-  hub?: string;
-}
+/** Bounds only: the hub checks what a scope may name (no reusable id, covering the prompt). */
+export const ScopeChannel = Type.String({ minLength: 1, maxLength: 256 });
+export const ScopeOps = Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { minItems: 1, maxItems: 32 });
 
 /**
  * What "for the session" or "always" covers, when the operator changed it before the click. The
  * hub refuses a malformed scope, one naming a reusable id, or one not covering the prompt.
  */
-export interface DecisionScope {
+export const DecisionScope = Closed({
   /** `any`: every agent ("always" only); default: the prompt's agent. */
-  agent?: 'this' | 'any';
+  agent: Type.Optional(StringEnum(['this', 'any'])),
   /** `<driver>:<label or glob>`, e.g. `tmux:build-*`. */
-  channel?: string;
+  channel: Type.Optional(ScopeChannel),
   /** Op names or globs; default: the prompt's op. */
-  ops?: string[];
+  ops: Type.Optional(ScopeOps),
   /** Covers only requests whose args meet these; default: any args. */
-  args?: ArgConstraints;
-}
+  args: Type.Optional(ArgConstraints),
+});
+export type DecisionScope = Static<typeof DecisionScope>;
 
 /** What args a scope covers; a sensitive arg cannot be constrained. */
-export type { ArgConstraints } from './arg-constraints';
+export { ArgConstraints } from './arg-constraints';
 
 /** A live "approve for the session" grant. */
-export interface SessionGrantEntry {
-  grant_id: string;
+export const SessionGrantEntry = Type.Object({
+  grant_id: Type.String(),
   /** The authenticated agent id, else the declared name. */
-  agent: string;
-  session: string;
-  channel: string;
-  ops: string[];
+  agent: Type.String(),
+  session: Type.String(),
+  channel: Type.String(),
+  ops: Type.Array(Type.String()),
   /** Covers only calls whose args meet these. */
-  args?: ArgConstraints;
-  granted_by: string;
+  args: Type.Optional(ArgConstraints),
+  granted_by: Type.String(),
   /** Ms since the epoch. */
-  granted_at: number;
-}
+  granted_at: Type.Number(),
+});
+export type SessionGrantEntry = Static<typeof SessionGrantEntry>;
 
 /** Sent when a prompt leaves the pending list, whoever decided it. */
-export interface ApprovalResolved {
-  approval_id: string;
-  granted: boolean;
+export const ApprovalResolved = Type.Object({
+  approval_id: Type.String(),
+  granted: Type.Boolean(),
   /**
    * As on the audit record: `operator`, `default_policy`, `timeout`, `cancelled` or `closed`; or
    * `withdrawn`: another hub's prompt left this panel undecided because that hub is out of reach.
    */
-  authorized: string;
-  by?: string;
-  reason?: string;
-  rule_id?: string;
+  authorized: Type.String(),
+  by: str,
+  reason: str,
+  rule_id: str,
   /** The operator's answer, when they gave one. */
-  decision?: Decision;
-}
+  decision: Type.Optional(Decision),
+});
+export type ApprovalResolved = Static<typeof ApprovalResolved>;
 
 /** The answer to `decide`: `accepted` is false when the prompt was already decided or timed out. */
-export interface DecideResult {
-  accepted: boolean;
-  granted?: boolean;
-  rule_id?: string;
+export const DecideResult = Type.Object({
+  accepted: Type.Boolean(),
+  granted: bool,
+  rule_id: str,
   /** Why a decision was not accepted. */
-  message?: string;
-}
+  message: str,
+});
+export type DecideResult = Static<typeof DecideResult>;
 
 /** A standing approval rule from the config file, with its last use. */
-export interface ApprovalRule {
-  rule_id: string;
+export const ApprovalRule = Type.Object({
+  rule_id: Type.String(),
   /** Glob on the channel's labels (`<driver>:<label glob>`). */
-  channel: string;
+  channel: Type.String(),
   /** The op globs, comma-separated (as `ops`). */
-  op: string;
-  ops: string[];
+  op: Type.String(),
+  ops: Type.Array(Type.String()),
   /** Not in force: it reached config.json other than through the panel; Confirm or Discard. */
-  proposed: boolean;
+  proposed: Type.Boolean(),
   /** The rule's exact content, which a confirmation names. */
-  digest: string;
+  digest: Type.String(),
   /** Glob on the authenticated agent id; absent = any agent. */
-  agent?: string;
+  agent: str,
   /** Covers only requests whose args meet these. */
-  args?: ArgConstraints;
-  created_at?: string;
-  created_by?: string;
-  note?: string;
-  last_used_at?: number;
-  uses: number;
-}
+  args: Type.Optional(ArgConstraints),
+  created_at: str,
+  created_by: str,
+  note: str,
+  last_used_at: num,
+  uses: Type.Integer(),
+});
+export type ApprovalRule = Static<typeof ApprovalRule>;
 
 /** A named agent credential (never its token). */
-export interface AgentEntry {
-  id: string;
-  created_at: string;
-  created_by: string;
-  revoked_at?: string;
-}
+export const AgentEntry = Type.Object({ id: Type.String(), created_at: Type.String(), created_by: Type.String(), revoked_at: str });
+export type AgentEntry = Static<typeof AgentEntry>;
 
-export type { DriverProcessStatus, DriverTraceEntry } from './driver-status';
+export { DriverProcessStatus, DriverTraceEntry } from './driver-status';
 
 /** Hub settings the panel shows and edits. */
-export interface PanelSettings {
-  approval_timeout_ms: number;
+export const PanelSettings = Type.Object({
+  approval_timeout_ms: Type.Number(),
   /** config.json is broken: the file, the error and which config is in force. */
-  config_error?: string;
+  config_error: str,
   /** e.g. `http://127.0.0.1:7345/mcp`. */
-  mcp_url?: string;
+  mcp_url: str,
   /** The bearer token for MCP over HTTP; the operator copies it into `claude mcp add`. */
-  mcp_token?: string;
+  mcp_token: str,
   /** Absolute path of the `uplink` launcher for the stdio command. */
-  cli_path?: string;
+  cli_path: str,
   /**
    * The argv an MCP client runs for stdio (`[<launcher>, 'mcp']`): `bin/uplink mcp` from a
    * checkout, the app itself (`Uplink mcp`) when packaged. Preferred over `cli_path`.
    */
-  stdio_command?: string[];
-  data_dir: string;
-  version: string;
-}
+  stdio_command: Type.Optional(Type.Array(Type.String())),
+  data_dir: Type.String(),
+  version: Type.String(),
+});
+export type PanelSettings = Static<typeof PanelSettings>;
 
 /** The kinds of timeline entry: kernel events, operator decisions and rejected requests. */
 export type TimelineKind = AuditRecord['kind'];
 
-/**
- * One timeline entry: an audit record (`audit-record.ts`) without its output; `id` is the
- * history cursor.
- */
-export type TimelineEvent = Omit<AuditRecord, 'output'>;
+/** One timeline entry: an audit record (`audit-record.ts`) without its output; `id` is the history cursor. */
+export { TimelineEvent } from './audit-record';
+
+/** An invocation's state, or `rejected` for a request that never became one. */
+const StateOrRejected = StringEnum([...INVOCATION_STATES, 'rejected']);
 
 /** Timeline filters; every present field must match. */
-export interface TimelineFilter {
-  channel?: string;
-  op?: string;
-  agent?: string;
-  state?: InvocationState | 'rejected';
+export const TimelineFilter = Closed({
+  channel: str,
+  op: str,
+  agent: str,
+  state: Type.Optional(StateOrRejected),
   /** How the call ended. */
-  outcome?: Outcome;
-  text?: string;
-}
+  outcome: Type.Optional(Outcome),
+  text: Type.Optional(Type.String({ maxLength: 500 })),
+});
+export type TimelineFilter = Static<typeof TimelineFilter>;
 
 /** A page request: events with cursor < `before` (newest first), at most `limit`. */
-export interface TimelineQuery {
-  filter?: TimelineFilter;
-  before?: number;
-  limit?: number;
-}
+export const TimelineQuery = Closed({
+  filter: Type.Optional(TimelineFilter),
+  before: Type.Optional(Type.Number({ minimum: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
+});
+export type TimelineQuery = Static<typeof TimelineQuery>;
+
+/** Where the next page starts; null at the start of history. */
+const NextBefore = Type.Union([Type.Number(), Type.Null()]);
 
 /** A page of history, ascending by cursor; `next_before` is null at the start of history. */
-export interface TimelinePage {
-  events: TimelineEvent[];
-  next_before: number | null;
-}
+export const TimelinePage = Type.Object({ events: Type.Array(TimelineEvent), next_before: NextBefore });
+export type TimelinePage = Static<typeof TimelinePage>;
 
 /** Everything the timeline's detail pane shows for one invocation (how it was authorized: `invocationAuthorization(events)`). */
-export interface InvocationDetail {
-  invocation_id: string;
-  capability_id?: string;
-  channel?: string;
-  op?: string;
-  agent?: RecordAgent;
-  provider_id?: string;
-  interaction?: InteractionKind;
-  args?: JsonValue;
-  state?: InvocationState | 'rejected';
-  duration_ms?: number;
+export const InvocationDetail = Type.Object({
+  invocation_id: Type.String(),
+  capability_id: str,
+  channel: str,
+  op: str,
+  agent: Type.Optional(RecordAgent),
+  provider_id: str,
+  interaction: Type.Optional(InteractionKind),
+  args: Type.Optional(JsonValue),
+  state: Type.Optional(StateOrRejected),
+  duration_ms: num,
   /** The op's result, when the audit store kept it. */
-  output?: JsonValue;
+  output: Type.Optional(JsonValue),
   /** Rendered error as the agent saw it, plus operator-only detail. */
-  error?: string;
-  error_detail?: string;
-  events: TimelineEvent[];
-}
+  error: str,
+  error_detail: str,
+  events: Type.Array(TimelineEvent),
+});
+export type InvocationDetail = Static<typeof InvocationDetail>;
 
 /** A registered kernel provider and the capabilities it offers. */
-export interface ProviderEntry {
-  provider_id: string;
-  version?: string;
-  driver: string;
-  interaction: InteractionKind;
-  capabilities: string[];
-}
+export const ProviderEntry = Type.Object({
+  provider_id: Type.String(),
+  version: str,
+  driver: Type.String(),
+  interaction: InteractionKind,
+  capabilities: Type.Array(Type.String()),
+});
+export type ProviderEntry = Static<typeof ProviderEntry>;
 
 /** Ask which provider the kernel would pick. */
-export interface SelectionQuery {
-  capability_id: string;
-  version_requirement?: string;
-  provider_id?: string;
-  interaction?: InteractionKind;
-}
+export const SelectionQuery = Closed({
+  capability_id: Type.String({ minLength: 1, maxLength: 128 }),
+  version_requirement: Type.Optional(Type.String({ maxLength: 128 })),
+  provider_id: Type.Optional(Type.String({ maxLength: 128 })),
+  interaction: Type.Optional(InteractionKind),
+});
+export type SelectionQuery = Static<typeof SelectionQuery>;
 
 /** One offer considered by selection and why it was or was not picked. */
-export interface SelectionCandidate {
-  provider_id: string;
-  capability_version: string;
-  interaction: InteractionKind;
-  selected: boolean;
-  reason: string;
-}
+export const SelectionCandidate = Type.Object({
+  provider_id: Type.String(),
+  capability_version: Type.String(),
+  interaction: InteractionKind,
+  selected: Type.Boolean(),
+  reason: Type.String(),
+});
+export type SelectionCandidate = Static<typeof SelectionCandidate>;
 
 /** The kernel's answer to a selection preview. */
-export interface SelectionExplanation {
-  selected?: { provider_id: string; capability_version: string; interaction: InteractionKind };
-  candidates: SelectionCandidate[];
+export const SelectionExplanation = Type.Object({
+  selected: Type.Optional(Type.Object({ provider_id: Type.String(), capability_version: Type.String(), interaction: InteractionKind })),
+  candidates: Type.Array(SelectionCandidate),
   /** Set when nothing matches: `capability_unavailable` or `constraint_unsatisfied`. */
-  error?: SoftwareUseErrorWire;
-}
+  error: Type.Optional(SoftwareUseErrorWire),
+});
+export type SelectionExplanation = Static<typeof SelectionExplanation>;
 
 /** A read-only look at a channel: recent text (tmux) or a screenshot (desktop). */
-export interface ChannelPreview {
-  text?: string;
-  image_png?: string;
-  error?: string;
+export const ChannelPreview = Type.Object({
+  text: str,
+  image_png: str,
+  error: str,
   /** Why the picture may not be what an action would meet (covered, blank, off screen). */
-  warnings?: string[];
-}
+  warnings: Type.Optional(Type.Array(Type.String())),
+});
+export type ChannelPreview = Static<typeof ChannelPreview>;
 
 /** Hub status pushed to every panel. */
-export interface HubStatus {
-  started_at: number;
-  pending_approvals: number;
-  attached_panels: number;
-  version: string;
+export const HubStatus = Type.Object({
+  started_at: Type.Number(),
+  pending_approvals: Type.Integer(),
+  attached_panels: Type.Integer(),
+  version: Type.String(),
   /** Why the audit log cannot be written (agents' calls are refused until it can). */
-  audit_error?: string;
-}
+  audit_error: str,
+});
+export type HubStatus = Static<typeof HubStatus>;
 
 /**
  * Where a running `uplink demo` is in its story, for the presenter strip. Only the demo process
  * that hosts the hub writes it (operator side); no agent call can.
  */
-export interface DemoStep {
+export const DemoStep = Type.Object({
   /** 1-based; 0 while the demo waits for a panel to attach. */
-  step: number;
-  total: number;
-  title: string;
+  step: Type.Integer(),
+  total: Type.Integer(),
+  title: Type.String(),
   /** What the agent is doing and why it matters. */
-  why: string;
+  why: Type.String(),
   /** Which prompt or view to look at now. */
-  look: string;
+  look: Type.String(),
   /** The demo window's channel, shown live beside the strip. */
-  window_channel?: string;
+  window_channel: str,
   /** `done` once the story ended (`summary` says how). */
-  state: 'running' | 'done';
-  summary?: string;
-}
+  state: StringEnum(['running', 'done']),
+  summary: str,
+});
+export type DemoStep = Static<typeof DemoStep>;
 
 /** A hub of the fleet, as this hub sees it. */
-export interface FleetMember {
-  hub: string;
+export const FleetMember = Type.Object({
+  hub: Type.String(),
   /** `self`: this hub; `connected`: heard from lately; `unreachable`: out of reach since `since`. */
-  state: 'self' | 'connected' | 'unreachable';
+  state: StringEnum(['self', 'connected', 'unreachable']),
   /** In the fleet since (self, connected), or out of reach since (unreachable); ms since the epoch. */
-  since: number;
+  since: Type.Number(),
   /** Operator panels attached to it, as it last said. */
-  panels?: number;
+  panels: int,
   /** Why it is out of reach. */
-  problem?: string;
-}
+  problem: str,
+});
+export type FleetMember = Static<typeof FleetMember>;
 
 /** The fleet view: `enabled` is false on a hub with no `fleet` section in its config. */
-export interface FleetView {
-  enabled: boolean;
+export const FleetView = Type.Object({
+  enabled: Type.Boolean(),
   /** This hub's name in the fleet. */
-  name?: string;
-  url?: string;
-  connected?: boolean;
+  name: str,
+  url: str,
+  connected: bool,
   /** Why this hub is out of the fleet now. */
-  problem?: string;
-  members: FleetMember[];
-}
+  problem: str,
+  members: Type.Array(FleetMember),
+});
+export type FleetView = Static<typeof FleetView>;
 
 /** One record of the fleet's merged timeline: which hub, its sequence there, and the record. */
-export interface FleetTimelineEntry {
-  hub: string;
-  seq: number;
+export const FleetTimelineEntry = Type.Object({
+  hub: Type.String(),
+  seq: Type.Integer(),
   /** Arrival order on this hub; pass the smallest as `before` for the next page. */
-  cursor: number;
-  event: TimelineEvent;
-}
+  cursor: Type.Integer(),
+  event: TimelineEvent,
+});
+export type FleetTimelineEntry = Static<typeof FleetTimelineEntry>;
 
-export interface FleetTimelinePage {
-  entries: FleetTimelineEntry[];
-  next_before: number | null;
-}
-
+export const FleetTimelinePage = Type.Object({ entries: Type.Array(FleetTimelineEntry), next_before: NextBefore });
+export type FleetTimelinePage = Static<typeof FleetTimelinePage>;

@@ -4,18 +4,28 @@
  * an access log or the browser history. Reconnects on its own with capped backoff; calls made
  * while disconnected fail at once with an actionable message.
  */
-import type { Disposer, PanelApi, PanelErrorWire, PanelEventName, PanelMethod } from './panel-api';
-import { PanelCallError } from './panel-api';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import type { Disposer, PanelApi } from './panel-api';
+import { PanelCallError, PanelErrorWire } from './panel-api';
+import { PANEL_EVENT_NAMES, PANEL_METHODS } from './panel-channels';
 import { EventHub, createPanelProxy } from './panel-proxy';
+import { StringEnum } from './schema';
 
-/** Client → server frames. */
-export type ClientFrame = { t: 'hello'; key: string } | { t: 'call'; id: number; method: PanelMethod; params: unknown };
+/** Client → server frames: the session's key first, then calls (their params are checked per method). */
+export const ClientFrame = Type.Union([
+  Type.Object({ t: Type.Literal('hello'), key: Type.String() }),
+  Type.Object({ t: Type.Literal('call'), id: Type.Integer(), method: StringEnum(PANEL_METHODS), params: Type.Unknown() }),
+]);
+export type ClientFrame = Static<typeof ClientFrame>;
 /** Server → client frames. */
-export type ServerFrame =
-  | { t: 'ready'; version: string }
-  | { t: 'result'; id: number; result: unknown }
-  | { t: 'error'; id: number | null; error: PanelErrorWire }
-  | { t: 'event'; event: PanelEventName; payload: unknown };
+export const ServerFrame = Type.Union([
+  Type.Object({ t: Type.Literal('ready'), version: Type.String() }),
+  Type.Object({ t: Type.Literal('result'), id: Type.Integer(), result: Type.Unknown() }),
+  Type.Object({ t: Type.Literal('error'), id: Type.Union([Type.Integer(), Type.Null()]), error: PanelErrorWire }),
+  Type.Object({ t: Type.Literal('event'), event: StringEnum(PANEL_EVENT_NAMES), payload: Type.Unknown() }),
+]);
+export type ServerFrame = Static<typeof ServerFrame>;
 
 /** WebSocket close code for a missing or expired operator session. */
 export const CLOSE_UNAUTHORIZED = 4401;

@@ -3,11 +3,11 @@
  * or the operator does goes through one `Hub`; every driver call runs as a kernel invocation.
  * Field names that reach a wire (panel, audit rows, JSON output) are snake_case.
  */
-import type { InteractionKind, InvocationState, JsonValue } from '../kernel';
+import type { InteractionKind, InvocationState } from '../kernel';
 import type { AuditRecord, Outcome } from '../../shared/audit-record';
+import type { AgentKind, Decision, PendingApproval } from '../../shared/approval';
 import type { ArgConstraints } from '../../shared/arg-constraints';
 import type {
-  ApprovalPreview,
   CallerEnvironment,
   ChannelEntry,
   DoctorReport,
@@ -27,7 +27,7 @@ export type Disposer = () => void;
  * is what the client declared in its initialize — shown beside the id, never trusted.
  */
 export interface AgentIdentity {
-  kind: 'mcp' | 'cli' | 'panel';
+  kind: AgentKind;
   /** The authenticated agent; absent only on rows recorded before agents authenticated. */
   agent_id?: string;
   /** The declared client name (MCP clientInfo.name), or `uplink-cli` / `operator`. */
@@ -91,39 +91,15 @@ export type Authorization = 'operator' | `rule:${string}` | 'session' | 'default
 /** What a record's `authorized` says: how it was allowed, or why a prompt ended unanswered. */
 export type RecordedAuthorization = Authorization | 'timeout' | 'cancelled' | 'closed';
 
-/** A mutating request waiting for the operator. Sensitive args are redacted. */
-export interface PendingApproval {
-  approval_id: string;
-  invocation_id: string;
-  agent: AgentIdentity;
-  channel: string;
-  channel_labels: string[];
-  op: string;
-  capability_id: string;
-  /** Args in full, except sensitive fields shown as `•••• (sensitive, N chars)`. */
-  args: JsonValue;
-  /** The args carry sensitive text: the operator can see it with `revealApprovalArgs`. */
-  sensitive?: boolean;
-  /** The names of the args shown redacted, so that no one need guess them from their text. */
-  redacted_args?: string[];
-  provider_id: string;
-  interaction: InteractionKind;
-  /** When the agent asked (ms since the epoch). */
-  requested_at: number;
-  /** When it is denied unanswered (ms since the epoch). */
-  expires_at: number;
-  /** The stable channel name an "always" would cover by default; absent when it has none. */
-  rule_channel?: string;
-  /** From `Driver.preview?` (best effort, bounded in time). */
-  preview?: ApprovalPreview;
-  /**
-   * The fleet hub that owns this prompt, when it is another one: its id and channel are then
-   * `<hub>/…`, and this hub can only pass on an approve-once or a deny (the owner decides).
-   */
-  hub?: string;
-}
+/**
+ * A mutating request waiting for the operator, in the one shape the hub raises, the fleet carries
+ * and the panel shows (`src/shared/approval.ts`). Its `agent` is the caller's identity: what
+ * leaves the hub is cut to the declared fields (never where the agent runs).
+ */
+export type { PendingApproval } from '../../shared/approval';
 
-export type ApprovalDecisionKind = 'once' | 'session' | 'always' | 'deny';
+/** The operator's answer to a prompt. */
+export type ApprovalDecisionKind = Decision;
 
 /** The operator's answer to a pending approval. */
 export interface ApprovalDecision {

@@ -30,7 +30,7 @@ export function resolveApproval(r: ApprovalResolved): void {
   set((s) => {
     const { [r.approval_id]: _gone, ...deciding } = s.approvals.deciding;
     const asked = s.approvals.pending.find((p) => p.approval_id === r.approval_id);
-    const recent = asked ? { ...r, op: asked.op, channel: asked.channel, agent: asked.agent, invocation_id: asked.invocation_id, ...(asked.agent_name ? { agent_name: asked.agent_name } : {}) } : r;
+    const recent = asked ? { ...r, op: asked.op, channel: asked.channel, agent: asked.agent, invocation_id: asked.invocation_id } : r;
     return {
       approvals: {
         ...s.approvals,
@@ -95,7 +95,7 @@ function notifyApproval(a: PendingApproval): void {
   if (get().connection.host !== 'browser' || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
   try {
     // silent focus: the notification never steals focus from the window an action targets.
-    new Notification(`Uplink: ${a.agent} wants ${a.op} on ${a.channel}`, { body: 'Approve or deny in the Uplink panel', tag: a.approval_id });
+    new Notification(`Uplink: ${a.agent.agent_id ?? a.agent.name} wants ${a.op} on ${a.channel}`, { body: 'Approve or deny in the Uplink panel', tag: a.approval_id });
   } catch {
     /* notifications unavailable: the badge and title still show it */
   }

@@ -8,7 +8,7 @@ import type { ArgConstraints, Decision, DecisionScope, PendingApproval } from '.
 import { isGlob, scopeInWords } from '../../shared/arg-constraints';
 import type { JsonValue } from '../../shared/wire';
 import { revealApprovalArgs } from '../actions';
-import { agentLabel, describeRequest, formatDuration } from '../format';
+import { describeRequest, formatDuration, recordAgentLabel } from '../format';
 import { ArgsView } from './ArgsView';
 import { Badge, Kbd } from './common';
 
@@ -24,6 +24,9 @@ export const DECISION_BUTTONS: ReadonlyArray<{ decision: Decision; label: string
  * The decisions this panel can make on a prompt: another hub's prompt only once or deny, since
  * session grants and rules belong to the hub that enforces them.
  */
+/** The agent a prompt's scope and "deny all" name: its authenticated id. */
+const agentId = (a: PendingApproval): string => a.agent.agent_id ?? 'unauthenticated';
+
 export function decisionButtons(a: PendingApproval): typeof DECISION_BUTTONS {
   return a.hub === undefined ? DECISION_BUTTONS : DECISION_BUTTONS.filter((b) => b.decision === 'once' || b.decision === 'deny');
 }
@@ -203,9 +206,9 @@ export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: stri
   const channel = edit.channel.trim();
   const alwaysChannel = channel || a.rule_channel;
   return {
-    session: `${scopeInWords({ ops, channel: channel || a.channel, args: edit.args, agent: a.agent })}, this session only`,
+    session: `${scopeInWords({ ops, channel: channel || a.channel, args: edit.args, agent: agentId(a) })}, this session only`,
     always: alwaysChannel
-      ? scopeInWords({ ops, channel: alwaysChannel, args: edit.args, agent: edit.agent === 'any' ? undefined : a.agent })
+      ? scopeInWords({ ops, channel: alwaysChannel, args: edit.args, agent: edit.agent === 'any' ? undefined : agentId(a) })
       : 'nothing yet: this channel has no stable label (label it, or name a label glob under Scope)',
   };
 }
@@ -217,7 +220,7 @@ export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: stri
  */
 function ScopePanel({ approval: a, edit, onEdit, disabled, id }: { approval: PendingApproval; edit: ScopeEdit; onEdit: (e: ScopeEdit) => void; disabled: boolean; id: string }) {
   const words = scopeWords(a, edit);
-  const who = escapeControl(a.agent);
+  const who = escapeControl(agentId(a));
   return (
     <section className="scope" id={id} aria-label="What session and always cover">
       <p className="small">
@@ -320,7 +323,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
   return (
     <article
       className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
-      aria-label={escapeControl(`${agentLabel(a)} wants ${a.op} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`)}
+      aria-label={escapeControl(`${recordAgentLabel(a.agent)} wants ${a.op} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`)}
       aria-current={next ? 'true' : undefined}
       data-approval-id={a.approval_id}
     >
@@ -331,7 +334,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
               {count}×{' '}
             </span>
           )}
-          <span className="agent">{escapeControl(agentLabel(a))}</span>
+          <span className="agent">{escapeControl(recordAgentLabel(a.agent))}</span>
           <span className="muted"> wants to </span>
           <span className="op">{escapeControl(a.op)}</span>
           <span className="muted"> on </span>
@@ -347,7 +350,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           )}
           {onDenyAll && hub === undefined && (
             <button type="button" className="btn btn-small btn-quiet-danger" disabled={!!deciding} onClick={onDenyAll} title="Deny every request this agent has waiting, with the Reason below">
-              Deny all from {escapeControl(a.agent)}
+              Deny all from {escapeControl(agentId(a))}
             </button>
           )}
         </div>
@@ -366,7 +369,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           <Badge tone="neutral" title="Provider">{a.provider_id}</Badge>
           <Badge tone="info" title="Interaction kind">{a.interaction}</Badge>
           <Badge tone="neutral" title="Capability">{a.capability_id}</Badge>
-          {a.agent_kind && <Badge tone="neutral" title="Agent connection">{a.agent_kind}</Badge>}
+          <Badge tone="neutral" title="Agent connection">{a.agent.kind}</Badge>
         </div>
       </div>
       <PreviewWarnings approval={a} />

@@ -13,7 +13,7 @@ import { describeResolution } from '../../shared/audit-record';
 import { ApprovalCard, DEFAULT_SCOPE, decisionButtons, scopeFor } from './ApprovalCard';
 import type { ScopeEdit } from './ApprovalCard';
 import { Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
-import { agentLabel } from '../format';
+import { recordAgentLabel } from '../format';
 import { escapeControl } from '../../shared/escape';
 import type { RecentDecision } from '../store/slices';
 
@@ -36,7 +36,7 @@ interface Group {
 export function groupApprovals(pending: readonly PendingApproval[]): Group[] {
   const groups = new Map<string, Group>();
   for (const a of pending) {
-    const same = a.sensitive || a.agent === 'unauthenticated' ? a.approval_id : JSON.stringify([a.agent, a.agent_kind, a.channel, a.op, a.args]);
+    const same = a.sensitive || a.agent.agent_id === undefined ? a.approval_id : JSON.stringify([a.agent.agent_id, a.agent.kind, a.channel, a.op, a.args]);
     const key = `g:${same}`;
     const g = groups.get(key);
     if (g) g.items.push(a);
@@ -106,6 +106,7 @@ export function ApprovalsView() {
         <div className="approval-list">
           {groups.map((g) => {
             const a = g.items[0]!;
+            const agentId = a.agent.agent_id;
             return (
               <div key={g.key} className="approval-slot" onFocusCapture={() => setFocusKey(g.key)} onMouseDown={() => setFocusKey(g.key)}>
                 <ApprovalCard
@@ -119,7 +120,7 @@ export function ApprovalsView() {
                   scope={scopes[g.key] ?? DEFAULT_SCOPE}
                   onScope={(sc) => setScopes((m) => ({ ...m, [g.key]: sc }))}
                   onDecide={(d) => send(g, d)}
-                  {...(a.agent === 'unauthenticated' || a.hub !== undefined ? {} : { onDenyAll: () => void denyAll(a.agent, reasons[g.key] ?? '') })}
+                  {...(agentId === undefined || a.hub !== undefined ? {} : { onDenyAll: () => void denyAll(agentId, reasons[g.key] ?? '') })}
                 />
               </div>
             );
@@ -150,7 +151,7 @@ function RecentItem({ r }: { r: RecentDecision }) {
       {withdrawn ? <span className="badge badge-neutral">withdrawn</span> : outcome ? <OutcomeBadge outcome={outcome} /> : <span className="badge badge-info">in progress</span>}{' '}
       {r.op && r.channel && (
         <span className="recent-what">
-          {escapeControl(r.op)} on {escapeControl(r.channel)} · {escapeControl(agentLabel(r))} ·{' '}
+          {escapeControl(r.op)} on {escapeControl(r.channel)} · {escapeControl(r.agent ? recordAgentLabel(r.agent) : '—')} ·{' '}
         </span>
       )}
       {withdrawn ? (

@@ -135,7 +135,7 @@ describe.skipIf(natsServer.skip)('three uplink serve hubs in a fleet, with real 
 
     const typed = agent.callTool({ name: 'channel_act', arguments: { channel, op: 'type', args: { text: 'typed-from-hub-a' } } }, undefined, { timeout: 30_000 });
     const prompt = await until('hub c’s panel to show hub b’s prompt', async () => (await panelC.call<PendingApproval[]>('listPendingApprovals')).find((p) => p.hub === 'b' && p.op === 'type'));
-    expect(prompt).toMatchObject({ channel, agent: 'a/default' });
+    expect(prompt).toMatchObject({ channel, agent: { kind: 'mcp', agent_id: 'a/default' } });
     expect(await panelC.call('decide', { approval_id: prompt.approval_id, decision: 'once' })).toMatchObject({ accepted: true, granted: true });
     const result = await typed;
     expect(result.isError ?? false).toBe(false);

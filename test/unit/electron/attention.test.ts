@@ -6,7 +6,7 @@ import type { PendingApproval } from '../../../src/shared/panel-types';
 const approval: PendingApproval = {
   approval_id: 'a1',
   invocation_id: 'i1',
-  agent: 'claude-code',
+  agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' },
   channel: 'tmux:%3',
   channel_labels: ['build'],
   op: 'send',

@@ -4,7 +4,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { AUDIT_SCHEMA_VERSION, AuditStore, COLUMNS } from '../../../src/main/hub/audit/store';
+import { AuditStore } from '../../../src/main/hub/audit';
+import { AUDIT_SCHEMA_VERSION } from '../../../src/main/hub/audit/migrations';
+import { COLUMNS } from '../../../src/main/hub/audit/columns';
 import { journalDir } from '../../../src/main/hub/audit/journal';
 import { AUDIT_RECORD_SCHEMA } from '../../../src/shared/audit-record';
 import type { JsonValue } from '../../../src/main/kernel/types';
@@ -31,6 +33,60 @@ describe('AuditStore', () => {
     expect(a.query({}).entries.map((e) => e.kind)).toEqual(['started', 'accepted']);
     a.close();
     b.close();
+  });
+
+  it('a fresh file gets the very tables, columns and indexes the migrations written out by hand used to make', () => {
+    // The SQL of versions 1–6 as it stood before the migrations were derived from the audit record.
+    const HISTORIC = [
+      `CREATE TABLE entries (
+         id INTEGER PRIMARY KEY,
+         at INTEGER NOT NULL, type TEXT NOT NULL, kind TEXT NOT NULL,
+         invocation_id TEXT, sequence INTEGER, channel TEXT, op TEXT, capability_id TEXT,
+         agent_kind TEXT, agent_name TEXT, agent_version TEXT, agent_user TEXT,
+         provider_id TEXT, interaction TEXT, state TEXT,
+         error_code TEXT, error_kind TEXT, message TEXT, hint TEXT, detail TEXT,
+         authorized TEXT, granted INTEGER, by_who TEXT, reason TEXT, args TEXT, duration_ms INTEGER);
+       CREATE INDEX entries_channel ON entries(channel, id);
+       CREATE INDEX entries_op ON entries(op, id);
+       CREATE INDEX entries_agent ON entries(agent_name, id);
+       CREATE INDEX entries_state ON entries(state, id);
+       CREATE INDEX entries_invocation ON entries(invocation_id, id);
+       CREATE TABLE rule_usage (rule_id TEXT PRIMARY KEY, last_used_at INTEGER NOT NULL, uses INTEGER NOT NULL);`,
+      `ALTER TABLE entries ADD COLUMN output TEXT;`,
+      `CREATE TABLE IF NOT EXISTS journal_marks (file TEXT PRIMARY KEY, seq INTEGER NOT NULL);`,
+      `ALTER TABLE entries ADD COLUMN agent_id TEXT;
+       CREATE INDEX entries_agent_id ON entries(agent_id, id);`,
+      `ALTER TABLE entries ADD COLUMN decision TEXT;
+       ALTER TABLE entries ADD COLUMN rule_id TEXT;`,
+      `ALTER TABLE entries ADD COLUMN outcome TEXT;
+       CREATE INDEX entries_outcome ON entries(outcome, id);`,
+    ];
+    const layout = (db: Database.Database) => {
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>;
+      const indexes = db.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as Array<{ name: string }>;
+      return {
+        tables: tables.map((t) => ({ name: t.name, columns: db.pragma(`table_info(${t.name})`) })),
+        indexes: indexes.map((i) => ({ ...i, columns: db.pragma(`index_info(${i.name})`) })),
+      };
+    };
+    const old = new Database(':memory:');
+    for (const sql of HISTORIC) old.exec(sql);
+    const path = fresh();
+    new AuditStore(path).close();
+    const derived = new Database(path, { readonly: true });
+    expect(HISTORIC).toHaveLength(AUDIT_SCHEMA_VERSION);
+    expect(layout(derived)).toEqual(layout(old));
+    derived.close();
+    old.close();
+  });
+
+  it('a file whose table lacks a column of the record is refused with what to do, not left to fail every write', () => {
+    const path = fresh();
+    new AuditStore(path).close();
+    const db = new Database(path);
+    db.exec('DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome');
+    db.close();
+    expect(() => new AuditStore(path)).toThrow(/the audit table has no column outcome — hint: .*add a step naming it/);
   });
 
   it('refuses a database from a newer schema', () => {

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createPanelMount } from '../../../src/main/edges/panel';
 import type { PanelMount } from '../../../src/main/edges/panel';
-import { checkResponse } from '../../../src/main/edges/panel/validate';
+import { checkEvent, checkResponse } from '../../../src/main/edges/panel/validate';
 import { CLOSE_UNAUTHORIZED, PANEL_WS_PROTOCOL, createWsPanelClient } from '../../../src/shared/panel-ws';
 import type { ServerFrame, WebSocketLike } from '../../../src/shared/panel-ws';
 import type { PanelMethod } from '../../../src/shared/panel-api';
@@ -180,15 +180,21 @@ describe('panel WebSocket', () => {
   it('pushes approvals and decides them as the operator, once', async () => {
     const { c } = client();
     await until(() => c.state() === 'open', 'open');
-    const added: string[] = [];
+    const added: unknown[] = [];
     const resolved: string[] = [];
-    c.api.on('approvalAdded', (a) => added.push(a.approval_id));
+    c.api.on('approvalAdded', (a) => added.push(a));
     c.api.on('approvalResolved', (r) => resolved.push(`${r.approval_id}:${r.granted}:${r.reason ?? ''}`));
-    hub.addApproval(approval('a1'));
+    // The hub's prompt carries the caller's live identity, which also says where the agent runs.
+    const live = { kind: 'mcp' as const, agent_id: 'default', name: 'claude-code', session: 'mcp-1', caller: { tmux: '/tmp/tmux-1000/default', tmux_pane: '%7' } };
+    hub.addApproval(approval('a1', { agent: live }));
     await until(() => added.length === 1, 'approvalAdded');
     const pending = await c.api.listPendingApprovals();
-    expect(checkResponse('listPendingApprovals', pending).ok).toBe(true);
-    expect(pending[0]).toMatchObject({ agent: 'default', agent_name: 'claude-code', channel: 'tmux:%1', op: 'send', requested_at: 1000, expires_at: 121_000 });
+    expect(checkResponse('listPendingApprovals', pending)).toMatchObject({ ok: true });
+    expect(checkEvent('approvalAdded', added[0])).toMatchObject({ ok: true });
+    // The hub's own prompt, cut to its declared fields: never where the agent runs.
+    const { caller: _where, ...declared } = live;
+    expect(pending[0]).toEqual(approval('a1', { agent: declared }));
+    expect(added[0]).toEqual(pending[0]);
     const first = await c.api.decide({ approval_id: 'a1', decision: 'deny', reason: 'not now' });
     expect(first).toEqual({ accepted: true, granted: false });
     const second = await c.api.decide({ approval_id: 'a1', decision: 'once' });

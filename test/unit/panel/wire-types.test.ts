@@ -1,65 +1,84 @@
+/**
+ * What still needs a test now that every shared wire shape is one TypeBox declaration (schema and
+ * type from one source): the restated kernel and driver types match the originals, and the
+ * schemas themselves say what a receiver relies on.
+ */
 import { describe, expectTypeOf, it, expect } from 'vitest';
 import type * as Shared from '../../../src/shared/wire';
 import type * as Kernel from '../../../src/main/kernel/types';
 import type * as Contract from '../../../src/main/drivers/contract';
-import type { PanelApi, PanelCalls, PanelEvents } from '../../../src/shared/panel-api';
-import type { PANEL_EVENTS } from '../../../src/shared/panel-channels';
-import { PANEL_CALLS, PANEL_METHODS } from '../../../src/shared/panel-channels';
+import type { PanelApi } from '../../../src/shared/panel-api';
+import { PANEL_CALLS, PANEL_EVENTS, PANEL_METHODS } from '../../../src/shared/panel-channels';
 import { createPanelProxy } from '../../../src/shared/panel-proxy';
-import { INTERACTION_KINDS, INVOCATION_STATES, RUNTIME_EVENT_KINDS, TERMINAL_STATES } from '../../../src/shared/wire';
-import { TERMINAL_STATES as KERNEL_TERMINAL_STATES } from '../../../src/main/kernel/types';
-import type { AuditRecord, RecordAgent } from '../../../src/shared/audit-record';
-import type { TimelineEvent } from '../../../src/shared/panel-types';
+import { INTERACTION_KINDS, TERMINAL_STATES } from '../../../src/shared/wire';
+import { INTERACTION_KINDS as KERNEL_INTERACTION_KINDS, TERMINAL_STATES as KERNEL_TERMINAL_STATES } from '../../../src/main/kernel/types';
+import { strictSchemaError } from '../../../src/main/kernel';
+import type { RecordAgent } from '../../../src/shared/audit-record';
+import { PendingApproval } from '../../../src/shared/approval';
+import type { PromptAgent } from '../../../src/shared/approval';
 import type * as Hub from '../../../src/main/hub/types';
 
 describe('shared wire types', () => {
-  it('the kind and state lists the panel schemas are built from name every member of their union, once', () => {
-    const kinds: Record<Shared.RuntimeEventKind, true> = { accepted: true, started: true, cancellation_requested: true, succeeded: true, failed: true, cancelled: true, approval_requested: true, approval_granted: true, approval_denied: true, progress: true };
-    const states: Record<Shared.InvocationState, true> = { accepted: true, running: true, succeeded: true, failed: true, cancelled: true };
-    const interactions: Record<Shared.InteractionKind, true> = { typed: true, semantic_ui: true, visual_ui: true };
-    expect([...RUNTIME_EVENT_KINDS].sort()).toEqual(Object.keys(kinds).sort());
-    expect([...INVOCATION_STATES].sort()).toEqual(Object.keys(states).sort());
-    expect([...INTERACTION_KINDS]).toEqual(['typed', 'semantic_ui', 'visual_ui']);
-    expect(Object.keys(interactions)).toHaveLength(INTERACTION_KINDS.length);
-    expect(TERMINAL_STATES).toEqual(KERNEL_TERMINAL_STATES);
-  });
-
-
-  it('are structurally identical to the kernel and driver contract (checked by tsc)', () => {
+  it('restate the kernel and driver contract exactly (checked by tsc)', () => {
     expectTypeOf<Shared.JsonValue>().toEqualTypeOf<Kernel.JsonValue>();
     expectTypeOf<Shared.InteractionKind>().toEqualTypeOf<Kernel.InteractionKind>();
     expectTypeOf<Shared.InvocationState>().toEqualTypeOf<Kernel.InvocationState>();
     expectTypeOf<Shared.ErrorCode>().toEqualTypeOf<Kernel.ErrorCode>();
+    expectTypeOf<Shared.SoftwareUseErrorWire>().toEqualTypeOf<Kernel.SoftwareUseErrorWire>();
     expectTypeOf<Shared.RuntimeEventKind>().toEqualTypeOf<Kernel.RuntimeEventKind>();
     expectTypeOf<Shared.RuntimeEvent>().toEqualTypeOf<Kernel.RuntimeEvent>();
     expectTypeOf<Shared.CapabilitySpec>().toEqualTypeOf<Kernel.CapabilitySpec>();
     expectTypeOf<Shared.ProviderDescriptor>().toEqualTypeOf<Kernel.ProviderDescriptor>();
+    expectTypeOf<Shared.ProviderCapability>().toEqualTypeOf<Kernel.ProviderCapability>();
     expectTypeOf<Shared.ChannelEntry>().toEqualTypeOf<Contract.ChannelEntry>();
     expectTypeOf<Shared.OpSpec>().toEqualTypeOf<Contract.OpSpec>();
     expectTypeOf<Shared.DoctorReport>().toEqualTypeOf<Contract.DoctorReport>();
     expectTypeOf<Shared.ApprovalPreview>().toEqualTypeOf<Contract.ApprovalPreview>();
     expectTypeOf<Shared.TierSpec>().toEqualTypeOf<Contract.TierSpec>();
   });
-});
 
-describe('the audit record', () => {
-  it('is one shape: the hub entry, the panel event and the stored agent are the schema-derived record (checked by tsc)', () => {
-    expectTypeOf<AuditRecord['id']>().toEqualTypeOf<number>();
-    expectTypeOf<AuditRecord['kind']>().toEqualTypeOf<Kernel.RuntimeEventKind | 'decision' | 'rejected'>();
-    expectTypeOf<AuditRecord['state']>().toEqualTypeOf<Kernel.InvocationState | 'rejected' | undefined>();
-    expectTypeOf<AuditRecord['args']>().toEqualTypeOf<Kernel.JsonValue | undefined>();
-    expectTypeOf<RecordAgent>().toEqualTypeOf<{ kind: 'mcp' | 'cli' | 'panel'; agent_id?: string; name: string; version?: string; user?: string }>();
-    expectTypeOf<Omit<Hub.AuditEntry, 'agent' | 'authorized'>>().toEqualTypeOf<Omit<AuditRecord, 'agent' | 'authorized'>>();
+  it('and the kernel lists the panel builds its filters from', () => {
+    expect(INTERACTION_KINDS).toEqual(KERNEL_INTERACTION_KINDS);
+    expect(TERMINAL_STATES).toEqual(KERNEL_TERMINAL_STATES);
+  });
+
+  it('the hub’s live identity fits what a record and a prompt keep of it (checked by tsc)', () => {
     expectTypeOf<Hub.AgentIdentity>().toMatchTypeOf<RecordAgent>();
-    expectTypeOf<TimelineEvent>().toEqualTypeOf<Omit<AuditRecord, 'output'>>();
+    expectTypeOf<Hub.AgentIdentity>().toMatchTypeOf<PromptAgent>();
   });
 });
 
+type Node = Record<string, unknown>;
+
+/** Every subschema of `schema` (properties, items, unions), itself included. */
+function* subschemas(schema: Node, at = ''): Generator<[string, Node]> {
+  yield [at || '/', schema];
+  for (const [k, s] of Object.entries((schema.properties ?? {}) as Record<string, Node>)) yield* subschemas(s, `${at}/${k}`);
+  if (schema.items && typeof schema.items === 'object') yield* subschemas(schema.items as Node, `${at}/items`);
+  for (const s of (schema.anyOf ?? schema.oneOf ?? []) as Node[]) yield* subschemas(s, at);
+}
+
+/** Where an object schema of `schema` lets through properties it does not name. */
+const openObjects = (schema: object): string[] => [...subschemas(schema as Node)].filter(([, s]) => s.properties && s.additionalProperties !== false).map(([at]) => at);
+
 describe('channel map', () => {
-  it('has a request and response schema for every PanelApi call and a schema for every event', () => {
-    expectTypeOf<keyof typeof PANEL_CALLS>().toEqualTypeOf<keyof PanelCalls>();
-    expectTypeOf<keyof typeof PANEL_EVENTS>().toEqualTypeOf<keyof PanelEvents>();
-    expect(PANEL_METHODS.length).toBe(Object.keys(PANEL_CALLS).length);
+  const all = [...Object.entries(PANEL_CALLS).flatMap(([m, c]) => [[`${m}.request`, c.request], [`${m}.response`, c.response]]), ...Object.entries(PANEL_EVENTS)] as Array<[string, Node]>;
+
+  it('every schema compiles under ajv’s strict mode (TypeBox takes any option, a misspelt keyword too)', () => {
+    const errors = all.flatMap(([name, schema]) => {
+      const error = strictSchemaError(schema);
+      return error ? [`${name}: ${error}`] : [];
+    });
+    expect(errors).toEqual([]);
+  });
+
+  it('every request is closed at every depth: a field the hub does not know is refused, never passed on', () => {
+    const open = Object.entries(PANEL_CALLS).flatMap(([m, c]) => openObjects(c.request).map((at) => `${m}${at}`));
+    expect(open).toEqual([]);
+  });
+
+  it('a prompt is closed at every depth, as the fleet’s hubs receive it', () => {
+    expect(openObjects(PendingApproval)).toEqual([]);
   });
 
   it('the generated proxy exposes exactly the methods of the map plus `on`', () => {

@@ -17,7 +17,7 @@ import type { FakeApi } from './fake-api';
 const a1: PendingApproval = {
   approval_id: 'a1',
   invocation_id: 'inv-1',
-  agent: 'claude-code',
+  agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' },
   channel: 'tmux:%3',
   channel_labels: ['codex'],
   op: 'send',
@@ -255,8 +255,8 @@ describe('ApprovalsView', () => {
     const secret: PendingApproval = { ...a1, sensitive: true };
     addApproval(secret);
     addApproval({ ...secret, approval_id: 'a1-twin' });
-    addApproval({ ...a1, approval_id: 'u1', agent: 'unauthenticated' });
-    addApproval({ ...a1, approval_id: 'u2', agent: 'unauthenticated' });
+    addApproval({ ...a1, approval_id: 'u1', agent: { kind: 'mcp', name: 'claude-code' } });
+    addApproval({ ...a1, approval_id: 'u2', agent: { kind: 'mcp', name: 'claude-code' } });
     render(<ApprovalsView />);
     expect(screen.getAllByRole('article')).toHaveLength(4);
     // An unauthenticated agent has no id to deny all from.

@@ -168,7 +168,7 @@ describe('the merged timeline', () => {
 const remote: PendingApproval = {
   approval_id: 'buildbox/ap-1',
   invocation_id: 'inv-9',
-  agent: 'buildbox/default',
+  agent: { kind: 'mcp', agent_id: 'buildbox/default', name: 'buildbox/claude-code' },
   channel: 'buildbox/tmux:%3',
   channel_labels: [],
   op: 'type',

@@ -93,7 +93,7 @@ describe('the outcome filter', () => {
 
 describe('Recently decided', () => {
   const asked: PendingApproval = {
-    approval_id: 'a1', invocation_id: 'no', agent: 'builder', agent_name: 'claude-code', channel: 'tmux:%3', channel_labels: [], op: 'send',
+    approval_id: 'a1', invocation_id: 'no', agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code' }, channel: 'tmux:%3', channel_labels: [], op: 'send',
     capability_id: 'tmux.send', args: {}, provider_id: 'uplink/tmux', interaction: 'typed', requested_at: Date.now(), expires_at: Date.now() + 60_000,
   };
 

@@ -10,7 +10,7 @@ import type { FakeApi } from './fake-api';
 const pending = (id: string, at: number): PendingApproval => ({
   approval_id: id,
   invocation_id: `inv-${id}`,
-  agent: 'claude-code',
+  agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' },
   channel: 'tmux:%1',
   channel_labels: [],
   op: 'send',

@@ -76,7 +76,7 @@ describe('empty, loading and error states', () => {
 const pending = (extra: Partial<PendingApproval> = {}): PendingApproval => ({
   approval_id: 'a1',
   invocation_id: 'inv-1',
-  agent: 'claude-code',
+  agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' },
   channel: 'desktop:win-7',
   channel_labels: ['gedit'],
   op: 'click',

@@ -1,38 +1,20 @@
 /**
- * Maps hub types onto the panel's wire types (src/shared/panel-types.ts). Timeline events are the
- * audit record as it is; a pending prompt's agent is flat (its authenticated id, the declared name
- * beside it); times are epoch milliseconds.
+ * Maps hub types onto the panel's wire types (src/shared/panel-types.ts) where they differ.
+ * Timeline events are the audit record and a pending prompt is the hub's own, each cut to its
+ * declared fields; times are epoch milliseconds.
  */
 import { pickRecord, RECORD_AGENT_SCHEMA, TIMELINE_EVENT_SCHEMA } from '../../../shared/audit-record';
 import type { RecordAgent } from '../../../shared/audit-record';
-import type { AuditEntry, CapabilityOffer, FleetHistoryEntry, FleetStatus, PendingApproval as HubPending, SelectionExplanation as HubExplanation, StandingRuleStatus } from '../../hub';
-import type { ApprovalRule, FleetTimelineEntry, FleetView, InvocationDetail, PendingApproval, SelectionExplanation, TimelineEvent } from '../../../shared/panel-types';
+import { PendingApproval } from '../../../shared/approval';
+import { pickSchema } from '../../../shared/schema';
+import type { AuditEntry, CapabilityOffer, FleetHistoryEntry, FleetStatus, SelectionExplanation as HubExplanation, StandingRuleStatus } from '../../hub';
+import type { ApprovalRule, FleetTimelineEntry, FleetView, InvocationDetail, SelectionExplanation, TimelineEvent } from '../../../shared/panel-types';
 
-/** A pending approval as the panel shows it. */
-export function toPanelApproval(a: HubPending): PendingApproval {
-  const out: PendingApproval = {
-    approval_id: a.approval_id,
-    invocation_id: a.invocation_id,
-    agent: a.agent.agent_id ?? 'unauthenticated',
-    agent_name: a.agent.name,
-    agent_kind: a.agent.kind,
-    channel: a.channel,
-    channel_labels: a.channel_labels,
-    op: a.op,
-    capability_id: a.capability_id,
-    args: a.args,
-    provider_id: a.provider_id,
-    interaction: a.interaction,
-    requested_at: a.requested_at,
-    expires_at: a.expires_at,
-  };
-  if (a.preview) out.preview = a.preview;
-  if (a.sensitive) out.sensitive = true;
-  if (a.redacted_args) out.redacted_args = a.redacted_args;
-  if (a.rule_channel) out.rule_channel = a.rule_channel;
-  if (a.hub) out.hub = a.hub;
-  return out;
+/** A prompt as it leaves the hub: its declared fields only (the live identity in `agent` also says where the agent runs). */
+export function declaredApproval(a: PendingApproval): PendingApproval {
+  return pickSchema<PendingApproval>(PendingApproval, a);
 }
+
 
 /** An audit entry as a timeline event: the record's own fields (never the live agent's session), no output. */
 export function toTimelineEvent(e: AuditEntry): TimelineEvent {

@@ -7,7 +7,7 @@ import type { AgentIdentity, ChannelEntry, DriverInfo, Hub } from '../../hub';
 import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
 import type { ChannelList, DemoStep, PanelChannel, PanelSettings } from '../../../shared/panel-types';
 import type { JsonValue } from '../../../shared/wire';
-import { toFleetEntry, toFleetView, toInvocationDetail, toPanelApproval, toPanelExplanation, toPanelRule, toTimelineEvent } from './mapping';
+import { declaredApproval, toFleetEntry, toFleetView, toInvocationDetail, toPanelExplanation, toPanelRule, toTimelineEvent } from './mapping';
 import { renderError } from './errors';
 
 /** Facts about the host the settings view shows. */
@@ -84,7 +84,7 @@ export function openPanelSession(
     hub.subscribeApprovals((event) => {
       switch (event.type) {
         case 'added':
-          emit('approvalAdded', toPanelApproval(event.approval));
+          emit('approvalAdded', declaredApproval(event.approval));
           break;
         case 'resolved': {
           const { type: _type, ...rest } = event;
@@ -188,7 +188,7 @@ export function openPanelSession(
       return { channel, tier };
     },
     async listPendingApprovals() {
-      return hub.pendingApprovals().map(toPanelApproval);
+      return hub.pendingApprovals().map(declaredApproval);
     },
     async decide({ approval_id, decision, reason, scope }) {
       try {

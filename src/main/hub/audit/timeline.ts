@@ -5,7 +5,7 @@
  * once stored.
  */
 import type { InteractionKind, InvocationState, JsonValue, ProgressDetail, RuntimeEvent } from '../../kernel';
-import { boundedEntry } from './store';
+import { boundedEntry } from './bounded';
 import type { AuditStore } from './store';
 import type { CallContext } from '../call-context';
 import { HubError } from '../errors';

@@ -5,7 +5,9 @@
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../../kernel';
-import type { PendingApproval } from '../types';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { PendingApproval } from '../../../shared/approval';
 import { jsonDepth, MAX_DEPTH } from '../bounds';
 import { schemaValidator } from '../../kernel';
 
@@ -66,8 +68,9 @@ export interface FleetPresence {
   panels?: number;
 }
 
-/** A prompt of the owning hub, as every hub of the fleet shows it (ids and channels its own). */
-export type FleetPrompt = Omit<PendingApproval, 'hub' | 'agent' | 'interaction' | 'redacted_args'> & { agent: FleetAgent; interaction: string };
+/** A prompt of the owning hub, as every hub of the fleet shows it (ids and channels its own): the shared prompt, which names no hub while it travels. */
+const PROMPT_SCHEMA = Type.Omit(PendingApproval, ['hub', 'redacted_args']);
+export type FleetPrompt = Static<typeof PROMPT_SCHEMA>;
 
 /** A prompt raised or ended on `hub`, published on its prompts subject. */
 export type FleetPromptEvent =
@@ -138,43 +141,6 @@ const REQUEST_SCHEMA = {
       properties: { ...base, method: { const: 'decide' }, approval_id: ID, decision: { enum: ['once', 'deny'] }, reason: TEXT(2000), by: { type: 'string', minLength: 1, maxLength: 256 } },
     },
   ],
-};
-
-const STRINGS = (max: number) => ({ type: 'array', maxItems: 256, items: TEXT(max) });
-const INT = { type: 'integer', minimum: 0 };
-
-const PROMPT_SCHEMA = {
-  type: 'object',
-  required: ['approval_id', 'invocation_id', 'agent', 'channel', 'channel_labels', 'op', 'capability_id', 'args', 'provider_id', 'interaction', 'requested_at', 'expires_at'],
-  additionalProperties: false,
-  properties: {
-    approval_id: ID,
-    invocation_id: ID,
-    agent: AGENT_SCHEMA,
-    channel: CHANNEL,
-    channel_labels: STRINGS(512),
-    op: TEXT(128),
-    capability_id: TEXT(256),
-    args: {},
-    sensitive: { type: 'boolean' },
-    provider_id: TEXT(256),
-    interaction: TEXT(64),
-    requested_at: INT,
-    expires_at: INT,
-    rule_channel: TEXT(512),
-    preview: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        text: TEXT(8192),
-        image_png: { type: 'string', maxLength: MAX_PROMPT_BYTES },
-        mark: { type: 'object', required: ['x', 'y'], additionalProperties: false, properties: { x: { type: 'number' }, y: { type: 'number' }, width: { type: 'number' }, height: { type: 'number' } } },
-        lines: STRINGS(4096),
-        lines_hidden: TEXT(1024),
-        warnings: STRINGS(1024),
-      },
-    },
-  },
 };
 
 const PROMPT_EVENT_SCHEMA = {
