@@ -213,7 +213,7 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
 
       // A prompt that is garbage, that claims a hub other than its subject's, or that carries a field
       // the prompt shape does not have, shows on no panel. Each forgery is well formed apart from its flaw.
-      const prompt = { approval_id: 'appr-forged', invocation_id: 'inv-1', agent: { kind: 'mcp', name: 'x' }, channel: 'test:alpha', channel_labels: [], op: 'write', capability_id: 'test.write', args: {}, provider_id: 'p', interaction: 'api', requested_at: Date.now(), expires_at: Date.now() + 60_000 };
+      const prompt = { approval_id: 'appr-forged', invocation_id: 'inv-1', agent: { kind: 'mcp', name: 'x' }, channel: 'test:alpha', channel_labels: [], op: 'write', capability_id: 'test.write', args: {}, provider_id: 'p', interaction: 'typed', requested_at: Date.now(), expires_at: Date.now() + 60_000 };
       const added = (approval: object) => new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'added', approval }));
       nc.publish('uplink.prompts.b', new TextEncoder().encode('{"v":1,"hub":"b","type":"added"}'));
       nc.publish('uplink.prompts.c', added({ ...prompt, approval_id: 'appr-wrong-subject' }));

@@ -41,7 +41,8 @@ describe('startHubServer', () => {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
       const result = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } });
       expect(result.isError).toBeFalsy();
-      expect(driver.state.invoked.at(-1)).toMatchObject({ op: 'echo', agent: 'relayed-agent', caller: { tmux: '/tmp/tmux-1000/default,4242,0', tmux_pane: '%7' } });
+      // The driver hears the credential's id (the hub token's `default`), never the declared client name.
+      expect(driver.state.invoked.at(-1)).toMatchObject({ op: 'echo', agent: 'default', caller: { tmux: '/tmp/tmux-1000/default,4242,0', tmux_pane: '%7' } });
     } finally {
       await client.close();
       await server.close();

@@ -160,7 +160,7 @@ describe('a hub stopped while calls wait for the operator', () => {
       const mine = writes.filter((e) => e.invocation_id === id);
       expect(mine.find((e) => e.type === 'decision')).toMatchObject({ authorized: 'closed', granted: false });
       // It never ran: the call ended there, in the hub that stopped.
-      expect(mine.map((e) => e.state).filter(Boolean).at(-1)).toBe('cancelled');
+      expect(mine.map((e) => e.state).filter(Boolean).at(-1)).toBe('failed');
     }
   });
 });
