@@ -18,6 +18,11 @@ export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
 export { writeFileAtomic } from './files';
 export { CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './channels/driver-provider';
 export type { AgentCredential, AgentSummary } from './credentials/agents';
+// Credentials the edges check; light modules (no SQLite, validator or driver).
+export { CODE_TTL_MS, SESSION_TTL_MS, createOperatorAuth, operatorKeyPath } from './credentials/operator';
+export type { OperatorAuth, OperatorSession } from './credentials/operator';
+export { secretEquals } from './credentials/secret';
+export { ensureToken } from './credentials/token';
 export { loadDrivers } from './driver-admin/default';
 export type { DriverSet, LoadDrivers, SectionGetter } from './driver-admin/default';
 export { MAX_MESSAGE_BYTES, MAX_OP_CHARS, checkBounds } from './bounds';

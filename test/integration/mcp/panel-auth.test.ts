@@ -15,7 +15,7 @@ import { createHub } from '../../../src/main/hub/hub-core';
 import type { Hub } from '../../../src/main/hub';
 import { startHubServer } from '../../../src/main/edges/http/server';
 import type { HubServer } from '../../../src/main/edges/http/server';
-import { createOperatorAuth, CODE_TTL_MS, SESSION_TTL_MS } from '../../../src/main/edges/http/operator';
+import { createOperatorAuth, CODE_TTL_MS, SESSION_TTL_MS } from '../../../src/main/hub/credentials/operator';
 import { createPanelMount } from '../../../src/main/edges/panel';
 import { CLOSE_UNAUTHORIZED, PANEL_WS_PROTOCOL } from '../../../src/shared/panel-ws';
 import type { ServerFrame } from '../../../src/shared/panel-ws';

@@ -13,7 +13,7 @@ import { request as httpRequest } from 'node:http';
 import { DRIVER_ERROR_KINDS, HubError, pidAlive } from '../../hub';
 import type { DriverErrorKind } from '../../hub';
 import { readAnnouncement } from '../http/hub-json';
-import { operatorKeyPath } from '../http/operator';
+import { operatorKeyPath } from '../../hub';
 import { osUser } from './execute';
 import { present, printEntry } from './present';
 import type { CliBody, CliCaller, CliRequest } from './request';

@@ -8,7 +8,7 @@ import { createHub, HubError, loadDrivers, recordUnfinishedCalls } from '../../h
 import type { Hub, LoadDrivers } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { isLoopbackHost } from '../http/loopback';
-import { operatorKeyPath } from '../http/operator';
+import { operatorKeyPath } from '../../hub';
 import { startHubServer } from '../http/server';
 import type { HubServer } from '../http/server';
 import type { HttpContext, HttpMount } from '../http/types';

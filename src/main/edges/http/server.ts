@@ -20,10 +20,8 @@ import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { EventBuffer } from './event-store';
 import type { SessionEvents } from './event-store';
-import { createOperatorAuth, SESSION_TTL_MS } from './operator';
 import { isLoopbackHost, isLoopbackPeer } from './loopback';
-import { secretEquals } from './secret';
-import { ensureToken } from './token';
+import { createOperatorAuth, ensureToken, secretEquals, SESSION_TTL_MS } from '../../hub';
 import type { HttpContext, HttpMount } from './types';
 
 /** An MCP session idle this long (no request in flight) is closed: clients vanish without DELETE. */

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Hub } from '../../hub';
-import type { OperatorSession } from './operator';
+import type { OperatorSession } from '../../hub';
 
 /** Something served on the hub's port besides `/mcp`. */
 export interface HttpMount {

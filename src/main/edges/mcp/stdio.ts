@@ -13,7 +13,7 @@ import { createHub, loadDrivers, renderDriverError } from '../../hub';
 import type { LoadDrivers } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { CALLER_HEADERS } from '../http/server';
-import { ensureToken } from '../http/token';
+import { ensureToken } from '../../hub';
 import { connectMcp, createMcpServer, SERVER_INFO } from './server';
 
 /** Serves MCP on stdin/stdout until stdin closes (an embedded hub runs `drivers`); resolves with the exit code. */

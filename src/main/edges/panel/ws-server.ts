@@ -12,7 +12,7 @@ import type { WebSocket } from 'ws';
 import type { PanelEventName, PanelEvents } from '../../../shared/panel-api';
 import type { ClientFrame, ServerFrame } from '../../../shared/panel-ws';
 import { CLOSE_UNAUTHORIZED, PANEL_WS_PROTOCOL } from '../../../shared/panel-ws';
-import { secretEquals } from '../http/secret';
+import { secretEquals } from '../../hub';
 import { dispatchCall } from './dispatch';
 import type { PanelSession } from './session';
 

@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { dataPaths, ensureDataDir, writeFileAtomic } from '../../hub';
+import { dataPaths, ensureDataDir } from '../data-dir';
+import { writeFileAtomic } from '../files';
 
 /** Reads the token, creating it (0600) when missing or empty. */
 export function ensureToken(dataDir: string): string {

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../hub';
+import { writeFileAtomic } from '../files';
 import { secretEquals } from './secret';
 
 /** A one-time code is good for this long. */
