@@ -17,12 +17,8 @@ export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './error
 export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
 export { writeFileAtomic } from './files';
 export { CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './channels/driver-provider';
-export type { AgentCredential, AgentSummary } from './credentials/agents';
-// Credentials the edges check; light modules (no SQLite, validator or driver).
-export { CODE_TTL_MS, SESSION_TTL_MS, createOperatorAuth, operatorKeyPath } from './credentials/operator';
-export type { OperatorAuth, OperatorSession } from './credentials/operator';
-export { secretEquals } from './credentials/secret';
-export { ensureToken } from './credentials/token';
+export { CODE_TTL_MS, SESSION_TTL_MS, createOperatorAuth, ensureToken, operatorKeyPath, secretEquals } from './credentials';
+export type { AgentCredential, AgentSummary, OperatorAuth, OperatorSession } from './credentials';
 export { loadDrivers } from './driver-admin/default';
 export type { DriverSet, LoadDrivers, SectionGetter } from './driver-admin/default';
 export { MAX_MESSAGE_BYTES, MAX_OP_CHARS, checkBounds } from './bounds';

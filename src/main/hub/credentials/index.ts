@@ -1,3 +1,7 @@
-/** Credentials: named agents and their token hashes. */
+/** Credentials: named agents and their token hashes, the hub's MCP token, the operator's sign-in. */
 export { AgentCredentialStore } from './agents';
 export type { AgentCredential, AgentSummary } from './agents';
+export { CODE_TTL_MS, SESSION_TTL_MS, createOperatorAuth, operatorKeyPath } from './operator';
+export type { OperatorAuth, OperatorSession } from './operator';
+export { secretEquals } from './secret';
+export { ensureToken } from './token';
