@@ -23,6 +23,16 @@ const targets = [
   { name: 'driver-sdk', entry: 'src/main/drivers/external/sdk.ts', out: 'dist/driver-sdk.mjs', format: 'esm' },
 ];
 
+// TypeBox builds the JSON Schemas the drivers' contract and the hub declare as their modules load,
+// and the CLI's forwarding path loads that contract: as a package, TypeBox's 260-odd modules take
+// longer to load than the whole forwarding path does; bundled, only what is used is parsed.
+const bundleTypebox = {
+  name: 'bundle-typebox',
+  setup(b) {
+    b.onResolve({ filter: /^@sinclair\/typebox(\/|$)/ }, (args) => ({ path: fileURLToPath(import.meta.resolve(args.path)) }));
+  },
+};
+
 if (only.length === 0) rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 
@@ -41,6 +51,7 @@ for (const t of targets) {
     sourcemap: 'linked',
     logLevel: 'warning',
     banner: t.banner ? { js: t.banner } : undefined,
+    plugins: [bundleTypebox],
   });
 }
 
