@@ -67,7 +67,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: 'electron', message: 'Drivers never import electron.' }],
-        patterns: [onlyOutside(0, ['contract$', 'glob$', 'files$', '\\.\\./kernel$', '\\.\\./\\.\\./shared/'], 'A driver imports only the driver contract (../contract), the shared glob (../glob) and atomic write (../files), the kernel (../../kernel, types only) and src/shared — hint: not another driver, the hub or an edge.')],
+        patterns: [onlyOutside(0, ['contract$', 'protocol-schemas$', 'glob$', 'files$', '\\.\\./kernel$', '\\.\\./\\.\\./shared/'], 'A driver imports only the driver contract (../contract) and its schemas (../protocol-schemas), the shared glob (../glob) and atomic write (../files), the kernel (../../kernel, types only) and src/shared — hint: not another driver, the hub or an edge.')],
       }],
     },
   },

@@ -3,117 +3,39 @@
  * plain JSON with the contract's snake_case names, so a driver can later run out of process over
  * JSON-RPC unchanged: no callbacks, class instances or shared mutable state cross this boundary.
  */
-import type { JsonSchema, JsonValue } from '../kernel';
+import type { Static } from '@sinclair/typebox';
+import type { InteractionKind, JsonValue } from '../kernel';
 import { escapeControl } from '../../shared/escape';
+import type * as S from './protocol-schemas';
 
-export type DriverKind = 'messaging' | 'capability' | 'both';
+// The wire shapes, each derived from its one declaration in ./protocol-schemas (the schema the
+// protocol checks it with); field notes are the schemas' descriptions.
 
+export type DriverKind = Static<typeof S.DriverKindSchema>;
 /** Who a driver is. */
-export interface DriverInfo {
-  id: string;
-  kind: DriverKind;
-  summary: string;
-  /**
-   * Uplink extension: the permission tiers `setTier` takes, least power first. Present only on a
-   * driver with `setTier`; the panel offers exactly these, so it never needs to know the driver.
-   */
-  tiers?: TierSpec[];
-}
-
+export type DriverInfo = Static<typeof S.DriverInfoSchema>;
 /** Uplink extension: one permission tier a human may give a channel. */
-export interface TierSpec {
-  /** What `setTier` takes, and what a channel's `detail.tier` reports. */
-  name: string;
-  /** What an agent may do on a channel at this tier, in one line. */
-  description: string;
-  /** How much an agent can do at this tier: the panel colours the tier by it. */
-  risk: TierRisk;
-}
-
+export type TierSpec = Static<typeof S.TierSpecSchema>;
 /** How much an agent can do at a tier. */
-export type TierRisk = 'low' | 'medium' | 'high';
-
+export type TierRisk = Static<typeof S.TierRiskSchema>;
 /** One addressable target of a driver. `channel` is the full `<driver>:<addr>` address. */
-export interface ChannelEntry {
-  channel: string;
-  labels: string[];
-  detail: JsonValue;
-}
-
+export type ChannelEntry = Static<typeof S.ChannelEntrySchema>;
 /** One operation a driver offers on its channels. A missing `mutating` counts as mutating. */
-export interface OpSpec {
-  op: string;
-  summary: string;
-  mutating?: boolean;
-  params_schema: JsonSchema;
-  result_schema: JsonSchema;
-  /**
-   * Uplink extension: interaction kinds the driver can serve this op through. Omitted means
-   * `['typed']`. A driver that drives one channel several ways (desktop: AT-SPI and pixels)
-   * lists each kind here and takes the chosen one in `InvokeContext.interaction`.
-   */
-  interactions?: Array<'typed' | 'semantic_ui' | 'visual_ui'>;
-  /** Uplink extension: args fields whose values must never be stored (e.g. typed passwords). */
-  sensitive_args?: string[];
-}
-
-export type ReplyHint = 'full' | 'short' | 'none';
-
-export interface SendRequest {
-  message: string;
-  reply_hint: ReplyHint;
-}
-
-export interface SendReceipt {
-  delivered: boolean;
-  correlation_id: string;
-  verify_excerpt?: string;
-  /** RFC 3339 timestamp of the injection. */
-  injected_at: string;
-}
-
-export interface RecvItem {
-  cursor: number;
-  /** RFC 3339 timestamp when the item was seen. */
-  at: string;
-  from?: string;
-  id?: string;
-  raw: string;
-}
-
-export interface RecvBatch {
-  items: RecvItem[];
-  next_cursor: number;
-}
-
-export interface DoctorReport {
-  driver: string;
-  ok: boolean;
-  lines: string[];
-}
-
+export type OpSpec = Static<typeof S.OpSpecSchema>;
+export type ReplyHint = Static<typeof S.ReplyHintSchema>;
+export type SendRequest = Static<typeof S.SendRequestSchema>;
+export type SendReceipt = Static<typeof S.SendReceiptSchema>;
+export type RecvItem = Static<typeof S.RecvItemSchema>;
+export type RecvBatch = Static<typeof S.RecvBatchSchema>;
+export type DoctorReport = Static<typeof S.DoctorReportSchema>;
 /**
- * Uplink extension: facts the hub passes along with an invocation. Plain JSON like the rest.
- * `interaction` is the kind the kernel selected; `agent` names who asked (for envelopes/audit).
+ * Uplink extension: facts the hub passes along with an invocation. `interaction` is the kind the
+ * kernel selected; `agent` names who asked; `caller` is where the calling agent runs when the hub
+ * runs elsewhere (drivers verify it before use); `deadline_ms` how long the hub waits.
  */
-export interface InvokeContext {
-  interaction?: 'typed' | 'semantic_ui' | 'visual_ui';
-  agent?: string;
-  invocation_id?: string;
-  /**
-   * Where the calling agent runs, as its own environment says (`$TMUX`, `$TMUX_PANE`), when the
-   * hub runs elsewhere (`uplink mcp` relaying to a running hub). Drivers verify it before use.
-   */
-  caller?: CallerEnvironment;
-  /** How many milliseconds the hub waits for this call's answer (an out-of-process driver can stop in time). */
-  deadline_ms?: number;
-}
-
+export type InvokeContext = Static<typeof S.InvokeContextSchema>;
 /** Uplink extension: the calling agent's terminal environment, as its process saw it. */
-export interface CallerEnvironment {
-  tmux?: string;
-  tmux_pane?: string;
-}
+export type CallerEnvironment = Static<typeof S.CallerEnvironmentSchema>;
 
 /** The driver interface. `addr` is the part of the channel after `<driver>:`. */
 export interface Driver {
@@ -142,7 +64,7 @@ export interface Driver {
    * only when the window's application exposes an accessibility tree). The hub constrains the
    * kernel's selection to these; a driver without it serves every kind its ops list.
    */
-  interactionsFor?(addr: string): Promise<Array<'typed' | 'semantic_ui' | 'visual_ui'>>;
+  interactionsFor?(addr: string): Promise<InteractionKind[]>;
   /**
    * Uplink extension: the refusals of a mutating op that need no side effect (a tier, a guard, a
    * target that is gone), run before the operator is asked, so nobody approves a call bound to
@@ -153,38 +75,14 @@ export interface Driver {
 }
 
 /** Uplink extension: shown to the operator with an approval prompt. */
-export interface ApprovalPreview {
-  /** The action in words, e.g. "type 12 characters into the entry 'Name'". */
-  text?: string;
-  /** Base64 PNG of the target (desktop windows). */
-  image_png?: string;
-  /** Where the action lands, in image pixels. */
-  mark?: { x: number; y: number; width?: number; height?: number };
-  /** The target's last lines of text (terminal panes), control characters escaped, bounded. */
-  lines?: string[];
-  /** Why `lines` is missing although the target has text (e.g. the pane is read-blocked). */
-  lines_hidden?: string;
-  /** Why what the prompt shows may not be what the action meets (a covered window, a blank capture). */
-  warnings?: string[];
-}
+export type ApprovalPreview = Static<typeof S.ApprovalPreviewSchema>;
 
-export type DriverErrorKind = 'NotFound' | 'Unavailable' | 'Rejected' | 'Timeout' | 'Upstream' | 'Invalid';
-export const DRIVER_ERROR_KINDS: readonly DriverErrorKind[] = [
-  'NotFound',
-  'Unavailable',
-  'Rejected',
-  'Timeout',
-  'Upstream',
-  'Invalid',
-];
+/** The kinds of a driver's failure; the schema of the wire form is built from this list. */
+export const DRIVER_ERROR_KINDS = ['NotFound', 'Unavailable', 'Rejected', 'Timeout', 'Upstream', 'Invalid'] as const;
+export type DriverErrorKind = (typeof DRIVER_ERROR_KINDS)[number];
 
 /** The error payload as it crosses the wire. */
-export interface DriverErrorWire {
-  kind: DriverErrorKind;
-  message: string;
-  hint?: string;
-  evidence?: string;
-}
+export type DriverErrorWire = Static<typeof S.DriverErrorWireSchema>;
 
 /** A driver failure an agent or a person can act on. */
 export class DriverError extends Error {

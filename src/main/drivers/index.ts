@@ -5,6 +5,7 @@
  * forwarding a command) imports this index for the contract and never loads a driver.
  */
 export * from './contract';
+export * from './protocol-schemas';
 export { globMatch } from './glob';
 export { writeFileAtomic } from './files';
 export { serveDriver } from './external/serve';
@@ -18,6 +19,12 @@ export async function loadProductDrivers() {
   const [tmux, desktop] = await Promise.all([import('./tmux'), import('./desktop')]);
   return { tmux, desktop };
 }
-export { ExternalDriver, rpcErrorOf, sha256File } from './external/host';
-export { EXTENSIONS, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR } from './external/wire';
-export type { Admission, ExternalDriverOptions, ExternalStatus, Integrity, ProcessState, TraceEntry, TraceFilter } from './external/host';
+export { ExternalDriver } from './external/host';
+export type { ExternalDriverOptions, ExternalStatus, ProcessState } from './external/host';
+export { sha256File } from './external/admission';
+export type { Admission, Integrity } from './external/admission';
+export type { SchemaCheck } from './external/answers';
+export { rpcErrorOf } from './external/session';
+export type { TraceEntry, TraceFilter } from './external/trace';
+export { EXTENSIONS, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, PROTOCOL_VERSION } from './external/wire';
+export type { InitializeParams, InitializeResult } from './external/wire';

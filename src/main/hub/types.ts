@@ -7,6 +7,8 @@ import type { InteractionKind, InvocationState } from '../kernel';
 import type { AuditRecord, Outcome } from '../../shared/audit-record';
 import type { AgentKind, Decision, PendingApproval } from '../../shared/approval';
 import type { ArgConstraints } from '../../shared/arg-constraints';
+import type { Static } from '@sinclair/typebox';
+import type { StandingRuleSchema } from './config';
 import type {
   CallerEnvironment,
   ChannelEntry,
@@ -152,24 +154,7 @@ export type ApprovalEvent =
   | { type: 'withdrawn'; approval_id: string; reason: string };
 
 /** A standing rule in `<data dir>/config.json` `approvals.rules`: auto-approves matching requests. */
-export interface StandingRule {
-  id: string;
-  /**
-   * Glob (`*`, `?`) on the channel's stable names, `<driver>:<label>` for each of its labels (a tmux
-   * pane's `@name`, a desktop window's title or class), e.g. `tmux:codex`. Never matched against
-   * reusable ids (`tmux:%3`, `desktop:0x3a00007`): those can name another target later.
-   */
-  channel: string;
-  /** Glob on the op name (`send` for sends), or a list of them. */
-  op: string | string[];
-  /** Glob on the authenticated agent id (never the declared client name); omitted = any agent. */
-  agent?: string;
-  /** Covers only calls whose args meet these, e.g. `{"keys": ["Enter"]}`, `{"text": {"glob": "git status*"}}`. */
-  args?: ArgConstraints;
-  created_at?: string;
-  created_by?: string;
-  note?: string;
-}
+export type StandingRule = Static<typeof StandingRuleSchema>;
 
 /** A standing rule with its usage. */
 export interface StandingRuleStatus extends StandingRule {

@@ -4,4 +4,4 @@ export { Runtime } from './runtime';
 export { SoftwareUseError } from './errors';
 export { isValidIdentifier } from './identifier';
 export { defaultPolicy } from './policy';
-export { inputValidator, schemaValidator, strictSchemaError } from './registry';
+export { describeSchemaError, inputValidator, schemaValidator, strictSchemaError } from './registry';

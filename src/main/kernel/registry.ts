@@ -4,7 +4,7 @@
  * offers of one capability id. One selection routine serves both `start` and `explainSelection`.
  */
 import Ajv2020 from 'ajv/dist/2020.js';
-import type { ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import semver from 'semver';
 import { SoftwareUseError, describeThrown } from './errors';
 import { isValidIdentifier } from './identifier';
@@ -112,11 +112,63 @@ export function inputValidator(schema: JsonSchema): ValidateFunction {
 /**
  * A validator that checks a value against `schema` and never changes it (no defaults filled in):
  * the runtime's own reading of Draft 2020-12, for the hub's other schemas (config, fleet
- * messages), so the hub builds one ajv for them all. (The edges check what crosses them with
- * their own: importing the hub's index loads no validator, and the CLI relies on that.)
+ * messages, driver protocol answers, what crosses the edges), so a process builds one ajv for
+ * them all. Its first error in words: `describeSchemaError`.
  */
 export function schemaValidator(schema: JsonSchema): ValidateFunction {
   return compile(schema, 'output_schema');
+}
+
+/** Longest pointer and property name a described error quotes: both may come from the value checked. */
+const DESCRIBED_CHARS = 200;
+
+// C0, DEL, C1 and the Unicode line separators: an error stays one line whatever a pointer holds.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/** `text` as one inert line: control characters escaped, cut to `max` characters. */
+function inert(text: string, max: number): string {
+  const line = text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+/**
+ * The first error of a validator (`schemaValidator`, `inputValidator`) in one line, the same words
+ * wherever Uplink checks a value against a schema: where (a JSON pointer, `/` for the whole
+ * value), what in a short phrase, and the schema keyword, e.g. `/approvals/timeout_ms must be >=
+ * 1000 (minimum)`. It quotes the schema (a limit, a pattern, the allowed values) and names a
+ * property that is missing or not allowed, never a value: that may be a secret pasted into the
+ * wrong field.
+ */
+export function describeSchemaError(errors: ReadonlyArray<ErrorObject> | null | undefined): string {
+  const e = errors?.[0];
+  if (!e) return '/ does not match its schema (unknown)';
+  const where = inert(e.instancePath || '/', DESCRIBED_CHARS);
+  const params = e.params as Record<string, unknown>;
+  const quoted = (value: unknown): string => inert(JSON.stringify(value) ?? String(value), DESCRIBED_CHARS);
+  let phrase: string;
+  switch (e.keyword) {
+    case 'required':
+      phrase = `lacks the property ${quoted(params.missingProperty)}`;
+      break;
+    case 'additionalProperties':
+      phrase = `has the property ${quoted(params.additionalProperty)}, which is not allowed`;
+      break;
+    case 'unevaluatedProperties':
+      phrase = `has the property ${quoted(params.unevaluatedProperty)}, which is not allowed`;
+      break;
+    case 'enum': {
+      const allowed = Array.isArray(params.allowedValues) ? params.allowedValues : [];
+      phrase = `must be one of ${allowed.slice(0, 8).map(quoted).join(', ')}${allowed.length > 8 ? `, … (${allowed.length - 8} more)` : ''}`;
+      break;
+    }
+    case 'const':
+      phrase = `must be ${quoted(params.allowedValue)}`;
+      break;
+    default:
+      phrase = inert(e.message ?? 'does not match its schema', DESCRIBED_CHARS);
+  }
+  return `${where} ${phrase} (${e.keyword})`;
 }
 
 let strictAjv: Ajv2020 | undefined;

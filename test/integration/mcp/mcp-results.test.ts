@@ -151,7 +151,7 @@ describe('tool results', () => {
     const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '{"text":"from a string"}' });
     expect(JSON.parse(line(r))).toEqual({ text: 'from a string' });
     const notObject = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '[1]' });
-    expect(line(notObject)).toBe('uplink error [test:Invalid]: channel_observe arguments are invalid at /args: type — hint: see the channel_observe input schema in tools/list');
+    expect(line(notObject)).toBe('uplink error [test:Invalid]: channel_observe arguments are invalid: /args must be object (type) — hint: see the channel_observe input schema in tools/list');
     const broken = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '{text' });
     expect(line(broken)).toMatch(/^uplink error \[test:Invalid\]: args for echo are not valid JSON \(.+\) — hint: pass args as a JSON object/);
   });

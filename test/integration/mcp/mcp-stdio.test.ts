@@ -98,8 +98,8 @@ describe('uplink mcp (stdio, embedded hub)', () => {
       ['channel_observe', { channel: 'nope:1', op: 'noop' }, /^uplink error \[nope:NotFound\]: no driver named nope/],
       ['channel_observe', { channel: 'test:alpha', op: 'teleport' }, /^uplink error \[test:NotFound\]: test has no op "teleport"/],
       ['channel_send', { channel: 'test:alpha', message: 'x'.repeat(65 * 1024) }, /^uplink error \[test:Invalid\]: the send payload is \d+ bytes; the limit is 65536 bytes/],
-      ['channel_observe', { channel: 'test:alpha' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid at \/: required \(op\)/],
-      ['channel_observe', { channel: 'test:alpha', op: 'noop', interaction: 'telepathy' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid at \/interaction: enum/],
+      ['channel_observe', { channel: 'test:alpha' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid: \/ lacks the property "op" \(required\)/],
+      ['channel_observe', { channel: 'test:alpha', op: 'noop', interaction: 'telepathy' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid: \/interaction must be one of "typed", "semantic_ui", "visual_ui" \(enum\)/],
       ['channel_describe', { channel: 'test:gone' }, /^uplink error \[test:NotFound\]: no channel test:gone — hint: list channels/],
       ['channel_describe', { channel: 'test:alpha', op: 'warp' }, /^uplink error \[test:NotFound\]: test has no op "warp"/],
     ];

@@ -67,7 +67,7 @@ describe('tmux driver: doctor, preview, snippet', () => {
     const bad = await driver.doctor();
     expect(bad.ok).toBe(false);
     // Out of process the config file is checked against the section's schema first, which names the path.
-    expect(bad.lines.join('\n')).toMatch(VIA_PROTOCOL ? /config file: .*: \/tmux\/write_allow\/0\/tier must be equal to one of the allowed values \(the last good config .*stays in use\)/ : /write_allow\[0\]\.tier/);
+    expect(bad.lines.join('\n')).toMatch(VIA_PROTOCOL ? /config file: .*: \/tmux\/write_allow\/0\/tier must be one of "operator", "godmode" \(enum\) \(the last good config .*stays in use\)/ : /write_allow\[0\]\.tier/);
   });
 
   it('finds the server from the config socket without $TMUX, and follows a config edit to another server', async () => {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExternalDriver } from '../../../src/main/drivers';
 import type { DriverError, ExternalDriverOptions } from '../../../src/main/drivers';
+import { protocolCheck } from '../../../src/main/hub/driver-admin/external';
 import { failure } from '../../fixtures/failure';
 
 const DRIVER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'external', 'notes-driver.mjs');
@@ -17,7 +18,7 @@ afterEach(async () => {
 });
 
 function host(args: string[] = [], options: Partial<ExternalDriverOptions> = {}): ExternalDriver {
-  const d = new ExternalDriver({ id: 'notes', command: [process.execPath, DRIVER, ...args], cwd: dirname(DRIVER), ...options });
+  const d = new ExternalDriver({ id: 'notes', check: protocolCheck, command: [process.execPath, DRIVER, ...args], cwd: dirname(DRIVER), ...options });
   made.push(d);
   return d;
 }
@@ -89,12 +90,25 @@ describe('ExternalDriver', () => {
   });
 
   it('says which program could not be started', async () => {
-    const d = new ExternalDriver({ id: 'notes', command: ['/nonexistent/driver'], cwd: dirname(DRIVER) });
+    const d = new ExternalDriver({ id: 'notes', check: protocolCheck, command: ['/nonexistent/driver'], cwd: dirname(DRIVER) });
     made.push(d);
     const err = await failure<DriverError>(d.channels());
     expect(err.kind).toBe('Unavailable');
     expect(err.message).toBe('notes could not be started (ENOENT: /nonexistent/driver)');
     expect((await d.doctor()).ok).toBe(false);
+  });
+
+  it('checks what a driver answers against the protocol schema, and says where it differs', async () => {
+    const broken = (name: string): string => join(dirname(DRIVER), 'broken', `${name}.mjs`);
+    const doctorShape = new ExternalDriver({ id: 'probe', check: protocolCheck, command: [process.execPath, broken('doctor-shape')], cwd: dirname(DRIVER) });
+    made.push(doctorShape);
+    const err = await failure<DriverError>(doctorShape.doctor());
+    expect([err.kind, err.message]).toEqual(['Upstream', 'probe answered doctor with something other than a DoctorReport: / lacks the property "driver" (required)']);
+    const recvShape = new ExternalDriver({ id: 'probe', check: protocolCheck, command: [process.execPath, broken('recv-shape'), '--kind', 'both'], cwd: dirname(DRIVER) });
+    made.push(recvShape);
+    expect((await failure<DriverError>(recvShape.recv())).message).toBe('probe answered recv with something other than a RecvBatch: / lacks the property "items" (required)');
+    // The same driver's good answers pass.
+    expect(await doctorShape.channels()).toEqual([{ channel: 'probe:main', labels: ['main'], detail: {} }]);
   });
 
   it('masks args flagged sensitive in the trace', async () => {

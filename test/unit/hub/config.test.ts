@@ -29,7 +29,7 @@ describe('ConfigStore', () => {
   it('schema errors name the JSON pointer; duplicate rule ids are refused', () => {
     const path = fresh();
     writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'r', channel: 'tmux:*' }] } }));
-    expect(new ConfigStore(path).error()).toContain('/approvals/rules/0 must have required property');
+    expect(new ConfigStore(path).error()).toContain('/approvals/rules/0 lacks the property "op" (required)');
     writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'r', channel: 'a', op: 'b' }, { id: 'r', channel: 'c', op: 'd' }] } }));
     expect(new ConfigStore(path).error()).toContain('rule id "r" twice');
   });

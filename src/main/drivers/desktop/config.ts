@@ -2,31 +2,26 @@
  * The `desktop` section of Uplink's config file. The hub validates the file with this schema and
  * hands the driver a live getter, so edits apply without a restart.
  */
-import type { JsonSchema } from '../../kernel';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+
+/** JSON Schema (Draft 2020-12) of the `desktop` section; `DesktopConfig` is derived from it. */
+export const desktopConfigSchema = Type.Object(
+  {
+    /** Deadline of one helper call (default 15000 ms). */
+    call_timeout_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+    /** Windows whose title or class matches one of these globs (`*`, `?`) are not offered as channels. */
+    read_deny: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** Width of the screenshot in approval prompts (default 960 px). */
+    preview_max_width: Type.Optional(Type.Integer({ minimum: 64, maximum: 8192 })),
+    /** Python interpreter with python3-gi and python3-xlib (default /usr/bin/python3, else python3). */
+    python: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
 
 /** The desktop driver's config section. */
-export interface DesktopConfig {
-  /** Deadline of one helper call (default 15000 ms). */
-  call_timeout_ms?: number;
-  /** Windows whose title or class matches one of these globs (`*`, `?`) are not offered as channels. */
-  read_deny?: string[];
-  /** Width of the screenshot in approval prompts (default 960 px). */
-  preview_max_width?: number;
-  /** Python interpreter with python3-gi and python3-xlib (default /usr/bin/python3, else python3). */
-  python?: string;
-}
-
-/** JSON Schema (Draft 2020-12) of the `desktop` section. */
-export const desktopConfigSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    call_timeout_ms: { type: 'integer', minimum: 100, maximum: 600_000 },
-    read_deny: { type: 'array', items: { type: 'string', minLength: 1 } },
-    preview_max_width: { type: 'integer', minimum: 64, maximum: 8192 },
-    python: { type: 'string', minLength: 1 },
-  },
-  additionalProperties: false,
-};
+export type DesktopConfig = Static<typeof desktopConfigSchema>;
 
 export const DEFAULT_CALL_TIMEOUT_MS = 15_000;
 export const DEFAULT_PREVIEW_MAX_WIDTH = 960;

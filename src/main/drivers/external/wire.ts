@@ -5,6 +5,8 @@
  */
 import { DRIVER_ERROR_KINDS, DriverError } from '../contract';
 import type { DriverErrorWire } from '../contract';
+import type { Static } from '@sinclair/typebox';
+import type { InitializeParamsSchema, InitializeResultSchema } from '../protocol-schemas';
 
 /** The protocol version this build speaks. */
 export const PROTOCOL_VERSION = '3';
@@ -53,10 +55,8 @@ export interface RpcResponse {
 export type RpcMessage = RpcRequest | RpcNotification | RpcResponse;
 
 /** `initialize`'s params (hub → driver) and result (driver → hub). */
-export interface InitializeParams {
-  protocol_version: string;
-  uplink_version: string;
-}
+export type InitializeParams = Static<typeof InitializeParamsSchema>;
+export type InitializeResult = Static<typeof InitializeResultSchema>;
 
 /**
  * Splits a byte stream into lines, refusing a line longer than `max` bytes (the caller treats

@@ -3,56 +3,40 @@
  * write access to, and which panes no tier may read. The hub loads and watches the file; the
  * driver receives this section through a live getter, so edits apply on the next decision.
  */
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 import type { Tier } from './policy';
 
-/** One write grant: a glob on a pane's label or `%id`, and the tier it grants. */
-export interface TmuxWriteGrant {
-  pattern: string;
-  tier: Exclude<Tier, 'observer'>;
-}
+/** The tiers a write grant may give (observer is what every pane has without one). */
+const WRITE_TIERS = ['operator', 'godmode'] as const satisfies ReadonlyArray<Exclude<Tier, 'observer'>>;
+
+/** JSON Schema (Draft 2020-12) of the `tmux` config section; `TmuxConfig` is derived from it. */
+export const tmuxConfigSchema = Type.Object(
+  {
+    /** Path of the tmux server socket; default: `$TMUX`'s first field, else tmux's default socket. */
+    socket: Type.Optional(Type.String({ minLength: 1, description: 'Path of the tmux server socket (default: the server named by $TMUX, else the default socket).' })),
+    write_allow: Type.Optional(
+      Type.Array(
+        /** One write grant: a glob on a pane's label or `%id`, and the tier it grants. */
+        Type.Object({ pattern: Type.String({ minLength: 1 }), tier: Type.Unsafe<(typeof WRITE_TIERS)[number]>({ enum: [...WRITE_TIERS] }) }, { additionalProperties: false }),
+        { description: 'Write grants: a glob (`*`, `?`) on a pane label or %id, and the tier it grants. A pane option @uplink_profile wins when present.' },
+      ),
+    ),
+    /** Globs on a pane's label or `%id` that no tier may read (sticky: renaming cannot lift it). */
+    read_deny: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Globs on a pane label or %id whose content no tier may read.' })),
+  },
+  {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'https://uplink.local/schemas/config-tmux.json',
+    title: 'tmux driver settings',
+    additionalProperties: false,
+  },
+);
 
 /** The `tmux` config section (all optional). */
-export interface TmuxConfig {
-  /** Path of the tmux server socket; default: `$TMUX`'s first field, else tmux's default socket. */
-  socket?: string;
-  write_allow?: TmuxWriteGrant[];
-  /** Globs on a pane's label or `%id` that no tier may read (sticky: renaming cannot lift it). */
-  read_deny?: string[];
-}
-
-/** JSON Schema (Draft 2020-12) of the `tmux` config section. */
-export const tmuxConfigSchema = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://uplink.local/schemas/config-tmux.json',
-  title: 'tmux driver settings',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    socket: {
-      type: 'string',
-      minLength: 1,
-      description: 'Path of the tmux server socket (default: the server named by $TMUX, else the default socket).',
-    },
-    write_allow: {
-      type: 'array',
-      description: 'Write grants: a glob (`*`, `?`) on a pane label or %id, and the tier it grants. A pane option @uplink_profile wins when present.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['pattern', 'tier'],
-        properties: {
-          pattern: { type: 'string', minLength: 1 },
-          tier: { enum: ['operator', 'godmode'] },
-        },
-      },
-    },
-    read_deny: {
-      type: 'array',
-      description: 'Globs on a pane label or %id whose content no tier may read.',
-      items: { type: 'string', minLength: 1 },
-    },
-  },
-} as const;
+export type TmuxConfig = Static<typeof tmuxConfigSchema>;
+/** One write grant: a glob on a pane's label or `%id`, and the tier it grants. */
+export type TmuxWriteGrant = NonNullable<TmuxConfig['write_allow']>[number];
 
 /**
  * Problems with a config section, one sentence each (empty when it is fine). Drives `doctor`;
@@ -64,8 +48,9 @@ export function configProblems(raw: unknown): string[] {
   if (typeof raw !== 'object' || Array.isArray(raw)) return ['config tmux: must be an object'];
   const problems: string[] = [];
   const cfg = raw as Record<string, unknown>;
+  const settings = Object.keys(tmuxConfigSchema.properties);
   for (const key of Object.keys(cfg)) {
-    if (!['socket', 'write_allow', 'read_deny'].includes(key)) problems.push(`config tmux.${key}: unknown setting (allowed: socket, write_allow, read_deny)`);
+    if (!settings.includes(key)) problems.push(`config tmux.${key}: unknown setting (allowed: ${settings.join(', ')})`);
   }
   if (cfg.socket !== undefined && (typeof cfg.socket !== 'string' || cfg.socket === '')) {
     problems.push('config tmux.socket: must be a non-empty path');

@@ -4,6 +4,7 @@
  */
 import type { ChannelEntry, HubDoctor, JsonValue, OpDescription, RecvBatch, SendReceipt } from '../../hub';
 import { escapeControl, wellFormed } from '../../../shared/escape';
+import type { ToolOutput } from './tools';
 
 /** One image content item. */
 export interface ImageItem {
@@ -24,7 +25,7 @@ export interface ToolAnswer {
  * Channel names, op names and results come from panes and windows: the line shows their control
  * characters as escapes so it stays one inert line, and a cut never leaves half a character.
  */
-function answer(text: string, structured: object, images: ImageItem[] = []): ToolAnswer {
+function answer(text: string, structured: ToolOutput<'channel_list' | 'channel_describe' | 'channel_send' | 'channel_recv' | 'channel_doctor'>, images: ImageItem[] = []): ToolAnswer {
   return { text: wellFormed(escapeControl(text)), structured: structured as Record<string, unknown>, ...(images.length ? { images } : {}) };
 }
 
@@ -34,7 +35,8 @@ function names(list: string[], max = 10): string {
 
 export function listAnswer(channels: ChannelEntry[]): ToolAnswer {
   const text = channels.length === 0 ? 'No channels.' : `${channels.length} channel${channels.length === 1 ? '' : 's'}: ${names(channels.map((c) => c.channel))}`;
-  return answer(text, { channels });
+  const structured: ToolOutput<'channel_list'> = { channels };
+  return answer(text, structured);
 }
 
 export function describeAnswer(d: { channel: ChannelEntry; ops: OpDescription[] }): ToolAnswer {
@@ -44,18 +46,21 @@ export function describeAnswer(d: { channel: ChannelEntry; ops: OpDescription[] 
     d.ops.length === 1
       ? `${d.channel.channel} op ${d.ops[0]!.op} (${d.ops[0]!.mutating ? 'mutating' : 'read-only'}, via ${d.ops[0]!.tool}): ${d.ops[0]!.summary}`
       : `${d.channel.channel} has ${d.ops.length} ops${parts.length ? ` — ${parts.join('; ')}` : ''}`;
-  return answer(text, d);
+  const structured: ToolOutput<'channel_describe'> = d;
+  return answer(text, structured);
 }
 
 export function sendAnswer(channel: string, r: SendReceipt): ToolAnswer {
   const text = `${r.delivered ? 'Delivered' : 'Not delivered'} to ${channel} at ${r.injected_at} (correlation_id ${r.correlation_id})`;
-  return answer(text, r);
+  const structured: ToolOutput<'channel_send'> = r;
+  return answer(text, structured);
 }
 
 export function recvAnswer(b: RecvBatch): ToolAnswer {
   const from = [...new Set(b.items.map((i) => i.from).filter((f): f is string => typeof f === 'string'))];
   const text = b.items.length === 0 ? `No new items; next_cursor ${b.next_cursor}` : `${b.items.length} item${b.items.length === 1 ? '' : 's'}${from.length ? ` from ${names(from)}` : ''}; next_cursor ${b.next_cursor}`;
-  return answer(text, b);
+  const structured: ToolOutput<'channel_recv'> = b;
+  return answer(text, structured);
 }
 
 export function doctorAnswer(d: HubDoctor): ToolAnswer {
@@ -66,7 +71,8 @@ export function doctorAnswer(d: HubDoctor): ToolAnswer {
   ];
   const warned = d.warnings?.length ? `; ${d.warnings.length} warning${d.warnings.length === 1 ? '' : 's'}` : '';
   const text = d.ok ? `Healthy: ${d.drivers.length} driver${d.drivers.length === 1 ? '' : 's'} ok${warned}` : `Unhealthy: ${bad.join('; ') || 'see drivers'}${warned}`;
-  return answer(text, d);
+  const structured: ToolOutput<'channel_doctor'> = d;
+  return answer(text, structured);
 }
 
 /**

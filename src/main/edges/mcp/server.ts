@@ -11,12 +11,12 @@ import type { CallToolResult, JSONRPCMessage, JSONRPCRequest, MessageExtraInfo }
 import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { driverOfChannel, HubError, toHubError } from '../../hub';
-import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress, InteractionKind, JsonValue } from '../../hub';
+import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress } from '../../hub';
 import type { Outcome } from '../../../shared/audit-record';
 import { checkToolArgs, TOOLS } from './tools';
 import { describeAnswer, doctorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer } from './results';
 import type { ToolAnswer } from './results';
-import type { ToolName } from './tools';
+import type { ToolInput, ToolName } from './tools';
 
 /** The server's name and version in `initialize`. */
 export const SERVER_INFO = { name: 'uplink', version: '0.1.0' };
@@ -78,37 +78,35 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
     try {
       const input = checkToolArgs(name, rawArgs);
       const call: CallOptions = { agent: agent(), signal: extra.signal, ...(onProgress ? { onProgress } : {}) };
-      const withConstraints = (): CallOptions => ({
-        ...call,
-        ...(typeof input.interaction === 'string' ? { interaction: input.interaction as InteractionKind } : {}),
-        ...(typeof input.provider === 'string' ? { provider: input.provider } : {}),
-      });
       const tool = name as ToolName;
       switch (tool) {
         case 'channel_list':
           return ok(listAnswer(await hub.listChannels()));
-        case 'channel_describe':
+        case 'channel_describe': {
+          const { channel, op } = input as ToolInput<typeof tool>;
           reachedHub = true;
-          return ok(describeAnswer(await hub.describe(input.channel as string, input.op as string | undefined, call.agent)));
-        case 'channel_send':
+          return ok(describeAnswer(await hub.describe(channel, op, call.agent)));
+        }
+        case 'channel_send': {
+          const { channel, message, reply_hint } = input as ToolInput<typeof tool>;
           reachedHub = true;
-          return ok(
-            sendAnswer(input.channel as string, await hub.send(input.channel as string, { message: input.message as string, reply_hint: input.reply_hint as 'full' | 'short' | 'none' | undefined }, call)),
-          );
+          return ok(sendAnswer(channel, await hub.send(channel, { message, reply_hint }, call)));
+        }
         case 'channel_observe':
         case 'channel_act': {
-          const chan = input.channel as string;
-          const op = input.op as string;
-          const args = (input.args ?? {}) as JsonValue;
+          const { channel: chan, op, args = {}, interaction, provider } = input as ToolInput<typeof tool>;
           if (op === 'send' || op === 'recv') {
             throw new HubError(driverOfChannel(chan), 'Invalid', `${op} is not taken by ${tool}`, { hint: `use the channel_${op} tool` });
           }
           reachedHub = true;
-          return ok(invokeAnswer(await hub.invoke(chan, op, args, { ...withConstraints(), expect: tool === 'channel_act' ? 'mutating' : 'read_only' })));
+          const constraints: CallOptions = { ...call, ...(interaction ? { interaction } : {}), ...(provider !== undefined ? { provider } : {}) };
+          return ok(invokeAnswer(await hub.invoke(chan, op, args, { ...constraints, expect: tool === 'channel_act' ? 'mutating' : 'read_only' })));
         }
-        case 'channel_recv':
+        case 'channel_recv': {
+          const { cursor, driver } = input as ToolInput<typeof tool>;
           reachedHub = true;
-          return ok(recvAnswer(await hub.recv(input.cursor as number | undefined, { ...call, ...(typeof input.driver === 'string' ? { driver: input.driver } : {}) })));
+          return ok(recvAnswer(await hub.recv(cursor, { ...call, ...(driver !== undefined ? { driver } : {}) })));
+        }
         case 'channel_doctor':
           return ok(doctorAnswer(await hub.doctor()));
         default: {

@@ -1,12 +1,16 @@
 /**
  * The seven MCP tools (cc-uplink's names and parameters; see docs/driver-contract.md): their input
- * and output schemas, annotations, and the validation of a call's arguments. Every failure becomes
- * one rendered `uplink error […]` line. The schemas stay within what draft-07 and 2020-12
- * validators both read (the SDK client checks results with draft-07 Ajv).
+ * and output schemas, each declared once with TypeBox (the types of a call's arguments and of a
+ * tool's structured result are derived from them), annotations, and the validation of a call's
+ * arguments. Every failure becomes one rendered `uplink error […]` line. The schemas stay within
+ * what draft-07 and 2020-12 validators both read (the SDK client checks results with draft-07 Ajv).
  */
+import { Type } from '@sinclair/typebox';
+import type { Static, TObject } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { compileSchema, firstSchemaError } from '../schema';
-import { checkBounds, HubError, MAX_OP_CHARS } from '../../hub';
+import { compileSchema, describeSchemaError } from '../schema';
+import { ChannelEntrySchema, checkBounds, DoctorReportSchema, HubError, INTERACTION_KINDS, MAX_OP_CHARS, OpSpecSchema, RecvBatchSchema, SendReceiptSchema } from '../../hub';
+import type { InteractionKind, JsonSchema, JsonValue, OpDescription } from '../../hub';
 
 /** The tool names. */
 export type ToolName = 'channel_list' | 'channel_describe' | 'channel_send' | 'channel_observe' | 'channel_act' | 'channel_recv' | 'channel_doctor';
@@ -16,44 +20,78 @@ export interface ToolDefinition {
   name: ToolName;
   title: string;
   description: string;
-  inputSchema: Record<string, unknown>;
+  inputSchema: TObject;
   /** Absent where the result has no fixed shape (an op's result varies per op). */
-  outputSchema?: Record<string, unknown>;
+  outputSchema?: TObject;
   annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 }
 
-const str = { type: 'string' };
-const int = { type: 'integer' };
-const bool = { type: 'boolean' };
-const strings = { type: 'array', items: str };
-const object = (properties: Record<string, unknown>, required: string[] = []): Record<string, unknown> => ({ type: 'object', properties, required });
-const any = (description: string): Record<string, unknown> => ({ description });
+const closed = { additionalProperties: false } as const;
+const strings = Type.Array(Type.String());
+const oneOf = <const T extends readonly string[]>(values: T, description?: string) => Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
 
-const interaction = { type: 'string', enum: ['typed', 'semantic_ui', 'visual_ui'], description: 'Force an interaction kind (hard constraint).' };
-const provider = { type: 'string', description: 'Force a provider id, e.g. uplink/desktop-visual (hard constraint).' };
-const channel = { type: 'string', description: "Channel address <driver>:<addr>, e.g. tmux:%3 or tmux:codex; another hub's channel in a fleet is <hub>/<driver>:<addr>, e.g. buildbox/tmux:%3." };
-const args = {
-  type: 'object',
-  description: "The op's args: an object matching its params_schema (see channel_describe). A JSON string of that object is accepted too and parsed before validation.",
+const channel = Type.String({ description: "Channel address <driver>:<addr>, e.g. tmux:%3 or tmux:codex; another hub's channel in a fleet is <hub>/<driver>:<addr>, e.g. buildbox/tmux:%3." });
+const invokeProperties = {
+  channel,
+  op: Type.String(),
+  args: Type.Optional(
+    Type.Unsafe<{ [key: string]: JsonValue }>({
+      type: 'object',
+      description: "The op's args: an object matching its params_schema (see channel_describe). A JSON string of that object is accepted too and parsed before validation.",
+    }),
+  ),
+  interaction: Type.Optional(oneOf(INTERACTION_KINDS satisfies readonly InteractionKind[], 'Force an interaction kind (hard constraint).')),
+  provider: Type.Optional(Type.String({ description: 'Force a provider id, e.g. uplink/desktop-visual (hard constraint).' })),
 };
-const invokeInput = object({ channel, op: { type: 'string' }, args, interaction, provider }, ['channel', 'op']);
 
-const channelEntry = object({ channel: str, labels: strings, detail: any('Driver-specific facts about the channel.') }, ['channel', 'labels', 'detail']);
-const opDescription = object(
-  {
-    op: str,
-    summary: str,
-    mutating: bool,
-    capability_id: str,
-    tool: { type: 'string', enum: ['channel_observe', 'channel_act', 'channel_send', 'channel_recv'] },
-    interactions: { type: 'array', items: { type: 'string', enum: ['typed', 'semantic_ui', 'visual_ui'] } },
-    params_schema: any('JSON Schema of the op\'s args.'),
-    result_schema: any('JSON Schema of the op\'s result (before images move to content items).'),
-    sensitive_args: strings,
-  },
-  ['op', 'summary', 'mutating', 'capability_id', 'tool', 'interactions', 'params_schema', 'result_schema'],
-);
-const fileState = object({ ok: bool, path: str, error: str }, ['ok', 'path']);
+/** What each tool takes: declared once, as the schema `tools/list` shows and the call is checked against. */
+const INPUTS = {
+  channel_list: Type.Object({}, closed),
+  channel_describe: Type.Object({ channel, op: Type.Optional(Type.String()) }, closed),
+  channel_send: Type.Object({ channel, message: Type.String(), reply_hint: Type.Optional(oneOf(['full', 'short', 'none'], 'How the recipient is told to reply (default full).')) }, closed),
+  channel_observe: Type.Object(invokeProperties, closed),
+  channel_act: Type.Object(invokeProperties, closed),
+  channel_recv: Type.Object({ cursor: Type.Optional(Type.Integer({ minimum: 0 })), driver: Type.Optional(Type.String({ description: 'Messaging driver (default: the first).' })) }, closed),
+  channel_doctor: Type.Object({}, closed),
+} satisfies Record<ToolName, TObject>;
+
+/** A tool call's arguments, once checked. */
+export type ToolInput<T extends ToolName> = Static<(typeof INPUTS)[T]>;
+
+const OP_TOOLS = ['channel_observe', 'channel_act', 'channel_send', 'channel_recv'] as const satisfies ReadonlyArray<OpDescription['tool']>;
+
+/** An op as channel_describe shows it: its OpSpec, normalized, with the tool that takes it. */
+const OpDescriptionSchema = Type.Object({
+  ...OpSpecSchema.properties,
+  mutating: Type.Boolean(),
+  capability_id: Type.String(),
+  tool: oneOf(OP_TOOLS),
+  interactions: Type.Array(oneOf(INTERACTION_KINDS)),
+  params_schema: Type.Unsafe<JsonSchema>({ description: "JSON Schema of the op's args." }),
+  result_schema: Type.Unsafe<JsonSchema>({ description: "JSON Schema of the op's result (before images move to content items)." }),
+});
+const fileState = Type.Object({ ok: Type.Boolean(), path: Type.String(), error: Type.Optional(Type.String()) });
+
+/** What each tool with a fixed-shape result answers, as its structuredContent. */
+const OUTPUTS = {
+  channel_list: Type.Object({ channels: Type.Array(ChannelEntrySchema) }),
+  channel_describe: Type.Object({ channel: ChannelEntrySchema, ops: Type.Array(OpDescriptionSchema) }),
+  channel_send: SendReceiptSchema,
+  channel_recv: RecvBatchSchema,
+  channel_doctor: Type.Object({
+    ok: Type.Boolean(),
+    drivers: Type.Array(DoctorReportSchema),
+    config: fileState,
+    audit: fileState,
+    agents: fileState,
+    panels_attached: Type.Integer(),
+    disabled: Type.Optional(strings),
+    warnings: Type.Optional(strings),
+  }),
+} satisfies Partial<Record<ToolName, TObject>>;
+
+/** A tool's structured result. */
+export type ToolOutput<T extends keyof typeof OUTPUTS> = Static<(typeof OUTPUTS)[T]>;
 
 /** Read-only tools: the destructive/idempotent hints are set anyway so no client has to guess. */
 const looking = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
@@ -64,8 +102,8 @@ export const TOOLS: ToolDefinition[] = [
     name: 'channel_list',
     title: 'List channels',
     description: 'List every channel of every enabled driver (channel, labels, detail).',
-    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-    outputSchema: object({ channels: { type: 'array', items: channelEntry } }, ['channels']),
+    inputSchema: INPUTS.channel_list,
+    outputSchema: OUTPUTS.channel_list,
     // Closed world: the hub's own view of the drivers it runs, no content from the targets.
     annotations: { title: 'List channels', ...looking, openWorldHint: false },
   },
@@ -73,25 +111,16 @@ export const TOOLS: ToolDefinition[] = [
     name: 'channel_describe',
     title: 'Describe a channel',
     description: 'Describe a channel and its ops (params_schema, result_schema, mutating, and which tool takes each op). Pass op to describe one op.',
-    inputSchema: { type: 'object', properties: { channel, op: { type: 'string' } }, required: ['channel'], additionalProperties: false },
-    outputSchema: object({ channel: channelEntry, ops: { type: 'array', items: opDescription } }, ['channel', 'ops']),
+    inputSchema: INPUTS.channel_describe,
+    outputSchema: OUTPUTS.channel_describe,
     annotations: { title: 'Describe a channel', ...looking, openWorldHint: false },
   },
   {
     name: 'channel_send',
     title: 'Send a message',
     description: 'Send a one-line message to a channel (mutating: needs operator approval). Returns a SendReceipt.',
-    inputSchema: {
-      type: 'object',
-      properties: { channel, message: { type: 'string' }, reply_hint: { type: 'string', enum: ['full', 'short', 'none'], description: 'How the recipient is told to reply (default full).' } },
-      required: ['channel', 'message'],
-      additionalProperties: false,
-    },
-    outputSchema: object({ delivered: bool, correlation_id: str, verify_excerpt: str, injected_at: { type: 'string', description: 'RFC 3339 time of the injection.' } }, [
-      'delivered',
-      'correlation_id',
-      'injected_at',
-    ]),
+    inputSchema: INPUTS.channel_send,
+    outputSchema: OUTPUTS.channel_send,
     // Adds a message without taking anything away; sending twice delivers it twice.
     annotations: { title: 'Send a message', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   },
@@ -100,7 +129,7 @@ export const TOOLS: ToolDefinition[] = [
     title: 'Observe a channel',
     description:
       "Run a read-only op (mutating: false) on a channel, e.g. tmux read or desktop screenshot. Returns the op's result (its result_schema is in channel_describe) as JSON text; images in it come as image content items. Mutating ops go through channel_act.",
-    inputSchema: { ...invokeInput, additionalProperties: false },
+    inputSchema: INPUTS.channel_observe,
     // No outputSchema: the result's shape is the op's, not the tool's.
     // Open world: what it reads was written by software outside Uplink (treat it as untrusted).
     annotations: { title: 'Observe a channel', ...looking, openWorldHint: true },
@@ -110,7 +139,7 @@ export const TOOLS: ToolDefinition[] = [
     title: 'Act on a channel',
     description:
       "Run a mutating op on a channel (needs operator approval), e.g. tmux type or keys. Returns the op's result as JSON text, like channel_observe. Read-only ops go through channel_observe.",
-    inputSchema: { ...invokeInput, additionalProperties: false },
+    inputSchema: INPUTS.channel_act,
     // Typing keys or clicking into other software can overwrite or delete its state, and doing it twice does it twice.
     annotations: { title: 'Act on a channel', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   },
@@ -118,14 +147,8 @@ export const TOOLS: ToolDefinition[] = [
     name: 'channel_recv',
     title: 'Receive replies',
     description: 'Read replies and envelopes seen since a cursor (cursors are per driver; pass next_cursor back).',
-    inputSchema: { type: 'object', properties: { cursor: { type: 'integer', minimum: 0 }, driver: { type: 'string', description: 'Messaging driver (default: the first).' } }, additionalProperties: false },
-    outputSchema: object(
-      {
-        items: { type: 'array', items: object({ cursor: int, at: { type: 'string', description: 'RFC 3339 time the item was seen.' }, from: str, id: str, raw: str }, ['cursor', 'at', 'raw']) },
-        next_cursor: int,
-      },
-      ['items', 'next_cursor'],
-    ),
+    inputSchema: INPUTS.channel_recv,
+    outputSchema: OUTPUTS.channel_recv,
     // The caller holds the cursor, so the same call reads the same items; other agents wrote them.
     annotations: { title: 'Receive replies', ...looking, openWorldHint: true },
   },
@@ -133,20 +156,8 @@ export const TOOLS: ToolDefinition[] = [
     name: 'channel_doctor',
     title: 'Check health',
     description: "Health of the hub and of every driver (ok, lines), plus the config file's state.",
-    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-    outputSchema: object(
-      {
-        ok: bool,
-        drivers: { type: 'array', items: object({ driver: str, ok: bool, lines: strings }, ['driver', 'ok', 'lines']) },
-        config: fileState,
-        audit: fileState,
-        agents: fileState,
-        panels_attached: int,
-        disabled: strings,
-        warnings: strings,
-      },
-      ['ok', 'drivers', 'config', 'audit', 'agents', 'panels_attached'],
-    ),
+    inputSchema: INPUTS.channel_doctor,
+    outputSchema: OUTPUTS.channel_doctor,
     annotations: { title: 'Check health', ...looking, openWorldHint: false },
   },
 ];
@@ -174,8 +185,7 @@ export function checkToolArgs(name: string, raw: unknown): Record<string, unknow
   }
   if (!validate) throw new Error(`no validator for tool ${name}`);
   if (!validate(input)) {
-    const e = firstSchemaError(validate.errors);
-    throw new HubError(driver, 'Invalid', `${name} arguments are invalid at ${e.where}: ${e.keyword}${e.named}`, { hint: `see the ${name} input schema in tools/list` });
+    throw new HubError(driver, 'Invalid', `${name} arguments are invalid: ${describeSchemaError(validate.errors)}`, { hint: `see the ${name} input schema in tools/list` });
   }
   return input;
 }

@@ -11,18 +11,17 @@ import type {
   CapabilityProvider,
   CapabilitySpec,
   InteractionKind,
-  JsonSchema,
   JsonValue,
   ProviderCall,
   ProviderCapability,
   ProviderDescriptor,
   ProviderOutput,
 } from '../../kernel';
-import { DriverError, isMutating } from '../../drivers';
+// The messaging half's params and results are the driver protocol's own schemas.
+import { DriverError, isMutating, RecvBatchSchema as RECV_RESULT, RecvRequestSchema as RECV_PARAMS, SendReceiptSchema as SEND_RESULT, SendRequestSchema as SEND_PARAMS } from '../../drivers';
 import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../../drivers';
 import type { CallContext } from '../call-context';
 import { Deadlines } from './deadlines';
-import { MAX_MESSAGE_BYTES } from '../bounds';
 
 /** The deadlines of every driver call in this process, on one timer. */
 const DEADLINES = new Deadlines();
@@ -31,38 +30,6 @@ const DEADLINES = new Deadlines();
 export const CAPABILITY_VERSION = '1.0.0';
 /** Op names the hub reserves for the messaging half of the contract. */
 export const RESERVED_OPS = ['send', 'recv'] as const;
-
-const SEND_PARAMS: JsonSchema = {
-  type: 'object',
-  properties: { message: { type: 'string', maxLength: MAX_MESSAGE_BYTES }, reply_hint: { enum: ['full', 'short', 'none'] } },
-  required: ['message', 'reply_hint'],
-  additionalProperties: false,
-};
-const SEND_RESULT: JsonSchema = {
-  type: 'object',
-  properties: { delivered: { type: 'boolean' }, correlation_id: { type: 'string' }, verify_excerpt: { type: 'string' }, injected_at: { type: 'string' } },
-  required: ['delivered', 'correlation_id', 'injected_at'],
-};
-const RECV_PARAMS: JsonSchema = {
-  type: 'object',
-  properties: { cursor: { type: 'integer', minimum: 0 } },
-  additionalProperties: false,
-};
-const RECV_RESULT: JsonSchema = {
-  type: 'object',
-  properties: {
-    items: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { cursor: { type: 'integer' }, at: { type: 'string' }, from: { type: 'string' }, id: { type: 'string' }, raw: { type: 'string' } },
-        required: ['cursor', 'at', 'raw'],
-      },
-    },
-    next_cursor: { type: 'integer' },
-  },
-  required: ['items', 'next_cursor'],
-};
 
 /** The provider id for a driver and interaction kind. */
 export function providerIdFor(driver: string, interaction: InteractionKind): string {

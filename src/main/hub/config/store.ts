@@ -13,13 +13,16 @@ import { jsonDepth } from '../bounds';
 import { chmodSync, existsSync, readFileSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import { schemaValidator } from '../../kernel';
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { describeSchemaError, schemaValidator } from '../../kernel';
 import type { JsonSchema } from '../../kernel';
 import { Emitter } from '../../../shared/emitter';
+import type { ArgConstraints } from '../../../shared/arg-constraints';
 import { readBoundedFile, writeFileAtomic } from '../files';
 import { jsonErrorLocation } from './json-locate';
-import type { Disposer, StandingRule } from '../types';
+import type { Disposer } from '../types';
 
 /** Default approval timeout: two minutes, then an unanswered prompt is denied. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
@@ -47,83 +50,107 @@ function readBounded(path: string, limit: number): { text: string } | { size: nu
   return file.bytes ? { text: file.bytes.toString('utf8') } : { size: file.size };
 }
 
-/** The config file as the hub reads it; driver sections are opaque here and validated by their schema. */
-export interface UplinkConfig {
-  approvals: { timeout_ms: number; rules: StandingRule[] };
-  /** `drivers`: which drivers run (all when absent); read when the hub starts. */
-  hub: { driver_timeout_ms: number; drivers?: string[] };
-  fleet?: FleetSettings;
-  [section: string]: unknown;
-}
+const NAME_PATTERN = '^[a-z][a-z0-9-]*$';
+const PATH = Type.String({ minLength: 1, maxLength: 4096 });
 
-const RULE_SCHEMA = {
-  type: 'object',
-  required: ['id', 'channel', 'op'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string', minLength: 1, maxLength: 128 },
-    channel: { type: 'string', minLength: 1 },
-    op: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }] },
-    agent: { type: 'string', minLength: 1 },
-    // An exact JSON value or `{glob}`; the hub checks names against the ops when the panel saves one.
-    args: { type: 'object', maxProperties: 16, propertyNames: { pattern: '^[A-Za-z0-9_.-]{1,64}$' } },
-    created_at: { type: 'string' },
-    created_by: { type: 'string' },
-    note: { type: 'string' },
+/** A standing rule in `approvals.rules`: auto-approves matching requests. */
+export const StandingRuleSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128 }),
+    /**
+     * Glob (`*`, `?`) on the channel's stable names, `<driver>:<label>` for each of its labels (a tmux
+     * pane's `@name`, a desktop window's title or class), e.g. `tmux:codex`. Never matched against
+     * reusable ids (`tmux:%3`, `desktop:0x3a00007`): those can name another target later.
+     */
+    channel: Type.String({ minLength: 1 }),
+    /** Glob on the op name (`send` for sends), or a list of them. */
+    op: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })]),
+    /** Glob on the authenticated agent id (never the declared client name); omitted = any agent. */
+    agent: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * Covers only calls whose args meet these, e.g. `{"keys": ["Enter"]}`, `{"text": {"glob": "git
+     * status*"}}`: an exact JSON value or `{glob}`; the hub checks names against the ops when the
+     * panel saves one.
+     */
+    args: Type.Optional(Type.Unsafe<ArgConstraints>({ type: 'object', maxProperties: 16, propertyNames: { pattern: '^[A-Za-z0-9_.-]{1,64}$' } })),
+    created_at: Type.Optional(Type.String()),
+    created_by: Type.Optional(Type.String()),
+    note: Type.Optional(Type.String()),
   },
-};
+  { additionalProperties: false },
+);
 
 /** Ids an external driver may not take: the built-in drivers' and `core` (the hub's own errors). */
 export const RESERVED_DRIVER_IDS = ['core', 'tmux', 'desktop'];
 
 /** One out-of-process driver the operator configured (docs/driver-protocol.md, Admission). */
-export interface ExternalDriverEntry {
-  id: string;
-  command: string[];
-  integrity?: { file: string; sha256: string };
-}
-
-const EXTERNAL_DRIVER_SCHEMA = {
-  type: 'object',
-  required: ['id', 'command'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 },
-    command: { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', minLength: 1, maxLength: 4096 } },
-    integrity: {
-      type: 'object',
-      required: ['file', 'sha256'],
-      additionalProperties: false,
-      properties: { file: { type: 'string', minLength: 1, maxLength: 4096 }, sha256: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' } },
-    },
+export const ExternalDriverEntrySchema = Type.Object(
+  {
+    id: Type.String({ pattern: NAME_PATTERN, maxLength: 64 }),
+    command: Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { minItems: 1, maxItems: 256 }),
+    integrity: Type.Optional(Type.Object({ file: PATH, sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }) }, { additionalProperties: false })),
   },
-};
+  { additionalProperties: false },
+);
+export type ExternalDriverEntry = Static<typeof ExternalDriverEntrySchema>;
 
 /** How this hub joins a fleet of hubs on NATS (docs/fleet.md); read when the hub starts. */
-export interface FleetSettings {
-  /** `nats://host:port` or `tls://host:port` (TLS required then). */
-  url: string;
-  /** This hub's name in the fleet: its channels are `<name>/<channel>` to the other hubs. */
-  name: string;
-  /** A file holding the fleet's NATS token (0600); relative paths are under the data dir. Or `creds_file`. */
-  token_file?: string;
-  /** A NATS credentials file (user JWT + NKey seed, 0600), as `nsc` makes it. Or `token_file`. */
-  creds_file?: string;
-  /** The CA bundle (PEM) a `tls://` server's certificate is checked against; the system's CAs without it. */
-  ca_file?: string;
+export const FleetSettingsSchema = Type.Object(
+  {
+    /** `nats://host:port` or `tls://host:port` (TLS required then). */
+    url: Type.String({ pattern: '^(nats|tls)://[^\\s/]+$', maxLength: 512 }),
+    /** This hub's name in the fleet: its channels are `<name>/<channel>` to the other hubs. */
+    name: Type.String({ pattern: NAME_PATTERN, maxLength: 64 }),
+    /** A file holding the fleet's NATS token (0600); relative paths are under the data dir. Or `creds_file`. */
+    token_file: Type.Optional(PATH),
+    /** A NATS credentials file (user JWT + NKey seed, 0600), as `nsc` makes it. Or `token_file`. */
+    creds_file: Type.Optional(PATH),
+    /** The CA bundle (PEM) a `tls://` server's certificate is checked against; the system's CAs without it. */
+    ca_file: Type.Optional(PATH),
+  },
+  { additionalProperties: false },
+);
+export type FleetSettings = Static<typeof FleetSettingsSchema>;
+
+const ApprovalsSchema = Type.Object(
+  {
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 86_400_000 })),
+    rules: Type.Optional(Type.Array(StandingRuleSchema)),
+  },
+  { additionalProperties: false },
+);
+
+const HubSettingsSchema = Type.Object(
+  {
+    driver_timeout_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
+    /** Which drivers run (all when absent); read when the hub starts. */
+    drivers: Type.Optional(Type.Array(Type.String({ pattern: NAME_PATTERN }), { uniqueItems: true })),
+  },
+  { additionalProperties: false },
+);
+
+/** config.json's own sections; each driver's section is added by its schema (`sectionSchemas`). */
+const HUB_SECTIONS = {
+  $schema: Type.Optional(Type.String()),
+  approvals: Type.Optional(ApprovalsSchema),
+  hub: Type.Optional(HubSettingsSchema),
+  external_drivers: Type.Optional(Type.Array(ExternalDriverEntrySchema, { maxItems: 64 })),
+  fleet: Type.Optional(FleetSettingsSchema),
+};
+
+/** config.json as the file holds it: every section optional, driver sections opaque here. */
+function fileSchema(sectionSchemas: Record<string, JsonSchema>) {
+  const sections = Object.fromEntries(Object.entries(sectionSchemas).map(([name, schema]) => [name, Type.Optional(Type.Unsafe<unknown>(schema as object))]));
+  return Type.Object({ ...HUB_SECTIONS, ...sections });
 }
 
-const FLEET_SCHEMA = {
-  type: 'object',
-  required: ['url', 'name'],
-  additionalProperties: false,
-  properties: {
-    url: { type: 'string', pattern: '^(nats|tls)://[^\\s/]+$', maxLength: 512 },
-    name: { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 },
-    token_file: { type: 'string', minLength: 1, maxLength: 4096 },
-    creds_file: { type: 'string', minLength: 1, maxLength: 4096 },
-    ca_file: { type: 'string', minLength: 1, maxLength: 4096 },
-  },
+type ConfigFile = Static<ReturnType<typeof fileSchema>>;
+
+/** The config as the hub reads it: the file with defaults filled in; driver sections validated by their schema. */
+export type UplinkConfig = Omit<ConfigFile, 'approvals' | 'hub'> & {
+  approvals: Required<Static<typeof ApprovalsSchema>>;
+  hub: Static<typeof HubSettingsSchema> & { driver_timeout_ms: number };
+  [section: string]: unknown;
 };
 
 /** Names that would make a hub's subjects (`uplink.<hub>.call`) collide with the fleet's shared ones. */
@@ -139,46 +166,10 @@ function fleetProblem(fleet: FleetSettings | undefined): string | undefined {
   return undefined;
 }
 
-/** The hub's own sections; driver sections are added by `sectionSchemas`. */
-function rootSchema(sectionSchemas: Record<string, JsonSchema>): Record<string, unknown> {
-  return {
-    type: 'object',
-    properties: {
-      $schema: { type: 'string' },
-      approvals: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          timeout_ms: { type: 'integer', minimum: 1000, maximum: 86_400_000 },
-          rules: { type: 'array', items: RULE_SCHEMA },
-        },
-      },
-      hub: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          driver_timeout_ms: { type: 'integer', minimum: 100, maximum: 3_600_000 },
-          drivers: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' } },
-        },
-      },
-      external_drivers: { type: 'array', maxItems: 64, items: EXTERNAL_DRIVER_SCHEMA },
-      fleet: FLEET_SCHEMA,
-      ...sectionSchemas,
-    },
-  };
-}
-
-function describeAjv(errors: ErrorObject[] | null | undefined): string {
-  const e = errors?.[0];
-  if (!e) return 'invalid';
-  const where = e.instancePath || '/';
-  return `${where} ${e.message ?? e.keyword}`;
-}
-
 /** Normalizes a validated raw object into the hub's view (defaults filled in). */
-function normalize(raw: Record<string, unknown>): UplinkConfig {
-  const approvals = (raw.approvals ?? {}) as Partial<UplinkConfig['approvals']>;
-  const hub = (raw.hub ?? {}) as Partial<UplinkConfig['hub']>;
+function normalize(raw: ConfigFile): UplinkConfig {
+  const approvals = raw.approvals ?? {};
+  const hub = raw.hub ?? {};
   return {
     ...raw,
     approvals: { timeout_ms: approvals.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS, rules: approvals.rules ?? [] },
@@ -206,7 +197,7 @@ export class ConfigStore {
   constructor(path: string, sectionSchemas: Record<string, JsonSchema> = {}) {
     this.path = path;
     this.lastGoodPath = path.replace(/(\.json)?$/, '.last-good.json');
-    this.#validate = schemaValidator(rootSchema(sectionSchemas) as JsonSchema);
+    this.#validate = schemaValidator(fileSchema(sectionSchemas));
     this.#sections = Object.keys(sectionSchemas);
     // A file already broken at start: the last good copy a previous run saved stays in use, so
     // standing rules and driver guards (read_deny, write_allow) survive a restart over a bad edit.
@@ -263,7 +254,7 @@ export class ConfigStore {
    * Keeps a copy of a config that loaded (0600, temp + rename); best effort. Never deleted: its
    * presence is also how a later start knows a config existed, so a deleted file reads as broken.
    */
-  #saveLastGood(raw: Record<string, unknown>): void {
+  #saveLastGood(raw: ConfigFile): void {
     const text = `${JSON.stringify(raw, null, 2)}\n`;
     try {
       if (existsSync(this.lastGoodPath) && readFileSync(this.lastGoodPath, 'utf8') === text) return;
@@ -316,9 +307,9 @@ export class ConfigStore {
     if ('error' in parsed) {
       throw new Error(`${this.path} is broken (${parsed.error}) — hint: fix the file first (write {} to start from the defaults); ${this.#fallback}`);
     }
-    const raw = parsed.raw;
-    edit(raw);
-    if (!this.#validate(raw)) throw new Error(`config edit would be invalid: ${describeAjv(this.#validate.errors)}`);
+    const raw: unknown = parsed.raw;
+    edit(raw as Record<string, unknown>);
+    if (!this.#valid(raw)) throw new Error(`config edit would be invalid: ${describeSchemaError(this.#validate.errors)}`);
     writeFileAtomic(this.path, `${JSON.stringify(raw, null, 2)}\n`, 0o600);
     this.#error = undefined;
     this.#loaded = true;
@@ -339,7 +330,7 @@ export class ConfigStore {
     this.#watcher = undefined;
   }
 
-  #readRaw(): { raw: Record<string, unknown>; file: boolean } | { error: string } {
+  #readRaw(): { raw: ConfigFile; file: boolean } | { error: string } {
     if (!existsSync(this.path)) {
       // Never loaded anywhere (fresh install): the defaults. Loaded before, here or by an earlier
       // run: a deletion must not silently drop read_deny, grants and rules.
@@ -351,7 +342,7 @@ export class ConfigStore {
   }
 
   /** Reads, bounds, parses and validates one config file. */
-  #parse(path: string): { raw: Record<string, unknown> } | { error: string } {
+  #parse(path: string): { raw: ConfigFile } | { error: string } {
     let text: string;
     try {
       const read = readBounded(path, MAX_CONFIG_BYTES);
@@ -370,19 +361,24 @@ export class ConfigStore {
       return { error: `${path}: invalid JSON at ${where} (${(e as Error).message})` };
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { error: `${path}: the top level must be a JSON object` };
-    if (!this.#validate(raw)) return { error: `${path}: ${describeAjv(this.#validate.errors)}` };
-    const rules = ((raw as { approvals?: { rules?: StandingRule[] } }).approvals?.rules ?? []).map((r) => r.id);
+    if (!this.#valid(raw)) return { error: `${path}: ${describeSchemaError(this.#validate.errors)}` };
+    const rules = (raw.approvals?.rules ?? []).map((r) => r.id);
     const dup = rules.find((id, i) => rules.indexOf(id) !== i);
     if (dup) return { error: `${path}: /approvals/rules has the rule id "${dup}" twice` };
-    const fleet = fleetProblem((raw as { fleet?: FleetSettings }).fleet);
+    const fleet = fleetProblem(raw.fleet);
     if (fleet) return { error: `${path}: ${fleet}` };
-    const external = ((raw as { external_drivers?: ExternalDriverEntry[] }).external_drivers ?? []).map((d) => d.id);
+    const external = (raw.external_drivers ?? []).map((d) => d.id);
     const reserved = [...RESERVED_DRIVER_IDS, 'fleet', ...this.#sections];
     const taken = external.findIndex((id, i) => reserved.includes(id) || external.indexOf(id) !== i);
     if (taken !== -1) {
       const id = external[taken]!;
       return { error: `${path}: /external_drivers/${taken}/id "${id}" is ${reserved.includes(id) ? "a built-in driver's id" : 'used twice'} — hint: give each external driver an id of its own` };
     }
-    return { raw: raw as Record<string, unknown> };
+    return { raw };
+  }
+
+  /** Whether `raw` is a config file by the schema (its first error is then in `#validate.errors`). */
+  #valid(raw: unknown): raw is ConfigFile {
+    return this.#validate(raw) === true;
   }
 }

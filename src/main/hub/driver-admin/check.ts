@@ -9,9 +9,27 @@
  * `uplink-check-large` (docs/driver-protocol.md). Every other check works on any driver.
  */
 import { inputValidator, isValidIdentifier, strictSchemaError } from '../../kernel';
-import type { JsonValue } from '../../kernel';
-import { DRIVER_ERROR_KINDS, DriverError, EXTENSIONS, ExternalDriver, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, renderDriverError, rpcErrorOf } from '../../drivers';
-import type { DriverErrorWire, InvokeContext, OpSpec } from '../../drivers';
+import type { JsonSchema, JsonValue } from '../../kernel';
+import {
+  ChannelsResultSchema,
+  DoctorReportSchema,
+  DRIVER_ERROR_KINDS,
+  DriverError,
+  DriverErrorWireSchema,
+  DriverInfoSchema,
+  EXTENSIONS,
+  ExternalDriver,
+  INVALID_PARAMS,
+  METHOD_NOT_FOUND,
+  OpsResultSchema,
+  PARSE_ERROR,
+  PROTOCOL_VERSION,
+  RecvBatchSchema,
+  renderDriverError,
+  rpcErrorOf,
+} from '../../drivers';
+import type { DriverErrorWire, InitializeResult, InvokeContext, OpSpec } from '../../drivers';
+import { protocolCheck } from './external';
 
 /** Set to `1` in the environment of a driver the kit starts. */
 export const CHECK_ENV = 'UPLINK_DRIVER_CHECK';
@@ -74,6 +92,15 @@ interface State {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+const compiled = new Map<JsonSchema, (value: unknown) => string | undefined>();
+
+/** Why `value` is not what `schema` of the driver protocol describes (the host's own check), or `undefined`. */
+function problem(schema: JsonSchema, value: unknown): string | undefined {
+  let check = compiled.get(schema);
+  if (!check) compiled.set(schema, (check = protocolCheck(schema)));
+  return check(value);
 }
 
 function cut(text: string, max = 160): string {
@@ -139,39 +166,41 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
       throw e;
     }
     s.started = true;
-    const init = s.d.handshake() as { info: { kind: string }; extensions?: unknown };
+    // The host has checked the answer against the protocol's schema before it started.
+    const init = s.d.handshake() as InitializeResult;
     s.kind = init.info.kind;
-    const ext = init.extensions;
-    const note = `${s.d.id}, protocol 3, extensions: ${Array.isArray(ext) && ext.length ? ext.map(String).join(', ') : 'none'}`;
-    if (ext === undefined) return note;
-    if (!Array.isArray(ext)) fail(`initialize's extensions is ${show(ext)}, not a list`, 'answer "extensions": [] or a list of the optional methods you serve');
-    const unknown = (ext as unknown[]).filter((e) => !(EXTENSIONS as readonly unknown[]).includes(e));
+    const ext = init.extensions ?? [];
+    const note = `${s.d.id}, protocol ${PROTOCOL_VERSION}, extensions: ${ext.length ? ext.join(', ') : 'none'}`;
+    const unknown = ext.filter((e) => !(EXTENSIONS as readonly string[]).includes(e));
     if (unknown.length) fail(`initialize's extensions lists ${unknown.map(show).join(', ')}, not a known extension`, `list only the optional methods you serve: ${EXTENSIONS.join(', ')}`);
     return note;
   },
 
   async info(s) {
     const info = await s.d.call('info', {});
-    if (!isRecord(info) || typeof info.id !== 'string' || typeof info.summary !== 'string' || !['messaging', 'capability', 'both'].includes(info.kind as string)) {
-      fail(`info answered ${show(info)}, not a DriverInfo (id, kind, summary)`, 'answer info with the DriverInfo of initialize');
-    }
-    const was = (s.d.handshake() as { info: { id: string; kind: string } }).info;
-    if (info.id !== was.id || info.kind !== was.kind) fail(`info says ${show(info.id)} (${show(info.kind)}), initialize said "${was.id}" (${was.kind})`, 'answer info with the DriverInfo of initialize');
+    const wrong = problem(DriverInfoSchema, info);
+    if (wrong) fail(`info answered ${show(info)}, not a DriverInfo: ${wrong}`, 'answer info with the DriverInfo of initialize');
+    const { id, kind } = info as { id: string; kind: string };
+    const was = (s.d.handshake() as InitializeResult).info;
+    if (id !== was.id || kind !== was.kind) fail(`info says ${show(id)} (${show(kind)}), initialize said "${was.id}" (${was.kind})`, 'answer info with the DriverInfo of initialize');
   },
 
   async channels(s) {
+    const listed = await s.d.call('channels', {});
+    const wrong = problem(ChannelsResultSchema, listed);
+    if (wrong) fail(`channels answered ${show(listed)}, not a list of ChannelEntry: ${wrong}`, 'answer channels with ChannelEntry objects (channel "<id>:<addr>", labels: strings, detail)');
+    // The host's own reading: it refuses a channel outside the driver's id.
     const entries = await s.d.channels();
-    const bad = entries.find((e) => !Array.isArray(e.labels) || !e.labels.every((l) => typeof l === 'string') || !('detail' in e) || e.channel.length <= s.d.id.length + 1);
-    if (bad) fail(`the entry ${show(bad)} is not a ChannelEntry (channel "<id>:<addr>", labels: strings, detail)`, 'answer channels with ChannelEntry objects');
+    const bad = entries.find((e) => e.channel.length <= s.d.id.length + 1);
+    if (bad) fail(`the entry ${show(bad)} has no address after "${s.d.id}:"`, 'answer channels with ChannelEntry objects (channel "<id>:<addr>", labels: strings, detail)');
     s.addr = entries[0]?.channel.slice(s.d.id.length + 1);
     return entries.length ? `${entries.length} channel(s)` : 'no channel now: the checks that call one are skipped';
   },
 
   async ops(s) {
     const ops = await s.d.call('ops', {});
-    if (!Array.isArray(ops)) fail(`ops answered ${show(ops)}, not a list`, 'answer ops with a list of OpSpec');
-    const bad = (ops as unknown[]).find((o) => !isRecord(o) || typeof o.op !== 'string' || typeof o.summary !== 'string' || !(isRecord(o.params_schema) || typeof o.params_schema === 'boolean') || !('result_schema' in o));
-    if (bad !== undefined) fail(`${show(bad)} is not an OpSpec (op, summary, params_schema, result_schema)`, 'answer ops with a list of OpSpec');
+    const wrong = problem(OpsResultSchema, ops);
+    if (wrong) fail(`ops answered ${show(ops)}, not a list of OpSpec: ${wrong}`, 'answer ops with a list of OpSpec (op, summary, mutating, params_schema, result_schema)');
     s.ops = ops as OpSpec[];
     const seen = new Set<string>();
     for (const { op } of s.ops) {
@@ -200,16 +229,17 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
 
   async doctor(s) {
     const r = await s.d.call('doctor', {});
-    if (!isRecord(r) || typeof r.driver !== 'string' || typeof r.ok !== 'boolean' || !Array.isArray(r.lines) || !r.lines.every((l) => typeof l === 'string')) {
-      fail(`doctor answered ${show(r)}, not a DoctorReport (driver, ok, lines)`, 'answer doctor with {"driver": <id>, "ok": true|false, "lines": [<strings>]}');
-    }
-    if (r.ok === false) return `it reports not ok: ${cut(String((r.lines as string[])[0] ?? ''))}`;
+    const wrong = problem(DoctorReportSchema, r);
+    if (wrong) fail(`doctor answered ${show(r)}, not a DoctorReport: ${wrong}`, 'answer doctor with {"driver": <id>, "ok": true|false, "lines": [<strings>]}');
+    const report = r as { ok: boolean; lines: string[] };
+    if (!report.ok) return `it reports not ok: ${cut(report.lines[0] ?? '')}`;
   },
 
   async recv(s) {
     if (s.kind === 'capability') skip('a capability driver serves no recv');
     const r = await s.d.call('recv', { cursor: null });
-    if (!isRecord(r) || !Array.isArray(r.items) || typeof r.next_cursor !== 'number') fail(`recv answered ${show(r)}, not a RecvBatch (items, next_cursor)`, 'a messaging driver answers recv with {"items": [...], "next_cursor": <number>}');
+    const wrong = problem(RecvBatchSchema, r);
+    if (wrong) fail(`recv answered ${show(r)}, not a RecvBatch: ${wrong}`, 'a messaging driver answers recv with {"items": [...], "next_cursor": <integer>}');
   },
 
   async errors(s) {
@@ -220,8 +250,9 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     const rpc = rpcErrorOf(error) ?? fail(`${op.op} on a channel that does not exist did not answer: ${describe(error)}`);
     const data = rpc.data as Partial<DriverErrorWire> | undefined;
     const fix = `answer {"code": -32000, "message": …, "data": {"kind": one of ${DRIVER_ERROR_KINDS.join(', ')}, "message": …, "hint": …}}`;
-    if (!isRecord(data) || typeof data.message !== 'string') fail(`its error (${rpc.code} ${show(rpc.message)}) carries no DriverError in its data`, fix);
-    if (!(DRIVER_ERROR_KINDS as readonly unknown[]).includes(data!.kind)) fail(`its error's kind ${show(data!.kind)} is not a DriverError kind`, fix);
+    if (!isRecord(data)) fail(`its error (${rpc.code} ${show(rpc.message)}) carries no DriverError in its data`, fix);
+    const wrong = problem(DriverErrorWireSchema, data);
+    if (wrong) fail(`its error's data is not a DriverError: ${wrong}`, fix);
     if (/[\r\n]/.test(`${data!.message}${data!.hint ?? ''}`)) fail('its error message or hint spans several lines', 'an error is one line: what went wrong, and a hint');
     return cut(renderDriverError(s.d.id, error as DriverError), 200);
   },
@@ -326,6 +357,7 @@ export async function checkDriver(options: CheckOptions): Promise<CheckResult[]>
   const timeoutMs = options.timeoutMs ?? 5000;
   const d = new ExternalDriver({
     id: 'driver',
+    check: protocolCheck,
     adoptId: true,
     command: options.command,
     cwd: options.cwd ?? process.cwd(),

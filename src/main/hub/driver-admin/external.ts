@@ -5,13 +5,23 @@
  */
 import { statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { describeSchemaError, schemaValidator } from '../../kernel';
 import { ExternalDriver, sha256File } from '../../drivers';
-import type { ExternalStatus } from '../../drivers';
+import type { ExternalStatus, SchemaCheck } from '../../drivers';
 import type { ConfigStore, ExternalDriverEntry } from '../config';
 import { HubError } from '../errors';
 
 /** What the panel shows of an external driver: the host's status, with the file to trust when untrusted. */
 export type ExternalDriverStatus = ExternalStatus;
+
+/**
+ * How a host checks a driver's answers against the protocol's schemas: the kernel's validator and
+ * its wording of the first error (a driver never runs the kernel itself).
+ */
+export const protocolCheck: SchemaCheck = (schema) => {
+  const validate = schemaValidator(schema);
+  return (value) => (validate(value) ? undefined : describeSchemaError(validate.errors));
+};
 
 /** The configured entries (read once, when the hub starts). */
 export function externalEntries(config: ConfigStore): ExternalDriverEntry[] {
@@ -24,6 +34,7 @@ export function createExternalDrivers(config: ConfigStore, dataDir: string, entr
     (entry) =>
       new ExternalDriver({
         id: entry.id,
+        check: protocolCheck,
         command: entry.command,
         cwd: dataDir,
         env: driverEnv(),

@@ -1,12 +1,13 @@
 /**
- * What hubs of a fleet say to each other over NATS, as JSON. Every message a hub receives is
- * size-checked, parsed and validated against these schemas before anything reads it; one that
- * fails is dropped without an answer (a sender that speaks the protocol never sees that).
+ * What hubs of a fleet say to each other over NATS, as JSON: each message declared once, as a
+ * TypeBox schema its type is derived from. Every message a hub receives is size-checked, parsed
+ * and validated against these schemas before anything reads it; one that fails is dropped without
+ * an answer (a sender that speaks the protocol never sees that).
  */
-import type { ValidateFunction } from 'ajv/dist/2020.js';
-import type { JsonValue } from '../../kernel';
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import type { JsonValue } from '../../kernel';
 import { PendingApproval } from '../../../shared/approval';
 import { jsonDepth, MAX_DEPTH } from '../bounds';
 import { schemaValidator } from '../../kernel';
@@ -18,194 +19,138 @@ export const MAX_REPLY_BYTES = 960 * 1024;
 export const MAX_PROMPT_BYTES = 768 * 1024;
 export const PROTOCOL_VERSION = 1;
 
-const NAME = { type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 };
-const TEXT = (max: number) => ({ type: 'string', maxLength: max });
+const NAME = Type.String({ pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 });
+const TEXT = (max: number) => Type.String({ maxLength: max });
+const ID = Type.String({ minLength: 1, maxLength: 128 });
+const CALL_ID = Type.String({ minLength: 1, maxLength: 64 });
+const CHANNEL = Type.String({ minLength: 1, maxLength: 512 });
+const INT = Type.Integer({ minimum: 0 });
+const JSON_VALUE = Type.Unsafe<JsonValue>({});
+const V = Type.Literal(PROTOCOL_VERSION);
+const closed = { additionalProperties: false } as const;
 
 /** Who asked, as the calling hub declares it (the owning hub records it as coming from `from`). */
-export interface FleetAgent {
-  kind: 'mcp' | 'cli' | 'panel';
-  name: string;
-  agent_id?: string;
-  version?: string;
-  user?: string;
-  session?: string;
-}
+const FleetAgentSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('mcp'), Type.Literal('cli'), Type.Literal('panel')]),
+    name: TEXT(256),
+    agent_id: Type.Optional(TEXT(256)),
+    version: Type.Optional(TEXT(256)),
+    user: Type.Optional(TEXT(256)),
+    session: Type.Optional(TEXT(256)),
+  },
+  closed,
+);
+export type FleetAgent = Static<typeof FleetAgentSchema>;
 
-export type FleetRequest =
-  | { v: 1; id: string; from: string; method: 'channels' }
-  | { v: 1; id: string; from: string; method: 'describe'; channel: string; op?: string; agent?: FleetAgent }
-  | { v: 1; id: string; from: string; method: 'invoke'; channel: string; op: string; args: JsonValue; agent: FleetAgent; interaction?: string; expect?: 'read_only' | 'mutating'; progress?: boolean }
-  | { v: 1; id: string; from: string; method: 'send'; channel: string; message: string; reply_hint?: 'full' | 'short' | 'none'; agent: FleetAgent; progress?: boolean }
-  | { v: 1; id: string; from: string; method: 'prompts' }
-  | { v: 1; id: string; from: string; method: 'decide'; approval_id: string; decision: 'once' | 'deny'; reason?: string; by: string };
+/** What every request carries: the protocol version, the call's id, and the asking hub. */
+const base = { v: V, id: CALL_ID, from: NAME };
+const REPLY_HINT = Type.Union([Type.Literal('full'), Type.Literal('short'), Type.Literal('none')]);
 
-export interface FleetErrorBody {
-  driver: string;
-  kind: string;
-  message: string;
-  hint?: string;
-}
+const FleetRequestSchema = Type.Union([
+  Type.Object({ ...base, method: Type.Literal('channels') }, closed),
+  Type.Object({ ...base, method: Type.Literal('describe'), channel: CHANNEL, op: Type.Optional(TEXT(128)), agent: Type.Optional(FleetAgentSchema) }, closed),
+  Type.Object(
+    {
+      ...base,
+      method: Type.Literal('invoke'),
+      channel: CHANNEL,
+      op: Type.String({ minLength: 1, maxLength: 128 }),
+      args: JSON_VALUE,
+      agent: FleetAgentSchema,
+      interaction: Type.Optional(TEXT(64)),
+      expect: Type.Optional(Type.Union([Type.Literal('read_only'), Type.Literal('mutating')])),
+      progress: Type.Optional(Type.Boolean()),
+    },
+    closed,
+  ),
+  Type.Object(
+    { ...base, method: Type.Literal('send'), channel: CHANNEL, message: TEXT(65_536), reply_hint: Type.Optional(REPLY_HINT), agent: FleetAgentSchema, progress: Type.Optional(Type.Boolean()) },
+    closed,
+  ),
+  Type.Object({ ...base, method: Type.Literal('prompts') }, closed),
+  Type.Object(
+    {
+      ...base,
+      method: Type.Literal('decide'),
+      approval_id: ID,
+      decision: Type.Union([Type.Literal('once'), Type.Literal('deny')]),
+      reason: Type.Optional(TEXT(2000)),
+      by: Type.String({ minLength: 1, maxLength: 256 }),
+    },
+    closed,
+  ),
+]);
+export type FleetRequest = Static<typeof FleetRequestSchema>;
 
-export type FleetReply = { v: 1; id: string; ok: true; result: JsonValue } | { v: 1; id: string; ok: false; error: FleetErrorBody };
+const FleetErrorBodySchema = Type.Object({ driver: TEXT(128), kind: TEXT(32), message: TEXT(8192), hint: Type.Optional(TEXT(8192)) }, closed);
+export type FleetErrorBody = Static<typeof FleetErrorBodySchema>;
+
+const FleetReplySchema = Type.Union([
+  Type.Object({ v: V, id: CALL_ID, ok: Type.Literal(true), result: JSON_VALUE }, closed),
+  Type.Object({ v: V, id: CALL_ID, ok: Type.Literal(false), error: FleetErrorBodySchema }, closed),
+]);
+export type FleetReply = Static<typeof FleetReplySchema>;
 
 /** Sent to the caller's inbox while a call it asked progress for runs (waiting for an operator, long work). */
-export interface FleetProgress {
-  v: 1;
-  id: string;
-  progress: { progress: number; total?: number; message: string };
-}
+const FleetProgressSchema = Type.Object(
+  { v: V, id: CALL_ID, progress: Type.Object({ progress: Type.Number(), total: Type.Optional(Type.Number()), message: TEXT(1024) }, closed) },
+  closed,
+);
+export type FleetProgress = Static<typeof FleetProgressSchema>;
 
-export interface FleetPresence {
-  v: 1;
-  hub: string;
-  /** This hub process's random id, so a second hub under the same name shows up as such. */
-  instance: string;
-  /** When this hub joined (ms since the epoch). */
-  since: number;
-  /** True on the last message of a hub that leaves. */
-  leaving?: boolean;
-  /** How many operator panels are attached to it now (its own, not the fleet's). */
-  panels?: number;
-}
-
-/** A prompt of the owning hub, as every hub of the fleet shows it (ids and channels its own): the shared prompt, which names no hub while it travels. */
-const PROMPT_SCHEMA = Type.Omit(PendingApproval, ['hub', 'redacted_args']);
-export type FleetPrompt = Static<typeof PROMPT_SCHEMA>;
-
-/** A prompt raised or ended on `hub`, published on its prompts subject. */
-export type FleetPromptEvent =
-  | { v: 1; hub: string; type: 'added'; approval: FleetPrompt }
-  | { v: 1; hub: string; type: 'resolved'; approval_id: string; granted: boolean; authorized: string; by?: string; reason?: string; decision?: 'once' | 'session' | 'always' | 'deny' };
-
-export interface FleetCancel {
-  v: 1;
-  id: string;
-  from: string;
-}
-
-const AGENT_SCHEMA = {
-  type: 'object',
-  required: ['kind', 'name'],
-  additionalProperties: false,
-  properties: {
-    kind: { enum: ['mcp', 'cli', 'panel'] },
-    name: TEXT(256),
-    agent_id: TEXT(256),
-    version: TEXT(256),
-    user: TEXT(256),
-    session: TEXT(256),
+const FleetPresenceSchema = Type.Object(
+  {
+    v: V,
+    hub: NAME,
+    /** This hub process's random id, so a second hub under the same name shows up as such. */
+    instance: Type.String({ pattern: '^[0-9a-f]{8,32}$' }),
+    /** When this hub joined (ms since the epoch). */
+    since: INT,
+    /** True on the last message of a hub that leaves. */
+    leaving: Type.Optional(Type.Boolean()),
+    /** How many operator panels are attached to it now (its own, not the fleet's). */
+    panels: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
   },
-};
+  closed,
+);
+export type FleetPresence = Static<typeof FleetPresenceSchema>;
 
-const ID = { type: 'string', minLength: 1, maxLength: 128 };
-const CALL_ID = { type: 'string', minLength: 1, maxLength: 64 };
-const base = { v: { const: PROTOCOL_VERSION }, id: CALL_ID, from: NAME };
-const CHANNEL = { type: 'string', minLength: 1, maxLength: 512 };
+// ── a pending approval as the fleet carries it ───────────────────────────────────────────────
 
-const REQUEST_SCHEMA = {
-  oneOf: [
-    { type: 'object', required: ['v', 'id', 'from', 'method'], additionalProperties: false, properties: { ...base, method: { const: 'channels' } } },
-    {
-      type: 'object',
-      required: ['v', 'id', 'from', 'method', 'channel'],
-      additionalProperties: false,
-      properties: { ...base, method: { const: 'describe' }, channel: CHANNEL, op: TEXT(128), agent: AGENT_SCHEMA },
-    },
-    {
-      type: 'object',
-      required: ['v', 'id', 'from', 'method', 'channel', 'op', 'args', 'agent'],
-      additionalProperties: false,
-      properties: {
-        ...base,
-        method: { const: 'invoke' },
-        channel: CHANNEL,
-        op: { type: 'string', minLength: 1, maxLength: 128 },
-        args: {},
-        agent: AGENT_SCHEMA,
-        interaction: TEXT(64),
-        expect: { enum: ['read_only', 'mutating'] },
-        progress: { type: 'boolean' },
-      },
-    },
-    {
-      type: 'object',
-      required: ['v', 'id', 'from', 'method', 'channel', 'message', 'agent'],
-      additionalProperties: false,
-      properties: { ...base, method: { const: 'send' }, channel: CHANNEL, message: TEXT(65_536), reply_hint: { enum: ['full', 'short', 'none'] }, agent: AGENT_SCHEMA, progress: { type: 'boolean' } },
-    },
-    { type: 'object', required: ['v', 'id', 'from', 'method'], additionalProperties: false, properties: { ...base, method: { const: 'prompts' } } },
-    {
-      type: 'object',
-      required: ['v', 'id', 'from', 'method', 'approval_id', 'decision', 'by'],
-      additionalProperties: false,
-      properties: { ...base, method: { const: 'decide' }, approval_id: ID, decision: { enum: ['once', 'deny'] }, reason: TEXT(2000), by: { type: 'string', minLength: 1, maxLength: 256 } },
-    },
-  ],
-};
-
-const PROMPT_EVENT_SCHEMA = {
-  oneOf: [
-    { type: 'object', required: ['v', 'hub', 'type', 'approval'], additionalProperties: false, properties: { v: { const: PROTOCOL_VERSION }, hub: NAME, type: { const: 'added' }, approval: PROMPT_SCHEMA } },
-    {
-      type: 'object',
-      required: ['v', 'hub', 'type', 'approval_id', 'granted', 'authorized'],
-      additionalProperties: false,
-      properties: {
-        v: { const: PROTOCOL_VERSION },
-        hub: NAME,
-        type: { const: 'resolved' },
-        approval_id: ID,
-        granted: { type: 'boolean' },
-        authorized: TEXT(256),
-        by: TEXT(512),
-        reason: TEXT(2000),
-        decision: { enum: ['once', 'session', 'always', 'deny'] },
-      },
-    },
-  ],
-};
+/**
+ * A prompt of the owning hub, as every hub of the fleet shows it (ids and channels its own): the
+ * shared pending approval, which names no hub while it travels, and no redacted args (only the
+ * owner's panel may scope it).
+ */
+const FleetPromptSchema = Type.Omit(PendingApproval, ['hub', 'redacted_args']);
+export type FleetPrompt = Static<typeof FleetPromptSchema>;
 
 /** The answer to `prompts`: the owning hub's pending prompts. */
-const PROMPT_LIST_SCHEMA = { type: 'array', maxItems: 10_000, items: PROMPT_SCHEMA };
+const FleetPromptListSchema = Type.Array(FleetPromptSchema, { maxItems: 10_000 });
 
-const REPLY_SCHEMA = {
-  type: 'object',
-  required: ['v', 'id', 'ok'],
-  additionalProperties: false,
-  properties: {
-    v: { const: PROTOCOL_VERSION },
-    id: CALL_ID,
-    ok: { type: 'boolean' },
-    result: {},
-    error: {
-      type: 'object',
-      required: ['driver', 'kind', 'message'],
-      additionalProperties: false,
-      properties: { driver: TEXT(128), kind: TEXT(32), message: TEXT(8192), hint: TEXT(8192) },
+/** A prompt raised or ended on `hub`, published on its prompts subject. */
+const FleetPromptEventSchema = Type.Union([
+  Type.Object({ v: V, hub: NAME, type: Type.Literal('added'), approval: FleetPromptSchema }, closed),
+  Type.Object(
+    {
+      v: V,
+      hub: NAME,
+      type: Type.Literal('resolved'),
+      approval_id: ID,
+      granted: Type.Boolean(),
+      authorized: TEXT(256),
+      by: Type.Optional(TEXT(512)),
+      reason: Type.Optional(TEXT(2000)),
+      decision: Type.Optional(Type.Union([Type.Literal('once'), Type.Literal('session'), Type.Literal('always'), Type.Literal('deny')])),
     },
-  },
-  oneOf: [{ properties: { ok: { const: true } }, required: ['result'] }, { properties: { ok: { const: false } }, required: ['error'] }],
-};
+    closed,
+  ),
+]);
+export type FleetPromptEvent = Static<typeof FleetPromptEventSchema>;
 
-const PRESENCE_SCHEMA = {
-  type: 'object',
-  required: ['v', 'hub', 'instance', 'since'],
-  additionalProperties: false,
-  properties: { v: { const: PROTOCOL_VERSION }, hub: NAME, instance: { type: 'string', pattern: '^[0-9a-f]{8,32}$' }, since: { type: 'integer', minimum: 0 }, leaving: { type: 'boolean' }, panels: { type: 'integer', minimum: 0, maximum: 1_000_000 } },
-};
-
-const PROGRESS_SCHEMA = {
-  type: 'object',
-  required: ['v', 'id', 'progress'],
-  additionalProperties: false,
-  properties: {
-    v: { const: PROTOCOL_VERSION },
-    id: CALL_ID,
-    progress: { type: 'object', required: ['progress', 'message'], additionalProperties: false, properties: { progress: { type: 'number' }, total: { type: 'number' }, message: TEXT(1024) } },
-  },
-};
-
-const CANCEL_SCHEMA = { type: 'object', required: ['v', 'id', 'from'], additionalProperties: false, properties: base };
+const FleetCancelSchema = Type.Object(base, closed);
+export type FleetCancel = Static<typeof FleetCancelSchema>;
 
 type Which = 'request' | 'reply' | 'presence' | 'cancel' | 'prompt' | 'prompts' | 'progress';
 let validators: Record<Which, ValidateFunction> | undefined;
@@ -213,13 +158,13 @@ let validators: Record<Which, ValidateFunction> | undefined;
 function compiled(): NonNullable<typeof validators> {
   if (!validators) {
     validators = {
-      request: schemaValidator(REQUEST_SCHEMA),
-      reply: schemaValidator(REPLY_SCHEMA),
-      presence: schemaValidator(PRESENCE_SCHEMA),
-      cancel: schemaValidator(CANCEL_SCHEMA),
-      prompt: schemaValidator(PROMPT_EVENT_SCHEMA),
-      prompts: schemaValidator(PROMPT_LIST_SCHEMA),
-      progress: schemaValidator(PROGRESS_SCHEMA),
+      request: schemaValidator(FleetRequestSchema),
+      reply: schemaValidator(FleetReplySchema),
+      presence: schemaValidator(FleetPresenceSchema),
+      cancel: schemaValidator(FleetCancelSchema),
+      prompt: schemaValidator(FleetPromptEventSchema),
+      prompts: schemaValidator(FleetPromptListSchema),
+      progress: schemaValidator(FleetProgressSchema),
     };
   }
   return validators;

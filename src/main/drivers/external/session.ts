@@ -1,0 +1,247 @@
+/**
+ * One run of an out-of-process driver: the child process, the line-delimited JSON-RPC it speaks
+ * (calls bounded by a deadline and cancellable, answers matched by id), and how it is stopped.
+ * The host starts a new session after a crash; what outlives a run (the trace, stderr, the crash
+ * count, the state) is the host's.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { DriverError } from '../contract';
+import { decodeLine, encodeLine, LineSplitter, rpcToError } from './wire';
+import type { RpcErrorObject, RpcId, RpcMessage, RpcResponse } from './wire';
+import { cut, STDERR_LINE_CHARS, SUMMARY_CHARS } from './trace';
+import type { StderrTail, Trace } from './trace';
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  deadlineMs?: number;
+}
+
+/** How a driver's process ended. */
+export interface ExitInfo {
+  at: number;
+  code: number | null;
+  signal: string | null;
+  reason: string;
+}
+
+/** What a session needs of its host. */
+export interface SessionHost {
+  /** The driver's id now: errors name it. */
+  id(): string;
+  readonly trace: Trace;
+  readonly stderr: StderrTail;
+  /** The bound of a call that brings no deadline of its own. */
+  callTimeoutMs(): number;
+  /** How long a stopping driver gets after its stdin closes, and after SIGTERM. */
+  stopGraceMs(): number;
+  /** What of a request's params the trace may keep. */
+  masked(params: Record<string, unknown>): unknown;
+  /** Takes answers to ids never asked while set (the conformance kit's malformed-request check). */
+  strays(): ((response: RpcResponse) => void) | undefined;
+  /** The process ended. */
+  exited(session: Session, exit: ExitInfo): void;
+  /** The session is over (crashed, broken or stopped); `message` says why, with the last stderr line. */
+  failed(session: Session, message: string): void;
+}
+
+interface Pending {
+  method: string;
+  started: number;
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+  done: () => void;
+}
+
+/** A driver's JSON-RPC error, kept beside the DriverError made of it (`initialize` reads `supported` in its data). */
+const RPC_ERRORS = new WeakMap<Error, RpcErrorObject>();
+
+/** The JSON-RPC error a driver answered, when `error` was made of one (the conformance kit reads its code and data). */
+export function rpcErrorOf(error: unknown): RpcErrorObject | undefined {
+  return error instanceof Error ? RPC_ERRORS.get(error) : undefined;
+}
+
+export class Session {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly startedAt = Date.now();
+  /** The optional methods the driver's handshake offered. */
+  extensions = new Set<string>();
+  dead = false;
+  stopping = false;
+  /** Settles once the process has closed (or could not be started). */
+  readonly closed: Promise<void>;
+  readonly #host: SessionHost;
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+
+  constructor(command: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, host: SessionHost) {
+    this.#host = host;
+    const [file, ...args] = command;
+    const child = spawn(file!, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], shell: false });
+    this.child = child;
+    let resolveClosed: () => void = () => undefined;
+    this.closed = new Promise((r) => (resolveClosed = r));
+    const lines = new LineSplitter();
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (this.dead) return;
+      let got: string[];
+      try {
+        got = lines.push(chunk);
+      } catch (e) {
+        this.fail(`wrote ${(e as Error).message}`);
+        return;
+      }
+      for (const line of got) {
+        if (this.dead) return;
+        this.#onLine(line);
+      }
+    });
+    // stdout closed while the process lives on: give its exit a moment to say more (code, signal).
+    child.stdout.on('end', () => setTimeout(() => this.fail('closed its stdout'), 200).unref());
+    let partial = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = cut(parts.pop() ?? '', STDERR_LINE_CHARS);
+      for (const p of parts) host.stderr.add(p);
+    });
+    child.stdin.on('error', () => undefined); // EPIPE after a crash: the close below says what happened
+    child.on('error', (e) => {
+      this.fail(`could not be started (${(e as NodeJS.ErrnoException).code ?? e.message}: ${file})`);
+      resolveClosed();
+    });
+    child.on('close', (code, signal) => {
+      if (partial) host.stderr.add(partial);
+      partial = '';
+      const reason = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      host.exited(this, { at: Date.now(), code, signal, reason });
+      this.fail(reason);
+      resolveClosed();
+    });
+  }
+
+  /** Calls in flight. */
+  get inFlight(): number {
+    return this.dead ? 0 : this.#pending.size;
+  }
+
+  /** Calls `method`, bounded by `deadlineMs` (else the host's call timeout) and cancelled by `signal`. */
+  call(method: string, params: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
+    const { signal } = options;
+    const id = this.#host.id();
+    if (this.dead) return Promise.reject(new DriverError('Unavailable', `${id} is not running`, { hint: 'retry: it is started again on the next call' }));
+    if (signal?.aborted) return Promise.reject(new DriverError('Rejected', `${id}.${method} was cancelled`));
+    const rpcId = this.#nextId++;
+    const ms = options.deadlineMs ?? this.#host.callTimeoutMs();
+    return new Promise((resolve, reject) => {
+      const cancel = (): void => {
+        if (!this.#pending.delete(rpcId)) return;
+        done();
+        if (!this.dead) this.#write({ jsonrpc: '2.0', method: 'cancel', params: { id: rpcId } });
+      };
+      const timer = setTimeout(() => {
+        cancel();
+        reject(new DriverError('Timeout', `${id} did not answer ${method} within ${Math.round(ms / 100) / 10} s`, { hint: 'the driver may be stuck; see its stderr in the panel or `uplink doctor`' }));
+      }, ms);
+      const onAbort = (): void => {
+        cancel();
+        reject(new DriverError('Rejected', `${id}.${method} was cancelled`));
+      };
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#pending.set(rpcId, { method, started: Date.now(), resolve, reject, done });
+      this.#write({ jsonrpc: '2.0', id: rpcId, method, params }, params);
+    });
+  }
+
+  /** Writes a line the protocol never sends (the conformance kit), traced as invalid. */
+  writeRaw(line: string): void {
+    this.#host.trace.record({ dir: 'out', type: 'invalid', bytes: Buffer.byteLength(line) + 1, summary: cut(line, SUMMARY_CHARS) });
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  /** The process is gone or broken: its calls in flight fail, and it is ended if it still runs. */
+  fail(what: string): void {
+    if (this.dead) return;
+    this.dead = true;
+    const last = this.#host.stderr.last();
+    const message = `${this.#host.id()} ${what}${last ? `; its last stderr line: ${cut(last, 200)}` : ''}`;
+    for (const p of this.#pending.values()) {
+      p.done();
+      p.reject(new DriverError('Unavailable', message, { hint: 'it is started again on the next call; its stderr is in the panel and `uplink doctor`' }));
+    }
+    this.#pending.clear();
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.stdin.end();
+      void this.#kill();
+    }
+    this.#host.failed(this, message);
+  }
+
+  /** `shutdown` when offered, stdin closed, then SIGTERM and SIGKILL for a process that lingers. */
+  async stop(): Promise<void> {
+    if (this.stopping) return this.closed;
+    this.stopping = true;
+    if (!this.dead && this.extensions.has('shutdown')) await this.call('shutdown', {}, { deadlineMs: this.#host.stopGraceMs() }).catch(() => undefined);
+    this.child.stdin.end();
+    await this.#kill();
+    this.fail('was stopped');
+  }
+
+  async #kill(): Promise<void> {
+    const grace = this.#host.stopGraceMs();
+    // The grace timer must not outlive the process it waits for: a CLI command would idle until it fired.
+    // Unref'd is enough: a child still running holds the event loop until the timer escalates.
+    const exited = (ms: number): Promise<boolean> => Promise.race([this.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    if (await exited(grace)) return;
+    this.child.kill('SIGTERM');
+    if (await exited(grace)) return;
+    this.child.kill('SIGKILL');
+    await exited(grace);
+  }
+
+  #onLine(line: string): void {
+    const trace = this.#host.trace;
+    const message = decodeLine(line);
+    if (typeof message === 'string') {
+      trace.record({ dir: 'in', type: 'invalid', bytes: Buffer.byteLength(line), summary: cut(line, SUMMARY_CHARS) });
+      this.fail(`wrote ${message}`);
+      return;
+    }
+    if ('method' in message) {
+      trace.record({ dir: 'in', type: 'id' in message ? 'request' : 'notification', method: message.method, ...('id' in message ? { id: message.id } : {}), bytes: Buffer.byteLength(line), summary: cut(line, SUMMARY_CHARS) });
+      // The protocol has no requests from a driver: answer as JSON-RPC says, and carry on.
+      if ('id' in message) this.#write({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `the hub serves no method ${cut(message.method, 64)}` } });
+      return;
+    }
+    const response = message as RpcResponse;
+    const id = response.id;
+    const pending = typeof id === 'number' ? this.#pending.get(id) : undefined;
+    trace.record({ dir: 'in', type: response.error ? 'error' : 'response', ...(pending ? { method: pending.method } : {}), ...(id !== null ? { id } : {}), bytes: Buffer.byteLength(line), ...(pending ? { ms: Date.now() - pending.started } : {}), summary: cut(line, SUMMARY_CHARS) });
+    if (!pending) {
+      // A cancelled or timed-out call may still be answered (the answer is dropped); an id never asked is a broken peer.
+      const asked = typeof id === 'number' && Number.isInteger(id) && id >= 1 && id < this.#nextId;
+      const strays = this.#host.strays();
+      if (!asked && strays) strays(response);
+      else if (!asked) this.fail(`answered id ${cut(JSON.stringify(id), 40)}, which it was never asked`);
+      return;
+    }
+    this.#pending.delete(id as number);
+    pending.done();
+    if (response.error) {
+      const error = rpcToError(response.error, pending.method);
+      RPC_ERRORS.set(error, response.error);
+      pending.reject(error);
+    } else pending.resolve(response.result);
+  }
+
+  #write(message: RpcMessage, params?: Record<string, unknown>): void {
+    const line = encodeLine(message);
+    const m = message as { id?: RpcId; method?: string; error?: unknown };
+    const type = m.method === undefined ? 'error' : m.id === undefined ? 'notification' : 'request';
+    this.#host.trace.record({ dir: 'out', type, ...(m.method ? { method: m.method } : {}), ...(m.id !== undefined ? { id: m.id } : {}), bytes: Buffer.byteLength(line), summary: cut(JSON.stringify(params ? this.#host.masked(params) : message), SUMMARY_CHARS) });
+    this.child.stdin.write(line);
+  }
+}
