@@ -40,7 +40,10 @@ export async function run(): Promise<BenchReport> {
   const script = join(dir, 'noop-driver.mjs');
   writeFileSync(script, NOOP_DRIVER);
   const sha256 = createHash('sha256').update(readFileSync(script)).digest('hex');
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ external_drivers: [{ id: 'ext', command: [process.execPath, script], integrity: { file: script, sha256 } }] }));
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify({ external_drivers: [{ id: 'ext', command: [process.execPath, script], integrity: { file: script, sha256 } }] }),
+  );
   const hub = createHub({ dataDir: dir, drivers: [createTestDriver()], watchConfig: false });
   const agent: AgentIdentity = { kind: 'mcp', name: 'bench', version: '1' };
   const inProcess = (): Promise<unknown> => hub.invoke('test:alpha', 'noop', {}, { agent });

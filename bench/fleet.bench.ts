@@ -99,9 +99,11 @@ async function drive(seconds: number, tick: (hub: number) => void): Promise<numb
   let made = 0;
   for (let h = 0; h < HUBS; h++) {
     const offset = (h * every) / HUBS;
-    timers.push(setTimeout(() => {
-      timers.push(setInterval(() => (made++, tick(h)), every));
-    }, offset) as unknown as ReturnType<typeof setInterval>);
+    timers.push(
+      setTimeout(() => {
+        timers.push(setInterval(() => (made++, tick(h)), every));
+      }, offset) as unknown as ReturnType<typeof setInterval>,
+    );
   }
   await sleep(seconds * 1000);
   for (const t of timers) clearInterval(t);
@@ -136,7 +138,8 @@ async function historyRun(port: number): Promise<{ made: number; got: number; se
   });
   const sources = Array.from({ length: HUBS }, (_, h) => fakeSource(`hub-${h}`, born));
   const publishers = [];
-  for (let h = 0; h < HUBS; h++) publishers.push(startHistoryPublisher({ nc: await open(), hub: `hub-${h}`, source: sources[h]!, log: (l) => console.error(l) }));
+  for (let h = 0; h < HUBS; h++)
+    publishers.push(startHistoryPublisher({ nc: await open(), hub: `hub-${h}`, source: sources[h]!, log: (l) => console.error(l) }));
   await sleep(500);
   const made = await drive(HISTORY_S, (h) => sources[h]!.add());
   const end = Date.now() + DRAIN_MS;

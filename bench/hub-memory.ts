@@ -30,7 +30,12 @@ if (!Number.isSafeInteger(calls) || (kind !== 'text' && kind !== 'screenshot')) 
 let serial = 0;
 /** Warm-up calls answer small, so the idle hub holds no large outputs of its own. */
 let full = false;
-const obj = (properties: Record<string, unknown>): Record<string, unknown> => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
+const obj = (properties: Record<string, unknown>): Record<string, unknown> => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
 const driver: Driver = {
   info: () => ({ id: 'bench', kind: 'both', summary: 'memory benchmark driver' }),
   channels: async () => [{ channel: 'bench:screen', labels: [], detail: {} }],
@@ -39,7 +44,8 @@ const driver: Driver = {
     { op: 'screenshot', summary: 'A screenshot', mutating: false, params_schema: obj({}), result_schema: obj({ png_base64: { type: 'string' } }) },
   ],
   send: async () => ({ delivered: true, correlation_id: 'c', injected_at: new Date().toISOString() }),
-  invoke: async (_addr, op): Promise<JsonValue> => (op === 'read' ? { text: screenText(full ? TEXT_BYTES : 64, ++serial) } : { png_base64: screenshotBase64(full ? SCREENSHOT_BYTES : 64, ++serial) }),
+  invoke: async (_addr, op): Promise<JsonValue> =>
+    op === 'read' ? { text: screenText(full ? TEXT_BYTES : 64, ++serial) } : { png_base64: screenshotBase64(full ? SCREENSHOT_BYTES : 64, ++serial) },
   recv: async () => ({ items: [], next_cursor: 0 }),
   doctor: async () => ({ driver: 'bench', ok: true, lines: [] }),
 };

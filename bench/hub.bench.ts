@@ -61,7 +61,16 @@ http.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ url: 'ht
 /** `entry` (a path under the checkout) bundled for Node as `dist/bench/<name>.mjs`, its packages left to node_modules; returns that path. */
 async function bundled(entry: string): Promise<string> {
   const outfile = join(OUT, `${basename(entry, '.ts')}.mjs`);
-  await build({ entryPoints: [join(ROOT, entry)], outfile, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', logLevel: 'warning' });
+  await build({
+    entryPoints: [join(ROOT, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    packages: 'external',
+    logLevel: 'warning',
+  });
   return outfile;
 }
 
@@ -159,12 +168,22 @@ async function roundTrips(uplink: string): Promise<BenchRow[]> {
       { name: 'stdio channel_observe (noop) median', value: uplinkStdio, unit: 'µs' },
       { name: 'stdio bare SDK echo median', value: baseStdio, unit: 'µs' },
       { name: 'stdio ratio', value: uplinkStdio / baseStdio, unit: '×', note: 'target ≤ 1.3, goal 1.2' },
-      { name: 'stdio bare SDK echo, dispatched as the hub does, median', value: directBase, unit: 'µs', note: 'the SDK server connected like the hub\'s' },
-      { name: 'stdio ratio to it', value: uplinkStdio / directBase, unit: '×', note: `no target: the hub's own work, ${Math.round(uplinkStdio - directBase)} µs a call` },
+      { name: 'stdio bare SDK echo, dispatched as the hub does, median', value: directBase, unit: 'µs', note: "the SDK server connected like the hub's" },
+      {
+        name: 'stdio ratio to it',
+        value: uplinkStdio / directBase,
+        unit: '×',
+        note: `no target: the hub's own work, ${Math.round(uplinkStdio - directBase)} µs a call`,
+      },
       { name: 'stdio channel_observe, hot loop median', value: uplinkHot, unit: 'µs', note: `alternating blocks of ${BLOCK} calls` },
       { name: 'stdio bare SDK echo, hot loop median', value: baseHot, unit: 'µs' },
       { name: 'stdio bare SDK echo dispatched as the hub does, hot loop median', value: directHot, unit: 'µs' },
-      { name: 'stdio ratio, hot loop', value: uplinkHot / baseHot, unit: '×', note: `no target: every server kept hot; to the echo dispatched as the hub does ${(uplinkHot / directHot).toFixed(2)}×` },
+      {
+        name: 'stdio ratio, hot loop',
+        value: uplinkHot / baseHot,
+        unit: '×',
+        note: `no target: every server kept hot; to the echo dispatched as the hub does ${(uplinkHot / directHot).toFixed(2)}×`,
+      },
       { name: 'HTTP channel_observe (noop) median', value: uplinkHttp, unit: 'µs' },
       { name: 'HTTP bare SDK echo median', value: baseHttp, unit: 'µs' },
       { name: 'HTTP ratio', value: uplinkHttp / baseHttp, unit: '×', note: 'target ≤ 1.5' },
@@ -179,7 +198,21 @@ function auditThroughput(): BenchRow[] {
   const dir = mkdtempSync(join(tmpdir(), 'uplink-bench-audit-'));
   const store = new AuditStore(join(dir, 'audit.sqlite'));
   const agent: AgentIdentity = { kind: 'mcp', name: 'bench', version: '1' };
-  const entry = (i: number) => ({ at: Date.now(), type: 'event' as const, kind: 'succeeded' as const, invocation_id: `inv-${i}`, sequence: 3, channel: 'tmux:%1', op: 'read', capability_id: 'tmux.read', agent, provider_id: 'uplink/tmux', interaction: 'typed' as const, state: 'succeeded' as const, duration_ms: 2 });
+  const entry = (i: number) => ({
+    at: Date.now(),
+    type: 'event' as const,
+    kind: 'succeeded' as const,
+    invocation_id: `inv-${i}`,
+    sequence: 3,
+    channel: 'tmux:%1',
+    op: 'read',
+    capability_id: 'tmux.read',
+    agent,
+    provider_id: 'uplink/tmux',
+    interaction: 'typed' as const,
+    state: 'succeeded' as const,
+    duration_ms: 2,
+  });
   const n = 20_000;
   let t0 = performance.now();
   for (let i = 0; i < n; i++) store.append(entry(i));
@@ -217,7 +250,12 @@ function auditThroughput(): BenchRow[] {
   store.close();
   return [
     { name: 'audit append, one commit per event (WAL)', value: Math.round(single), unit: 'events/s', note: 'worst case' },
-    { name: 'audit append, batched ×100 (WAL)', value: Math.round(batched), unit: 'events/s', note: 'events outside a call (approvals pending, progress) commit in batches within 20 ms' },
+    {
+      name: 'audit append, batched ×100 (WAL)',
+      value: Math.round(batched),
+      unit: 'events/s',
+      note: 'events outside a call (approvals pending, progress) commit in batches within 20 ms',
+    },
     { name: 'audit durable decision (synchronous=FULL)', value: Math.round(durable), unit: 'decisions/s', note: 'fsync per decision' },
     { name: "a call's 3 rows committed before the reply", value: commitPerCall, unit: 'µs', note: 'the former way' },
     { name: "a call's 3 entries journaled before the reply", value: journalPerCall, unit: 'µs', note: 'one write; committed with the batch' },
@@ -257,8 +295,12 @@ interface HubMemory {
 /** Runs `hub-memory.ts` for `calls` results of `kind` in a fresh process. */
 function hubMemoryRun(script: string, calls: number, kind: 'text' | 'screenshot'): Promise<HubMemory> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--expose-gc', script, String(calls), kind], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1024 * 1024 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`hub memory bench failed: ${stderr || error.message}`)) : resolve(JSON.parse(stdout.trim().split('\n').pop()!) as HubMemory),
+    execFile(
+      process.execPath,
+      ['--expose-gc', script, String(calls), kind],
+      { cwd: ROOT, encoding: 'utf8', maxBuffer: 1024 * 1024 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`hub memory bench failed: ${stderr || error.message}`)) : resolve(JSON.parse(stdout.trim().split('\n').pop()!) as HubMemory),
     );
   });
 }
@@ -274,8 +316,18 @@ async function hubMemory(): Promise<BenchRow[]> {
     const m = await hubMemoryRun(script, calls, kind);
     const live = (s: MemorySample): number => s.heap + s.external;
     rows.push(
-      { name: `hub heap + external above idle after ${what}`, value: mib(live(m.after) - live(m.idle)), unit: 'MiB', note: `goal ≤ 64 MiB; idle ${mib(live(m.idle))} MiB (heap ${mib(m.after.heap - m.idle.heap)}, external ${mib(m.after.external - m.idle.external)} MiB above idle)` },
-      { name: `hub RSS above idle after ${what}`, value: mib(m.after.rss - m.idle.rss), unit: 'MiB', note: `goal ≤ 64 MiB; idle ${mib(m.idle.rss)} MiB, peak ${mib(m.peak)} MiB; ${Math.round(calls / m.seconds)} calls/s over MCP (in-memory)` },
+      {
+        name: `hub heap + external above idle after ${what}`,
+        value: mib(live(m.after) - live(m.idle)),
+        unit: 'MiB',
+        note: `goal ≤ 64 MiB; idle ${mib(live(m.idle))} MiB (heap ${mib(m.after.heap - m.idle.heap)}, external ${mib(m.after.external - m.idle.external)} MiB above idle)`,
+      },
+      {
+        name: `hub RSS above idle after ${what}`,
+        value: mib(m.after.rss - m.idle.rss),
+        unit: 'MiB',
+        note: `goal ≤ 64 MiB; idle ${mib(m.idle.rss)} MiB, peak ${mib(m.peak)} MiB; ${Math.round(calls / m.seconds)} calls/s over MCP (in-memory)`,
+      },
     );
   }
   return rows;

@@ -162,10 +162,30 @@ export async function run(): Promise<BenchReport> {
   const rate = await throughput(1_000, 200_000);
   const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`;
   const memoryRows: BenchRow[] = [
-    { name: 'memory per retained invocation @10,000, empty output', value: Math.round(empty.get(10_000)!), unit: 'bytes', note: 'target ≤ 4096; heap + external after GC' },
-    { name: 'memory per retained invocation @1,000, 200 KB output', value: Math.round(full.get(1_000)!), unit: 'bytes', note: `${kib(full.get(1_000)!)}: the output is kept` },
-    { name: 'memory per retained invocation @10,000, 200 KB output', value: Math.round(full.get(10_000)!), unit: 'bytes', note: `${((full.get(10_000)! * 9_999) / MiB).toFixed(0)} MiB in all at the default bound of 10,000` },
-    { name: 'memory left by 10,000 × 200 KB invocations, each released after wait', value: released / MiB, unit: 'MiB', note: 'what the hub does once it has the terminal snapshot' },
+    {
+      name: 'memory per retained invocation @10,000, empty output',
+      value: Math.round(empty.get(10_000)!),
+      unit: 'bytes',
+      note: 'target ≤ 4096; heap + external after GC',
+    },
+    {
+      name: 'memory per retained invocation @1,000, 200 KB output',
+      value: Math.round(full.get(1_000)!),
+      unit: 'bytes',
+      note: `${kib(full.get(1_000)!)}: the output is kept`,
+    },
+    {
+      name: 'memory per retained invocation @10,000, 200 KB output',
+      value: Math.round(full.get(10_000)!),
+      unit: 'bytes',
+      note: `${((full.get(10_000)! * 9_999) / MiB).toFixed(0)} MiB in all at the default bound of 10,000`,
+    },
+    {
+      name: 'memory left by 10,000 × 200 KB invocations, each released after wait',
+      value: released / MiB,
+      unit: 'MiB',
+      note: 'what the hub does once it has the terminal snapshot',
+    },
   ];
   return {
     title: 'kernel (sua runtime)',

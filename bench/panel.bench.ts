@@ -66,7 +66,11 @@ async function promptLatency(rows: BenchRow[]): Promise<void> {
       const call = agent.callTool({ name: 'channel_act', arguments: { channel: pane, op: 'type', args: { text: `: bench ${i}`, enter: true } } });
       await page.waitForFunction(() => (window as unknown as { __promptAt?: number }).__promptAt !== undefined, undefined, { timeout: 20_000, polling: 5 });
       const seenAt = await page.evaluate(() => (window as unknown as { __promptAt: number }).__promptAt);
-      await page.locator('article.approval').first().getByRole('button', { name: /^Approve once/ }).click();
+      await page
+        .locator('article.approval')
+        .first()
+        .getByRole('button', { name: /^Approve once/ })
+        .click();
       await call;
       if (i >= 2) {
         // The first two warm up the JIT, the SQLite statements and the driver's control client.
@@ -77,8 +81,18 @@ async function promptLatency(rows: BenchRow[]): Promise<void> {
     await agent.close();
     const m = median([...latencies]);
     const base = median([...roundTrips]);
-    rows.push({ name: 'channel_act → prompt painted (median)', value: m, unit: 'ms', note: `n=${latencies.length}, max ${Math.max(...latencies)} ms; target ≤ 100 ms` });
-    rows.push({ name: 'baseline: channel_observe round trip (median)', value: base, unit: 'ms', note: `prompt/baseline = ${(m / Math.max(1, base)).toFixed(2)}×` });
+    rows.push({
+      name: 'channel_act → prompt painted (median)',
+      value: m,
+      unit: 'ms',
+      note: `n=${latencies.length}, max ${Math.max(...latencies)} ms; target ≤ 100 ms`,
+    });
+    rows.push({
+      name: 'baseline: channel_observe round trip (median)',
+      value: base,
+      unit: 'ms',
+      note: `prompt/baseline = ${(m / Math.max(1, base)).toFixed(2)}×`,
+    });
   } finally {
     await browser.close();
     await serve.stop();
@@ -129,9 +143,19 @@ async function feed(browser: Browser, url: string, invocations: number): Promise
         for (let i = from; i < to; i++) {
           for (let s = 0; s < 5; s++) {
             emit('runtimeEvent', {
-              cursor: ++cursor, at: 1_700_000_000_000 + cursor * 7, type: 'event', kind: kinds[s], invocation_id: `inv-${i.toString(16).padStart(8, '0')}`,
-              sequence: s + 1, channel: `tmux:%${i % 12}`, op: ['send', 'type', 'keys', 'read'][i % 4], agent: ['claude-code', 'codex'][i % 2],
-              provider_id: 'uplink/tmux', interaction: 'typed', state: states[s], ...(s === 4 ? { duration_ms: 20 + (i % 300) } : {}),
+              cursor: ++cursor,
+              at: 1_700_000_000_000 + cursor * 7,
+              type: 'event',
+              kind: kinds[s],
+              invocation_id: `inv-${i.toString(16).padStart(8, '0')}`,
+              sequence: s + 1,
+              channel: `tmux:%${i % 12}`,
+              op: ['send', 'type', 'keys', 'read'][i % 4],
+              agent: ['claude-code', 'codex'][i % 2],
+              provider_id: 'uplink/tmux',
+              interaction: 'typed',
+              state: states[s],
+              ...(s === 4 ? { duration_ms: 20 + (i % 300) } : {}),
             });
           }
         }
@@ -200,7 +224,10 @@ async function timeline(rows: BenchRow[]): Promise<void> {
   tmux.start('bench', 'sh');
   const serve = await startServe({ tmux });
   // Pages take turns; none may be throttled while another scrolls.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--disable-background-timer-throttling', '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [...CHROMIUM_ARGS, '--disable-background-timer-throttling', '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'],
+  });
   try {
     const fed: Fed[] = [];
     for (const invocations of SIZES) fed.push(await feed(browser, `${serve.url}/`, invocations));
@@ -209,18 +236,36 @@ async function timeline(rows: BenchRow[]): Promise<void> {
     const events = (f: Fed): string => (f.invocations * 5).toLocaleString('en-US');
     const base = fed[0]!;
     for (const f of fed) {
-      const holds = f.held === f.invocations ? `all ${f.held.toLocaleString('en-US')} invocations` : `only the newest ${f.held.toLocaleString('en-US')} of ${f.invocations.toLocaleString('en-US')} invocations (${(f.held * 5).toLocaleString('en-US')} events)`;
+      const holds =
+        f.held === f.invocations
+          ? `all ${f.held.toLocaleString('en-US')} invocations`
+          : `only the newest ${f.held.toLocaleString('en-US')} of ${f.invocations.toLocaleString('en-US')} invocations (${(f.held * 5).toLocaleString('en-US')} events)`;
       for (const slowdown of SLOWDOWNS) {
         const frames = f.frames.get(slowdown)!;
         const p95 = percentile([...frames], 95);
         const baseP95 = percentile([...base.frames.get(slowdown)!], 95);
-        const vs = f === base ? (slowdown === 1 ? load : 'CPU slowed down (DevTools throttling) so per-frame work shows above the 60 Hz frame') : `${(p95 / baseP95).toFixed(2)}× the ${events(base)}-event p95`;
+        const vs =
+          f === base
+            ? slowdown === 1
+              ? load
+              : 'CPU slowed down (DevTools throttling) so per-frame work shows above the 60 Hz frame'
+            : `${(p95 / baseP95).toFixed(2)}× the ${events(base)}-event p95`;
         const goal = f.invocations * 5 >= 1_000_000 && slowdown === 1 ? '; goal ≤ 20 ms' : '';
         const how = slowdown === 1 ? '' : `, CPU ${slowdown}× slower`;
-        rows.push({ name: `timeline: frame p95 scrolling${how}, ${events(f)} events fed`, value: Math.round(p95 * 10) / 10, unit: 'ms', note: `mean ${(frames.reduce((a, b) => a + b, 0) / frames.length).toFixed(1)}, max ${Math.max(...frames).toFixed(1)} ms over ${frames.length} frames, ${SCROLL_PX} px/frame; ${vs}${goal}` });
+        rows.push({
+          name: `timeline: frame p95 scrolling${how}, ${events(f)} events fed`,
+          value: Math.round(p95 * 10) / 10,
+          unit: 'ms',
+          note: `mean ${(frames.reduce((a, b) => a + b, 0) / frames.length).toFixed(1)}, max ${Math.max(...frames).toFixed(1)} ms over ${frames.length} frames, ${SCROLL_PX} px/frame; ${vs}${goal}`,
+        });
       }
       rows.push({ name: `timeline: rows held, ${events(f)} events fed`, value: f.held, unit: 'invocations', note: holds });
-      rows.push({ name: `timeline: ingest, ${events(f)} live events`, value: Math.round(f.ingestMs), unit: 'ms', note: `live batches of ${(CHUNK * 5).toLocaleString('en-US')}; first render ${Math.round(f.firstRenderMs)} ms; page JS heap ${(f.heap / 1024 / 1024).toFixed(1)} MiB` });
+      rows.push({
+        name: `timeline: ingest, ${events(f)} live events`,
+        value: Math.round(f.ingestMs),
+        unit: 'ms',
+        note: `live batches of ${(CHUNK * 5).toLocaleString('en-US')}; first render ${Math.round(f.firstRenderMs)} ms; page JS heap ${(f.heap / 1024 / 1024).toFixed(1)} MiB`,
+      });
     }
   } finally {
     await browser.close();

@@ -20,7 +20,9 @@ const ROUNDS = 100;
 
 function tmux(socket: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('tmux', ['-S', socket, ...args], { env: TmuxTestServer.cleanEnv(), encoding: 'utf8' }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    execFile('tmux', ['-S', socket, ...args], { env: TmuxTestServer.cleanEnv(), encoding: 'utf8' }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    );
   });
 }
 
@@ -36,7 +38,10 @@ class ControlBaseline {
   private constructor(readonly child: ChildProcessWithoutNullStreams) {}
 
   static attach(socket: string, session: string): Promise<ControlBaseline> {
-    const child = spawn('tmux', ['-S', socket, '-C', 'attach-session', '-f', 'ignore-size', '-t', session], { env: TmuxTestServer.cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('tmux', ['-S', socket, '-C', 'attach-session', '-f', 'ignore-size', '-t', session], {
+      env: TmuxTestServer.cleanEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const client = new ControlBaseline(child);
     return new Promise((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`tmux -C exited ${code}`)));
@@ -128,8 +133,18 @@ export async function run(): Promise<BenchReport> {
       title: 'tmux driver (private server, control mode)',
       rows: [
         { name: 'send (verified) median', value: m(send!), unit: 'ms', note: `p95 ${p95(send!).toFixed(2)} ms` },
-        { name: 'one-shot send-keys, capture-pane, Enter median', value: m(rawSend!), unit: 'ms', note: `three tmux processes; p95 ${p95(rawSend!).toFixed(2)} ms` },
-        { name: 'control-mode send-keys, capture-pane, Enter median', value: m(ctlSend!), unit: 'ms', note: `one persistent tmux -C client; p95 ${p95(ctlSend!).toFixed(2)} ms` },
+        {
+          name: 'one-shot send-keys, capture-pane, Enter median',
+          value: m(rawSend!),
+          unit: 'ms',
+          note: `three tmux processes; p95 ${p95(rawSend!).toFixed(2)} ms`,
+        },
+        {
+          name: 'control-mode send-keys, capture-pane, Enter median',
+          value: m(ctlSend!),
+          unit: 'ms',
+          note: `one persistent tmux -C client; p95 ${p95(ctlSend!).toFixed(2)} ms`,
+        },
         { name: 'send / one-shot (median)', value: m(send!) / m(rawSend!), unit: '×', note: 'target ≤ 3' },
         { name: 'send / control mode (median)', value: m(send!) / m(ctlSend!), unit: '×', note: "over tmux's own cost" },
         { name: 'read (50 lines) median', value: m(read!), unit: 'ms', note: `p95 ${p95(read!).toFixed(2)} ms` },

@@ -39,8 +39,16 @@ for (const area of areas) {
     banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
   });
   const runner = join(out, `${area}.run.mjs`);
-  writeFileSync(runner, `const m = await import(${JSON.stringify(pathToFileURL(bundle).href)});\nconst r = await m.run();\nprocess.stdout.write('\\n@@REPORT@@' + JSON.stringify(r) + '\\n');\nprocess.exit(0);\n`);
-  const child = spawnSync(process.execPath, ['--expose-gc', runner], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024 });
+  writeFileSync(
+    runner,
+    `const m = await import(${JSON.stringify(pathToFileURL(bundle).href)});\nconst r = await m.run();\nprocess.stdout.write('\\n@@REPORT@@' + JSON.stringify(r) + '\\n');\nprocess.exit(0);\n`,
+  );
+  const child = spawnSync(process.execPath, ['--expose-gc', runner], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const marker = child.stdout.lastIndexOf('@@REPORT@@');
   if (child.status !== 0 || marker < 0) {
     failed++;

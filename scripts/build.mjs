@@ -16,7 +16,14 @@ const want = (name) => only.length === 0 || only.includes(name);
 const targets = [
   // Split: `uplink channels` with a hub running loads dist/cli.mjs and a small chunk; the hub,
   // drivers, SQLite and the MCP SDK are chunks imported only by the commands that need them.
-  { name: 'cli', entry: 'src/main/edges/cli/main.ts', out: 'dist/cli.mjs', format: 'esm', split: true, banner: "import { createRequire as __uplinkCreateRequire } from 'node:module'; const require = __uplinkCreateRequire(import.meta.url);" },
+  {
+    name: 'cli',
+    entry: 'src/main/edges/cli/main.ts',
+    out: 'dist/cli.mjs',
+    format: 'esm',
+    split: true,
+    banner: "import { createRequire as __uplinkCreateRequire } from 'node:module'; const require = __uplinkCreateRequire(import.meta.url);",
+  },
   { name: 'electron', entry: 'src/main/electron/main.ts', out: 'dist/electron/main.cjs', format: 'cjs' },
   // Sandboxed: it can require nothing but electron, so everything else it uses must be bundled.
   { name: 'preload', entry: 'src/preload/index.ts', out: 'dist/electron/preload.cjs', format: 'cjs', sandboxed: true },
@@ -45,7 +52,9 @@ for (const t of targets) {
   await build({
     entryPoints: { [t.out.replace(/^dist\/|\.[cm]?js$/g, '')]: join(root, t.entry) },
     outdir: dist,
-    ...(t.split ? { splitting: true, chunkNames: 'chunks/[name]-[hash]', outExtension: { '.js': '.mjs' } } : { outExtension: { '.js': t.out.slice(t.out.lastIndexOf('.')) } }),
+    ...(t.split
+      ? { splitting: true, chunkNames: 'chunks/[name]-[hash]', outExtension: { '.js': '.mjs' } }
+      : { outExtension: { '.js': t.out.slice(t.out.lastIndexOf('.')) } }),
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -58,7 +67,9 @@ for (const t of targets) {
   if (t.sandboxed) {
     const required = [...readFileSync(join(root, t.out), 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]).filter((m) => m !== 'electron');
     if (required.length) {
-      console.error(`uplink error [build:Invalid]: ${t.out} requires ${[...new Set(required)].join(', ')}, which a sandboxed preload cannot load — hint: bundle it (see BUNDLED in scripts/build.mjs)`);
+      console.error(
+        `uplink error [build:Invalid]: ${t.out} requires ${[...new Set(required)].join(', ')}, which a sandboxed preload cannot load — hint: bundle it (see BUNDLED in scripts/build.mjs)`,
+      );
       process.exit(1);
     }
   }
@@ -70,7 +81,30 @@ for (const t of targets) {
 // and never reach the kernel's runtime (ajv, semver), which a driver's project need not have.
 if (want('driver-sdk')) {
   const types = join(dist, 'driver-sdk-types');
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), 'src/main/drivers/external/sdk.ts', '--declaration', '--emitDeclarationOnly', '--outDir', types, '--rootDir', 'src', '--target', 'ES2022', '--module', 'ESNext', '--moduleResolution', 'Bundler', '--strict', '--skipLibCheck', '--types', 'node'], { cwd: root, stdio: 'inherit' });
+  const tsc = spawnSync(
+    process.execPath,
+    [
+      join(root, 'node_modules/typescript/bin/tsc'),
+      'src/main/drivers/external/sdk.ts',
+      '--declaration',
+      '--emitDeclarationOnly',
+      '--outDir',
+      types,
+      '--rootDir',
+      'src',
+      '--target',
+      'ES2022',
+      '--module',
+      'ESNext',
+      '--moduleResolution',
+      'Bundler',
+      '--strict',
+      '--skipLibCheck',
+      '--types',
+      'node',
+    ],
+    { cwd: root, stdio: 'inherit' },
+  );
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
   for (const file of readdirSync(types, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.d.ts'))) {
     const path = join(types, file);

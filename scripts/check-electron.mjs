@@ -13,7 +13,10 @@ const dir = mkdtempSync(join(tmpdir(), 'uplink-eneg-'));
 const out = join(dir, 'findings.csv');
 try {
   const bin = join(root, 'node_modules/@doyensec/electronegativity/dist/index.js');
-  execFileSync(process.execPath, [bin, '-i', join(root, 'src'), '-o', out, '-r', '-v', 'false', '-e', '45.0.0'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
+  execFileSync(process.execPath, [bin, '-i', join(root, 'src'), '-o', out, '-r', '-v', 'false', '-e', '45.0.0'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 120_000,
+  });
   const rows = readFileSync(out, 'utf8').trim().split('\n').slice(1);
   const high = rows.filter((r) => /^[A-Z_]+,"(HIGH|CRITICAL)"/.test(r));
   if (rows.length === 0) {

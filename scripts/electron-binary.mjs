@@ -9,7 +9,10 @@ export function electronBinary() {
   try {
     const pkg = dirname(createRequire(import.meta.url).resolve('electron/package.json'));
     const pathFile = join(pkg, 'path.txt');
-    if (!existsSync(pathFile)) return { why: 'the Electron binary is not installed (node_modules/electron has no path.txt; run `node node_modules/electron/install.js` with network access)' };
+    if (!existsSync(pathFile))
+      return {
+        why: 'the Electron binary is not installed (node_modules/electron has no path.txt; run `node node_modules/electron/install.js` with network access)',
+      };
     const bin = join(pkg, 'dist', readFileSync(pathFile, 'utf8').trim());
     return existsSync(bin) ? { bin } : { why: `the Electron binary is missing at ${bin}` };
   } catch {

@@ -17,7 +17,15 @@ import { ProvidersView } from './components/ProvidersView';
 import { SettingsView } from './components/SettingsView';
 import { TimelineView } from './components/TimelineView';
 
-const LABELS: Record<View, string> = { approvals: 'Approvals', timeline: 'Timeline', fleet: 'Fleet', channels: 'Channels', providers: 'Providers', drivers: 'Drivers', settings: 'Rules & settings' };
+const LABELS: Record<View, string> = {
+  approvals: 'Approvals',
+  timeline: 'Timeline',
+  fleet: 'Fleet',
+  channels: 'Channels',
+  providers: 'Providers',
+  drivers: 'Drivers',
+  settings: 'Rules & settings',
+};
 
 function CurrentView({ view }: { view: View }) {
   switch (view) {
@@ -51,7 +59,7 @@ function ConnectionBanner() {
       : state === 'reconnecting'
         ? `The hub connection was lost — reconnecting${detail ? ` (${detail})` : ''}. Approvals cannot be given until it is back.`
         : state === 'unauthorized'
-          ? detail ?? 'The hub rejected this panel.'
+          ? (detail ?? 'The hub rejected this panel.')
           : 'Disconnected from the hub.';
   return (
     <div className={`banner banner-${state}`} role="alert">
@@ -66,7 +74,8 @@ function AuditBanner() {
   if (!error) return null;
   return (
     <div className="banner banner-closed" role="alert">
-      The audit log cannot be written ({error}): agents&apos; calls are refused until it can. Free disk space in the Uplink data directory; the hub resumes by itself.
+      The audit log cannot be written ({error}): agents&apos; calls are refused until it can. Free disk space in the Uplink data directory; the hub resumes by
+      itself.
     </div>
   );
 }
@@ -75,9 +84,7 @@ function AuditBanner() {
 function PendingBanner({ count }: { count: number }) {
   return (
     <div className="banner banner-pending" role="status">
-      <span>
-        {count === 1 ? 'An agent is waiting for your approval.' : `${count} agent requests are waiting for your approval.`}
-      </span>
+      <span>{count === 1 ? 'An agent is waiting for your approval.' : `${count} agent requests are waiting for your approval.`}</span>
       <button type="button" className="btn btn-small btn-primary" onClick={() => showView('approvals')}>
         Review
       </button>
@@ -107,12 +114,20 @@ export function App() {
     <div className="app">
       <nav className="nav" aria-label="Views">
         <div className="brand">
-          <span className="brand-mark" aria-hidden="true">⌁</span> Uplink
+          <span className="brand-mark" aria-hidden="true">
+            ⌁
+          </span>{' '}
+          Uplink
         </div>
         <ul>
           {VIEWS.map((v) => (
             <li key={v}>
-              <button type="button" className={`nav-item ${view === v ? 'active' : ''}`} aria-current={view === v ? 'page' : undefined} onClick={() => showView(v)}>
+              <button
+                type="button"
+                className={`nav-item ${view === v ? 'active' : ''}`}
+                aria-current={view === v ? 'page' : undefined}
+                onClick={() => showView(v)}
+              >
                 {LABELS[v]}
                 {v === 'approvals' && pending > 0 && (
                   <span className="count" aria-label={`${pending} pending`}>

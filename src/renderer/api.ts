@@ -40,7 +40,12 @@ export function takeCode(loc: Location = window.location): string | undefined {
 /** Trades a one-time code for a session; resolves with the hub's one-line refusal, if any. */
 export async function signIn(code: string, storage: Storage = window.localStorage): Promise<string | undefined> {
   try {
-    const res = await fetch('/panel/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }), credentials: 'same-origin' });
+    const res = await fetch('/panel/session', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code }),
+      credentials: 'same-origin',
+    });
     const body = (await res.json()) as { key?: string; error?: { message?: string } };
     if (res.ok && typeof body.key === 'string') {
       storage.setItem(KEY, body.key);

@@ -47,7 +47,15 @@ export function recordAgentLabel(a: { agent_id?: string; name: string }): string
  * otherwise a plain sentence built from the request, so the operator never has to read JSON to
  * know what "approve" means.
  */
-export function describeRequest(a: { agent: { agent_id?: string; name: string }; op: string; channel: string; channel_labels: string[]; provider_id: string; interaction: string; preview?: { text?: string } }): string {
+export function describeRequest(a: {
+  agent: { agent_id?: string; name: string };
+  op: string;
+  channel: string;
+  channel_labels: string[];
+  provider_id: string;
+  interaction: string;
+  preview?: { text?: string };
+}): string {
   if (a.preview?.text) return a.preview.text;
   const labels = a.channel_labels.length ? ` (${a.channel_labels.join(', ')})` : '';
   return `${recordAgentLabel(a.agent)} asks to run the mutating op “${a.op}” on ${a.channel}${labels} with the arguments below, through ${a.provider_id} (${a.interaction}).`;

@@ -111,7 +111,9 @@ export function omitProperties<S extends { properties: Record<string, unknown> }
 export const pickRecord = pickSchema;
 
 /** What `describeAuthorization` reads from a record. */
-export type AuthorizationFacts = Partial<Pick<AuditRecord, 'type' | 'kind' | 'invocation_id' | 'authorized' | 'granted' | 'by' | 'reason' | 'decision' | 'rule_id'>>;
+export type AuthorizationFacts = Partial<
+  Pick<AuditRecord, 'type' | 'kind' | 'invocation_id' | 'authorized' | 'granted' | 'by' | 'reason' | 'decision' | 'rule_id'>
+>;
 
 const quoted = (reason: string | undefined): string => (reason ? `: “${reason}”` : '');
 const who = (by: string | undefined): string => (by ? ` (${by})` : '');
@@ -129,7 +131,8 @@ export function describeAuthorization(r: AuthorizationFacts): string | undefined
   if (!a) return r.kind === 'approval_requested' ? 'waiting for the operator' : undefined;
   const denied = r.granted === false;
   // An operator's action (a tier, an agent credential), not an answer to an agent's call.
-  if (!r.invocation_id && !r.decision && (a === 'operator' || a === 'cli')) return `${a === 'cli' ? 'from the CLI' : 'by the operator'}${who(r.by)}${quoted(r.reason)}`;
+  if (!r.invocation_id && !r.decision && (a === 'operator' || a === 'cli'))
+    return `${a === 'cli' ? 'from the CLI' : 'by the operator'}${who(r.by)}${quoted(r.reason)}`;
   if (a === 'timeout') return 'timed out: the operator did not answer in time';
   if (a === 'cancelled') return 'cancelled while waiting for the operator';
   if (a === 'closed') return 'denied: the hub stopped before the operator decided';

@@ -24,7 +24,14 @@ export const DriverProcessStatus = Type.Object({
   restarts: Type.Integer(),
   started_at: Type.Optional(Type.Number()),
   next_start_at: Type.Optional(Type.Number()),
-  last_exit: Type.Optional(Type.Object({ at: Type.Number(), code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.String(), Type.Null()]), reason: Type.String() })),
+  last_exit: Type.Optional(
+    Type.Object({
+      at: Type.Number(),
+      code: Type.Union([Type.Integer(), Type.Null()]),
+      signal: Type.Union([Type.String(), Type.Null()]),
+      reason: Type.String(),
+    }),
+  ),
   admission: DriverAdmission,
   /** The file hashed at the last admission check, what the config admits, and what it has now. */
   integrity: Type.Object({ file: str, expected: str, actual: str }),

@@ -27,9 +27,7 @@ export type Disposer = () => void;
 
 /** The calls of the PanelApi as async functions. */
 export type PanelCallFns = {
-  [M in PanelMethod]: PanelCalls[M]['req'] extends void
-    ? () => Promise<PanelCalls[M]['res']>
-    : (req: PanelCalls[M]['req']) => Promise<PanelCalls[M]['res']>;
+  [M in PanelMethod]: PanelCalls[M]['req'] extends void ? () => Promise<PanelCalls[M]['res']> : (req: PanelCalls[M]['req']) => Promise<PanelCalls[M]['res']>;
 };
 
 /** What the renderer talks to: calls plus event streams; every subscription returns a disposer. */

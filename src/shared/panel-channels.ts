@@ -70,7 +70,13 @@ export const PANEL_CALLS = {
   confirmRule: call(Closed({ rule_id: id, digest: sha256 }), Type.Object({ confirmed: Type.Boolean() })),
   /** Rewrites a rule's scope; `agent` absent = any agent, `args` absent = any args. */
   updateRule: call(
-    Closed({ rule_id: id, channel: ScopeChannel, ops: ScopeOps, agent: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })), args: Type.Optional(ArgConstraints) }),
+    Closed({
+      rule_id: id,
+      channel: ScopeChannel,
+      ops: ScopeOps,
+      agent: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+      args: Type.Optional(ArgConstraints),
+    }),
     Type.Object({ updated: Type.Boolean() }),
   ),
   listSessionGrants: call(none, Type.Array(SessionGrantEntry)),

@@ -140,7 +140,10 @@ export function createWsPanelClient(options: WsClientOptions): WsPanelClient {
       failPending('the hub connection closed — hint: the panel reconnects on its own; retry in a moment');
       if (closed) return setState('closed');
       if (ev.code === CLOSE_UNAUTHORIZED) {
-        return setState('unauthorized', 'this browser is not signed in to the panel — hint: open the URL that `uplink serve` printed, or run `uplink panel-url` for a fresh one');
+        return setState(
+          'unauthorized',
+          'this browser is not signed in to the panel — hint: open the URL that `uplink serve` printed, or run `uplink panel-url` for a fresh one',
+        );
       }
       const delay = Math.min(maxDelay, minDelay * 2 ** attempt++);
       setState('reconnecting', `retrying in ${Math.round(delay / 100) / 10} s`);
@@ -152,9 +155,7 @@ export function createWsPanelClient(options: WsClientOptions): WsPanelClient {
     invoke(method, params) {
       const ws = socket;
       if (!ws || ws.readyState !== OPEN || state !== 'open') {
-        return Promise.reject(
-          new PanelCallError({ code: 'unavailable', message: 'the hub is not connected — hint: wait for the panel to reconnect' }),
-        );
+        return Promise.reject(new PanelCallError({ code: 'unavailable', message: 'the hub is not connected — hint: wait for the panel to reconnect' }));
       }
       const id = nextId++;
       return new Promise((resolve, reject) => {

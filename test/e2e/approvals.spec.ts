@@ -86,7 +86,9 @@ test('a reload with a prompt waiting keeps the prompt, and approving it after th
   await expect(page.getByText('connected', { exact: true })).toBeVisible();
   await view(/^Approvals/).click();
   await expect(card('echo after-reload-$((6*7))')).toBeVisible();
-  await card('echo after-reload-$((6*7))').getByRole('button', { name: /^Approve once/ }).click();
+  await card('echo after-reload-$((6*7))')
+    .getByRole('button', { name: /^Approve once/ })
+    .click();
   ok(await call);
   await until(() => tmux.capture(pane).includes('after-reload-42'), 'the approved command in the pane');
   await expect(card('echo after-reload-$((6*7))')).toHaveCount(0);
@@ -105,7 +107,9 @@ test('the timeline says a prompt is waiting for the operator, then that the oper
 
   await view(/^Approvals/).click();
   await card('echo wait-then-deny').getByLabel('Reason').fill('not now');
-  await card('echo wait-then-deny').getByRole('button', { name: /^Deny(?! all)/ }).click();
+  await card('echo wait-then-deny')
+    .getByRole('button', { name: /^Deny(?! all)/ })
+    .click();
   expect((await call).isError).toBe(true);
   await view(/^Timeline/).click();
   const denied = page.locator('.tl-row', { has: page.locator('.outcome-denied') });
@@ -125,7 +129,9 @@ test('"Approve for session" on one card also runs the same agent’s queued prom
     await expect(card('echo session-one')).toBeVisible();
     const second = act('echo session-two', other);
     await expect(card('echo session-two')).toBeVisible();
-    await card('echo session-one').getByRole('button', { name: /^Approve for session/ }).click();
+    await card('echo session-one')
+      .getByRole('button', { name: /^Approve for session/ })
+      .click();
     await expect(card('echo session-two')).toHaveCount(0);
     await expect(card('echo session-one')).toHaveCount(0);
     ok(await first);

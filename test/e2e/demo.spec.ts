@@ -32,7 +32,9 @@ function stageMarkers(): Set<string> {
   for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
     try {
       if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
-      const marker = readFileSync(`/proc/${name}/environ`, 'latin1').split('\0').find((v) => v.startsWith('UPLINK_DEMO_STAGE='));
+      const marker = readFileSync(`/proc/${name}/environ`, 'latin1')
+        .split('\0')
+        .find((v) => v.startsWith('UPLINK_DEMO_STAGE='));
       if (marker) found.add(marker);
     } catch {
       // gone, or not ours
@@ -53,13 +55,18 @@ interface Entry {
   outcome?: string;
 }
 
-test('a presenter approves every prompt but the force-push; the demo exits 0 and the audit holds operator-approved tmux, semantic_ui and visual_ui calls', async ({ page }) => {
+test('a presenter approves every prompt but the force-push; the demo exits 0 and the audit holds operator-approved tmux, semantic_ui and visual_ui calls', async ({
+  page,
+}) => {
   test.setTimeout(170_000);
   const dataDir = mkdtempSync(join(tmpdir(), 'uplink-e2e-demo-'));
   const port = await freePort();
   const before = stageMarkers();
   const env = cleanEnv({ UPLINK_DATA_DIR: dataDir });
-  const demo = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'demo', '--port', String(port), '--exit-when-done', '--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const demo = spawn(process.execPath, [join(ROOT, 'bin/uplink'), 'demo', '--port', String(port), '--exit-when-done', '--headless'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   demo.stdout!.on('data', (d) => (out += String(d)));
   demo.stderr!.on('data', (d) => (out += String(d)));
@@ -96,7 +103,10 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
       const refuse = text.includes(REFUSED);
       if (refuse) await expect(strip).toContainText('refuse');
       decided.add(id);
-      await card.getByRole('button', { name: refuse ? /^Deny(?! all)/ : /^Approve once/ }).click({ timeout: 5000 }).catch(() => decided.delete(id));
+      await card
+        .getByRole('button', { name: refuse ? /^Deny(?! all)/ : /^Approve once/ })
+        .click({ timeout: 5000 })
+        .catch(() => decided.delete(id));
     }
     expect({ code: await exited, out }).toMatchObject({ code: 0 });
     // Nothing the demo started outlives it.
@@ -106,12 +116,19 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
     expect(out).toContain('the app itself reports: saved Ada Lovelace <ada@example.com>, 1 click(s) in the sketch pad');
 
     const log = execFileSync(process.execPath, [join(ROOT, 'bin/uplink'), 'log', '--json', '--limit', '5000'], { env, encoding: 'utf8' });
-    const entries = log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Entry);
+    const entries = log
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Entry);
     const calls = new Map<string, Entry[]>();
     for (const e of entries) if (e.invocation_id) calls.set(e.invocation_id, [...(calls.get(e.invocation_id) ?? []), e]);
     const approved = [...calls.values()]
       .filter((es) => es.some((e) => e.outcome === 'succeeded') && es.some((e) => e.type === 'decision' && e.authorized === 'operator' && e.granted === true))
-      .map((es) => ({ channel: es.find((e) => e.channel)?.channel ?? '', op: es.find((e) => e.op)?.op, interaction: es.find((e) => e.interaction)?.interaction }));
+      .map((es) => ({
+        channel: es.find((e) => e.channel)?.channel ?? '',
+        op: es.find((e) => e.op)?.op,
+        interaction: es.find((e) => e.interaction)?.interaction,
+      }));
     expect(approved.some((c) => c.channel.startsWith('tmux:') && c.op === 'type')).toBe(true);
     expect(approved.some((c) => c.channel.startsWith('tmux:') && c.op === 'ask')).toBe(true);
     expect(approved.some((c) => c.channel.startsWith('desktop:') && c.interaction === 'semantic_ui')).toBe(true);

@@ -22,7 +22,14 @@ test('the built renderer runs from file:// without CORS, as the packaged Electro
   });
   await page.addInitScript(() => {
     const settings = { approval_timeout_ms: 120_000, data_dir: '/data', version: '0.1.0' };
-    const replies: Record<string, unknown> = { listPendingApprovals: [], listRules: [], listProviders: [], getSettings: settings, listChannels: { channels: [], health: [], errors: [] }, queryTimeline: { events: [], next_before: null } };
+    const replies: Record<string, unknown> = {
+      listPendingApprovals: [],
+      listRules: [],
+      listProviders: [],
+      getSettings: settings,
+      listChannels: { channels: [], health: [], errors: [] },
+      queryTimeline: { events: [], next_before: null },
+    };
     (window as unknown as { uplink: unknown }).uplink = new Proxy(
       {},
       { get: (_t, k: string) => (k === 'on' ? () => () => undefined : async () => structuredClone(replies[k])) },

@@ -51,9 +51,13 @@ function memberDir(): string {
 test.beforeAll(async ({ browser }) => {
   const port = await freePort();
   nats = spawn(NATS, ['-js', '-sd', natsDir, '-a', '127.0.0.1', '-p', String(port), '--auth', TOKEN], { stdio: 'ignore' });
-  await until(() => new Promise<boolean>((resolve) => {
-    const s = tcpConnect(port, '127.0.0.1', () => (s.destroy(), resolve(true))).on('error', () => resolve(false));
-  }), 'nats-server to listen');
+  await until(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = tcpConnect(port, '127.0.0.1', () => (s.destroy(), resolve(true))).on('error', () => resolve(false));
+      }),
+    'nats-server to listen',
+  );
   const fleet = (name: string) => ({ fleet: { url: `nats://127.0.0.1:${port}`, name, token_file: 'fleet.token' } });
   tmuxA.start('work', 'sh');
   tmuxB.start('work', 'sh');
@@ -82,7 +86,11 @@ test.afterAll(async () => {
 
 const shot = (name: string) => join(ROOT, process.env.UPLINK_SCREENSHOTS_DIR ?? 'test-results/screenshots', name);
 const view = (name: RegExp) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name });
-const member = (hub: string) => page.getByRole('table', { name: 'Fleet members' }).getByRole('row').filter({ has: page.getByRole('cell', { name: hub, exact: true }) });
+const member = (hub: string) =>
+  page
+    .getByRole('table', { name: 'Fleet members' })
+    .getByRole('row')
+    .filter({ has: page.getByRole('cell', { name: hub, exact: true }) });
 
 test('the Fleet view lists this hub and the other member, connected', async () => {
   await view(/^Fleet/).click();
@@ -96,7 +104,10 @@ test('a prompt of hub bravo is approved once from hub alpha’s panel and runs o
   // The tmux driver wants the pane read before anything is typed into it.
   await agent.callTool({ name: 'channel_observe', arguments: { channel: `tmux:${pane}`, op: 'read', args: { lines: 5 } } });
   await view(/^Approvals/).click();
-  const call = agent.callTool({ name: 'channel_act', arguments: { channel: `tmux:${pane}`, op: 'type', args: { text: 'echo from-alpha-$((6*7))', enter: true } } });
+  const call = agent.callTool({
+    name: 'channel_act',
+    arguments: { channel: `tmux:${pane}`, op: 'type', args: { text: 'echo from-alpha-$((6*7))', enter: true } },
+  });
   const card = page.locator('article.approval', { hasText: 'on hub bravo' });
   await expect(card).toBeVisible();
   await expect(card.getByRole('button')).toHaveText([/^Approve once/, /^Deny/]);

@@ -16,7 +16,14 @@ import { writeLauncherFile } from '../fixtures/launcher';
 
 export const ROOT = process.env.UPLINK_ROOT ?? fileURLToPath(new URL('../..', import.meta.url));
 export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 /** Env for child processes: never the user's tmux. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -67,7 +74,15 @@ export async function testLauncher(entry = 'tmux-drivers.ts'): Promise<string> {
   const done = launchers.get(entry);
   if (done) return done;
   const out = join(mkdtempSync(join(tmpdir(), 'uplink-e2e-drivers-')), entry.replace(/\.ts$/, '.mjs'));
-  await build({ entryPoints: [join(ROOT, 'test/e2e/fixtures', entry)], outfile: out, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  await build({
+    entryPoints: [join(ROOT, 'test/e2e/fixtures', entry)],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    logLevel: 'warning',
+  });
   const launcher = writeLauncherFile(join(dirname(out), 'uplink.mjs'), join(ROOT, 'dist/cli.mjs'), out);
   launchers.set(entry, launcher);
   return launcher;

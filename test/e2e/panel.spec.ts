@@ -47,7 +47,9 @@ const prompt = () => page.locator('article.approval').first();
 /** Waits until the hub lists the pane with `label` (listing also refreshes the hub's cached listing). */
 const labelled = (label: string) =>
   until(async () => {
-    const listed = (await agent.callTool({ name: 'channel_list', arguments: {} })).structuredContent as { channels: Array<{ channel: string; labels: string[] }> };
+    const listed = (await agent.callTool({ name: 'channel_list', arguments: {} })).structuredContent as {
+      channels: Array<{ channel: string; labels: string[] }>;
+    };
     return listed.channels.some((c) => c.channel === channel() && c.labels.includes(label));
   }, `${channel()} listed with the label ${label}`);
 /** Screenshots without transient toasts. */
@@ -120,7 +122,9 @@ test('channel_act raises a prompt with agent, channel, op and text; approving de
   await page.emulateMedia({ colorScheme: 'light' });
   await shoot('approvals-light.png');
   await page.emulateMedia({ colorScheme: 'dark' });
-  await prompt().getByRole('button', { name: /^Approve once/ }).click();
+  await prompt()
+    .getByRole('button', { name: /^Approve once/ })
+    .click();
   const result = await call;
   expect(result.isError ?? false).toBe(false);
   await until(() => tmux.capture(pane).includes('approved-42'), 'the command output in the pane');
@@ -147,7 +151,12 @@ test('a busy queue: five cards fit an 860 px window, j moves the focus, A approv
   await page.waitForTimeout(600); // shortcuts arm a moment after the focus moved (the page shows no sign of it)
   await page.keyboard.press('a');
   await until(() => tmux.capture(pane).includes(focused!), 'the focused request ran');
-  expect(tmux.capture(pane).match(/queued-\d/g)?.filter((q) => q !== focused) ?? []).toEqual([]);
+  expect(
+    tmux
+      .capture(pane)
+      .match(/queued-\d/g)
+      ?.filter((q) => q !== focused) ?? [],
+  ).toEqual([]);
   await expect(page.locator('article.approval')).toHaveCount(5);
   await prompt().getByLabel('Reason').fill('runaway');
   await prompt().getByRole('button', { name: 'Deny all from default' }).click();
@@ -161,7 +170,9 @@ test('deny with a reason returns that reason to the agent as a rejection', async
   const call = act('echo should-not-run');
   await expect(prompt()).toBeVisible();
   await prompt().getByLabel('Reason').fill('wrong pane, use the build window');
-  await prompt().getByRole('button', { name: /^Deny(?! all)/ }).click();
+  await prompt()
+    .getByRole('button', { name: /^Deny(?! all)/ })
+    .click();
   const result = await call;
   expect(result.isError).toBe(true);
   expect(toolText(result)).toContain('wrong pane, use the build window');
@@ -213,14 +224,18 @@ test('"always" with config.json broken shows why, the card stays, and the call c
   const good = readFileSync(file, 'utf8');
   writeFileSync(file, '{ "approvals": ');
   try {
-    await prompt().getByRole('button', { name: /^Always/ }).click();
+    await prompt()
+      .getByRole('button', { name: /^Always/ })
+      .click();
     await expect(page.locator('.toast-error')).toContainText(/cannot save the standing rule .*config.json is broken/);
     await expect(prompt()).toBeVisible();
     await expect(prompt().getByRole('button', { name: /^Approve once/ })).toBeEnabled();
   } finally {
     writeFileSync(file, good);
   }
-  await prompt().getByRole('button', { name: /^Approve once/ }).click();
+  await prompt()
+    .getByRole('button', { name: /^Approve once/ })
+    .click();
   expect((await call).isError ?? false).toBe(false);
   await until(() => tmux.capture(pane).includes('once-after-refusal'), 'the approved command in the pane');
   await expect(prompt()).toHaveCount(0);
@@ -234,7 +249,9 @@ test('"always" skips the next prompt and the rule appears in settings', async ()
   await view(/^Approvals/).click();
   const first = act('echo always-1');
   await expect(prompt()).toBeVisible();
-  await prompt().getByRole('button', { name: /^Always/ }).click();
+  await prompt()
+    .getByRole('button', { name: /^Always/ })
+    .click();
   expect((await first).isError ?? false).toBe(false);
   await read();
   const second = await act('echo always-2');
@@ -288,7 +305,10 @@ test('providers and the selection preview', async () => {
 });
 
 test('after restarting serve the history is still there', async () => {
-  const before = await page.locator('.tl-row').count().catch(() => 0);
+  const before = await page
+    .locator('.tl-row')
+    .count()
+    .catch(() => 0);
   void before;
   await serve.stop();
   await expect(page.getByRole('alert').filter({ hasText: 'reconnecting' })).toBeVisible();

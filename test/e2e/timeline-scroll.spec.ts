@@ -15,7 +15,19 @@ test('auto-follow pauses on scroll-up and older history pages in at the top', as
     type Listener = (payload: unknown) => void;
     const listeners = new Map<string, Set<Listener>>();
     const calls: unknown[] = [];
-    const ev = (cursor: number) => ({ id: cursor, at: 1_700_000_000_000 + cursor, type: 'event', kind: 'succeeded', invocation_id: `inv-${cursor}`, sequence: 1, channel: 'tmux:%1', op: 'read', agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' }, state: 'succeeded', duration_ms: 3 });
+    const ev = (cursor: number) => ({
+      id: cursor,
+      at: 1_700_000_000_000 + cursor,
+      type: 'event',
+      kind: 'succeeded',
+      invocation_id: `inv-${cursor}`,
+      sequence: 1,
+      channel: 'tmux:%1',
+      op: 'read',
+      agent: { kind: 'mcp', agent_id: 'claude-code', name: 'claude-code' },
+      state: 'succeeded',
+      duration_ms: 3,
+    });
     const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ev(from + i));
     const replies: Record<string, (p: { before?: number }) => unknown> = {
       listPendingApprovals: () => [],
@@ -47,11 +59,22 @@ test('auto-follow pauses on scroll-up and older history pages in at the top', as
     );
   });
   await page.goto(pathToFileURL(join(ROOT, 'dist/renderer/index.html')).href);
-  await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: /^Timeline/ }).click();
+  await page
+    .getByRole('navigation', { name: 'Views' })
+    .getByRole('button', { name: /^Timeline/ })
+    .click();
   const grid = page.getByRole('grid', { name: /Invocations/ });
   await expect(page.getByText('2,000 invocations')).toBeVisible();
   const metrics = () => grid.evaluate((el) => ({ top: el.scrollTop, fromBottom: el.scrollHeight - el.scrollTop - el.clientHeight }));
-  const emit = (cursor: number) => page.evaluate((c) => (window as unknown as { __emit(e: string, p: unknown): void; __ev(c: number): unknown }).__emit('runtimeEvent', (window as unknown as { __ev(c: number): unknown }).__ev(c)), cursor);
+  const emit = (cursor: number) =>
+    page.evaluate(
+      (c) =>
+        (window as unknown as { __emit(e: string, p: unknown): void; __ev(c: number): unknown }).__emit(
+          'runtimeEvent',
+          (window as unknown as { __ev(c: number): unknown }).__ev(c),
+        ),
+      cursor,
+    );
 
   // Follows the newest row, also when a live event arrives.
   await expect.poll(async () => (await metrics()).fromBottom).toBeLessThan(34);
@@ -71,7 +94,9 @@ test('auto-follow pauses on scroll-up and older history pages in at the top', as
   // operator was looking at stay where they were (the scroll offset grows by the new rows).
   await grid.evaluate((el) => (el.scrollTop = 0));
   await expect(page.getByText('3,002 invocations')).toBeVisible();
-  const calls = (await page.evaluate(() => (window as unknown as { __calls: Array<{ method: string; params: { before?: number } }> }).__calls)).filter((c) => c.method === 'queryTimeline');
+  const calls = (await page.evaluate(() => (window as unknown as { __calls: Array<{ method: string; params: { before?: number } }> }).__calls)).filter(
+    (c) => c.method === 'queryTimeline',
+  );
   expect(calls.map((c) => c.params.before)).toContain(1001);
   expect((await metrics()).top).toBeGreaterThan(1000 * 34 - 200);
   await expect(page.getByText('Showing everything since the start of history')).toBeVisible();

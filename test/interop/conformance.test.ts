@@ -47,8 +47,14 @@ describe('the MCP conformance suite against uplink serve', () => {
     const inSuite = [...listed.stdout.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]!);
     expect(inSuite.length).toBeGreaterThan(0);
     const known = [...classes.applicable, ...Object.keys(classes.not_applicable)];
-    expect(inSuite.filter((s) => !known.includes(s)), 'new scenarios: add each to test/interop/conformance.json').toEqual([]);
-    expect(known.filter((s) => !inSuite.includes(s)), 'no longer in the suite: remove from test/interop/conformance.json').toEqual([]);
+    expect(
+      inSuite.filter((s) => !known.includes(s)),
+      'new scenarios: add each to test/interop/conformance.json',
+    ).toEqual([]);
+    expect(
+      known.filter((s) => !inSuite.includes(s)),
+      'no longer in the suite: remove from test/interop/conformance.json',
+    ).toEqual([]);
   });
 
   it.each(classes.applicable)('passes %s', async (scenario) => {

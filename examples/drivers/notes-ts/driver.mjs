@@ -21,7 +21,8 @@ const LIST_HINT = 'list the notes with `uplink channels`';
 
 /** @param {string} name */
 function notePath(name) {
-  if (!NAME.test(name)) throw new DriverError('Invalid', `${JSON.stringify(name)} is not a note name`, { hint: 'names are letters, digits, - and _ (up to 64)' });
+  if (!NAME.test(name))
+    throw new DriverError('Invalid', `${JSON.stringify(name)} is not a note name`, { hint: 'names are letters, digits, - and _ (up to 64)' });
   return join(root, `${name}.md`);
 }
 
@@ -38,7 +39,10 @@ async function readNote(name) {
 
 async function noteNames() {
   try {
-    return (await readdir(root)).filter((f) => f.endsWith('.md') && NAME.test(f.slice(0, -3))).map((f) => f.slice(0, -3)).sort();
+    return (await readdir(root))
+      .filter((f) => f.endsWith('.md') && NAME.test(f.slice(0, -3)))
+      .map((f) => f.slice(0, -3))
+      .sort();
   } catch {
     return [];
   }
@@ -57,7 +61,12 @@ const OPS = [
     op: 'append',
     summary: 'Append a line of text to the note (creates it)',
     mutating: true,
-    params_schema: { type: 'object', additionalProperties: false, required: ['text'], properties: { text: { type: 'string', minLength: 1, maxLength: MAX_APPEND } } },
+    params_schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['text'],
+      properties: { text: { type: 'string', minLength: 1, maxLength: MAX_APPEND } },
+    },
     result_schema: { type: 'object', required: ['bytes'], properties: { bytes: { type: 'integer' } } },
   },
   {
@@ -73,7 +82,9 @@ const OPS = [
     result_schema: {
       type: 'object',
       required: ['matches'],
-      properties: { matches: { type: 'array', items: { type: 'object', required: ['line', 'text'], properties: { line: { type: 'integer' }, text: { type: 'string' } } } } },
+      properties: {
+        matches: { type: 'array', items: { type: 'object', required: ['line', 'text'], properties: { line: { type: 'integer' }, text: { type: 'string' } } } },
+      },
     },
   },
   {
@@ -100,8 +111,19 @@ const driver = {
   },
   recv: async (cursor) => ({ items: [], next_cursor: cursor ?? 0 }),
   doctor: async () => {
-    const ok = await stat(root).then((s) => s.isDirectory(), () => false);
-    return { driver: 'notes', ok, lines: [ok ? `${(await noteNames()).length} notes in ${root}` : `the notes directory ${root} does not exist: create it, or pass another one as the first argument`] };
+    const ok = await stat(root).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
+    return {
+      driver: 'notes',
+      ok,
+      lines: [
+        ok
+          ? `${(await noteNames()).length} notes in ${root}`
+          : `the notes directory ${root} does not exist: create it, or pass another one as the first argument`,
+      ],
+    };
   },
   /** @returns {Promise<import('uplink/driver-sdk').JsonValue>} */
   async invoke(addr, op, args, _ctx, signal) {
@@ -141,7 +163,8 @@ const driver = {
         throw new DriverError('NotFound', `no op ${JSON.stringify(op)}`, { hint: `list the channel's ops (${OPS.map((o) => o.op).join(', ')})` });
     }
   },
-  preview: async (addr, op, args) => (op === 'append' ? { text: `append ${String(/** @type {any} */ (args).text ?? '').length} characters to note ${addr}` } : undefined),
+  preview: async (addr, op, args) =>
+    op === 'append' ? { text: `append ${String(/** @type {any} */ (args).text ?? '').length} characters to note ${addr}` } : undefined,
 };
 
 await serveDriver(driver);

@@ -22,7 +22,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
   try {
     try {
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      for (let n = 0; n < bytes.byteLength; ) n += writeSync(fd, bytes, n, bytes.byteLength - n);
+      for (let n = 0; n < bytes.byteLength;) n += writeSync(fd, bytes, n, bytes.byteLength - n);
       // The umask may have narrowed `mode` at creation; Windows knows no such modes.
       if (process.platform !== 'win32') fchmodSync(fd, mode);
       fsyncSync(fd);

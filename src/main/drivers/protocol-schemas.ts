@@ -53,7 +53,8 @@ export const DriverInfoSchema = Type.Object(
     summary: Type.String(),
     tiers: Type.Optional(
       Type.Array(TierSpecSchema, {
-        description: 'Uplink extension: the permission tiers setTier takes, least power first. Present only on a driver with setTier; the panel offers exactly these.',
+        description:
+          'Uplink extension: the permission tiers setTier takes, least power first. Present only on a driver with setTier; the panel offers exactly these.',
       }),
     ),
   },
@@ -78,10 +79,13 @@ export const OpSpecSchema = Type.Object(
     result_schema: JsonSchemaSchema,
     interactions: Type.Optional(
       Type.Array(InteractionSchema, {
-        description: "Uplink extension: the interaction kinds the driver can serve this op through (omitted: typed only); the chosen one arrives in the InvokeContext's interaction.",
+        description:
+          "Uplink extension: the interaction kinds the driver can serve this op through (omitted: typed only); the chosen one arrives in the InvokeContext's interaction.",
       }),
     ),
-    sensitive_args: Type.Optional(Type.Array(Type.String(), { description: 'Uplink extension: args fields whose values must never be stored (e.g. typed passwords).' })),
+    sensitive_args: Type.Optional(
+      Type.Array(Type.String(), { description: 'Uplink extension: args fields whose values must never be stored (e.g. typed passwords).' }),
+    ),
   },
   { description: 'One operation a driver offers on its channels.' },
 );
@@ -94,7 +98,10 @@ export const ReplyHintSchema = oneOf(['full', 'short', 'none']);
  */
 export const MAX_SEND_MESSAGE_CHARS = 64 * 1024;
 
-export const SendRequestSchema = Type.Object({ message: Type.String({ maxLength: MAX_SEND_MESSAGE_CHARS }), reply_hint: ReplyHintSchema }, { additionalProperties: false });
+export const SendRequestSchema = Type.Object(
+  { message: Type.String({ maxLength: MAX_SEND_MESSAGE_CHARS }), reply_hint: ReplyHintSchema },
+  { additionalProperties: false },
+);
 
 export const SendReceiptSchema = Type.Object({
   delivered: Type.Boolean(),
@@ -138,7 +145,12 @@ export const ApprovalPreviewSchema = Type.Object(
   {
     text: Type.Optional(Type.String({ description: 'The action in words.' })),
     image_png: Type.Optional(Type.String({ description: 'Base64 PNG of the target (desktop windows).' })),
-    mark: Type.Optional(Type.Object({ x: Type.Number(), y: Type.Number(), width: Type.Optional(Type.Number()), height: Type.Optional(Type.Number()) }, { description: 'Where the action lands, in image pixels.' })),
+    mark: Type.Optional(
+      Type.Object(
+        { x: Type.Number(), y: Type.Number(), width: Type.Optional(Type.Number()), height: Type.Optional(Type.Number()) },
+        { description: 'Where the action lands, in image pixels.' },
+      ),
+    ),
     lines: Type.Optional(Type.Array(Type.String(), { description: "The target's last lines of text, control characters escaped." })),
     lines_hidden: Type.Optional(Type.String({ description: 'Why lines is missing although the target has text.' })),
     warnings: Type.Optional(Type.Array(Type.String(), { description: 'Why what the prompt shows may not be what the action meets.' })),
@@ -169,12 +181,21 @@ export const UnsupportedVersionSchema = Type.Object({ supported: Type.Array(Type
 export const ChannelsResultSchema = Type.Array(ChannelEntrySchema);
 export const OpsResultSchema = Type.Array(OpSpecSchema);
 
-export const SendParamsSchema = Type.Object({ addr: Type.String(), request: SendRequestSchema, context: Type.Optional(InvokeContextSchema) }, { additionalProperties: false });
-export const InvokeParamsSchema = Type.Object({ addr: Type.String(), op: Type.String(), args: JsonValueSchema, context: InvokeContextSchema }, { additionalProperties: false });
+export const SendParamsSchema = Type.Object(
+  { addr: Type.String(), request: SendRequestSchema, context: Type.Optional(InvokeContextSchema) },
+  { additionalProperties: false },
+);
+export const InvokeParamsSchema = Type.Object(
+  { addr: Type.String(), op: Type.String(), args: JsonValueSchema, context: InvokeContextSchema },
+  { additionalProperties: false },
+);
 export const RecvParamsSchema = Type.Object({ cursor: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) }, { additionalProperties: false });
 export const PreviewParamsSchema = Type.Object({ addr: Type.String(), op: Type.String(), args: JsonValueSchema }, { additionalProperties: false });
 export const PreviewResultSchema = Type.Union([ApprovalPreviewSchema, Type.Null()]);
-export const PrecheckParamsSchema = Type.Object({ addr: Type.String(), op: Type.String(), args: JsonValueSchema, context: Type.Optional(InvokeContextSchema) }, { additionalProperties: false });
+export const PrecheckParamsSchema = Type.Object(
+  { addr: Type.String(), op: Type.String(), args: JsonValueSchema, context: Type.Optional(InvokeContextSchema) },
+  { additionalProperties: false },
+);
 export const InteractionsForParamsSchema = Type.Object({ addr: Type.String() }, { additionalProperties: false });
 export const InteractionsForResultSchema = Type.Array(InteractionSchema);
 export const SetTierParamsSchema = Type.Object({ addr: Type.String(), tier: Type.String() }, { additionalProperties: false });

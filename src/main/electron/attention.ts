@@ -42,7 +42,11 @@ export interface AttentionDeps {
 /** The text of the notification for a prompt; the op and channel are what the operator decides on. */
 export function approvalNotification(a: PendingApproval): NotificationOptions {
   const labels = a.channel_labels.length ? ` (${a.channel_labels.join(', ')})` : '';
-  return { title: `Uplink: ${a.agent.agent_id ?? a.agent.name} wants ${a.op}`, body: `on ${a.channel}${labels} — approve or deny in the Uplink panel`, silent: false };
+  return {
+    title: `Uplink: ${a.agent.agent_id ?? a.agent.name} wants ${a.op}`,
+    body: `on ${a.channel}${labels} — approve or deny in the Uplink panel`,
+    silent: false,
+  };
 }
 
 /**
@@ -66,4 +70,3 @@ export function notifyApproval(deps: AttentionDeps, a: PendingApproval): boolean
   n.show();
   return true;
 }
-

@@ -21,13 +21,29 @@ export const hubModule: AppModule = {
     const rendererDir = join(ctx.app.getAppPath(), 'dist', 'renderer');
     const cliPath = join(ctx.app.getAppPath(), 'bin', 'uplink');
     // Packaged, bin/uplink sits inside the asar and cannot run: agents start the app as `Uplink mcp`.
-    const stdio = stdioCommand({ packaged: ctx.app.isPackaged, execPath: process.execPath, cliPath, ...(process.env.APPIMAGE ? { appImage: process.env.APPIMAGE } : {}) });
+    const stdio = stdioCommand({
+      packaged: ctx.app.isPackaged,
+      execPath: process.execPath,
+      cliPath,
+      ...(process.env.APPIMAGE ? { appImage: process.env.APPIMAGE } : {}),
+    });
     const hub = await createHub({ dataDir, drivers: await loadDrivers(dataDir) });
     recordUnfinishedCalls(hub);
     const server = await startHubServer({
       hub,
       dataDir,
-      mounts: (http) => [createPanelMount({ hub: http.hub, token: http.token, authenticate: http.panelSession, origin: http.origin, rendererDir, cliPath, stdioCommand: stdio, version: ctx.app.getVersion() })],
+      mounts: (http) => [
+        createPanelMount({
+          hub: http.hub,
+          token: http.token,
+          authenticate: http.panelSession,
+          origin: http.origin,
+          rendererDir,
+          cliPath,
+          stdioCommand: stdio,
+          version: ctx.app.getVersion(),
+        }),
+      ],
     });
     ctx.onQuit(() => server.close());
     ctx.onQuit(() => hub.close());
@@ -39,7 +55,14 @@ export const hubModule: AppModule = {
     };
     const session = openPanelSession(
       hub,
-      { token: server.token, mcpUrl: () => server.mcpUrl, cliPath, stdioCommand: stdio, version: ctx.app.getVersion(), user: process.env.USER ?? process.env.USERNAME ?? 'operator' },
+      {
+        token: server.token,
+        mcpUrl: () => server.mcpUrl,
+        cliPath,
+        stdioCommand: stdio,
+        version: ctx.app.getVersion(),
+        user: process.env.USER ?? process.env.USERNAME ?? 'operator',
+      },
       createBroadcast(),
       emit,
       Date.now(),

@@ -29,7 +29,11 @@ export function ipcCallHandler(method: string, handlers: () => PanelHandlers | u
 }
 
 /** Registers every call channel; returns the disposer that removes them. */
-export function registerPanelIpc(ipcMain: Pick<IpcMain, 'handle' | 'removeHandler'>, handlers: () => PanelHandlers | undefined, rendererIndexUrl: string): Disposer {
+export function registerPanelIpc(
+  ipcMain: Pick<IpcMain, 'handle' | 'removeHandler'>,
+  handlers: () => PanelHandlers | undefined,
+  rendererIndexUrl: string,
+): Disposer {
   for (const method of PANEL_METHODS) ipcMain.handle(ipcCallChannel(method), ipcCallHandler(method, handlers, rendererIndexUrl));
   return () => {
     for (const method of PANEL_METHODS) ipcMain.removeHandler(ipcCallChannel(method));

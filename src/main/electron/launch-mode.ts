@@ -16,7 +16,6 @@ export { ATTACH_ENV };
  */
 export type LaunchMode = 'panel' | 'mcp' | 'attach';
 
-
 /**
  * The user's arguments: after the executable, and after the app path when Electron runs an
  * unpackaged app (`electron . mcp`, where `process.defaultApp` is true). Chromium/Electron

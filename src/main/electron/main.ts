@@ -63,7 +63,9 @@ async function start(attaching: boolean): Promise<void> {
     try {
       await m.enable(ctx);
     } catch (error) {
-      process.stderr.write(`uplink error [core:Unavailable]: could not start ${m.name}: ${error instanceof Error ? error.message : String(error)} — hint: run \`uplink doctor\`\n`);
+      process.stderr.write(
+        `uplink error [core:Unavailable]: could not start ${m.name}: ${error instanceof Error ? error.message : String(error)} — hint: run \`uplink doctor\`\n`,
+      );
       app.exit(1);
       return;
     }
@@ -78,7 +80,9 @@ async function startMcp(): Promise<void> {
   try {
     app.exit(await runStdioMcp(resolveDataDir()));
   } catch (error) {
-    process.stderr.write(`uplink error [core:Unavailable]: MCP over stdio failed: ${error instanceof Error ? error.message : String(error)} — hint: run \`uplink doctor\`\n`);
+    process.stderr.write(
+      `uplink error [core:Unavailable]: MCP over stdio failed: ${error instanceof Error ? error.message : String(error)} — hint: run \`uplink doctor\`\n`,
+    );
     app.exit(1);
   }
 }

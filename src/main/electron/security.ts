@@ -31,9 +31,7 @@ export const securityModule: AppModule = {
     // attached hub, is cancelled.
     s.webRequest.onBeforeRequest((details, callback) => callback({ cancel: !allowRequest(details.url, ctx.attachOrigin) }));
     const csp = electronCsp(ctx.attachOrigin);
-    s.webRequest.onHeadersReceived((details, callback) =>
-      callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [csp] } }),
-    );
+    s.webRequest.onHeadersReceived((details, callback) => callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [csp] } }));
   },
 };
 

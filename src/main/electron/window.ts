@@ -34,7 +34,9 @@ function createWindow(ctx: ModuleContext): BrowserWindow {
   // Electron's own rejection quotes the URL, whose fragment may hold a one-time sign-in code.
   win.loadURL(ctx.rendererIndexUrl).catch((error: unknown) => {
     const code = (error as { code?: unknown }).code;
-    process.stderr.write(`uplink error [core:Unavailable]: the panel did not load (${typeof code === 'string' ? code : 'load failed'}) — hint: ${ctx.attachOrigin ? `is the hub at ${ctx.attachOrigin} still running?` : 'run `npm run build`'}\n`);
+    process.stderr.write(
+      `uplink error [core:Unavailable]: the panel did not load (${typeof code === 'string' ? code : 'load failed'}) — hint: ${ctx.attachOrigin ? `is the hub at ${ctx.attachOrigin} still running?` : 'run `npm run build`'}\n`,
+    );
   });
   win.on('closed', () => {
     if (ctx.window === win) ctx.window = undefined;

@@ -51,13 +51,20 @@ export function checkBounds(channel: unknown, op: unknown, args: unknown): void 
     throw new HubError('core', 'Invalid', `the op name is ${op.length} characters; the limit is ${MAX_OP_CHARS}`, { hint });
   }
   if (nestsDeeperThan(args, MAX_DEPTH)) {
-    throw new HubError('core', 'Invalid', `args nest deeper than ${MAX_DEPTH} levels`, { hint: `flatten the args (at most ${MAX_DEPTH} levels of objects and arrays)` });
+    throw new HubError('core', 'Invalid', `args nest deeper than ${MAX_DEPTH} levels`, {
+      hint: `flatten the args (at most ${MAX_DEPTH} levels of objects and arrays)`,
+    });
   }
   if (args === null || typeof args !== 'object') return;
   const size = Buffer.byteLength(JSON.stringify(args));
   const message = (args as { message?: unknown }).message;
   if ((typeof message === 'string' && Buffer.byteLength(message) > MAX_MESSAGE_BYTES) || size > MAX_MESSAGE_BYTES + 1024) {
-    throw new HubError(driverOfChannel(typeof channel === 'string' ? channel : undefined), 'Invalid', `the ${String(op)} payload is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (64 KiB)`, { hint: 'split it into smaller messages, or send a file path instead of the content' });
+    throw new HubError(
+      driverOfChannel(typeof channel === 'string' ? channel : undefined),
+      'Invalid',
+      `the ${String(op)} payload is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (64 KiB)`,
+      { hint: 'split it into smaller messages, or send a file path instead of the content' },
+    );
   }
 }
 

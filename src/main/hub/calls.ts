@@ -134,7 +134,10 @@ export class CallPath {
             capability_id: spec.capability_id,
             version_requirement: '^1',
             input: { channel, args },
-            constraints: { ...(options.provider ? { provider_id: options.provider } : {}), ...(checked.interaction ? { interaction: checked.interaction } : {}) },
+            constraints: {
+              ...(options.provider ? { provider_id: options.provider } : {}),
+              ...(checked.interaction ? { interaction: checked.interaction } : {}),
+            },
           },
           ctx,
         );
@@ -274,7 +277,6 @@ export class CallPath {
   }
 }
 
-
 /** What the approval prompt shows of the call's target (the driver's preview), bounded in time. */
 export async function previewFor(registry: ChannelRegistry, ctx: CallContext, timeoutMs: number): Promise<ApprovalPreview | undefined> {
   const { driver, addr } = registry.resolve(ctx.channel);
@@ -292,7 +294,13 @@ export async function previewFor(registry: ChannelRegistry, ctx: CallContext, ti
  * NotFound, Invalid): a slow, broken or momentarily unavailable check proves nothing, the prompt
  * goes ahead and the op checks again when it acts.
  */
-export async function precheckFor(registry: ChannelRegistry, ctx: CallContext, args: JsonValue, interaction: InteractionKind, timeoutMs: number): Promise<HubError | undefined> {
+export async function precheckFor(
+  registry: ChannelRegistry,
+  ctx: CallContext,
+  args: JsonValue,
+  interaction: InteractionKind,
+  timeoutMs: number,
+): Promise<HubError | undefined> {
   try {
     const { driver, addr } = registry.resolve(ctx.channel);
     if (!driver.precheck) return undefined;

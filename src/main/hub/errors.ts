@@ -91,16 +91,23 @@ export interface KernelErrorContext {
  */
 export function mapKernelError(ctx: KernelErrorContext): HubError {
   const driver = driverOfChannel(ctx.channel);
-  const mk = (kind: DriverErrorKind, message: string, hint?: string): HubError =>
-    new HubError(driver, kind, message, { hint, code: ctx.code });
+  const mk = (kind: DriverErrorKind, message: string, hint?: string): HubError => new HubError(driver, kind, message, { hint, code: ctx.code });
   switch (ctx.code) {
     case 'policy_denied':
       if (ctx.cause instanceof HubError) return ctx.cause;
       return mk('Rejected', `${ctx.op} on ${ctx.channel} was denied by policy`, 'ask the operator to approve it in the Uplink panel');
     case 'input_schema_violation':
-      return mk('Invalid', `args for ${ctx.op} do not match its params_schema: ${ctx.message}`, `see the op's params_schema with channel_describe {channel, op: "${ctx.op}"}`);
+      return mk(
+        'Invalid',
+        `args for ${ctx.op} do not match its params_schema: ${ctx.message}`,
+        `see the op's params_schema with channel_describe {channel, op: "${ctx.op}"}`,
+      );
     case 'output_schema_violation':
-      return mk('Invalid', `the driver's result for ${ctx.op} breaks its result_schema: ${ctx.message}`, 'this is a driver bug; the operator can see it in `uplink log`');
+      return mk(
+        'Invalid',
+        `the driver's result for ${ctx.op} breaks its result_schema: ${ctx.message}`,
+        'this is a driver bug; the operator can see it in `uplink log`',
+      );
     case 'capability_unavailable':
       return mk('NotFound', `no provider offers ${ctx.op} for ${ctx.channel}`, `list the channel's ops with channel_describe {channel: "${ctx.channel}"}`);
     case 'invocation_not_found':
@@ -108,7 +115,11 @@ export function mapKernelError(ctx: KernelErrorContext): HubError {
     case 'constraint_unsatisfied': {
       const c = ctx.constraints ?? {};
       const what = [c.provider_id && `provider ${c.provider_id}`, c.interaction && `interaction ${c.interaction}`].filter(Boolean).join(' and ');
-      return mk('Invalid', `${ctx.op} is not offered under ${what || 'these constraints'}`, 'drop the interaction/provider constraint, or pick one listed by channel_describe');
+      return mk(
+        'Invalid',
+        `${ctx.op} is not offered under ${what || 'these constraints'}`,
+        'drop the interaction/provider constraint, or pick one listed by channel_describe',
+      );
     }
     case 'resource_exhausted':
       return mk('Unavailable', 'the hub has too many invocations in flight', 'wait for running calls to finish and retry');

@@ -23,7 +23,7 @@ export function readBoundedFile(path: string, limit: number): BoundedFile {
     if (st.size > limit) return { regular: true, mode: st.mode, size: st.size };
     const buf = Buffer.alloc(limit + 1);
     let n = 0;
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
+    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0;) n += r;
     if (n > limit) return { regular: true, mode: st.mode, size: n };
     return { regular: true, mode: st.mode, size: n, bytes: buf.subarray(0, n) };
   } finally {

@@ -6,7 +6,18 @@
 import { Runtime } from '../kernel';
 import type { InteractionKind, JsonValue, SelectionExplanation } from '../kernel';
 import { ExternalDriver } from '../drivers';
-import type { ApprovalPreview, ChannelEntry, DoctorReport, Driver, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
+import type {
+  ApprovalPreview,
+  ChannelEntry,
+  DoctorReport,
+  Driver,
+  DriverInfo,
+  ExternalStatus,
+  RecvBatch,
+  SendReceipt,
+  TraceEntry,
+  TraceFilter,
+} from '../drivers';
 import { createExternalDrivers, externalEntries, ExternalDriverAdmin } from './driver-admin';
 import { AuditStore, auditUnavailable, Timeline } from './audit';
 import { ApprovalBroker, setApprovalTimeout } from './approvals';
@@ -110,7 +121,16 @@ class HubCore implements Hub {
     this.#timeline = new Timeline(this.#audit);
     // A broken config file is recorded once per distinct error (the file is the operator's input).
     const configRejected = (error: string): void =>
-      this.#timeline.record({ at: this.#now(), type: 'rejected', kind: 'rejected', op: 'config', state: 'rejected', error_kind: 'Invalid', message: `${error} (${this.#config.fallback()})`, hint: 'fix the file; it is reloaded on save' });
+      this.#timeline.record({
+        at: this.#now(),
+        type: 'rejected',
+        kind: 'rejected',
+        op: 'config',
+        state: 'rejected',
+        error_kind: 'Invalid',
+        message: `${error} (${this.#config.fallback()})`,
+        hint: 'fix the file; it is reloaded on save',
+      });
     const startupError = this.#config.error();
     if (startupError) configRejected(startupError);
     this.#disposers.push(this.#config.onError(configRejected));
@@ -125,7 +145,12 @@ class HubCore implements Hub {
     const enabled = wanted ? created.filter((d) => wanted.includes(d.info().id)) : created;
     for (const d of created) if (!enabled.includes(d)) void d.dispose?.();
     this.#external = this.#external.filter((d) => enabled.includes(d));
-    this.#admin = new ExternalDriverAdmin(this.#external, { config: this.#config, dataDir: this.dataDir, record: (e, d) => this.#timeline.record(e, d), now: this.#now });
+    this.#admin = new ExternalDriverAdmin(this.#external, {
+      config: this.#config,
+      dataDir: this.dataDir,
+      record: (e, d) => this.#timeline.record(e, d),
+      now: this.#now,
+    });
     this.#disabled = created.filter((d) => !enabled.includes(d)).map((d) => d.info().id);
     this.#unknownDrivers = (wanted ?? []).filter((id) => !created.some((d) => d.info().id === id));
     this.#registry = new ChannelRegistry(enabled, () => Math.min(this.#driverTimeout(), 15_000));
@@ -163,7 +188,11 @@ class HubCore implements Hub {
     const ops = this.#registry.opsOf(id);
     const kinds = [...new Set(ops.flatMap((o) => o.interactions))];
     for (const kind of kinds) {
-      const provider = new DriverProvider(driver, kind, ops.filter((o) => o.interactions.includes(kind)));
+      const provider = new DriverProvider(
+        driver,
+        kind,
+        ops.filter((o) => o.interactions.includes(kind)),
+      );
       this.#runtime.register(provider);
       this.#providers.push(provider);
       this.#interactions.set(providerIdFor(id, kind), kind);
@@ -195,7 +224,6 @@ class HubCore implements Hub {
   #driverTimeout(): number {
     return this.#options.driverTimeoutMs ?? this.#config.get().hub.driver_timeout_ms;
   }
-
 
   // ── channels ──────────────────────────────────────────────────────────────────────────────
   overview(): Promise<DriverOverview[]> {
@@ -249,13 +277,19 @@ class HubCore implements Hub {
     let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
     try {
       this.#audit.lastId();
-      const error = this.#audit.failure() ? `the audit log cannot be written (${this.#audit.failure()}); new calls are refused until it can` : this.#audit.damage();
+      const error = this.#audit.failure()
+        ? `the audit log cannot be written (${this.#audit.failure()}); new calls are refused until it can`
+        : this.#audit.damage();
       if (error) audit = { ok: false, path: this.#audit.path, error };
     } catch (e) {
       audit = { ok: false, path: this.#audit.path, error: (e as Error).message };
     }
     const agentsError = this.#agents.error();
-    const agents = { ok: agentsError === undefined, path: this.#agents.path, ...(agentsError ? { error: `${agentsError} — no named agent token is accepted until it is fixed` } : {}) };
+    const agents = {
+      ok: agentsError === undefined,
+      path: this.#agents.path,
+      ...(agentsError ? { error: `${agentsError} — no named agent token is accepted until it is fixed` } : {}),
+    };
     const warnings = this.#broker.rules.warnings();
     return {
       ok: config.ok && audit.ok && agents.ok && drivers.every((d) => d.ok),
@@ -281,19 +315,13 @@ class HubCore implements Hub {
 
   async recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch> {
     // A driver out of process says its kind in its handshake: one that cannot start is not a candidate.
-    if (options.driver === undefined) await Promise.all(this.#registry.drivers().map(({ driver }) => driver instanceof ExternalDriver && driver.ensureStarted().catch(() => undefined)));
+    if (options.driver === undefined)
+      await Promise.all(this.#registry.drivers().map(({ driver }) => driver instanceof ExternalDriver && driver.ensureStarted().catch(() => undefined)));
     const messaging = this.#registry.drivers().filter(({ driver }) => driver.info().kind !== 'capability');
     const id = options.driver ?? messaging[0]?.id;
     if (!id) throw new HubError('core', 'NotFound', 'no messaging driver is enabled', { hint: 'run `uplink doctor` to see the enabled drivers' });
     return (await this.#calls.run(`${id}:*`, 'recv', cursor === undefined ? {} : { cursor }, options)) as unknown as RecvBatch;
   }
-
-
-
-
-
-
-
 
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): HubError {
     this.#calls.rejected(request.channel ?? '', request.op ?? '', undefined, request.agent, ending(error, { type: 'rejected' }), undefined, false);
@@ -316,10 +344,6 @@ class HubCore implements Hub {
   onAuditChange(listener: (failure: string | undefined) => void): Disposer {
     return this.#auditListeners.on(listener);
   }
-
-
-
-
 
   // ── approvals ─────────────────────────────────────────────────────────────────────────────
   attachPanel(): Disposer {
@@ -404,13 +428,17 @@ class HubCore implements Hub {
 
   /** The operator's change to a credential, fsynced like any decision (the token is never in it). */
   #agentDecision(op: string, id: string, by: string, reason: string): void {
-    this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', op, authorized: 'operator', by, reason, granted: op === 'agent-create', args: { name: id } }, true);
+    this.#timeline.record(
+      { at: this.#now(), type: 'decision', kind: 'decision', op, authorized: 'operator', by, reason, granted: op === 'agent-create', args: { name: id } },
+      true,
+    );
   }
 
   // ── human-only controls ──────────────────────────────────────────────────────────────────
   async setTier(channel: string, tier: string, by: AgentIdentity): Promise<void> {
     const { id, driver, addr } = this.#registry.resolve(channel);
-    if (by.kind !== 'panel' && by.kind !== 'cli') throw new HubError(id, 'Rejected', 'only a person at the panel or the CLI can set a tier', { hint: 'ask the operator to set it in the panel' });
+    if (by.kind !== 'panel' && by.kind !== 'cli')
+      throw new HubError(id, 'Rejected', 'only a person at the panel or the CLI can set a tier', { hint: 'ask the operator to set it in the panel' });
     // A driver out of process offers setTier once its handshake said so.
     await this.#registry.ready(channel);
     if (!driver.setTier) throw new HubError(id, 'Unavailable', `${id} has no permission tiers`);
@@ -418,7 +446,21 @@ class HubCore implements Hub {
       throw toHubError(channel, e);
     });
     const authorized = by.kind === 'cli' ? 'cli' : 'operator';
-    this.#timeline.record({ at: this.#now(), type: 'decision', kind: 'decision', channel, op: 'set-tier', agent: by, authorized, by: by.user ?? by.name, reason: `tier set to ${tier}`, granted: true }, true);
+    this.#timeline.record(
+      {
+        at: this.#now(),
+        type: 'decision',
+        kind: 'decision',
+        channel,
+        op: 'set-tier',
+        agent: by,
+        authorized,
+        by: by.user ?? by.name,
+        reason: `tier set to ${tier}`,
+        granted: true,
+      },
+      true,
+    );
   }
 
   // ── out-of-process drivers ───────────────────────────────────────────────────────────────
@@ -450,7 +492,11 @@ class HubCore implements Hub {
   }
 
   /** Which provider a call would pin; `versionRequirement` defaults to the `^1` every hub call uses. */
-  async explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement = '^1'): Promise<SelectionExplanation> {
+  async explainSelection(
+    capabilityId: string,
+    constraints?: { provider_id?: string; interaction?: InteractionKind },
+    versionRequirement = '^1',
+  ): Promise<SelectionExplanation> {
     return this.#runtime.explainSelection({ capability_id: capabilityId, version_requirement: versionRequirement, constraints: constraints ?? {} });
   }
 
@@ -484,4 +530,3 @@ class HubCore implements Hub {
     return () => undefined;
   }
 }
-

@@ -182,7 +182,11 @@ export interface Hub {
    * Why the kernel would pick which provider for `<driver>.<op>` under these constraints (the
    * kernel's own explanation: the offer it would pin, and why each candidate did or did not match).
    */
-  explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement?: string): Promise<SelectionExplanation>;
+  explainSelection(
+    capabilityId: string,
+    constraints?: { provider_id?: string; interaction?: InteractionKind },
+    versionRequirement?: string,
+  ): Promise<SelectionExplanation>;
 
   // ── fleet (a hub whose config has no `fleet` section answers as a hub in no fleet) ────────
   /** Who is in the fleet, as this hub sees it; `member: false` when this hub is in none. */

@@ -57,7 +57,18 @@ export async function openAuditReader(path: string): Promise<AuditReader> {
 
 // What the edges need of the kernel and the drivers, so that they never reach past the hub.
 export type { CapabilityOffer, InteractionKind, JsonSchema, JsonValue, SelectionExplanation } from '../kernel';
-export type { CallerEnvironment, ChannelEntry, DriverErrorKind, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TierSpec, TraceEntry, TraceFilter } from '../drivers';
+export type {
+  CallerEnvironment,
+  ChannelEntry,
+  DriverErrorKind,
+  DriverInfo,
+  ExternalStatus,
+  RecvBatch,
+  SendReceipt,
+  TierSpec,
+  TraceEntry,
+  TraceFilter,
+} from '../drivers';
 export { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError, tmuxSnippet } from '../drivers';
 export { ChannelEntrySchema, DoctorReportSchema, INTERACTION_KINDS, OpSpecSchema, RecvBatchSchema, SendReceiptSchema } from '../drivers';
 export { recordUnfinishedCalls } from './audit/unfinished';

@@ -9,16 +9,7 @@ import type { AgentKind, Decision, PendingApproval } from '../../shared/approval
 import type { ArgConstraints } from '../../shared/arg-constraints';
 import type { Static } from '@sinclair/typebox';
 import type { StandingRuleSchema } from './config';
-import type {
-  CallerEnvironment,
-  ChannelEntry,
-  DoctorReport,
-  DriverInfo,
-  OpSpec,
-  RecvBatch,
-  ReplyHint,
-  SendReceipt,
-} from '../drivers';
+import type { CallerEnvironment, ChannelEntry, DoctorReport, DriverInfo, OpSpec, RecvBatch, ReplyHint, SendReceipt } from '../drivers';
 
 /** Releases a subscription. */
 export type Disposer = () => void;
@@ -270,4 +261,3 @@ export interface FleetHistoryEntry {
 
 /** What changes in the fleet, for the panel. */
 export type FleetChange = { type: 'status'; status: FleetMembership } | { type: 'entry'; entry: FleetHistoryEntry };
-

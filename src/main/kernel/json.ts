@@ -36,7 +36,6 @@ function jsonOk(value: unknown, depth: number): boolean {
     }
     default:
       return false; // undefined, function, symbol, bigint
-
   }
 }
 

@@ -13,10 +13,7 @@ export const defaultPolicy: Policy = (ctx) => (ctx.offer.capability.safety === '
 
 /** A decision after checking; `invalid` means the policy broke its contract (fail closed). */
 export type CheckedDecision =
-  | { kind: 'permit' }
-  | { kind: 'deny'; reason: string | undefined; cause: unknown }
-  | { kind: 'ask'; approval: Promise<ApprovalOutcome> }
-  | { kind: 'invalid' };
+  { kind: 'permit' } | { kind: 'deny'; reason: string | undefined; cause: unknown } | { kind: 'ask'; approval: Promise<ApprovalOutcome> } | { kind: 'invalid' };
 
 const INVALID: CheckedDecision = { kind: 'invalid' };
 
@@ -29,7 +26,11 @@ export function checkDecision(value: unknown): CheckedDecision {
       case 'permit':
         return PERMIT as CheckedDecision;
       case 'deny':
-        return { kind: 'deny', reason: typeof decision.reason === 'string' && decision.reason !== '' ? clip(decision.reason) : undefined, cause: decision.cause };
+        return {
+          kind: 'deny',
+          reason: typeof decision.reason === 'string' && decision.reason !== '' ? clip(decision.reason) : undefined,
+          cause: decision.cause,
+        };
       case 'ask': {
         const approval = decision.approval;
         if (approval === null || (typeof approval !== 'object' && typeof approval !== 'function')) return INVALID;

@@ -10,9 +10,7 @@ import type { SpecEntry } from './registry';
 import type { DiagnosticKind, JsonValue, ProgressDetail, SoftwareUseErrorWire } from './types';
 
 /** The outcome of a provider's resolved value. */
-export type Verdict =
-  | { ok: true; output: JsonValue }
-  | { ok: false; error: SoftwareUseErrorWire; kind: DiagnosticKind; detail: string };
+export type Verdict = { ok: true; output: JsonValue } | { ok: false; error: SoftwareUseErrorWire; kind: DiagnosticKind; detail: string };
 
 /** Checks a provider's resolved value against the port contract and the spec's output_schema. */
 export function judgeResult(result: unknown, spec: SpecEntry): Verdict {

@@ -52,7 +52,10 @@ interface ProviderEntry {
 const RANK: Record<InteractionKind, number> = { typed: 0, semantic_ui: 1, visual_ui: 2 };
 
 function registerError(what: string): SoftwareUseError {
-  return new SoftwareUseError('invalid_request', `cannot register provider: ${what} — hint: fix the provider's descriptor() or capabilities() so they follow the sua-sdk contract`);
+  return new SoftwareUseError(
+    'invalid_request',
+    `cannot register provider: ${what} — hint: fix the provider's descriptor() or capabilities() so they follow the sua-sdk contract`,
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -233,7 +236,12 @@ export class Registry {
   }
 
   #register(provider: CapabilityProvider): void {
-    if (!isRecord(provider) || typeof provider.descriptor !== 'function' || typeof provider.capabilities !== 'function' || typeof provider.invoke !== 'function') {
+    if (
+      !isRecord(provider) ||
+      typeof provider.descriptor !== 'function' ||
+      typeof provider.capabilities !== 'function' ||
+      typeof provider.invoke !== 'function'
+    ) {
       throw registerError('a provider needs descriptor(), capabilities() and invoke()');
     }
     const descriptor = this.#descriptor(provider);
@@ -332,16 +340,23 @@ export class Registry {
           selected = entry;
           if (explain === undefined) return entry;
         }
-        if (explain !== undefined) explain.push({ offer: entry.offer, matched, reason: reason(entry, sel, versionOk, providerOk, interactionOk, selected === entry) });
+        if (explain !== undefined)
+          explain.push({ offer: entry.offer, matched, reason: reason(entry, sel, versionOk, providerOk, interactionOk, selected === entry) });
       }
     }
     if (selected !== undefined) return selected;
     const range = sel.range.range || '*';
     if (!inRange) {
-      return new SoftwareUseError('capability_unavailable', `no provider offers ${sel.capabilityId} within version "${range}" — hint: call discover to see which capabilities and versions are offered`);
+      return new SoftwareUseError(
+        'capability_unavailable',
+        `no provider offers ${sel.capabilityId} within version "${range}" — hint: call discover to see which capabilities and versions are offered`,
+      );
     }
     const wanted = [sel.providerId && `provider ${sel.providerId}`, sel.interaction && `interaction ${sel.interaction}`].filter(Boolean).join(' and ');
-    return new SoftwareUseError('constraint_unsatisfied', `${sel.capabilityId} is offered within "${range}" but not through ${wanted} — hint: drop or change the constraints, or call discover to see the offers`);
+    return new SoftwareUseError(
+      'constraint_unsatisfied',
+      `${sel.capabilityId} is offered within "${range}" but not through ${wanted} — hint: drop or change the constraints, or call discover to see the offers`,
+    );
   }
 
   #descriptor(provider: CapabilityProvider): ProviderDescriptor {
@@ -365,8 +380,17 @@ export class Registry {
     const key = `${raw.id}@${raw.version}`;
     if (typeof raw.title !== 'string' || typeof raw.description !== 'string') throw registerError(`${key} needs a string title and description`);
     if (!isSafety(raw.safety)) throw registerError(`${key} has no safety (read_only or mutating)`);
-    if (!isSchema(raw.input_schema) || !isSchema(raw.output_schema)) throw registerError(`${key} needs JSON input_schema and output_schema (objects or booleans)`);
-    return { id: raw.id, version: raw.version, title: raw.title, description: raw.description, input_schema: raw.input_schema, output_schema: raw.output_schema, safety: raw.safety };
+    if (!isSchema(raw.input_schema) || !isSchema(raw.output_schema))
+      throw registerError(`${key} needs JSON input_schema and output_schema (objects or booleans)`);
+    return {
+      id: raw.id,
+      version: raw.version,
+      title: raw.title,
+      description: raw.description,
+      input_schema: raw.input_schema,
+      output_schema: raw.output_schema,
+      safety: raw.safety,
+    };
   }
 
   #checkInteractions(raw: unknown, key: string): InteractionKind[] {
@@ -382,11 +406,19 @@ export class Registry {
 
   /** The canonical entry for a spec: the registered one (if identical), or a freshly compiled one. */
   #canonical(spec: CapabilitySpec, key: string, fresh: Map<string, SpecEntry>): SpecEntry {
-    const canonical = canonicalJson({ title: spec.title, description: spec.description, safety: spec.safety, input_schema: spec.input_schema, output_schema: spec.output_schema } as never);
+    const canonical = canonicalJson({
+      title: spec.title,
+      description: spec.description,
+      safety: spec.safety,
+      input_schema: spec.input_schema,
+      output_schema: spec.output_schema,
+    } as never);
     const existing = this.#specs.get(key) ?? fresh.get(key);
     if (existing !== undefined) {
       if (existing.canonical !== canonical) {
-        throw registerError(`${key} conflicts with the canonical spec already registered (schemas, safety, title or description differ); a new contract needs a new version`);
+        throw registerError(
+          `${key} conflicts with the canonical spec already registered (schemas, safety, title or description differ); a new contract needs a new version`,
+        );
       }
       return existing;
     }

@@ -11,7 +11,6 @@ import type { CapabilityQuery, InteractionKind, InvocationConstraints, Invocatio
 
 const HINT_SHAPE = 'hint: send {invocation_id, capability_id, version_requirement, input, constraints?} as in the sua-sdk contract';
 
-
 function invalid(what: string, hint = HINT_SHAPE): SoftwareUseError {
   return new SoftwareUseError('invalid_request', `${what} — ${hint}`);
 }
@@ -55,7 +54,10 @@ function checkRange(value: unknown, field: string): semver.Range {
 
 function checkId(value: unknown, field: string): void {
   if (!isValidIdentifier(value)) {
-    throw invalid(`${field} is not a valid identifier`, 'hint: use 1–128 lowercase letters, digits, ".", "/" or "-", starting with a letter and ending with a letter or digit');
+    throw invalid(
+      `${field} is not a valid identifier`,
+      'hint: use 1–128 lowercase letters, digits, ".", "/" or "-", starting with a letter and ending with a letter or digit',
+    );
   }
 }
 

@@ -173,7 +173,12 @@ export class Runtime<C = unknown> implements InvocationPort {
           raw = await raw;
         }
       } catch (error) {
-        this.#diagnose({ invocation_id: id, provider_id: entry.offer.provider.id, kind: 'policy_error', detail: `policy threw or rejected: ${describeThrown(error)}` });
+        this.#diagnose({
+          invocation_id: id,
+          provider_id: entry.offer.provider.id,
+          kind: 'policy_error',
+          detail: `policy threw or rejected: ${describeThrown(error)}`,
+        });
         throw SoftwareUseError.fromWire(msg.policyFailed(entry.spec));
       }
       if (pendingId !== undefined) {
@@ -188,7 +193,12 @@ export class Runtime<C = unknown> implements InvocationPort {
       }
       switch (decision.kind) {
         case 'invalid':
-          this.#diagnose({ invocation_id: id, provider_id: entry.offer.provider.id, kind: 'policy_error', detail: 'policy returned something that is not a permit, deny or ask decision' });
+          this.#diagnose({
+            invocation_id: id,
+            provider_id: entry.offer.provider.id,
+            kind: 'policy_error',
+            detail: 'policy returned something that is not a permit, deny or ask decision',
+          });
           throw SoftwareUseError.fromWire(msg.policyFailed(entry.spec));
         case 'deny': {
           const denied = SoftwareUseError.fromWire(msg.policyDenied(entry.spec, decision.reason));

@@ -215,10 +215,7 @@ export interface ApprovalOutcome {
  * What a policy decides for one request. Uplink extension: a denial's `cause` is handed back
  * unchanged as the `cause` of the `policy_denied` error `start` rejects with.
  */
-export type PolicyDecision =
-  | { kind: 'permit' }
-  | { kind: 'deny'; reason?: string; cause?: unknown }
-  | { kind: 'ask'; approval: Promise<ApprovalOutcome> };
+export type PolicyDecision = { kind: 'permit' } | { kind: 'deny'; reason?: string; cause?: unknown } | { kind: 'ask'; approval: Promise<ApprovalOutcome> };
 
 /** What a policy decides on. Uplink extension: `context`, the call's context as given to `start`. */
 export interface PolicyContext<C = unknown> {

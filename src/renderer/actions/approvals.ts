@@ -55,9 +55,14 @@ export async function decide(approvalIds: string | readonly string[], decision: 
   if (ids.length === 0) return;
   set((s) => ({ approvals: { ...s.approvals, deciding: { ...s.approvals.deciding, ...Object.fromEntries(ids.map((id) => [id, decision])) } } }));
   const trimmed = reason?.trim();
-  const results = await Promise.allSettled(ids.map((id) => getApi().decide({ approval_id: id, decision, ...(trimmed ? { reason: trimmed } : {}), ...(scope ? { scope } : {}) })));
+  const results = await Promise.allSettled(
+    ids.map((id) => getApi().decide({ approval_id: id, decision, ...(trimmed ? { reason: trimmed } : {}), ...(scope ? { scope } : {}) })),
+  );
   const delivered = ids.filter((_, i) => results[i]!.status === 'fulfilled');
-  const accepted = ids.filter((_, i) => { const r = results[i]!; return r.status === 'fulfilled' && r.value.accepted; });
+  const accepted = ids.filter((_, i) => {
+    const r = results[i]!;
+    return r.status === 'fulfilled' && r.value.accepted;
+  });
   // Not accepted: already decided (its approvalResolved removes it) or refused (it stays).
   const failed = ids.filter((id) => !accepted.includes(id));
   const answers = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -95,7 +100,10 @@ function notifyApproval(a: PendingApproval): void {
   if (get().connection.host !== 'browser' || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
   try {
     // silent focus: the notification never steals focus from the window an action targets.
-    new Notification(`Uplink: ${a.agent.agent_id ?? a.agent.name} wants ${a.op} on ${a.channel}`, { body: 'Approve or deny in the Uplink panel', tag: a.approval_id });
+    new Notification(`Uplink: ${a.agent.agent_id ?? a.agent.name} wants ${a.op} on ${a.channel}`, {
+      body: 'Approve or deny in the Uplink panel',
+      tag: a.approval_id,
+    });
   } catch {
     /* notifications unavailable: the badge and title still show it */
   }

@@ -60,4 +60,3 @@ export function frameBatch<T>(apply: (batch: T[]) => void): FrameBatch<T> {
     },
   };
 }
-

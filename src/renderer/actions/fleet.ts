@@ -30,7 +30,12 @@ const entryKey = (e: FleetTimelineEntry): string => `${e.hub}\u0000${e.seq}`;
  * `more` merged into `entries`, newest first, without duplicates; beyond the bound the oldest are
  * dropped and `before` moves up to the oldest kept.
  */
-export function mergeFleetEntries(entries: FleetTimelineEntry[], more: FleetTimelineEntry[], before: number | null, max = MAX_FLEET_ENTRIES): { entries: FleetTimelineEntry[]; before: number | null } {
+export function mergeFleetEntries(
+  entries: FleetTimelineEntry[],
+  more: FleetTimelineEntry[],
+  before: number | null,
+  max = MAX_FLEET_ENTRIES,
+): { entries: FleetTimelineEntry[]; before: number | null } {
   const seen = new Set(entries.map(entryKey));
   const fresh = more.filter((e) => {
     const k = entryKey(e);
@@ -78,7 +83,11 @@ export async function loadFleetTimeline(reset = false): Promise<void> {
   set((s) => ({ fleet: { ...s.fleet, loadingOlder: true, error: undefined } }));
   try {
     const before = reset ? undefined : f.before;
-    const page = await getApi().fleetTimeline({ limit: PAGE, ...(f.hub ? { hub: f.hub } : {}), ...(before !== undefined && before !== null ? { before } : {}) });
+    const page = await getApi().fleetTimeline({
+      limit: PAGE,
+      ...(f.hub ? { hub: f.hub } : {}),
+      ...(before !== undefined && before !== null ? { before } : {}),
+    });
     if (gen !== generation) return;
     if (reset) {
       const live = arrivedDuringReset ?? [];

@@ -47,7 +47,9 @@ export async function loadHistory(reset = false): Promise<void> {
     const before = reset ? undefined : (get().timeline.before ?? undefined);
     const page = await getApi().queryTimeline({ limit: 500, ...(before !== undefined ? { before } : {}) });
     if (page.events.length) ingestTimeline(page.events);
-    set((s) => ({ timeline: { ...s.timeline, loadingOlder: false, historyLoaded: true, before: reset && s.timeline.historyLoaded ? s.timeline.before : page.next_before } }));
+    set((s) => ({
+      timeline: { ...s.timeline, loadingOlder: false, historyLoaded: true, before: reset && s.timeline.historyLoaded ? s.timeline.before : page.next_before },
+    }));
   } catch (error) {
     set((s) => ({ timeline: { ...s.timeline, loadingOlder: false, error: message(error) } }));
   }

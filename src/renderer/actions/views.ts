@@ -57,7 +57,6 @@ export async function setTier(channel: string, tier: string): Promise<void> {
   }
 }
 
-
 /** Fetches into the store (loading and error states included). */
 export async function loadProviders(): Promise<void> {
   await load(
@@ -74,7 +73,6 @@ export async function explainSelection(query: SelectionQuery): Promise<void> {
     () => getApi().explainSelection(query),
   );
 }
-
 
 /** Fetches into the store (loading and error states included). */
 export async function loadSettings(): Promise<void> {

@@ -68,7 +68,13 @@ function Args({ args }: { args: JsonValue }) {
   const long = line.length > ARGS_LINE_MAX || /\\n/.test(line);
   return (
     <div className="args-box">
-      {open ? <ArgsView args={args} /> : <code className="args-line" title={line}>{line}</code>}
+      {open ? (
+        <ArgsView args={args} />
+      ) : (
+        <code className="args-line" title={line}>
+          {line}
+        </code>
+      )}
       {long && (
         <button type="button" className="btn btn-small" aria-expanded={open} onClick={() => setOpen(!open)}>
           {open ? 'Collapse' : 'Show all'}
@@ -160,7 +166,13 @@ function SensitiveArgs({ approval: a }: { approval: PendingApproval }) {
   return (
     <>
       <Args args={revealed ?? a.args} />
-      <button type="button" className="btn btn-small" disabled={busy} onClick={() => void toggle()} title="Show the sensitive text this request would inject (it is not stored; the audit notes that you looked)">
+      <button
+        type="button"
+        className="btn btn-small"
+        disabled={busy}
+        onClick={() => void toggle()}
+        title="Show the sensitive text this request would inject (it is not stored; the audit notes that you looked)"
+      >
         {revealed === undefined ? 'Reveal' : 'Hide'}
       </button>
     </>
@@ -218,7 +230,19 @@ export function scopeWords(a: PendingApproval, edit: ScopeEdit): { session: stri
  * session" and "always" cover in words, and fields to narrow or widen it (a label glob, a list of
  * ops, any agent). The hub checks the scope and refuses one naming a reusable id, so the card stays.
  */
-function ScopePanel({ approval: a, edit, onEdit, disabled, id }: { approval: PendingApproval; edit: ScopeEdit; onEdit: (e: ScopeEdit) => void; disabled: boolean; id: string }) {
+function ScopePanel({
+  approval: a,
+  edit,
+  onEdit,
+  disabled,
+  id,
+}: {
+  approval: PendingApproval;
+  edit: ScopeEdit;
+  onEdit: (e: ScopeEdit) => void;
+  disabled: boolean;
+  id: string;
+}) {
   const words = scopeWords(a, edit);
   const who = escapeControl(agentId(a));
   return (
@@ -238,11 +262,25 @@ function ScopePanel({ approval: a, edit, onEdit, disabled, id }: { approval: Pen
         </label>
         <label>
           Channel
-          <input value={edit.channel} onChange={(e) => onEdit({ ...edit, channel: e.target.value })} placeholder={a.rule_channel ?? a.channel} maxLength={256} disabled={disabled} title="A label or a glob over labels, e.g. tmux:build-*; never a pane or window id" />
+          <input
+            value={edit.channel}
+            onChange={(e) => onEdit({ ...edit, channel: e.target.value })}
+            placeholder={a.rule_channel ?? a.channel}
+            maxLength={256}
+            disabled={disabled}
+            title="A label or a glob over labels, e.g. tmux:build-*; never a pane or window id"
+          />
         </label>
         <label>
           Ops
-          <input value={edit.ops} onChange={(e) => onEdit({ ...edit, ops: e.target.value })} placeholder={a.op} maxLength={1000} disabled={disabled} title="Op names or globs, separated by commas" />
+          <input
+            value={edit.ops}
+            onChange={(e) => onEdit({ ...edit, ops: e.target.value })}
+            placeholder={a.op}
+            maxLength={1000}
+            disabled={disabled}
+            title="Op names or globs, separated by commas"
+          />
         </label>
       </div>
       <ArgsScope approval={a} edit={edit} onEdit={onEdit} disabled={disabled} />
@@ -265,7 +303,12 @@ function ArgsScope({ approval: a, edit, onEdit, disabled }: { approval: PendingA
   return (
     <div className="scope-args">
       <label>
-        <input type="checkbox" checked={args !== undefined} disabled={disabled || !names.length} onChange={(e) => set(e.target.checked ? { ...offered.args } : undefined)} />
+        <input
+          type="checkbox"
+          checked={args !== undefined}
+          disabled={disabled || !names.length}
+          onChange={(e) => set(e.target.checked ? { ...offered.args } : undefined)}
+        />
         Only these args
       </label>
       {args !== undefined && (
@@ -277,7 +320,12 @@ function ArgsScope({ approval: a, edit, onEdit, disabled }: { approval: PendingA
             return (
               <li key={name}>
                 <label>
-                  <input type="checkbox" checked={c !== undefined} disabled={disabled} onChange={(e) => set(e.target.checked ? { ...args, [name]: original } : without(name))} />
+                  <input
+                    type="checkbox"
+                    checked={c !== undefined}
+                    disabled={disabled}
+                    onChange={(e) => set(e.target.checked ? { ...args, [name]: original } : without(name))}
+                  />
                   {label}
                 </label>{' '}
                 {typeof original === 'string' ? (
@@ -323,7 +371,9 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
   return (
     <article
       className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
-      aria-label={escapeControl(`${recordAgentLabel(a.agent)} wants ${a.op} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`)}
+      aria-label={escapeControl(
+        `${recordAgentLabel(a.agent)} wants ${a.op} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`,
+      )}
       aria-current={next ? 'true' : undefined}
       data-approval-id={a.approval_id}
     >
@@ -349,7 +399,13 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
             </>
           )}
           {onDenyAll && hub === undefined && (
-            <button type="button" className="btn btn-small btn-quiet-danger" disabled={!!deciding} onClick={onDenyAll} title="Deny every request this agent has waiting, with the Reason below">
+            <button
+              type="button"
+              className="btn btn-small btn-quiet-danger"
+              disabled={!!deciding}
+              onClick={onDenyAll}
+              title="Deny every request this agent has waiting, with the Reason below"
+            >
               Deny all from {escapeControl(agentId(a))}
             </button>
           )}
@@ -366,10 +422,18 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
       <div className="approval-sub">
         <p className="will-do">{escapeControl(describeRequest(a))}</p>
         <div className="approval-meta">
-          <Badge tone="neutral" title="Provider">{a.provider_id}</Badge>
-          <Badge tone="info" title="Interaction kind">{a.interaction}</Badge>
-          <Badge tone="neutral" title="Capability">{a.capability_id}</Badge>
-          <Badge tone="neutral" title="Agent connection">{a.agent.kind}</Badge>
+          <Badge tone="neutral" title="Provider">
+            {a.provider_id}
+          </Badge>
+          <Badge tone="info" title="Interaction kind">
+            {a.interaction}
+          </Badge>
+          <Badge tone="neutral" title="Capability">
+            {a.capability_id}
+          </Badge>
+          <Badge tone="neutral" title="Agent connection">
+            {a.agent.kind}
+          </Badge>
         </div>
       </div>
       <PreviewWarnings approval={a} />
@@ -381,7 +445,11 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
         <Screenshot approval={a} />
         <PaneLines approval={a} focused={next} />
       </div>
-      {hub !== undefined && <p className="small muted remote-note">From here you can approve this once or deny it; rules and session grants for hub {hub} are made on its own panel.</p>}
+      {hub !== undefined && (
+        <p className="small muted remote-note">
+          From here you can approve this once or deny it; rules and session grants for hub {hub} are made on its own panel.
+        </p>
+      )}
       {scopeOpen && hub === undefined && <ScopePanel approval={a} edit={scope} onEdit={setScope} disabled={!!deciding} id={`scope-${a.approval_id}`} />}
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>
@@ -412,7 +480,15 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
             </button>
           ))}
           {hub === undefined && (
-            <button type="button" className="btn btn-small" aria-expanded={scopeOpen} aria-controls={`scope-${a.approval_id}`} disabled={!!deciding} onClick={() => setScopeOpen(!scopeOpen)} title="What session and always cover, and change it">
+            <button
+              type="button"
+              className="btn btn-small"
+              aria-expanded={scopeOpen}
+              aria-controls={`scope-${a.approval_id}`}
+              disabled={!!deciding}
+              onClick={() => setScopeOpen(!scopeOpen)}
+              title="What session and always cover, and change it"
+            >
               Scope
             </button>
           )}

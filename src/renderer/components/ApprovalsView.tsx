@@ -50,7 +50,13 @@ const PREV_KEYS = new Set(['k', 'ArrowUp']);
 
 export function ApprovalsView() {
   const { pending, loading, error, deciding, resolved } = useStore(
-    useShallow((s) => ({ pending: s.approvals.pending, loading: s.approvals.loading, error: s.approvals.error, deciding: s.approvals.deciding, resolved: s.approvals.resolved })),
+    useShallow((s) => ({
+      pending: s.approvals.pending,
+      loading: s.approvals.loading,
+      error: s.approvals.error,
+      deciding: s.approvals.deciding,
+      resolved: s.approvals.resolved,
+    })),
   );
   const now = useNow(250);
   const [reasons, setReasons] = useState<Record<string, string>>({});
@@ -63,7 +69,13 @@ export function ApprovalsView() {
   const armedAt = useRef<{ id?: string; at: number }>({ at: 0 });
   if (armedAt.current.id !== armId) armedAt.current = { id: armId, at: Date.now() };
 
-  const send = (g: Group, decision: Decision) => void decide(g.items.map((a) => a.approval_id), decision, reasons[g.key] ?? '', scopeFor(decision, scopes[g.key] ?? DEFAULT_SCOPE));
+  const send = (g: Group, decision: Decision) =>
+    void decide(
+      g.items.map((a) => a.approval_id),
+      decision,
+      reasons[g.key] ?? '',
+      scopeFor(decision, scopes[g.key] ?? DEFAULT_SCOPE),
+    );
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -148,7 +160,13 @@ function RecentItem({ r }: { r: RecentDecision }) {
   const withdrawn = r.authorized === 'withdrawn';
   return (
     <li>
-      {withdrawn ? <span className="badge badge-neutral">withdrawn</span> : outcome ? <OutcomeBadge outcome={outcome} /> : <span className="badge badge-info">in progress</span>}{' '}
+      {withdrawn ? (
+        <span className="badge badge-neutral">withdrawn</span>
+      ) : outcome ? (
+        <OutcomeBadge outcome={outcome} />
+      ) : (
+        <span className="badge badge-info">in progress</span>
+      )}{' '}
       {r.op && r.channel && (
         <span className="recent-what">
           {escapeControl(r.op)} on {escapeControl(r.channel)} · {escapeControl(r.agent ? recordAgentLabel(r.agent) : '—')} ·{' '}

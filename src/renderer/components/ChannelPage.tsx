@@ -121,7 +121,9 @@ export function ChannelPage({ channel }: { channel: string }) {
       <header className="view-head">
         <h2 className="mono">{escapeControl(channel)}</h2>
         {d?.channel.labels.map((l) => (
-          <Badge key={l} tone="accent">{escapeControl(l)}</Badge>
+          <Badge key={l} tone="accent">
+            {escapeControl(l)}
+          </Badge>
         ))}
       </header>
       {described?.loading && !d && <Loading what="the channel" />}
@@ -146,10 +148,14 @@ export function ChannelPage({ channel }: { channel: string }) {
                   <p>
                     Grant <b>{escapeControl(risky.name)}</b> on <span className="mono">{escapeControl(channel)}</span>? {escapeControl(risky.description)}
                   </p>
-                  <button type="button" className="btn btn-danger" onClick={() => {
-                    setConfirming(undefined);
-                    void setTier(channel, risky.name);
-                  }}>
+                  <button
+                    type="button"
+                    className="btn btn-danger"
+                    onClick={() => {
+                      setConfirming(undefined);
+                      void setTier(channel, risky.name);
+                    }}
+                  >
                     Grant {escapeControl(risky.name)}
                   </button>
                   <button type="button" className="btn" onClick={() => setConfirming(undefined)}>
@@ -182,7 +188,11 @@ export function ChannelPage({ channel }: { channel: string }) {
           {preview?.loading && !preview.data && <Loading what="the preview" />}
           {preview?.error && <ErrorBox error={preview.error} />}
           {preview?.data?.error && <p className="muted small">{preview.data.error}</p>}
-          {preview?.data?.text !== undefined && <pre className="pane-text" aria-label="Recent text">{preview.data.text ? preview.data.text.split('\n').map(escapeControl).join('\n') : '(empty)'}</pre>}
+          {preview?.data?.text !== undefined && (
+            <pre className="pane-text" aria-label="Recent text">
+              {preview.data.text ? preview.data.text.split('\n').map(escapeControl).join('\n') : '(empty)'}
+            </pre>
+          )}
           {preview?.data?.image_png && <img className="preview-img" src={`data:image/png;base64,${preview.data.image_png}`} alt={`Screenshot of ${channel}`} />}
         </section>
       )}

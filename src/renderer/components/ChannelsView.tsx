@@ -18,7 +18,14 @@ function detailLine(c: PanelChannel): string {
 
 export function ChannelsView() {
   const { list, selected, untrusted } = useStore(
-    useShallow((s) => ({ list: s.channels.list, selected: s.selectedChannel, untrusted: (s.drivers.list.data ?? []).filter(awaitingTrust).map((d) => d.id).join(', ') })),
+    useShallow((s) => ({
+      list: s.channels.list,
+      selected: s.selectedChannel,
+      untrusted: (s.drivers.list.data ?? [])
+        .filter(awaitingTrust)
+        .map((d) => d.id)
+        .join(', '),
+    })),
   );
   // Panes come and go without an event: refresh whenever the view opens.
   useEffect(() => {
@@ -40,7 +47,9 @@ export function ChannelsView() {
         {untrusted && (
           <p className="trust-pointer" role="status">
             {untrusted} {untrusted.includes(',') ? 'wait for your trust before they run' : 'waits for your trust before it runs'}.{' '}
-            <button type="button" className="btn btn-small" onClick={() => showView('drivers')}>Open Drivers</button>
+            <button type="button" className="btn btn-small" onClick={() => showView('drivers')}>
+              Open Drivers
+            </button>
           </p>
         )}
         {list.error && <ErrorBox error={list.error} onRetry={() => void loadChannels()} />}
@@ -75,7 +84,9 @@ export function ChannelsView() {
                     <button type="button" className={`channel-item ${selected === c.channel ? 'selected' : ''}`} onClick={() => selectChannel(c.channel)}>
                       <span className="channel-name mono">{escapeControl(c.channel)}</span>
                       {c.labels.map((l) => (
-                        <Badge key={l} tone="accent">{escapeControl(l)}</Badge>
+                        <Badge key={l} tone="accent">
+                          {escapeControl(l)}
+                        </Badge>
                       ))}
                       {c.tier && <Badge {...tierLook(c.tiers, c.tier)}>{escapeControl(c.tier)}</Badge>}
                       <span className="channel-detail muted small">{detailLine(c)}</span>
@@ -87,7 +98,13 @@ export function ChannelsView() {
           );
         })}
       </div>
-      <div className="pane-main">{selected ? <ChannelPage channel={selected} /> : <Empty title="Pick a channel">Its ops, their schemas, a preview and a form to run an op as the operator appear here.</Empty>}</div>
+      <div className="pane-main">
+        {selected ? (
+          <ChannelPage channel={selected} />
+        ) : (
+          <Empty title="Pick a channel">Its ops, their schemas, a preview and a form to run an op as the operator appear here.</Empty>
+        )}
+      </div>
     </section>
   );
 }

@@ -17,7 +17,15 @@ export const DRIVER_POLL_MS = 1000;
 /** Rows the trace table shows (newest first); the rest stays behind the filters. */
 const TRACE_ROWS = 200;
 
-const STATE_TONE: Record<DriverProcessStatus['state'], Tone> = { running: 'ok', starting: 'info', idle: 'neutral', backoff: 'warn', refused: 'bad', incompatible: 'bad', stopped: 'neutral' };
+const STATE_TONE: Record<DriverProcessStatus['state'], Tone> = {
+  running: 'ok',
+  starting: 'info',
+  idle: 'neutral',
+  backoff: 'warn',
+  refused: 'bad',
+  incompatible: 'bad',
+  stopped: 'neutral',
+};
 const ADMISSION_TONE: Record<DriverProcessStatus['admission'], Tone> = { admitted: 'ok', unchecked: 'neutral', untrusted: 'warn', mismatch: 'bad' };
 
 /** Drivers the operator must trust before they run (the host says so before a first start too). */
@@ -71,8 +79,8 @@ function TrustPrompt({ d }: { d: DriverProcessStatus }) {
   return (
     <div className="trust-prompt" role="group" aria-label={`Trust ${d.id}`}>
       <p>
-        <b>{d.admission === 'mismatch' ? `${d.id} changed since you trusted it.` : `${d.id} is new: it runs only once you trust it.`}</b> Trusting admits this file with the hash shown; if the file
-        changes, the driver is refused again.
+        <b>{d.admission === 'mismatch' ? `${d.id} changed since you trusted it.` : `${d.id} is new: it runs only once you trust it.`}</b> Trusting admits this
+        file with the hash shown; if the file changes, the driver is refused again.
       </p>
       <dl className="kv">
         <dt>Command</dt>
@@ -86,7 +94,9 @@ function TrustPrompt({ d }: { d: DriverProcessStatus }) {
           </>
         )}
         <dt>sha256 now</dt>
-        <dd className="mono" data-testid="trust-hash">{actual ?? 'unknown'}</dd>
+        <dd className="mono" data-testid="trust-hash">
+          {actual ?? 'unknown'}
+        </dd>
       </dl>
       {refusal && <ErrorBox error={refusal} />}
       {actual && (
@@ -118,14 +128,18 @@ function TraceTable({ d, entries }: { d: DriverProcessStatus; entries: DriverTra
           Channel
           <select value={channel} onChange={(e) => setChannel(e.target.value)} aria-label={`${d.id} trace channel`}>
             <option value="">any</option>
-            {channels.map((c) => <option key={c}>{c}</option>)}
+            {channels.map((c) => (
+              <option key={c}>{c}</option>
+            ))}
           </select>
         </label>
         <label>
           Op
           <select value={op} onChange={(e) => setOp(e.target.value)} aria-label={`${d.id} trace op`}>
             <option value="">any</option>
-            {ops.map((o) => <option key={o}>{o}</option>)}
+            {ops.map((o) => (
+              <option key={o}>{o}</option>
+            ))}
           </select>
         </label>
         <span className="muted small">{entries.length} messages; newest first</span>
@@ -173,7 +187,11 @@ function ExternalDriver({ d, trace }: { d: DriverProcessStatus; trace: DriverTra
         {d.id}
         <Badge tone="info">out-of-process</Badge>
         <Badge tone={STATE_TONE[d.state]}>{d.state}</Badge>
-        {d.state === 'idle' && d.admission === 'unchecked' ? <Badge tone="neutral">not started yet</Badge> : <Badge tone={ADMISSION_TONE[d.admission]}>{d.admission}</Badge>}
+        {d.state === 'idle' && d.admission === 'unchecked' ? (
+          <Badge tone="neutral">not started yet</Badge>
+        ) : (
+          <Badge tone={ADMISSION_TONE[d.admission]}>{d.admission}</Badge>
+        )}
         <span className="spacer" />
         <button type="button" className="btn btn-small" onClick={() => void restartDriver(d.id)}>
           Restart driver
@@ -185,18 +203,36 @@ function ExternalDriver({ d, trace }: { d: DriverProcessStatus; trace: DriverTra
         <dt>pid</dt>
         <dd className="mono">{d.pid ?? '—'}</dd>
         <dt>Protocol</dt>
-        <dd className="mono">{d.protocol_version ?? '—'}{d.extensions.length ? ` (${d.extensions.join(', ')})` : ''}</dd>
+        <dd className="mono">
+          {d.protocol_version ?? '—'}
+          {d.extensions.length ? ` (${d.extensions.join(', ')})` : ''}
+        </dd>
         <dt>Restarts</dt>
-        <dd>{d.restarts}{d.in_flight ? ` · ${d.in_flight} call(s) in flight` : ''}</dd>
+        <dd>
+          {d.restarts}
+          {d.in_flight ? ` · ${d.in_flight} call(s) in flight` : ''}
+        </dd>
         <dt>Last exit</dt>
-        <dd>{d.last_exit ? `${new Date(d.last_exit.at).toLocaleTimeString()} — ${escapeControl(d.last_exit.reason)} (code ${d.last_exit.code ?? '—'}, signal ${d.last_exit.signal ?? '—'})` : '—'}</dd>
+        <dd>
+          {d.last_exit
+            ? `${new Date(d.last_exit.at).toLocaleTimeString()} — ${escapeControl(d.last_exit.reason)} (code ${d.last_exit.code ?? '—'}, signal ${d.last_exit.signal ?? '—'})`
+            : '—'}
+        </dd>
         <dt>Integrity</dt>
-        <dd className="mono">{d.integrity.file ? `${escapeControl(d.integrity.file)} sha256 ${d.integrity.actual ?? d.integrity.expected ?? 'unknown'}` : '—'}</dd>
+        <dd className="mono">
+          {d.integrity.file ? `${escapeControl(d.integrity.file)} sha256 ${d.integrity.actual ?? d.integrity.expected ?? 'unknown'}` : '—'}
+        </dd>
       </dl>
       {d.error && <ErrorBox error={d.error} />}
       {awaitingTrust(d) && <TrustPrompt d={d} />}
       <h4>stderr</h4>
-      {d.stderr.length === 0 ? <p className="muted small">Nothing on stderr.</p> : <pre className="stderr" aria-label={`${d.id} stderr`}>{d.stderr.map(escapeControl).join('\n')}</pre>}
+      {d.stderr.length === 0 ? (
+        <p className="muted small">Nothing on stderr.</p>
+      ) : (
+        <pre className="stderr" aria-label={`${d.id} stderr`}>
+          {d.stderr.map(escapeControl).join('\n')}
+        </pre>
+      )}
       <h4>Protocol trace</h4>
       <TraceTable d={d} entries={trace} />
     </article>
@@ -221,7 +257,9 @@ export function DriversView() {
   }, []);
   const external = list.data ?? [];
   const externalIds = new Set(external.map((d) => d.id));
-  const builtIn = [...new Set([...(channelList?.health.map((h) => h.driver) ?? []), ...(providers?.flatMap((p) => (p.driver ? [p.driver] : [])) ?? [])])].filter((id) => !externalIds.has(id)).sort();
+  const builtIn = [...new Set([...(channelList?.health.map((h) => h.driver) ?? []), ...(providers?.flatMap((p) => (p.driver ? [p.driver] : [])) ?? [])])]
+    .filter((id) => !externalIds.has(id))
+    .sort();
   return (
     <section className="view" aria-labelledby="drivers-h">
       <header className="view-head">
@@ -245,7 +283,9 @@ export function DriversView() {
         );
       })}
       {list.data && external.length === 0 && (
-        <Empty title="No out-of-process drivers">Add one to external_drivers in config.json (see the driver protocol in docs/driver-protocol.md) and restart the hub.</Empty>
+        <Empty title="No out-of-process drivers">
+          Add one to external_drivers in config.json (see the driver protocol in docs/driver-protocol.md) and restart the hub.
+        </Empty>
       )}
       {external.map((d) => (
         <ExternalDriver key={d.id} d={d} trace={trace[d.id] ?? []} />

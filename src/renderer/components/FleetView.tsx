@@ -36,9 +36,17 @@ export function FleetView() {
         status.loading && <Loading what="the fleet" />
       ) : !view.enabled ? (
         <p className="muted">
-          This hub is not in a fleet. To join one, add a <code>fleet</code> section (<code>url</code> of the NATS server, this hub&apos;s <code>name</code>, <code>token_file</code>) to{' '}
-          <code>config.json</code>
-          {dataDir ? <> in <code>{escapeControl(dataDir)}</code></> : ' in the data directory'} and restart the hub; <code>docs/fleet.md</code> describes it.
+          This hub is not in a fleet. To join one, add a <code>fleet</code> section (<code>url</code> of the NATS server, this hub&apos;s <code>name</code>,{' '}
+          <code>token_file</code>) to <code>config.json</code>
+          {dataDir ? (
+            <>
+              {' '}
+              in <code>{escapeControl(dataDir)}</code>
+            </>
+          ) : (
+            ' in the data directory'
+          )}{' '}
+          and restart the hub; <code>docs/fleet.md</code> describes it.
         </p>
       ) : (
         <>
@@ -118,7 +126,14 @@ const FleetRow = memo(function FleetRow({ entry }: { entry: FleetTimelineEntry }
 
 function FleetTimeline({ members }: { members: FleetMember[] }) {
   const f = useStore(
-    useShallow((s) => ({ entries: s.fleet.entries, hub: s.fleet.hub, before: s.fleet.before, loaded: s.fleet.loaded, loadingOlder: s.fleet.loadingOlder, error: s.fleet.error })),
+    useShallow((s) => ({
+      entries: s.fleet.entries,
+      hub: s.fleet.hub,
+      before: s.fleet.before,
+      loaded: s.fleet.loaded,
+      loadingOlder: s.fleet.loadingOlder,
+      error: s.fleet.error,
+    })),
   );
   useEffect(() => {
     if (!f.loaded) void loadFleetTimeline(true);

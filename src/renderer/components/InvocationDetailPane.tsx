@@ -13,7 +13,9 @@ function EventLine({ e, t0 }: { e: TimelineEvent; t0: number }) {
   return (
     <tr>
       <td className="num">{e.sequence ?? '—'}</td>
-      <td><span className={`ev ev-${e.kind}`}>{e.kind}</span></td>
+      <td>
+        <span className={`ev ev-${e.kind}`}>{e.kind}</span>
+      </td>
       <td className="mono">{formatClock(e.at)}</td>
       <td className="num">+{formatDuration(e.at - t0)}</td>
       <td>
@@ -32,8 +34,12 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
     <aside className="detail" aria-label="Invocation detail">
       <header className="detail-head">
         <div>
-          <h3>{row.op ?? row.events[0]?.kind} <span className="muted">on</span> {row.channel ?? '—'}</h3>
-          <div className="mono muted small">{row.invocation_id ?? (row.state === 'action' ? 'an operator action (no invocation)' : 'rejected before it became an invocation')}</div>
+          <h3>
+            {row.op ?? row.events[0]?.kind} <span className="muted">on</span> {row.channel ?? '—'}
+          </h3>
+          <div className="mono muted small">
+            {row.invocation_id ?? (row.state === 'action' ? 'an operator action (no invocation)' : 'rejected before it became an invocation')}
+          </div>
         </div>
         <button type="button" className="btn btn-small" onClick={onClose} aria-label="Close detail">
           ✕
@@ -45,13 +51,17 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
         <h4>Request</h4>
         <dl className="kv">
           <dt>State</dt>
-          <dd><Badge tone={stateTone(state)}>{state}</Badge> {d?.duration_ms !== undefined && <span className="muted">in {formatDuration(d.duration_ms)}</span>}</dd>
+          <dd>
+            <Badge tone={stateTone(state)}>{state}</Badge> {d?.duration_ms !== undefined && <span className="muted">in {formatDuration(d.duration_ms)}</span>}
+          </dd>
           <dt>Agent</dt>
           <dd>{agentLabel(d?.agent ? { agent: d.agent.agent_id, agent_name: d.agent.name } : row)}</dd>
           <dt>Capability</dt>
           <dd className="mono">{d?.capability_id ?? '—'}</dd>
           <dt>Provider</dt>
-          <dd className="mono">{d?.provider_id ?? row.provider_id ?? '—'} {(d?.interaction ?? row.interaction) && <Badge tone="info">{d?.interaction ?? row.interaction}</Badge>}</dd>
+          <dd className="mono">
+            {d?.provider_id ?? row.provider_id ?? '—'} {(d?.interaction ?? row.interaction) && <Badge tone="info">{d?.interaction ?? row.interaction}</Badge>}
+          </dd>
           <dt>Started</dt>
           <dd>{formatDateTime(row.first_at)}</dd>
           <dt>Authorized</dt>

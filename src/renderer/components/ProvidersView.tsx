@@ -31,11 +31,15 @@ export function ProvidersView() {
       <header className="view-head">
         <h2 id="providers-h">Providers</h2>
         <span className="spacer" />
-        <button type="button" className="btn btn-small" onClick={() => void loadProviders()}>Refresh</button>
+        <button type="button" className="btn btn-small" onClick={() => void loadProviders()}>
+          Refresh
+        </button>
       </header>
       {list.error && <ErrorBox error={list.error} onRetry={() => void loadProviders()} />}
       {list.loading && !list.data && <Loading what="providers" />}
-      {list.data && list.data.length === 0 && <Empty title="No providers registered">Drivers register one provider per interaction kind when the hub starts.</Empty>}
+      {list.data && list.data.length === 0 && (
+        <Empty title="No providers registered">Drivers register one provider per interaction kind when the hub starts.</Empty>
+      )}
       {list.data && list.data.length > 0 && (
         <table className="table">
           <thead>
@@ -53,8 +57,16 @@ export function ProvidersView() {
                 <td className="mono">{p.provider_id}</td>
                 <td className="mono">{p.version ?? '—'}</td>
                 <td>{p.driver}</td>
-                <td><Badge tone="info">{p.interaction}</Badge></td>
-                <td className="caps">{p.capabilities.map((c) => <code key={c} className="arg-chip">{c}</code>)}</td>
+                <td>
+                  <Badge tone="info">{p.interaction}</Badge>
+                </td>
+                <td className="caps">
+                  {p.capabilities.map((c) => (
+                    <code key={c} className="arg-chip">
+                      {c}
+                    </code>
+                  ))}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -65,7 +77,11 @@ export function ProvidersView() {
         <label>
           Capability
           <input list="capability-ids" value={capability} onChange={(e) => setCapability(e.target.value)} placeholder="tmux.send" required />
-          <datalist id="capability-ids">{capabilities.map((c) => <option key={c} value={c} />)}</datalist>
+          <datalist id="capability-ids">
+            {capabilities.map((c) => (
+              <option key={c} value={c} />
+            ))}
+          </datalist>
         </label>
         <label>
           Version requirement
@@ -79,10 +95,14 @@ export function ProvidersView() {
           Interaction (constraint)
           <select value={interaction} onChange={(e) => setInteraction(e.target.value as InteractionKind | '')}>
             <option value="">any</option>
-            {INTERACTION_KINDS.map((k) => <option key={k}>{k}</option>)}
+            {INTERACTION_KINDS.map((k) => (
+              <option key={k}>{k}</option>
+            ))}
           </select>
         </label>
-        <button type="submit" className="btn btn-primary" disabled={!capability || explanation.loading}>Explain</button>
+        <button type="submit" className="btn btn-primary" disabled={!capability || explanation.loading}>
+          Explain
+        </button>
       </form>
       {explanation.error && <ErrorBox error={explanation.error} />}
       {x && (
@@ -98,7 +118,8 @@ export function ProvidersView() {
             <ol className="candidates">
               {x.candidates.map((c, i) => (
                 <li key={i} className={c.selected ? 'selected' : ''}>
-                  <span className="mono">{c.provider_id}</span> <Badge tone="info">{c.interaction}</Badge> <span className="muted">v{c.capability_version}</span> — {c.reason}
+                  <span className="mono">{c.provider_id}</span> <Badge tone="info">{c.interaction}</Badge>{' '}
+                  <span className="muted">v{c.capability_version}</span> — {c.reason}
                 </li>
               ))}
             </ol>

@@ -37,7 +37,11 @@ function kindOf(s: Record<string, unknown>): Kind {
 export function schemaProps(schema: JsonSchema): Prop[] {
   if (typeof schema !== 'object' || !schema || typeof schema.properties !== 'object' || !schema.properties) return [];
   const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
-  return Object.entries(schema.properties as Record<string, Record<string, unknown>>).map(([name, s]) => ({ name, schema: s ?? {}, required: required.includes(name) }));
+  return Object.entries(schema.properties as Record<string, Record<string, unknown>>).map(([name, s]) => ({
+    name,
+    schema: s ?? {},
+    required: required.includes(name),
+  }));
 }
 
 /** Builds the args object from the raw field values; throws with a readable message. */
@@ -59,7 +63,8 @@ export function buildArgs(props: Prop[], values: Record<string, string | boolean
       case 'number':
       case 'integer': {
         const n = Number(text);
-        if (!Number.isFinite(n) || (kind === 'integer' && !Number.isInteger(n))) throw new Error(`${p.name} must be ${kind === 'integer' ? 'an integer' : 'a number'}`);
+        if (!Number.isFinite(n) || (kind === 'integer' && !Number.isInteger(n)))
+          throw new Error(`${p.name} must be ${kind === 'integer' ? 'an integer' : 'a number'}`);
         out[p.name] = n;
         break;
       }
@@ -80,7 +85,19 @@ export function buildArgs(props: Prop[], values: Record<string, string | boolean
   return out;
 }
 
-export function SchemaForm({ schema, submitLabel, onSubmit, busy, idPrefix }: { schema: JsonSchema; submitLabel: string; onSubmit: (args: JsonValue) => void; busy: boolean; idPrefix: string }) {
+export function SchemaForm({
+  schema,
+  submitLabel,
+  onSubmit,
+  busy,
+  idPrefix,
+}: {
+  schema: JsonSchema;
+  submitLabel: string;
+  onSubmit: (args: JsonValue) => void;
+  busy: boolean;
+  idPrefix: string;
+}) {
   const props = useMemo(() => schemaProps(schema), [schema]);
   const [values, setValues] = useState<Record<string, string | boolean>>({});
   const [error, setError] = useState<string>();
@@ -105,7 +122,11 @@ export function SchemaForm({ schema, submitLabel, onSubmit, busy, idPrefix }: { 
         const label = (
           <span className="field-label">
             {p.name}
-            {p.required && <span className="req" aria-label="required">*</span>}
+            {p.required && (
+              <span className="req" aria-label="required">
+                *
+              </span>
+            )}
             {desc && <span className="muted small"> — {desc}</span>}
           </span>
         );
@@ -128,7 +149,13 @@ export function SchemaForm({ schema, submitLabel, onSubmit, busy, idPrefix }: { 
                 ))}
               </select>
             ) : kind === 'text' || kind === 'json' ? (
-              <textarea id={id} rows={kind === 'json' ? 4 : 2} value={String(values[p.name] ?? '')} placeholder={def ? `default ${def}` : kind === 'json' ? 'JSON' : ''} onChange={(e) => set(p.name, e.target.value)} />
+              <textarea
+                id={id}
+                rows={kind === 'json' ? 4 : 2}
+                value={String(values[p.name] ?? '')}
+                placeholder={def ? `default ${def}` : kind === 'json' ? 'JSON' : ''}
+                onChange={(e) => set(p.name, e.target.value)}
+              />
             ) : (
               <input
                 id={id}
@@ -141,7 +168,11 @@ export function SchemaForm({ schema, submitLabel, onSubmit, busy, idPrefix }: { 
           </label>
         );
       })}
-      {error && <div className="error-box" role="alert">{error}</div>}
+      {error && (
+        <div className="error-box" role="alert">
+          {error}
+        </div>
+      )}
       <button type="submit" className="btn btn-primary" disabled={busy}>
         {busy ? 'Running…' : submitLabel}
       </button>

@@ -3,7 +3,19 @@ import { escapeControl } from '../../shared/escape';
 import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { confirmRule, createAgent, listAgents, loadRules, loadSessionGrants, loadSettings, revokeAgent, revokeRule, revokeSessionGrant, setApprovalTimeout, updateRule } from '../actions';
+import {
+  confirmRule,
+  createAgent,
+  listAgents,
+  loadRules,
+  loadSessionGrants,
+  loadSettings,
+  revokeAgent,
+  revokeRule,
+  revokeSessionGrant,
+  setApprovalTimeout,
+  updateRule,
+} from '../actions';
 import type { AgentEntry, ApprovalRule } from '../../shared/panel-types';
 import { describeArgs, scopeInWords } from '../../shared/arg-constraints';
 import { parseOps } from './ApprovalCard';
@@ -23,7 +35,13 @@ export function shellWord(word: string): string {
  * The two `claude mcp add` commands for this hub. Stdio runs `stdioCommand` (the packaged app
  * itself as `Uplink mcp`, or `bin/uplink mcp` from a checkout); older hubs only send `cliPath`.
  */
-export function mcpCommands(mcpUrl: string | undefined, token: string | undefined, cliPath: string | undefined, stdioCommand?: string[], dataDir?: string): { http?: string; stdio: string } {
+export function mcpCommands(
+  mcpUrl: string | undefined,
+  token: string | undefined,
+  cliPath: string | undefined,
+  stdioCommand?: string[],
+  dataDir?: string,
+): { http?: string; stdio: string } {
   const argv = stdioCommand?.length ? stdioCommand : [cliPath ?? 'uplink', 'mcp'];
   // The hub's data directory travels with the command: without it `uplink mcp` would look for a
   // hub (and read a config) in the default one, which may not be this hub's.
@@ -67,7 +85,9 @@ function AgentsSection({ mcpUrl }: { mcpUrl: string | undefined }) {
               <th scope="col">Agent</th>
               <th scope="col">Created</th>
               <th scope="col">Status</th>
-              <th scope="col"><span className="sr-only">Actions</span></th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -78,7 +98,9 @@ function AgentsSection({ mcpUrl }: { mcpUrl: string | undefined }) {
                 <td>{a.revoked_at ? `revoked ${a.revoked_at.slice(0, 16).replace('T', ' ')}` : 'active'}</td>
                 <td>
                   {live.includes(a) && (
-                    <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeAgent(a.id).then(refresh)}>Revoke</button>
+                    <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeAgent(a.id).then(refresh)}>
+                      Revoke
+                    </button>
                   )}
                 </td>
               </tr>
@@ -91,13 +113,19 @@ function AgentsSection({ mcpUrl }: { mcpUrl: string | undefined }) {
           New agent
           <input value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. claude-build" pattern="[a-z][a-z0-9_\-]{0,63}" maxLength={64} />
         </label>
-        <button type="submit" className="btn" disabled={!name.trim()}>Create</button>
+        <button type="submit" className="btn" disabled={!name.trim()}>
+          Create
+        </button>
       </form>
       {created && (
         <div className="connect" role="status">
-          <p>Agent <b>{created.id}</b> created. Its token is shown only now:</p>
+          <p>
+            Agent <b>{created.id}</b> created. Its token is shown only now:
+          </p>
           <CopyField label="Claude Code over HTTP, as this agent" value={mcpCommands(mcpUrl, created.token, undefined).http ?? created.token} />
-          <button type="button" className="btn btn-small" onClick={() => setCreated(undefined)}>Done</button>
+          <button type="button" className="btn btn-small" onClick={() => setCreated(undefined)}>
+            Done
+          </button>
         </div>
       )}
     </>
@@ -112,24 +140,42 @@ function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
     if (!editing) return;
     const agent = editing.agent.trim();
     const args = editing.keepArgs ? r.args : undefined;
-    void updateRule(r.rule_id, { channel: editing.channel.trim(), ops: parseOps(editing.ops), ...(agent ? { agent } : {}), ...(args ? { args } : {}) }).then((ok) => ok && setEditing(undefined));
+    void updateRule(r.rule_id, { channel: editing.channel.trim(), ops: parseOps(editing.ops), ...(agent ? { agent } : {}), ...(args ? { args } : {}) }).then(
+      (ok) => ok && setEditing(undefined),
+    );
   };
   return (
     <tr className={r.proposed ? 'rule-proposed' : undefined}>
       <td className="mono">
         {r.rule_id}
-        {r.proposed && <div className="badge badge-warn" title="Written to config.json outside the panel: not in force until you confirm it">proposed</div>}
+        {r.proposed && (
+          <div className="badge badge-warn" title="Written to config.json outside the panel: not in force until you confirm it">
+            proposed
+          </div>
+        )}
       </td>
       <td>
         {editing ? (
           <form className="inline-form" onSubmit={save} aria-label={`Edit rule ${r.rule_id}`}>
             <label>
               Channel
-              <input value={editing.channel} onChange={(e) => setEditing({ ...editing, channel: e.target.value })} maxLength={256} required title="A label or a glob over labels, e.g. tmux:build-*" />
+              <input
+                value={editing.channel}
+                onChange={(e) => setEditing({ ...editing, channel: e.target.value })}
+                maxLength={256}
+                required
+                title="A label or a glob over labels, e.g. tmux:build-*"
+              />
             </label>
             <label>
               Ops
-              <input value={editing.ops} onChange={(e) => setEditing({ ...editing, ops: e.target.value })} maxLength={1000} required title="Op names or globs, separated by commas" />
+              <input
+                value={editing.ops}
+                onChange={(e) => setEditing({ ...editing, ops: e.target.value })}
+                maxLength={1000}
+                required
+                title="Op names or globs, separated by commas"
+              />
             </label>
             <label>
               Agent
@@ -141,8 +187,12 @@ function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
                 {escapeControl(`only with ${describeArgs(r.args)}`)}
               </label>
             )}
-            <button type="submit" className="btn btn-small">Save</button>
-            <button type="button" className="btn btn-small" onClick={() => setEditing(undefined)}>Cancel</button>
+            <button type="submit" className="btn btn-small">
+              Save
+            </button>
+            <button type="button" className="btn btn-small" onClick={() => setEditing(undefined)}>
+              Cancel
+            </button>
           </form>
         ) : (
           <span className="mono">{escapeControl(scopeInWords(r))}</span>
@@ -152,12 +202,27 @@ function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
       <td>{r.last_used_at ? `${formatAgo(r.last_used_at, now)} (${r.uses}×)` : 'never'}</td>
       <td className="row-actions">
         {r.proposed && (
-          <button type="button" className="btn btn-small btn-primary" onClick={() => void confirmRule(r.rule_id, r.digest)} title="Put this rule in force as shown">Confirm</button>
+          <button
+            type="button"
+            className="btn btn-small btn-primary"
+            onClick={() => void confirmRule(r.rule_id, r.digest)}
+            title="Put this rule in force as shown"
+          >
+            Confirm
+          </button>
         )}
         {!editing && (
-          <button type="button" className="btn btn-small" onClick={() => setEditing({ channel: r.channel, ops: r.ops.join(', '), agent: r.agent ?? '', keepArgs: true })}>Edit</button>
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() => setEditing({ channel: r.channel, ops: r.ops.join(', '), agent: r.agent ?? '', keepArgs: true })}
+          >
+            Edit
+          </button>
         )}
-        <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeRule(r.rule_id)}>{r.proposed ? 'Discard' : 'Revoke'}</button>
+        <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeRule(r.rule_id)}>
+          {r.proposed ? 'Discard' : 'Revoke'}
+        </button>
       </td>
     </tr>
   );
@@ -171,7 +236,9 @@ function SessionGrantsSection({ now }: { now: number }) {
     <>
       <h3>Session grants</h3>
       {grants.error && <ErrorBox error={grants.error} onRetry={() => void loadSessionGrants()} />}
-      {grants.data && grants.data.length === 0 && <Empty title="No session grants">“Approve for session” on a prompt adds one; it ends with the agent's session or when you revoke it.</Empty>}
+      {grants.data && grants.data.length === 0 && (
+        <Empty title="No session grants">“Approve for session” on a prompt adds one; it ends with the agent's session or when you revoke it.</Empty>
+      )}
       {grants.data && grants.data.length > 0 && (
         <table className="table" aria-label="Session grants">
           <thead>
@@ -179,7 +246,9 @@ function SessionGrantsSection({ now }: { now: number }) {
               <th scope="col">Covers</th>
               <th scope="col">Session</th>
               <th scope="col">Granted</th>
-              <th scope="col"><span className="sr-only">Actions</span></th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -189,7 +258,9 @@ function SessionGrantsSection({ now }: { now: number }) {
                 <td className="mono">{escapeControl(g.session)}</td>
                 <td>{`${formatAgo(g.granted_at, now)} by ${escapeControl(g.granted_by)}`}</td>
                 <td>
-                  <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeSessionGrant(g.grant_id)}>Revoke</button>
+                  <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeSessionGrant(g.grant_id)}>
+                    Revoke
+                  </button>
                 </td>
               </tr>
             ))}
@@ -239,8 +310,8 @@ export function SettingsView() {
       {s?.config_error && <ErrorBox error={`config.json is broken: ${s.config_error}`} />}
       <h3>Standing rules</h3>
       <p className="muted small">
-        A rule approves matching requests without asking. “Always” on a prompt creates one; they live in config.json. A rule that reaches config.json any other way is
-        proposed: it approves nothing until you confirm it here.
+        A rule approves matching requests without asking. “Always” on a prompt creates one; they live in config.json. A rule that reaches config.json any other
+        way is proposed: it approves nothing until you confirm it here.
       </p>
       {rules.error && <ErrorBox error={rules.error} onRetry={() => void loadRules()} />}
       {rules.loading && !rules.data && <Loading what="rules" />}
@@ -253,7 +324,9 @@ export function SettingsView() {
               <th scope="col">Covers</th>
               <th scope="col">Created</th>
               <th scope="col">Last used</th>
-              <th scope="col"><span className="sr-only">Actions</span></th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -269,12 +342,23 @@ export function SettingsView() {
       {settings.loading && !s && <Loading what="settings" />}
       {s && (
         <form className="inline-form" onSubmit={saveTimeout}>
-          <span>Unanswered prompts are denied after <b>{formatDuration(s.approval_timeout_ms)}</b>.</span>
+          <span>
+            Unanswered prompts are denied after <b>{formatDuration(s.approval_timeout_ms)}</b>.
+          </span>
           <label>
             New timeout (seconds)
-            <input type="number" min={1} max={86400} value={timeout} onChange={(e) => setTimeoutText(e.target.value)} placeholder={String(s.approval_timeout_ms / 1000)} />
+            <input
+              type="number"
+              min={1}
+              max={86400}
+              value={timeout}
+              onChange={(e) => setTimeoutText(e.target.value)}
+              placeholder={String(s.approval_timeout_ms / 1000)}
+            />
           </label>
-          <button type="submit" className="btn" disabled={!timeout}>Save</button>
+          <button type="submit" className="btn" disabled={!timeout}>
+            Save
+          </button>
         </form>
       )}
       {host === 'browser' && <NotificationsToggle />}
@@ -284,7 +368,9 @@ export function SettingsView() {
           {cmds.http && <CopyField label="Claude Code over HTTP" value={cmds.http} display={cmds.http.replace(s.mcp_token ?? '\u0000', '••••••••')} />}
           <CopyField label="Claude Code over stdio" value={cmds.stdio} />
           {s.mcp_url && <CopyField label="MCP endpoint" value={s.mcp_url} />}
-          <p className="muted small">The HTTP command carries the hub's token (shown masked; Copy copies it in full). The stdio command forwards to this hub while it runs.</p>
+          <p className="muted small">
+            The HTTP command carries the hub's token (shown masked; Copy copies it in full). The stdio command forwards to this hub while it runs.
+          </p>
         </div>
       )}
       <AgentsSection mcpUrl={s?.mcp_url} />
@@ -292,7 +378,9 @@ export function SettingsView() {
       {s && (
         <dl className="kv">
           <dt>Data directory</dt>
-          <dd><code>{s.data_dir}</code></dd>
+          <dd>
+            <code>{s.data_dir}</code>
+          </dd>
           <dt>Version</dt>
           <dd>{s.version}</dd>
         </dl>

@@ -23,7 +23,17 @@ export const EVENT_WORDS: Record<string, string> = {
 
 export const ROW_HEIGHT = 34;
 
-export const TimelineRow = memo(function TimelineRow({ row, selected, onSelect, top }: { row: InvocationRow; selected: boolean; onSelect: (key: string) => void; top: number }) {
+export const TimelineRow = memo(function TimelineRow({
+  row,
+  selected,
+  onSelect,
+  top,
+}: {
+  row: InvocationRow;
+  selected: boolean;
+  onSelect: (key: string) => void;
+  top: number;
+}) {
   const open = row.state === 'waiting' || row.state === 'running' || row.state === 'accepted';
   const duration = row.duration_ms ?? (open || row.state === 'action' || row.state === 'rejected' ? undefined : row.last_at - row.first_at);
   return (
@@ -37,21 +47,35 @@ export const TimelineRow = memo(function TimelineRow({ row, selected, onSelect, 
       onClick={() => onSelect(row.key)}
       data-key={row.key}
     >
-      <span role="cell" className="tl-time">{formatClock(row.first_at)}</span>
-      <span role="cell" className="tl-state">{row.outcome ? <OutcomeBadge outcome={row.outcome} /> : <Badge tone={stateTone(row.state)}>{row.state}</Badge>}</span>
-      <span role="cell" className="tl-agent" title={escapeControl(agentLabel(row))}>{escapeControl(agentLabel(row))}</span>
-      <span role="cell" className="tl-op">{row.op ? escapeControl(row.op) : row.state === 'action' ? 'setting' : '—'}</span>
-      <span role="cell" className="tl-channel" title={row.channel && escapeControl(row.channel)}>{row.channel ? escapeControl(row.channel) : '—'}</span>
+      <span role="cell" className="tl-time">
+        {formatClock(row.first_at)}
+      </span>
+      <span role="cell" className="tl-state">
+        {row.outcome ? <OutcomeBadge outcome={row.outcome} /> : <Badge tone={stateTone(row.state)}>{row.state}</Badge>}
+      </span>
+      <span role="cell" className="tl-agent" title={escapeControl(agentLabel(row))}>
+        {escapeControl(agentLabel(row))}
+      </span>
+      <span role="cell" className="tl-op">
+        {row.op ? escapeControl(row.op) : row.state === 'action' ? 'setting' : '—'}
+      </span>
+      <span role="cell" className="tl-channel" title={row.channel && escapeControl(row.channel)}>
+        {row.channel ? escapeControl(row.channel) : '—'}
+      </span>
       <span role="cell" className="tl-events" aria-label="events in sequence">
         {row.state === 'action' && <span className="muted small">{row.events[0]?.reason ?? row.events[0]?.message ?? ''}</span>}
-        {row.events.filter((e) => e.kind !== 'decision').map((e) => (
-          <span key={e.id} className={`ev ev-${e.kind}`} title={`#${e.sequence ?? '—'} ${e.kind}${e.reason ? `: ${e.reason}` : ''}`}>
-            {e.sequence !== undefined && <b>{e.sequence}</b>}
-            <i>{EVENT_WORDS[e.kind] ?? e.kind}</i>
-          </span>
-        ))}
+        {row.events
+          .filter((e) => e.kind !== 'decision')
+          .map((e) => (
+            <span key={e.id} className={`ev ev-${e.kind}`} title={`#${e.sequence ?? '—'} ${e.kind}${e.reason ? `: ${e.reason}` : ''}`}>
+              {e.sequence !== undefined && <b>{e.sequence}</b>}
+              <i>{EVENT_WORDS[e.kind] ?? e.kind}</i>
+            </span>
+          ))}
       </span>
-      <span role="cell" className="tl-dur">{duration !== undefined ? formatDuration(duration) : open ? '…' : ''}</span>
+      <span role="cell" className="tl-dur">
+        {duration !== undefined ? formatDuration(duration) : open ? '…' : ''}
+      </span>
     </div>
   );
 });

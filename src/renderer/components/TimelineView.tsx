@@ -184,8 +184,7 @@ export function TimelineView() {
           'Showing everything since the start of history'
         ) : (
           <>
-            Scroll to the top to load older history{' '}
-            {/* A short (or filtered) list cannot scroll: the button pages in the same way. */}
+            Scroll to the top to load older history {/* A short (or filtered) list cannot scroll: the button pages in the same way. */}
             <button type="button" className="btn btn-small" onClick={() => void loadHistory()} disabled={!t.historyLoaded}>
               Load older
             </button>

@@ -117,7 +117,15 @@ export interface SettingsSlice {
   settings: { settings: Loadable<PanelSettings>; rules: Loadable<ApprovalRule[]>; sessionGrants: Loadable<SessionGrantEntry[]> };
 }
 
-export type PanelState = ConnectionSlice & UiSlice & ApprovalsSlice & TimelineSlice & ChannelsSlice & ProvidersSlice & DriversSlice & FleetSlice & SettingsSlice;
+export type PanelState = ConnectionSlice &
+  UiSlice &
+  ApprovalsSlice &
+  TimelineSlice &
+  ChannelsSlice &
+  ProvidersSlice &
+  DriversSlice &
+  FleetSlice &
+  SettingsSlice;
 type Slice<T> = StateCreator<PanelState, [], [], T>;
 
 export const createConnectionSlice: Slice<ConnectionSlice> = () => ({ connection: { state: 'connecting', host: 'browser' } });
@@ -141,5 +149,9 @@ export const createTimelineSlice: Slice<TimelineSlice> = () => ({
 export const createChannelsSlice: Slice<ChannelsSlice> = () => ({ channels: { list: { loading: true }, described: {}, previews: {} } });
 export const createProvidersSlice: Slice<ProvidersSlice> = () => ({ providers: { list: { loading: true }, explanation: idle() } });
 export const createDriversSlice: Slice<DriversSlice> = () => ({ drivers: { list: { loading: true }, trace: {} } });
-export const createFleetSlice: Slice<FleetSlice> = () => ({ fleet: { status: { loading: true }, entries: [], before: null, loaded: false, loadingOlder: false } });
-export const createSettingsSlice: Slice<SettingsSlice> = () => ({ settings: { settings: { loading: true }, rules: { loading: true }, sessionGrants: { loading: true } } });
+export const createFleetSlice: Slice<FleetSlice> = () => ({
+  fleet: { status: { loading: true }, entries: [], before: null, loaded: false, loadingOlder: false },
+});
+export const createSettingsSlice: Slice<SettingsSlice> = () => ({
+  settings: { settings: { loading: true }, rules: { loading: true }, sessionGrants: { loading: true } },
+});

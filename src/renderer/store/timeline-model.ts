@@ -83,15 +83,18 @@ export function mergeEvents(rows: Map<string, InvocationRow>, events: TimelineEv
     const existing = rows.get(key);
     if (existing && existing.events.some((x) => x.id === e.id)) continue;
     // Copy-on-write per row so React.memo sees a new object only for rows that changed.
-    const row: InvocationRow = existing && !touched.has(key) ? { ...existing, events: [...existing.events] } : (existing ?? {
-      key,
-      state: e.invocation_id ? 'accepted' : e.type === 'rejected' ? 'rejected' : 'action',
-      first_at: e.at,
-      last_at: e.at,
-      first_cursor: e.id,
-      events: [],
-      ...(e.invocation_id ? { invocation_id: e.invocation_id } : {}),
-    });
+    const row: InvocationRow =
+      existing && !touched.has(key)
+        ? { ...existing, events: [...existing.events] }
+        : (existing ?? {
+            key,
+            state: e.invocation_id ? 'accepted' : e.type === 'rejected' ? 'rejected' : 'action',
+            first_at: e.at,
+            last_at: e.at,
+            first_cursor: e.id,
+            events: [],
+            ...(e.invocation_id ? { invocation_id: e.invocation_id } : {}),
+          });
     if (!existing) created.push(row);
     row.events.push(e);
     rows.set(key, row);

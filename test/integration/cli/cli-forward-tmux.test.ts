@@ -45,7 +45,11 @@ describe('tmux through a running hub', () => {
     expect(sent.stdout).toMatch(/^delivered \(correlation [0-9a-f]{8}/);
 
     const log = await uplink('log', '--json', '--limit', '200');
-    const decisions = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.type === 'decision');
+    const decisions = log.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.type === 'decision');
     expect(decisions.map((e) => e.op)).toEqual(['keys', 'set-tier', 'keys', 'send']);
     for (const e of decisions) expect(e).toMatchObject({ authorized: 'cli', by: userInfo().username });
   });

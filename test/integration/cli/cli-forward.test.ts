@@ -45,7 +45,14 @@ function post(url: string, path: string, headers: Record<string, string>, body: 
 }
 
 /** Starts `uplink <args>` without waiting for it. */
-function startCli(dataDir: string, args: string[]): { done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>; stdout(): string; kill(signal: NodeJS.Signals): void } {
+function startCli(
+  dataDir: string,
+  args: string[],
+): {
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+  stdout(): string;
+  kill(signal: NodeJS.Signals): void;
+} {
   const child = spawn(process.execPath, [b.launcher, ...args], { env: cliEnv(b, dataDir), cwd: ROOT });
   let stdout = '';
   let stderr = '';
@@ -61,7 +68,11 @@ function startCli(dataDir: string, args: string[]): { done: Promise<{ code: numb
 /** The slow call's entries in the hub's log, read through the CLI. */
 async function slowStates(dataDir: string): Promise<string[]> {
   const log = await runCli(b, dataDir, ['log', '--json', '--op', 'slow']);
-  return log.stdout.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { kind?: string }).kind ?? '');
+  return log.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { kind?: string }).kind ?? '');
 }
 
 describe('the CLI with a hub running', () => {
@@ -117,12 +128,22 @@ describe('the CLI with a hub running', () => {
     expect(JSON.parse(sent.stdout)).toMatchObject({ delivered: true });
     const log = await runCli(b, d, ['log', '--json', '--state', 'succeeded']);
     expect(log.code).toBe(0);
-    const decisions = (await runCli(b, d, ['log', '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.type === 'decision');
+    const decisions = (await runCli(b, d, ['log', '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((e) => e.type === 'decision');
     expect(decisions.map((e) => e.op)).toEqual(['write', 'send']);
-    for (const e of decisions) expect(e).toMatchObject({ authorized: 'cli', by: userInfo().username, granted: true, agent: { kind: 'cli', agent_id: 'uplink-cli', user: userInfo().username } });
+    for (const e of decisions)
+      expect(e).toMatchObject({
+        authorized: 'cli',
+        by: userInfo().username,
+        granted: true,
+        agent: { kind: 'cli', agent_id: 'uplink-cli', user: userInfo().username },
+      });
   });
 
-  it('log --follow streams the hub\'s new entries and stops on Ctrl-C with exit 0', async () => {
+  it("log --follow streams the hub's new entries and stops on Ctrl-C with exit 0", async () => {
     const d = tmpDataDir();
     await serve(d);
     expect((await runCli(b, d, ['invoke', 'test:alpha', 'noop'])).code).toBe(0);
@@ -160,7 +181,11 @@ describe('the CLI with a hub running', () => {
     const r = await cli.done;
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^uplink error \\[core:Unavailable\\]: the hub at ${hub.url.replace(/[.]/g, '\\.')} stopped answering before invoke finished \\([^)]+\\) — hint: the call may have run: check \`uplink log\`[^\\n]*\\n$`));
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^uplink error \\[core:Unavailable\\]: the hub at ${hub.url.replace(/[.]/g, '\\.')} stopped answering before invoke finished \\([^)]+\\) — hint: the call may have run: check \`uplink log\`[^\\n]*\\n$`,
+      ),
+    );
     // Only the hub's run is recorded: the CLI did not start the call again in a hub of its own.
     expect((await slowStates(d)).filter((k) => k === 'accepted')).toHaveLength(1);
   });
@@ -170,7 +195,11 @@ describe('the CLI with a hub running', () => {
     await serve(d);
     const loaded = async (args: string[]): Promise<string[]> => {
       const log = join(tmpDataDir('uplink-modules-'), 'modules.txt');
-      const child = spawn(process.execPath, ['--import', join(ROOT, 'test/fixtures/module-log.mjs'), b.launcher, ...args], { env: cliEnv(b, d, { UPLINK_MODULE_LOG: log }), cwd: ROOT, stdio: 'ignore' });
+      const child = spawn(process.execPath, ['--import', join(ROOT, 'test/fixtures/module-log.mjs'), b.launcher, ...args], {
+        env: cliEnv(b, d, { UPLINK_MODULE_LOG: log }),
+        cwd: ROOT,
+        stdio: 'ignore',
+      });
       expect(await new Promise((resolve) => child.once('close', resolve))).toBe(0);
       return readFileSync(log, 'utf8').trim().split('\n');
     };
@@ -234,7 +263,11 @@ describe('POST /cli', () => {
       [JSON.stringify({ command: 'ops', args: { channel: 'test:alpha', extra: 1 }, user: 'u' }), 400, 'ops takes no argument \\"extra\\"'],
       [JSON.stringify({ command: 'log', args: { follow: false, limit: 0 }, user: 'u' }), 400, 'args.limit must be an integer from 1 to 1000000'],
       [JSON.stringify({ command: 'channels', args: {}, user: 'u'.repeat(300) }), 400, 'user must be a string of 1 to 256 characters'],
-      [JSON.stringify({ command: 'send', args: { channel: 'test:alpha', message: 'x'.repeat(2 * 1024 * 1024), reply_hint: 'full' }, user: 'u' }), 413, 'request body over 1048576 bytes'],
+      [
+        JSON.stringify({ command: 'send', args: { channel: 'test:alpha', message: 'x'.repeat(2 * 1024 * 1024), reply_hint: 'full' }, user: 'u' }),
+        413,
+        'request body over 1048576 bytes',
+      ],
     ];
     for (const [body, status, message] of cases) {
       const r = await post(hub.url, '/cli', auth, body);

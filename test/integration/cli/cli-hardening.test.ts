@@ -47,11 +47,23 @@ describe('uplink log flags', () => {
   it('--limit above one page returns that many entries, newest last', async () => {
     const d = tmpDataDir();
     const store = new AuditStore(join(d, 'audit.sqlite'));
-    store.appendMany(Array.from({ length: 5100 }, (_, i) => ({ at: 1_700_000_000_000 + i, type: 'rejected' as const, kind: 'rejected' as const, channel: 'test:alpha', op: `op-${i}`, state: 'rejected' as const })));
+    store.appendMany(
+      Array.from({ length: 5100 }, (_, i) => ({
+        at: 1_700_000_000_000 + i,
+        type: 'rejected' as const,
+        kind: 'rejected' as const,
+        channel: 'test:alpha',
+        op: `op-${i}`,
+        state: 'rejected' as const,
+      })),
+    );
     store.close();
     const r = await runCli(b, d, ['log', '--json', '--limit', '5000']);
     expect(r.code).toBe(0);
-    const ops = r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { op: string }).op);
+    const ops = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { op: string }).op);
     expect(ops).toHaveLength(5000);
     expect(ops[0]).toBe('op-100');
     expect(ops[4999]).toBe('op-5099');
@@ -61,7 +73,9 @@ describe('uplink log flags', () => {
   it('an unknown --state is refused, listing the valid ones', async () => {
     const r = await runCli(b, tmpDataDir(), ['log', '--state', 'bogus']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('uplink error [core:Invalid]: --state cannot be "bogus" — hint: use one of succeeded, failed, denied, timed_out, cancelled, rejected; see `uplink --help`\n');
+    expect(r.stderr).toBe(
+      'uplink error [core:Invalid]: --state cannot be "bogus" — hint: use one of succeeded, failed, denied, timed_out, cancelled, rejected; see `uplink --help`\n',
+    );
   });
 
   it.each([

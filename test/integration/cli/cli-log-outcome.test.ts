@@ -33,7 +33,12 @@ describe('uplink log --state', () => {
   });
 
   it('--json carries the outcome; each outcome picks its own calls', async () => {
-    const pick = async (state: string) => (await runCli(b, dir, ['log', '--json', '--state', state])).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { op: string; outcome: string });
+    const pick = async (state: string) =>
+      (await runCli(b, dir, ['log', '--json', '--state', state])).stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { op: string; outcome: string });
     expect((await pick('denied')).map((e) => [e.op, e.outcome])).toEqual([['write', 'denied']]);
     expect((await pick('succeeded')).map((e) => [e.op, e.outcome])).toEqual([['echo', 'succeeded']]);
     expect((await pick('failed')).map((e) => [e.op, e.outcome])).toEqual([['fail', 'failed']]);
@@ -43,6 +48,8 @@ describe('uplink log --state', () => {
   it('an unknown outcome is one line, the hint listing the outcomes', async () => {
     const r = await runCli(b, dir, ['log', '--state', 'running']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('uplink error [core:Invalid]: --state cannot be "running" — hint: use one of succeeded, failed, denied, timed_out, cancelled, rejected; see `uplink --help`\n');
+    expect(r.stderr).toBe(
+      'uplink error [core:Invalid]: --state cannot be "running" — hint: use one of succeeded, failed, denied, timed_out, cancelled, rejected; see `uplink --help`\n',
+    );
   });
 });

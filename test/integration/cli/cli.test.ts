@@ -69,7 +69,7 @@ describe('uplink CLI', () => {
     ]);
   });
 
-  it('ops lists a channel\'s ops with class and tool', async () => {
+  it("ops lists a channel's ops with class and tool", async () => {
     const r = await runCli(b, dir, ['ops', 'test:alpha']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^write\s+mutating\s+channel_act\s+Writes text/m);
@@ -89,7 +89,11 @@ describe('uplink CLI', () => {
     expect(Object.keys(receipt).sort()).toEqual(['correlation_id', 'delivered', 'injected_at']);
     expect(receipt).toMatchObject({ delivered: true, correlation_id: 'c1', injected_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
     const log = await runCli(b, dir, ['log', '--json', '--op', 'send']);
-    const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision');
+    const decision = log.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((e) => e.type === 'decision');
     expect(decision).toMatchObject({ authorized: 'cli', by: userInfo().username, granted: true });
     const human = await runCli(b, dir, ['log', '--op', 'send']);
     expect(human.stdout).toContain(`decision  test:alpha  send  agent=cli:uplink-cli(${userInfo().username})`);
@@ -100,7 +104,9 @@ describe('uplink CLI', () => {
     const deep = `{"text":"x","deep":${'{"a":'.repeat(6000)}{}${'}'.repeat(6000)}}`;
     const r = await runCli(b, dir, ['invoke', 'test:alpha', 'echo', deep]);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe('uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)');
+    expect(r.stderr.trim()).toBe(
+      'uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)',
+    );
     expect((await runCli(b, dir, ['invoke', 'test:alpha', 'echo', '{"text":"after"}'])).code).toBe(0);
   });
 
@@ -109,7 +115,9 @@ describe('uplink CLI', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ written: 4 });
     expect(JSON.parse((await runCli(b, dir, ['invoke', 'test:alpha', 'pick', '--interaction', 'visual_ui'])).stdout)).toEqual({ interaction: 'visual_ui' });
-    expect(JSON.parse((await runCli(b, dir, ['invoke', 'test:alpha', 'pick', '--provider', 'uplink/test-semantic'])).stdout)).toEqual({ interaction: 'semantic_ui' });
+    expect(JSON.parse((await runCli(b, dir, ['invoke', 'test:alpha', 'pick', '--provider', 'uplink/test-semantic'])).stdout)).toEqual({
+      interaction: 'semantic_ui',
+    });
   });
 
   it('errors go to stderr as the rendered line with a non-zero exit code', async () => {
@@ -174,7 +182,9 @@ describe('uplink CLI', () => {
       const port = (blocker.address() as AddressInfo).port;
       const r = await runCli(b, tmpDataDir(), ['serve', '--port', String(port)]);
       expect(r.code).toBe(1);
-      expect(r.stderr).toBe(`uplink error [core:Unavailable]: cannot listen on 127.0.0.1:${port} (EADDRINUSE) — hint: another hub or program uses it; pass --port N, or --port 0 for any free port\n`);
+      expect(r.stderr).toBe(
+        `uplink error [core:Unavailable]: cannot listen on 127.0.0.1:${port} (EADDRINUSE) — hint: another hub or program uses it; pass --port N, or --port 0 for any free port\n`,
+      );
     } finally {
       blocker.close();
     }

@@ -78,7 +78,10 @@ async function startDemo(): Promise<{ child: ChildProcess; marker: string; outpu
   const before = new Set(stageProcesses().keys());
   const dataDir = mkdtempSync(join(tmpdir(), 'uplink-demo-test-'));
   dirs.push(dataDir);
-  const child = spawn(process.execPath, [launcher, 'demo', '--headless', '--port', '0'], { env: { ...user.ownEnv(), UPLINK_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [launcher, 'demo', '--headless', '--port', '0'], {
+    env: { ...user.ownEnv(), UPLINK_DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));
   child.stderr!.on('data', (d) => (out += String(d)));
@@ -95,7 +98,11 @@ async function startDemo(): Promise<{ child: ChildProcess; marker: string; outpu
 /** Signs in with the demo's one-time panel URL and keeps an operator panel attached, as a browser would. */
 async function attachPanel(panelUrl: string): Promise<WebSocket> {
   const url = new URL(panelUrl);
-  const res = await fetch(`${url.origin}/panel/session`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url.origin }, body: JSON.stringify({ code: url.hash.replace(/^#code=/, '') }) });
+  const res = await fetch(`${url.origin}/panel/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: url.origin },
+    body: JSON.stringify({ code: url.hash.replace(/^#code=/, '') }),
+  });
   expect(res.status).toBe(200);
   const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
   const { key } = (await res.json()) as { key: string };
@@ -107,7 +114,11 @@ async function attachPanel(panelUrl: string): Promise<WebSocket> {
 
 function expectWholeStage(marker: string): void {
   const cmds = (stageProcesses().get(marker) ?? []).map((p) => p.cmd);
-  for (const part of ['Xvfb', 'dbus-daemon', 'tmux', 'demo/app.py', 'reviewer.sh']) expect(cmds.some((c) => c.includes(part)), `${part} in ${cmds.join(' | ')}`).toBe(true);
+  for (const part of ['Xvfb', 'dbus-daemon', 'tmux', 'demo/app.py', 'reviewer.sh'])
+    expect(
+      cmds.some((c) => c.includes(part)),
+      `${part} in ${cmds.join(' | ')}`,
+    ).toBe(true);
 }
 
 describe('uplink demo cleans up after itself', () => {
@@ -161,7 +172,10 @@ describe('uplink demo cleans up after itself', () => {
     mkdirSync(join(bin, 'bin'));
     symlinkSync(process.execPath, join(bin, 'bin', 'node'));
     const before = new Set(stageProcesses().keys());
-    const child = spawn(process.execPath, [launcher, 'demo', '--headless', '--port', '0'], { env: { ...TmuxTestServer.cleanEnv(), PATH: join(bin, 'bin') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [launcher, 'demo', '--headless', '--port', '0'], {
+      env: { ...TmuxTestServer.cleanEnv(), PATH: join(bin, 'bin') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d) => (out += String(d)));
@@ -169,7 +183,9 @@ describe('uplink demo cleans up after itself', () => {
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     expect(code).not.toBe(0);
     expect(out).toBe('');
-    expect(err.trimEnd().split('\n')).toEqual(['uplink error [core:Unavailable]: the demo needs tmux, which is not installed — hint: sudo apt-get install tmux (`scripts/install-system-deps.sh` installs everything the demo uses)']);
+    expect(err.trimEnd().split('\n')).toEqual([
+      'uplink error [core:Unavailable]: the demo needs tmux, which is not installed — hint: sudo apt-get install tmux (`scripts/install-system-deps.sh` installs everything the demo uses)',
+    ]);
     expect([...stageProcesses().keys()].filter((m) => !before.has(m))).toEqual([]);
   });
 });

@@ -25,9 +25,16 @@ afterAll(async () => {
 describe('uplink driver check on the desktop driver', () => {
   it('passes every check it can run, with a window to call', () => {
     const env = { ...session.env, UPLINK_DATA_DIR: tmpDataDir() };
-    const r = spawnSync(process.execPath, [b.launcher, 'driver', 'check', '--', process.execPath, b.launcher, 'driver', 'run', 'desktop'], { env, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [b.launcher, 'driver', 'check', '--', process.execPath, b.launcher, 'driver', 'run', 'desktop'], {
+      env,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     const lines = `${r.stdout}${r.stderr}`.trim().split('\n');
-    expect(lines.filter((l) => l.startsWith('fail')), lines.join('\n')).toEqual([]);
+    expect(
+      lines.filter((l) => l.startsWith('fail')),
+      lines.join('\n'),
+    ).toEqual([]);
     expect(lines).toContainEqual(expect.stringMatching(/^pass channels \(\d+ channel/));
     expect(lines).toContain('pass schemas');
     expect(r.status).toBe(0);

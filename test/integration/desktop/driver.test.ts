@@ -61,7 +61,11 @@ describe('desktop driver on a real X display', () => {
   });
 
   it('tree shows the entry, the Count button and the label with roles, states, bounds and paths', async () => {
-    const tree = (await driver.invoke(addr, 'tree', {}, { interaction: 'semantic_ui' })) as unknown as { nodes: TreeNode[]; node_count: number; truncated: boolean };
+    const tree = (await driver.invoke(addr, 'tree', {}, { interaction: 'semantic_ui' })) as unknown as {
+      nodes: TreeNode[];
+      node_count: number;
+      truncated: boolean;
+    };
     const all = tree.nodes.flatMap(flatten);
     expect(tree.nodes[0]).toMatchObject({ role: 'frame', name: 'Uplink Fixture', path: '/' });
     const button = all.find((n) => n.role === 'push button' && n.name === 'Count')!;
@@ -77,13 +81,19 @@ describe('desktop driver on a real X display', () => {
   it('set-text through AT-SPI changes the entry, as the application itself reports', async () => {
     const { matches } = (await driver.invoke(addr, 'find', { role: 'text' }, { interaction: 'semantic_ui' })) as unknown as { matches: TreeNode[] };
     expect(matches).toHaveLength(1);
-    const result = (await driver.invoke(addr, 'set-text', { path: matches[0]!.path, text: 'from atspi' }, { interaction: 'semantic_ui' })) as Record<string, unknown>;
+    const result = (await driver.invoke(addr, 'set-text', { path: matches[0]!.path, text: 'from atspi' }, { interaction: 'semantic_ui' })) as Record<
+      string,
+      unknown
+    >;
     expect(result).toMatchObject({ text: 'from atspi', confirmed: true });
     await app.state((s) => s.entry === 'from atspi', 'entry = "from atspi"');
   });
 
   it('type through AT-SPI inserts at the caret and reads back what the entry now contains', async () => {
-    const result = (await driver.invoke(addr, 'type', { text: '!', path: '//text[Name]' }, { interaction: 'semantic_ui' })) as { text: string; confirmed: boolean };
+    const result = (await driver.invoke(addr, 'type', { text: '!', path: '//text[Name]' }, { interaction: 'semantic_ui' })) as {
+      text: string;
+      confirmed: boolean;
+    };
     expect(result.confirmed).toBe(true);
     expect(result.text).toContain('!');
     await app.state((s) => s.entry === result.text, `entry = ${result.text}`);
@@ -104,20 +114,25 @@ describe('desktop driver on a real X display', () => {
   });
 
   it('click and type through X11 XTest reach the application', async () => {
-    const { matches } = (await driver.invoke(addr, 'find', { role: 'push button', name: 'Count' }, { interaction: 'semantic_ui' })) as unknown as { matches: TreeNode[] };
+    const { matches } = (await driver.invoke(addr, 'find', { role: 'push button', name: 'Count' }, { interaction: 'semantic_ui' })) as unknown as {
+      matches: TreeNode[];
+    };
     const b = matches[0]!.bounds!;
     const before = countOf(app);
     await driver.invoke(addr, 'click', { x: b.x + Math.floor(b.width / 2), y: b.y + Math.floor(b.height / 2) }, { interaction: 'visual_ui' });
     await app.state((s) => s.clicks === before + 1, `clicks = ${before + 1} after an X11 click`);
 
-    const entry = ((await driver.invoke(addr, 'find', { role: 'text' }, { interaction: 'semantic_ui' })) as unknown as { matches: TreeNode[] }).matches[0]!.bounds!;
+    const entry = ((await driver.invoke(addr, 'find', { role: 'text' }, { interaction: 'semantic_ui' })) as unknown as { matches: TreeNode[] }).matches[0]!
+      .bounds!;
     await driver.invoke(addr, 'click', { x: entry.x + Math.floor(entry.width / 2), y: entry.y + Math.floor(entry.height / 2) }, { interaction: 'visual_ui' });
     await driver.invoke(addr, 'key', { chord: 'ctrl+a' }, { interaction: 'visual_ui' });
     const typed = (await driver.invoke(addr, 'type', { text: 'Typed via X11, ok?' }, { interaction: 'visual_ui' })) as { typed: number };
     expect(typed.typed).toBe(18);
-    await app.state((s) => s.entry === 'Typed via X11, ok?', 'entry = "Typed via X11, ok?"').catch((e: unknown) => {
-      throw new Error(`${String(e)}\n${app.stdout().slice(-600)}`);
-    });
+    await app
+      .state((s) => s.entry === 'Typed via X11, ok?', 'entry = "Typed via X11, ok?"')
+      .catch((e: unknown) => {
+        throw new Error(`${String(e)}\n${app.stdout().slice(-600)}`);
+      });
     await driver.invoke(addr, 'key', { chord: 'Return' }, { interaction: 'visual_ui' });
     await app.state((s) => s.event === 'submit' && s.entry === 'Typed via X11, ok?', 'submit after Return');
   });
@@ -175,14 +190,20 @@ describe('desktop driver on a real X display', () => {
     } finally {
       await cover.stop();
     }
-    await waitFor('the cover to go', async () => !((await driver.preview!(addr, 'click', { x: 100, y: 50 }))!.warnings ?? []).some((w) => w.includes('stacked above it')));
+    await waitFor(
+      'the cover to go',
+      async () => !((await driver.preview!(addr, 'click', { x: 100, y: 50 }))!.warnings ?? []).some((w) => w.includes('stacked above it')),
+    );
   });
 
   it('sensitive text reaches the app but never comes back in the result or the preview', async () => {
     const preview = (await driver.preview!(addr, 'set-text', { path: '//text[Name]', text: 'hunter2', sensitive: true }))!;
     expect(preview.text).toContain('7 characters (sensitive, hidden)');
     expect(preview.text).not.toContain('hunter2');
-    const result = (await driver.invoke(addr, 'set-text', { path: '//text[Name]', text: 'hunter2', sensitive: true }, { interaction: 'semantic_ui' })) as { text: string; confirmed: boolean };
+    const result = (await driver.invoke(addr, 'set-text', { path: '//text[Name]', text: 'hunter2', sensitive: true }, { interaction: 'semantic_ui' })) as {
+      text: string;
+      confirmed: boolean;
+    };
     expect(result).toMatchObject({ confirmed: true, text: '•••• (sensitive, 7 chars)' });
     await app.state((s) => s.entry === 'hunter2', 'entry = the secret');
   });
@@ -190,7 +211,9 @@ describe('desktop driver on a real X display', () => {
   it('doctor reports the display, XTest, X-Resource and the accessibility bus', async () => {
     const report = await driver.doctor();
     expect(report.ok).toBe(true);
-    expect(report.lines.join('\n')).toMatch(/display :\d+ reachable[\s\S]*XTEST extension present[\s\S]*X-Resource extension present[\s\S]*accessibility bus reachable \(\d+ applications\)/);
+    expect(report.lines.join('\n')).toMatch(
+      /display :\d+ reachable[\s\S]*XTEST extension present[\s\S]*X-Resource extension present[\s\S]*accessibility bus reachable \(\d+ applications\)/,
+    );
     expect(report.lines.join('\n')).not.toMatch(/Wayland/);
   });
 
@@ -248,6 +271,10 @@ function identify(image: Buffer): Promise<string> {
 }
 
 function countOf(a: App): number {
-  const lines = a.stdout().trim().split('\n').filter((l) => l.startsWith('{'));
+  const lines = a
+    .stdout()
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   return (JSON.parse(lines[lines.length - 1]!) as { clicks?: number }).clicks ?? 0;
 }

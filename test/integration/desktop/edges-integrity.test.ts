@@ -72,7 +72,9 @@ const cli = (args: string[]): Promise<{ code: number; stdout: string; stderr: st
 async function cliChannelOf(pid: number): Promise<{ channel: string; detail: { window: string; pid: number; stale?: boolean } }> {
   return waitFor(`uplink channels to list pid ${pid}`, async () => {
     const r = await cli(['channels', '--json']);
-    return (JSON.parse(r.stdout) as Array<{ channel: string; detail: { window: string; pid: number; stale?: boolean } }>).find((c) => c.detail.pid === pid && !c.detail.stale);
+    return (JSON.parse(r.stdout) as Array<{ channel: string; detail: { window: string; pid: number; stale?: boolean } }>).find(
+      (c) => c.detail.pid === pid && !c.detail.stale,
+    );
   });
 }
 /** No entry or click event since `mark` in the app's own output. */
@@ -93,7 +95,11 @@ function helperOf(parent: number): number | undefined {
 }
 async function auditOf(channel: string): Promise<Array<Record<string, unknown>>> {
   const r = await cli(['log', '--json', '--channel', channel, '--limit', '200']);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 beforeAll(async () => {
@@ -261,4 +267,3 @@ describe('desktop target integrity through MCP and the CLI', () => {
     expect(again.code).toBe(0);
   });
 });
-

@@ -103,7 +103,11 @@ describe('desktop through MCP (uplink mcp)', () => {
 /** The timeline as `uplink log --json` prints it (the MCP hub and CLI share the data dir). */
 async function timeline(op: string): Promise<Array<{ kind: string; interaction?: string; provider_id?: string; error_code?: string; invocation_id?: string }>> {
   const r = await runCli(b, dataDir, ['log', '--json', '--channel', channel, '--op', op, '--limit', '500'], sessionVars);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; interaction?: string; error_code?: string });
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { kind: string; interaction?: string; error_code?: string });
 }
 
 describe('a real application through MCP', () => {
@@ -141,7 +145,9 @@ describe('interaction selection through MCP, shown in the timeline', () => {
     expect(typed.map((e) => e.interaction)).toEqual(expect.arrayContaining(['semantic_ui', 'visual_ui']));
     expect(typed.find((e) => e.interaction === 'semantic_ui')?.provider_id).toBe('uplink/desktop-semantic');
     expect(typed.find((e) => e.interaction === 'visual_ui')?.provider_id).toBe('uplink/desktop-visual');
-    const refused = await waitFor('the refused screenshot in the timeline', async () => (await timeline('screenshot')).find((e) => e.error_code === 'constraint_unsatisfied'));
+    const refused = await waitFor('the refused screenshot in the timeline', async () =>
+      (await timeline('screenshot')).find((e) => e.error_code === 'constraint_unsatisfied'),
+    );
     expect(refused.kind).toBe('rejected');
   });
 });

@@ -31,7 +31,10 @@ beforeAll(async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'uplink-desktop-hub-'));
   hub = createHub({
     dataDir,
-    drivers: { configSchemas: { desktop: desktopConfigSchema }, create: (section) => [createDesktopDriver({ env: session.env, config: section('desktop') as () => undefined })] },
+    drivers: {
+      configSchemas: { desktop: desktopConfigSchema },
+      create: (section) => [createDesktopDriver({ env: session.env, config: section('desktop') as () => undefined })],
+    },
     watchConfig: false,
   });
   hub.attachPanel();
@@ -79,15 +82,24 @@ describe('desktop through the hub', () => {
     await hub.invoke(channel, 'type', { text: 'typed by pixels' }, { agent, interaction: 'visual_ui' });
     await app.state((s) => s.entry === 'typed by pixels', 'entry = "typed by pixels"');
     expect(prompts.at(-1)).toMatchObject({ op: 'type', interaction: 'visual_ui', provider_id: 'uplink/desktop-visual' });
-    const kinds = hub.queryAudit({ channel, op: 'type' }).entries.filter((e) => e.kind === 'succeeded').map((e) => e.interaction);
+    const kinds = hub
+      .queryAudit({ channel, op: 'type' })
+      .entries.filter((e) => e.kind === 'succeeded')
+      .map((e) => e.interaction);
     expect(kinds).toContain('visual_ui');
     const setText = hub.queryAudit({ channel, op: 'set-text' }).entries.find((e) => e.kind === 'succeeded');
     expect(setText?.interaction).toBe('semantic_ui');
   });
 
   it('string bounds count code points: a chord of 100 emoji (200 UTF-16 units) reaches the helper, 101 do not', async () => {
-    await expect(hub.invoke(channel, 'key', { chord: '😀'.repeat(100) }, { agent })).rejects.toMatchObject({ kind: 'Invalid', message: expect.stringMatching(/unknown key|bad key chord/) });
-    await expect(hub.invoke(channel, 'key', { chord: '😀'.repeat(101) }, { agent })).rejects.toMatchObject({ kind: 'Invalid', message: expect.stringMatching(/params_schema.*\/args\/chord.*maxLength/) });
+    await expect(hub.invoke(channel, 'key', { chord: '😀'.repeat(100) }, { agent })).rejects.toMatchObject({
+      kind: 'Invalid',
+      message: expect.stringMatching(/unknown key|bad key chord/),
+    });
+    await expect(hub.invoke(channel, 'key', { chord: '😀'.repeat(101) }, { agent })).rejects.toMatchObject({
+      kind: 'Invalid',
+      message: expect.stringMatching(/params_schema.*\/args\/chord.*maxLength/),
+    });
   });
 
   it('an op the constraint cannot serve is refused before any prompt', async () => {
@@ -96,9 +108,13 @@ describe('desktop through the hub', () => {
     expect(prompts.length).toBe(before);
   });
 
-  it('an element path that resolves to nothing is refused with the helper\'s NotFound before any prompt', async () => {
+  it("an element path that resolves to nothing is refused with the helper's NotFound before any prompt", async () => {
     const before = prompts.length;
-    await expect(hub.invoke(channel, 'activate', { path: '/0/99/99' }, { agent })).rejects.toMatchObject({ kind: 'NotFound', message: 'element /0/99/99 no longer exists', hint: expect.stringMatching(/run tree again/) });
+    await expect(hub.invoke(channel, 'activate', { path: '/0/99/99' }, { agent })).rejects.toMatchObject({
+      kind: 'NotFound',
+      message: 'element /0/99/99 no longer exists',
+      hint: expect.stringMatching(/run tree again/),
+    });
     expect(prompts.length).toBe(before);
     expect(hub.queryAudit({ channel, op: 'activate', state: 'rejected' }).entries).toHaveLength(1);
   });

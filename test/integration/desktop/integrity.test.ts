@@ -49,7 +49,8 @@ const rejection = (p: Promise<unknown>): Promise<DriverError> =>
     },
     (e: unknown) => e as DriverError,
   );
-const noInputSince = (app: App, mark: number): boolean => !app.stdout().slice(mark).includes('"event": "entry"') && !app.stdout().slice(mark).includes('"event": "clicks"');
+const noInputSince = (app: App, mark: number): boolean =>
+  !app.stdout().slice(mark).includes('"event": "entry"') && !app.stdout().slice(mark).includes('"event": "clicks"');
 
 beforeAll(async () => {
   session = await startSession();
@@ -176,8 +177,9 @@ describe('desktop target integrity', () => {
     } finally {
       process.kill(app.pid, 'SIGCONT');
     }
-    const found = await waitFor('find after the restart', async () =>
-      ((await driver.invoke(addr, 'find', { role: 'text' }, { interaction: 'semantic_ui' })) as { count: number }).count === 1 || undefined,
+    const found = await waitFor(
+      'find after the restart',
+      async () => ((await driver.invoke(addr, 'find', { role: 'text' }, { interaction: 'semantic_ui' })) as { count: number }).count === 1 || undefined,
     );
     expect(found).toBe(true);
     expect(driver.helperPid()).not.toBe(before);
@@ -218,7 +220,11 @@ describe('desktop target integrity', () => {
     const addr = addrOf(channel);
     const xid = (channel.detail as { window: string }).window;
     const outside = await rejection(driver.invoke(addr, 'click', { x: 5000, y: 10 }, { interaction: 'visual_ui' }));
-    expect(outside).toMatchObject({ kind: 'Rejected', message: 'point outside the window', evidence: expect.stringMatching(/^\(5000, 10\) is outside \d+x\d+$/) });
+    expect(outside).toMatchObject({
+      kind: 'Rejected',
+      message: 'point outside the window',
+      evidence: expect.stringMatching(/^\(5000, 10\) is outside \d+x\d+$/),
+    });
     await run('xdotool', ['windowunmap', '--sync', xid], { env: session.env });
     try {
       for (const [op, args, interaction] of [

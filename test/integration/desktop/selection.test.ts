@@ -31,7 +31,12 @@ function providerFor(driver: DesktopDriver, kind: 'semantic_ui' | 'visual_ui'): 
             version: '1.0.0',
             title: `desktop ${op.op}`,
             description: op.summary,
-            input_schema: { type: 'object', properties: { channel: { type: 'string' }, args: op.params_schema }, required: ['channel', 'args'], additionalProperties: false },
+            input_schema: {
+              type: 'object',
+              properties: { channel: { type: 'string' }, args: op.params_schema },
+              required: ['channel', 'args'],
+              additionalProperties: false,
+            },
             output_schema: op.result_schema,
             safety: isMutating(op) ? 'mutating' : 'read_only',
           },
@@ -99,7 +104,11 @@ describe('kernel selection over the desktop providers', () => {
   });
 
   it('picks visual_ui when the caller constrains to it', async () => {
-    const entry = ((await driver.invoke(addr, 'find', { role: 'text' }, { interaction: 'semantic_ui' })) as { matches: Array<{ bounds: { x: number; y: number; width: number; height: number } }> }).matches[0]!.bounds;
+    const entry = (
+      (await driver.invoke(addr, 'find', { role: 'text' }, { interaction: 'semantic_ui' })) as {
+        matches: Array<{ bounds: { x: number; y: number; width: number; height: number } }>;
+      }
+    ).matches[0]!.bounds;
     const click = await invoke('click', { x: entry.x + Math.floor(entry.width / 2), y: entry.y + Math.floor(entry.height / 2) }, { interaction: 'visual_ui' });
     expect(click.receipt.interaction).toBe('visual_ui');
     await invoke('key', { chord: 'End' });
@@ -132,7 +141,13 @@ describe('kernel selection over the desktop providers', () => {
       ['type', { text: 'x' }, 'typed'],
     ] as const) {
       const error = await runtime
-        .start({ invocation_id: `desktop-sel-${++seq}`, capability_id: `desktop.${op}`, version_requirement: '^1', input: { channel: `desktop:${addr}`, args }, constraints: { interaction } })
+        .start({
+          invocation_id: `desktop-sel-${++seq}`,
+          capability_id: `desktop.${op}`,
+          version_requirement: '^1',
+          input: { channel: `desktop:${addr}`, args },
+          constraints: { interaction },
+        })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SoftwareUseError);
       expect((error as SoftwareUseError).code).toBe('constraint_unsatisfied');

@@ -37,7 +37,9 @@ describe.skipIf(weston.skip)('desktop driver in a Wayland session', () => {
 
   it('doctor reports the Wayland session and why visual input is unavailable', async () => {
     const report = await driver.doctor();
-    expect(report.lines.join('\n')).toMatch(/Wayland session \(no DISPLAY\): visual_ui is unavailable because Wayland lets no client read other windows or inject input/);
+    expect(report.lines.join('\n')).toMatch(
+      /Wayland session \(no DISPLAY\): visual_ui is unavailable because Wayland lets no client read other windows or inject input/,
+    );
     expect(report.lines.join('\n')).toMatch(/accessibility bus reachable/);
   });
 

@@ -41,7 +41,10 @@ describe('uplink driver check on what Uplink ships', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'uplink-check-tmux-'));
     writeFileSync(join(dataDir, 'config.json'), JSON.stringify({ tmux: { socket: server.socket } }));
     const r = check([process.execPath, b.launcher, 'driver', 'run', 'tmux'], TmuxTestServer.cleanEnv({ UPLINK_DATA_DIR: dataDir }));
-    expect(r.lines.filter((l) => l.startsWith('fail')), r.lines.join('\n')).toEqual([]);
+    expect(
+      r.lines.filter((l) => l.startsWith('fail')),
+      r.lines.join('\n'),
+    ).toEqual([]);
     expect(r.lines.filter((l) => l.startsWith('pass')).length).toBeGreaterThanOrEqual(12);
     expect(r.code).toBe(0);
   });
@@ -51,7 +54,10 @@ describe('uplink driver check on what Uplink ships', () => {
     ['the Python example', ['/usr/bin/python3', join(ROOT, 'examples/drivers/notes-py/driver.py')]],
   ])('passes %s', (_, command) => {
     const r = check([...command, notesDir()], { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir() });
-    expect(r.lines.filter((l) => l.startsWith('fail')), r.lines.join('\n')).toEqual([]);
+    expect(
+      r.lines.filter((l) => l.startsWith('fail')),
+      r.lines.join('\n'),
+    ).toEqual([]);
     expect(r.code).toBe(0);
   });
 });

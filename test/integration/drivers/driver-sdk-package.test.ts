@@ -30,7 +30,26 @@ process.stdout.write('a raw write\\n');
 `;
 
 function tsc(file: string) {
-  return spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), file], { cwd: project, encoding: 'utf8' });
+  return spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '--noEmit',
+      '--strict',
+      '--module',
+      'node16',
+      '--moduleResolution',
+      'node16',
+      '--target',
+      'es2022',
+      '--types',
+      'node',
+      '--typeRoots',
+      join(ROOT, 'node_modules/@types'),
+      file,
+    ],
+    { cwd: project, encoding: 'utf8' },
+  );
 }
 
 beforeAll(() => {
@@ -42,7 +61,12 @@ beforeAll(() => {
   expect(npm.status, npm.stderr).toBe(0);
   writeFileSync(join(project, 'driver.ts'), DRIVER_TS);
   // The same driver, as the JavaScript Node runs (types stripped by hand).
-  writeFileSync(join(project, 'driver.mjs'), DRIVER_TS.replace(', type Driver, type OpSpec', '').replace(/: (OpSpec\[\]|Driver)/g, '').replace(' as { text?: string }', ''));
+  writeFileSync(
+    join(project, 'driver.mjs'),
+    DRIVER_TS.replace(', type Driver, type OpSpec', '')
+      .replace(/: (OpSpec\[\]|Driver)/g, '')
+      .replace(' as { text?: string }', ''),
+  );
 }, 60_000);
 
 describe('uplink/driver-sdk from a project that depends on Uplink', () => {

@@ -24,7 +24,26 @@ beforeAll(() => {
 });
 
 it('the TypeScript example type-checks against the SDK declarations', () => {
-  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--allowJs', '--checkJs', '--strict', '--module', 'node16', '--moduleResolution', 'node16', '--target', 'es2022', '--types', 'node', EXAMPLES['notes-ts'][1]!], { cwd: ROOT, encoding: 'utf8' });
+  const tsc = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '--noEmit',
+      '--allowJs',
+      '--checkJs',
+      '--strict',
+      '--module',
+      'node16',
+      '--moduleResolution',
+      'node16',
+      '--target',
+      'es2022',
+      '--types',
+      'node',
+      EXAMPLES['notes-ts'][1]!,
+    ],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   expect(tsc.stdout + tsc.stderr).toBe('');
   expect(tsc.status).toBe(0);
 }, 60_000);
@@ -50,7 +69,12 @@ describe.each(Object.entries(EXAMPLES))('example driver %s', (_name, command) =>
     expect(init.extensions).toEqual(['preview', 'shutdown']);
     expect(await client.call('channels')).toEqual([{ channel: 'notes:todo', labels: ['todo'], detail: { file: join(dir, 'todo.md') } }]);
     const ops = (await client.call('ops')) as Array<{ op: string; mutating: boolean; params_schema: object; result_schema: object }>;
-    expect(ops.map((o) => [o.op, o.mutating])).toEqual([['read', false], ['append', true], ['search', false], ['wait-for', false]]);
+    expect(ops.map((o) => [o.op, o.mutating])).toEqual([
+      ['read', false],
+      ['append', true],
+      ['search', false],
+      ['wait-for', false],
+    ]);
     const ajv = new Ajv2020({ strict: true, useDefaults: true });
     for (const o of ops) {
       expect(() => ajv.compile(o.params_schema), o.op).not.toThrow();
@@ -76,7 +100,11 @@ describe.each(Object.entries(EXAMPLES))('example driver %s', (_name, command) =>
     const { client } = start();
     await client.initialize();
     const r = await client.request('invoke', { addr: 'nope', op: 'read', args: {}, context: {} });
-    expect(r.error).toEqual({ code: -32000, message: 'no note named nope', data: { kind: 'NotFound', message: 'no note named nope', hint: 'list the notes with `uplink channels`' } });
+    expect(r.error).toEqual({
+      code: -32000,
+      message: 'no note named nope',
+      data: { kind: 'NotFound', message: 'no note named nope', hint: 'list the notes with `uplink channels`' },
+    });
     const bad = await client.request('invoke', { addr: '../etc/passwd', op: 'read', args: {}, context: {} });
     expect(bad.error?.data).toMatchObject({ kind: 'Invalid', hint: 'names are letters, digits, - and _ (up to 64)' });
   });

@@ -88,20 +88,22 @@ async function run(name: string, args: string[], url?: string): Promise<{ log: s
 }
 
 describe('the Electron main in attach mode', () => {
-  it('shows the running hub\'s panel with the same guards, and starts nothing of its own', async () => {
+  it("shows the running hub's panel with the same guards, and starts nothing of its own", async () => {
     const url = `http://127.0.0.1:7420/#code=${CODE}`;
     const { log, out } = await run('env', [], url);
     expect(log).toContain(`loadURL ${url}`);
     const prefs = JSON.parse(log.find((l) => l.startsWith('BrowserWindow '))!.slice('BrowserWindow '.length)) as Record<string, unknown>;
     expect(prefs).not.toHaveProperty('preload');
     expect(prefs).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false, webviewTag: false });
-    expect(log).toEqual(expect.arrayContaining([
-      'request http://127.0.0.1:7420/assets/x.js allowed',
-      'request ws://127.0.0.1:7420/panel/ws allowed',
-      'request https://example.com/x.js cancelled',
-      'request file:///etc/passwd cancelled',
-      'setPath userData',
-    ]));
+    expect(log).toEqual(
+      expect.arrayContaining([
+        'request http://127.0.0.1:7420/assets/x.js allowed',
+        'request ws://127.0.0.1:7420/panel/ws allowed',
+        'request https://example.com/x.js cancelled',
+        'request file:///etc/passwd cancelled',
+        'setPath userData',
+      ]),
+    );
     expect(log.find((l) => l.startsWith('csp '))).toContain("connect-src 'self' ws://127.0.0.1:7420");
     expect(log).not.toContain('app.requestSingleInstanceLock');
     expect(log.filter((l) => l.startsWith('ipcMain.'))).toEqual([]);

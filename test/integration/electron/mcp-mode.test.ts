@@ -53,11 +53,24 @@ describe('the Electron main started as `Uplink mcp`', () => {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== 'TMUX' && k !== 'TMUX_PANE') env[k] = v;
     Object.assign(env, { UPLINK_DATA_DIR: dir, UPLINK_STUB_LOG: logFile, NODE_PATH: join(ROOT, 'node_modules') });
-    const transport = new StdioClientTransport({ command: process.execPath, args: ['--require', join(dir, 'electron-stub.cjs'), MAIN, 'mcp'], env, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--require', join(dir, 'electron-stub.cjs'), MAIN, 'mcp'],
+      env,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'mcp-mode-test', version: '1.0.0' });
     await client.connect(transport);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['channel_act', 'channel_describe', 'channel_doctor', 'channel_list', 'channel_observe', 'channel_recv', 'channel_send']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'channel_act',
+      'channel_describe',
+      'channel_doctor',
+      'channel_list',
+      'channel_observe',
+      'channel_recv',
+      'channel_send',
+    ]);
     await client.close();
     const deadline = Date.now() + 20_000;
     while (!readFileSync(logFile, 'utf8').includes('exit ') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

@@ -42,7 +42,8 @@ async function prompted(hub: Hub, agent: AgentIdentity, op = 'write', args: obje
   return { call, approval: await prompt };
 }
 
-const configRules = (dir: string) => (JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { approvals: { rules: Array<Record<string, unknown>> } }).approvals.rules;
+const configRules = (dir: string) =>
+  (JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { approvals: { rules: Array<Record<string, unknown>> } }).approvals.rules;
 
 describe('the scope of an approval, chosen before the click', () => {
   it('the prompt says which stable name "always" covers; a channel without a label has none', async () => {
@@ -63,7 +64,11 @@ describe('the scope of an approval, chosen before the click', () => {
     const { hub, dir } = openHub();
     const panel = panelOn(hub);
     const { call, approval } = await prompted(hub, builder);
-    const decided = (await panel('decide', { approval_id: approval.approval_id, decision: 'always', scope: { agent: 'any', channel: 'test:?', ops: ['write', 'login'] } })) as DecideResult;
+    const decided = (await panel('decide', {
+      approval_id: approval.approval_id,
+      decision: 'always',
+      scope: { agent: 'any', channel: 'test:?', ops: ['write', 'login'] },
+    })) as DecideResult;
     expect(decided).toMatchObject({ accepted: true, granted: true });
     await call;
     expect(configRules(dir)).toEqual([expect.objectContaining({ id: decided.rule_id, channel: 'test:?', op: ['write', 'login'] })]);
@@ -128,7 +133,7 @@ describe('session grants', () => {
 });
 
 describe('rules after the fact', () => {
-  it('an edit is checked like a prompt\'s scope, recorded, and takes effect; a revoke is recorded', async () => {
+  it("an edit is checked like a prompt's scope, recorded, and takes effect; a revoke is recorded", async () => {
     const { hub, dir } = openHub();
     const panel = panelOn(hub);
     const { call, approval } = await prompted(hub, builder);
@@ -267,7 +272,9 @@ describe('argument constraints', () => {
     const [rule] = (await panel('listRules')) as ApprovalRule[];
     await panel('confirmRule', { rule_id: 'by-hand', digest: rule!.digest });
     expect(await hub.invoke('test:alpha', 'write', { text: 'ls -l' }, { agent: builder })).toEqual({ written: 5 });
-    expect(hub.queryAudit({ type: 'decision' }).entries.map((e) => e.reason)).toContain('standing rule by-hand confirmed: write, login on test:a with text like "ls*" for any agent');
+    expect(hub.queryAudit({ type: 'decision' }).entries.map((e) => e.reason)).toContain(
+      'standing rule by-hand confirmed: write, login on test:a with text like "ls*" for any agent',
+    );
 
     writeFileSync(join(dir, 'config.json'), rules({ text: { glob: '*' } }));
     await waitForRule(panel, (r) => JSON.stringify(r.args) === '{"text":{"glob":"*"}}');
@@ -318,7 +325,11 @@ describe('argument constraints', () => {
 
     // Text hidden under the request's own sensitive flag cannot be constrained either.
     const flagged = await prompted(hub, builder, 'write', { text: 'hunter2', sensitive: true });
-    const answer = (await panel('decide', { approval_id: flagged.approval.approval_id, decision: 'session', scope: { args: { text: 'hunter2' } } })) as DecideResult;
+    const answer = (await panel('decide', {
+      approval_id: flagged.approval.approval_id,
+      decision: 'session',
+      scope: { args: { text: 'hunter2' } },
+    })) as DecideResult;
     expect(answer.message).toMatch(/arg "text" is sensitive/);
     await panel('decide', { approval_id: flagged.approval.approval_id, decision: 'deny' });
     await failure(flagged.call);

@@ -21,9 +21,20 @@ describe('audit text is valid UTF-8', () => {
     hub.queryAudit({ limit: 1 });
     const db = new Database(join(dir, 'audit.sqlite'), { readonly: true });
     try {
-      const rows = db.prepare('SELECT CAST(channel AS BLOB) AS channel, CAST(op AS BLOB) AS op, CAST(agent_name AS BLOB) AS agent, CAST(agent_version AS BLOB) AS version, CAST(message AS BLOB) AS message, CAST(args AS BLOB) AS args FROM entries').all() as Array<Record<string, Buffer | null>>;
+      const rows = db
+        .prepare(
+          'SELECT CAST(channel AS BLOB) AS channel, CAST(op AS BLOB) AS op, CAST(agent_name AS BLOB) AS agent, CAST(agent_version AS BLOB) AS version, CAST(message AS BLOB) AS message, CAST(args AS BLOB) AS args FROM entries',
+        )
+        .all() as Array<Record<string, Buffer | null>>;
       expect(rows.length).toBeGreaterThanOrEqual(2);
-      const text = rows.map((r) => Object.values(r).filter((b): b is Buffer => b !== null).map((b) => strict.decode(b)).join(' ')).join('\n');
+      const text = rows
+        .map((r) =>
+          Object.values(r)
+            .filter((b): b is Buffer => b !== null)
+            .map((b) => strict.decode(b))
+            .join(' '),
+        )
+        .join('\n');
       expect(text).toContain('tmux:\ufffd');
       expect(text).toContain('read\ufffd');
       expect(text).toContain('agent\ufffd');

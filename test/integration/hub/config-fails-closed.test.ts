@@ -32,7 +32,10 @@ function setup(): { server: TmuxTestServer; secret: string; dir: string; open: (
   const open = (): Hub => {
     const hub = createHub({
       dataDir: dir,
-      drivers: { configSchemas: { tmux: sectionSchema(tmuxConfigSchema) }, create: (section) => [createTmuxDriver({ socket: server.socket, env, config: section('tmux') })] },
+      drivers: {
+        configSchemas: { tmux: sectionSchema(tmuxConfigSchema) },
+        create: (section) => [createTmuxDriver({ socket: server.socket, env, config: section('tmux') })],
+      },
     });
     hubs.push(hub);
     return hub;

@@ -32,15 +32,21 @@ describe('uplink driver check', () => {
       'skip deadline: the driver offers no read-only uplink-check-slow op when UPLINK_DRIVER_CHECK=1',
       'skip large_result: the driver offers no read-only uplink-check-large op when UPLINK_DRIVER_CHECK=1',
     ]);
-    expect(r.errors.why).toBe('uplink error [notes:NotFound]: no note named uplink-check-no-such-channel-' + process.pid + ' — hint: list notes with channel_list');
+    expect(r.errors.why).toBe(
+      'uplink error [notes:NotFound]: no note named uplink-check-no-such-channel-' + process.pid + ' — hint: list notes with channel_list',
+    );
     expect(r.invalid_args.why).toMatch(/relies on the hub's validation/);
     expect(r.malformed.why).toBe('answered -32700, -32601');
     expect(r.crash_restart.status).toBe('pass');
   });
 
-  it('passes a driver that offers the kit\'s ops on every check, recv included', async () => {
+  it("passes a driver that offers the kit's ops on every check, recv included", async () => {
     const r = await check(broken('base'), ['--kind', 'both']);
-    expect(Object.values(r).filter((c) => c.status !== 'pass').map(formatCheck)).toEqual([]);
+    expect(
+      Object.values(r)
+        .filter((c) => c.status !== 'pass')
+        .map(formatCheck),
+    ).toEqual([]);
     expect(r.cancel.why).toBe('cancelled uplink-check-slow in flight');
     expect(r.crash_restart.why).toBe('the call in flight failed as Unavailable, the next call restarted it');
     expect(r.large_result.why).toBe('8 MiB');
@@ -65,13 +71,21 @@ describe('uplink driver check', () => {
     ['cancel-answered', 'cancel', /after a cancel/, [], {}, { deadline: 'fail' }],
     ['slow-blocking', 'deadline', /did not answer info while a slow call was in flight/],
     ['large-truncated', 'large_result', /answered 1048576 characters/],
-    ['lock-file', 'crash_restart', /did not start again after being killed: .*already running/, [], { PROBE_LOCK: join(tmpdir(), `uplink-check-lock-${process.pid}`) }],
+    [
+      'lock-file',
+      'crash_restart',
+      /did not start again after being killed: .*already running/,
+      [],
+      { PROBE_LOCK: join(tmpdir(), `uplink-check-lock-${process.pid}`) },
+    ],
   ];
 
   it.each(cases)('%s fails exactly the check %s', { timeout: 30_000 }, async (script, name, why, args = [], env = {}, also = {}) => {
     const r = await check(broken(script), args, { ...process.env, ...env });
     try {
-      const expected = Object.fromEntries(CHECK_NAMES.map((n) => [n, n === name ? 'fail' : (also[n] ?? (n === 'recv' && !args.includes('both') ? 'skip' : 'pass'))]));
+      const expected = Object.fromEntries(
+        CHECK_NAMES.map((n) => [n, n === name ? 'fail' : (also[n] ?? (n === 'recv' && !args.includes('both') ? 'skip' : 'pass'))]),
+      );
       expect(statuses(r)).toEqual(expected);
       expect(r[name].why).toMatch(why);
       expect(formatCheck(r[name])).toMatch(new RegExp(`^fail ${name}: .+ — hint: .+`));
@@ -83,17 +97,25 @@ describe('uplink driver check', () => {
   it('skips every other check when the driver cannot start', async () => {
     const r = await check(join(FIXTURES, 'notes-driver.mjs'), ['--speaks', '2']);
     expect(formatCheck(r.handshake)).toMatch(/^fail handshake: .*speaks driver protocol 2, this Uplink speaks 3 — hint: /);
-    expect(Object.values(r).slice(1).every((c) => c.status === 'skip' && c.why === 'the driver did not start')).toBe(true);
+    expect(
+      Object.values(r)
+        .slice(1)
+        .every((c) => c.status === 'skip' && c.why === 'the driver did not start'),
+    ).toBe(true);
   });
 
   it('says what to check when the command cannot be started at all', async () => {
     const results = await checkDriver({ command: ['/nonexistent/uplink-driver'], timeoutMs: 2000 });
-    expect(formatCheck(results[0]!)).toBe('fail handshake: the driver could not be started (ENOENT: /nonexistent/uplink-driver) — hint: check the command: its program must exist and be executable (an argv vector, no shell)');
+    expect(formatCheck(results[0]!)).toBe(
+      'fail handshake: the driver could not be started (ENOENT: /nonexistent/uplink-driver) — hint: check the command: its program must exist and be executable (an argv vector, no shell)',
+    );
   });
 
-  it('takes the driver\'s own id, and fails the handshake on one that cannot name a driver', async () => {
+  it("takes the driver's own id, and fails the handshake on one that cannot name a driver", async () => {
     expect((await check(join(FIXTURES, 'notes-driver.mjs'), ['--id', 'wiki'])).errors.why).toMatch(/^uplink error \[wiki:NotFound\]: /);
     const r = await check(join(FIXTURES, 'notes-driver.mjs'), ['--id', 'Wiki_Notes']);
-    expect(formatCheck(r.handshake)).toBe('fail handshake: the driver calls itself "Wiki_Notes", which is not a driver id — hint: an id is a lowercase letter, then lowercase letters, digits and "-"');
+    expect(formatCheck(r.handshake)).toBe(
+      'fail handshake: the driver calls itself "Wiki_Notes", which is not a driver id — hint: an id is a lowercase letter, then lowercase letters, digits and "-"',
+    );
   });
 });

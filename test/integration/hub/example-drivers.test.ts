@@ -31,7 +31,10 @@ describe.each(EXAMPLES)('%s through external_drivers', (_, file, runner) => {
     writeFileSync(join(notes, 'todo.md'), 'buy milk\n');
     const dir = tmpDataDir();
     const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ external_drivers: [{ id: 'notes', command: [...runner, file, notes], integrity: { file, sha256 } }] }));
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({ external_drivers: [{ id: 'notes', command: [...runner, file, notes], integrity: { file, sha256 } }] }),
+    );
     const hub = createHub({ dataDir: dir, drivers: [], watchConfig: false });
     open.push(hub);
 

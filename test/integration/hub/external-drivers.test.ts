@@ -27,7 +27,9 @@ afterEach(async () => {
 });
 
 /** A hub whose config.json has the notes driver (admitted unless `integrity` says otherwise). */
-function hubWith(options: { integrity?: { file: string; sha256: string } | null; args?: string[]; driverTimeoutMs?: number; extra?: Record<string, unknown> } = {}): { hub: Hub; dir: string } {
+function hubWith(
+  options: { integrity?: { file: string; sha256: string } | null; args?: string[]; driverTimeoutMs?: number; extra?: Record<string, unknown> } = {},
+): { hub: Hub; dir: string } {
   const dir = tmpDataDir();
   const integrity = options.integrity === undefined ? { file: DRIVER, sha256: SHA } : options.integrity;
   const entry = { id: 'notes', command: [process.execPath, DRIVER, ...(options.args ?? [])], ...(integrity ? { integrity } : {}) };
@@ -159,7 +161,13 @@ describe('external drivers', () => {
     expect(refused).toMatchObject({ ok: false, error: { message: expect.stringMatching(/changed since you saw it/) } });
     const trusted = await call('trustDriver', { driver: 'notes', sha256: SHA });
     expect(trusted).toMatchObject({ ok: true, result: { admission: 'admitted', state: 'running' } });
-    expect(await call('driverTrace', { driver: 'notes', method: 'initialize' })).toMatchObject({ ok: true, result: [{ dir: 'out', type: 'request', method: 'initialize' }, { dir: 'in', type: 'response', method: 'initialize' }] });
+    expect(await call('driverTrace', { driver: 'notes', method: 'initialize' })).toMatchObject({
+      ok: true,
+      result: [
+        { dir: 'out', type: 'request', method: 'initialize' },
+        { dir: 'in', type: 'response', method: 'initialize' },
+      ],
+    });
     session.close();
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).external_drivers[0].integrity).toEqual({ file: DRIVER, sha256: SHA });
     expect((await hub.listChannels()).map((c) => c.channel)).toEqual(['notes:todo', 'notes:ideas']);
@@ -235,6 +243,10 @@ describe('external drivers', () => {
 describe('the environment an external driver gets', () => {
   it("is the hub's, without an agent token or the conformance kit's switch", async () => {
     const { driverEnv } = await import('../../../src/main/hub/driver-admin/external');
-    expect(driverEnv({ PATH: '/bin', HOME: '/h', UPLINK_AGENT_TOKEN: 'secret', UPLINK_DRIVER_CHECK: '1', UPLINK_DATA_DIR: '/d' })).toEqual({ PATH: '/bin', HOME: '/h', UPLINK_DATA_DIR: '/d' });
+    expect(driverEnv({ PATH: '/bin', HOME: '/h', UPLINK_AGENT_TOKEN: 'secret', UPLINK_DRIVER_CHECK: '1', UPLINK_DATA_DIR: '/d' })).toEqual({
+      PATH: '/bin',
+      HOME: '/h',
+      UPLINK_DATA_DIR: '/d',
+    });
   });
 });

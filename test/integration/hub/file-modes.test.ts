@@ -40,6 +40,7 @@ describe('data directory modes', () => {
     chmodSync(dir, 0o755);
     openHub({ dir });
     expect(mode(dir).toString(8)).toBe('700');
-    for (const f of ['audit.sqlite', 'audit.sqlite-wal', 'audit.sqlite-shm', 'config.json', 'config.last-good.json']) expect(mode(join(dir, f)).toString(8)).toBe('600');
+    for (const f of ['audit.sqlite', 'audit.sqlite-wal', 'audit.sqlite-shm', 'config.json', 'config.last-good.json'])
+      expect(mode(join(dir, f)).toString(8)).toBe('600');
   });
 });

@@ -35,7 +35,13 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
 
   let conf = '';
 
-  function openMember(name: string, creds: Uint8Array, mode = 0o600, at = port, tls: { ca_file?: string } | undefined = undefined): { hub: FleetHub; dir: string; driver: ReturnType<typeof createTestDriver> } {
+  function openMember(
+    name: string,
+    creds: Uint8Array,
+    mode = 0o600,
+    at = port,
+    tls: { ca_file?: string } | undefined = undefined,
+  ): { hub: FleetHub; dir: string; driver: ReturnType<typeof createTestDriver> } {
     const dir = tmpDataDir(`uplink-creds-${name}-`);
     writeFileSync(join(dir, 'fleet.creds'), creds, { mode });
     // Over TLS a host name, as in the certificate: the NATS client checks an IP address url against "localhost".
@@ -56,12 +62,15 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
     const accountJwt = await encodeAccount('fleet', account, { limits }, { signer: operator });
     const dir = tmpDataDir('uplink-nats-operator-');
     conf = join(dir, 'server.conf');
-    writeFileSync(conf, [
-      `operator: ${await encodeOperator('uplink-test', operator)}`,
-      'resolver: MEMORY',
-      `resolver_preload: { ${account.getPublicKey()}: ${accountJwt} }`,
-      '',
-    ].join('\n'));
+    writeFileSync(
+      conf,
+      [
+        `operator: ${await encodeOperator('uplink-test', operator)}`,
+        'resolver: MEMORY',
+        `resolver_preload: { ${account.getPublicKey()}: ${accountJwt} }`,
+        '',
+      ].join('\n'),
+    );
     port = await freePort();
     server = await startNatsServer(port, ['-c', conf]);
   });
@@ -74,7 +83,12 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
   it('lets two hubs whose users the server knows join and call each other', async () => {
     const a = openMember('a', await userCreds('hub-a', account));
     const b = openMember('b', await userCreds('hub-b', account));
-    await until('a and b to see each other', () => a.hub.fleetStatus().members.some((h) => h.hub === 'b' && h.state === 'connected') && b.hub.fleetStatus().members.some((h) => h.hub === 'a' && h.state === 'connected'));
+    await until(
+      'a and b to see each other',
+      () =>
+        a.hub.fleetStatus().members.some((h) => h.hub === 'b' && h.state === 'connected') &&
+        b.hub.fleetStatus().members.some((h) => h.hub === 'a' && h.state === 'connected'),
+    );
     expect(await a.hub.invoke('b/test:alpha', 'echo', { text: 'signed in' }, { agent })).toEqual({ text: 'signed in' });
     expect(b.driver.state.invoked.at(-1)).toMatchObject({ addr: 'alpha', op: 'echo', agent: 'a/claude' });
     expect((await a.hub.doctor()).warnings ?? []).not.toEqual(expect.arrayContaining([expect.stringMatching(/^fleet /)]));
@@ -83,7 +97,9 @@ describe('a fleet whose hubs join with NATS credentials files', () => {
   it('keeps a hub whose user the server does not know out of the fleet, working alone, with a doctor warning', async () => {
     const creds = await userCreds('stranger', createAccount());
     const x = openMember('x', creds);
-    const warning = await until('doctor to say why', async () => (await x.hub.doctor()).warnings?.find((w) => w.startsWith('fleet x: ') && !w.endsWith('not connected yet')));
+    const warning = await until('doctor to say why', async () =>
+      (await x.hub.doctor()).warnings?.find((w) => w.startsWith('fleet x: ') && !w.endsWith('not connected yet')),
+    );
     expect(warning).toMatch(/^fleet x: cannot join the fleet at nats:\/\/127\.0\.0\.1:\d+: .*authorization violation/i);
     expect(x.hub.fleetStatus().connected).toBe(false);
     expect(await x.hub.invoke('test:alpha', 'echo', { text: 'alone' }, { agent })).toEqual({ text: 'alone' });

@@ -89,7 +89,10 @@ describe('the fleet history on JetStream', () => {
     closers.push(() => reader.close());
     pubA = startHistoryPublisher({ nc: a.nc!, hub: 'a', source: sourceOf(a.hub), log: (l) => logged.push(l) });
     pubB = startHistoryPublisher({ nc: b.nc!, hub: 'b', source: sourceOf(b.hub), log: (l) => logged.push(l) });
-    closers.push(() => pubA.close(), () => pubB.close());
+    closers.push(
+      () => pubA.close(),
+      () => pubB.close(),
+    );
     await echo(a, 3, 'from a');
     await echo(b, 3, 'from b');
     await b.hub.invoke('test:alpha', 'fail', {}, { agent }).catch(() => undefined);
@@ -99,7 +102,12 @@ describe('the fleet history on JetStream', () => {
     expect(seqs(arrived, 'b')).toEqual(ids(b.hub));
     expect(pubA.lastPublished()).toBe(newest(a.hub));
     const succeeded = arrived.find((e) => e.hub === 'b' && e.record.kind === 'succeeded')!;
-    expect(succeeded.record).toMatchObject({ id: succeeded.seq, channel: 'test:alpha', op: 'echo', agent: { kind: 'mcp', name: 'claude-code', agent_id: 'claude' } });
+    expect(succeeded.record).toMatchObject({
+      id: succeeded.seq,
+      channel: 'test:alpha',
+      op: 'echo',
+      agent: { kind: 'mcp', name: 'claude-code', agent_id: 'claude' },
+    });
     expect(succeeded.record).not.toHaveProperty('output');
     expect(succeeded.record.agent).not.toHaveProperty('session');
     expect(arrived.some((e) => 'detail' in e.record)).toBe(false);
@@ -125,7 +133,9 @@ describe('the fleet history on JetStream', () => {
     const before = newest(a.hub);
     await echo(a, 2, 'while a’s publisher is stopped');
     const seen: number[] = [];
-    const spy = readerNc.subscribe(historySubject('a'), { callback: (_e, m) => seen.push((JSON.parse(new TextDecoder().decode(m.data)) as { seq: number }).seq) });
+    const spy = readerNc.subscribe(historySubject('a'), {
+      callback: (_e, m) => seen.push((JSON.parse(new TextDecoder().decode(m.data)) as { seq: number }).seq),
+    });
     await readerNc.flush();
     pubA = startHistoryPublisher({ nc: a.nc!, hub: 'a', source: sourceOf(a.hub), log: (l) => logged.push(l) });
     closers.push(() => pubA.close());
@@ -188,13 +198,26 @@ describe('the fleet history on JetStream', () => {
   it('shows a reader started late the older records, up to `keep` of them', async () => {
     const late = startHistoryReader({ nc: b.nc! });
     closers.push(() => late.close());
-    await until('the late reader to catch up', () => late.hubs().find((h) => h.hub === 'b')?.last_seq === newest(b.hub) && late.hubs().find((h) => h.hub === 'a')?.last_seq === newest(a.hub));
-    expect(late.query({ hub: 'a', limit: 1000 }).entries.map((e) => e.seq).reverse()).toEqual(ids(a.hub));
+    await until(
+      'the late reader to catch up',
+      () => late.hubs().find((h) => h.hub === 'b')?.last_seq === newest(b.hub) && late.hubs().find((h) => h.hub === 'a')?.last_seq === newest(a.hub),
+    );
+    expect(
+      late
+        .query({ hub: 'a', limit: 1000 })
+        .entries.map((e) => e.seq)
+        .reverse(),
+    ).toEqual(ids(a.hub));
     const small = startHistoryReader({ nc: b.nc!, keep: 3 });
     closers.push(() => small.close());
     const { state } = await (await b.nc!.jetstreamManager()).streams.info(HISTORY_STREAM);
     await until('the small reader to read the newest three', () => small.query({}).entries.length === 3 && state.last_seq > 0);
-    expect(small.query({}).entries.map((e) => e.seq)).toEqual(arrived.slice(-3).map((e) => e.seq).reverse());
+    expect(small.query({}).entries.map((e) => e.seq)).toEqual(
+      arrived
+        .slice(-3)
+        .map((e) => e.seq)
+        .reverse(),
+    );
   });
 
   it('bounds a reader’s memory in bytes as well as records, whatever size the args are', async () => {

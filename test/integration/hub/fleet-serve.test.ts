@@ -23,7 +23,11 @@ import type { FleetTimelinePage, FleetView, PendingApproval } from '../../../src
 import { buildTmuxHub, writeConfig } from '../tmux/hub-helpers';
 
 const TOKEN = 'fleet-serve-token-81d2';
-const natsServer = prerequisite(`nats-server (${NATS_SERVER})`, existsSync(NATS_SERVER), 'apt-get install nats-server (or bash scripts/install-system-deps.sh)');
+const natsServer = prerequisite(
+  `nats-server (${NATS_SERVER})`,
+  existsSync(NATS_SERVER),
+  'apt-get install nats-server (or bash scripts/install-system-deps.sh)',
+);
 
 interface Member {
   name: string;
@@ -34,10 +38,16 @@ interface Member {
 }
 
 /** An operator's panel session on a served hub: sign in with the one-time code, then calls over the socket. */
-async function operatorPanel(served: Served): Promise<{ call<T>(method: string, params?: unknown): Promise<T>; events: Array<{ event: string; payload: unknown }>; close(): void }> {
+async function operatorPanel(
+  served: Served,
+): Promise<{ call<T>(method: string, params?: unknown): Promise<T>; events: Array<{ event: string; payload: unknown }>; close(): void }> {
   const origin = served.url;
   const code = new URL(served.panel_url).hash.replace(/^#code=/, '');
-  const res = await fetch(`${served.url}/panel/session`, { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ code }) });
+  const res = await fetch(`${served.url}/panel/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin },
+    body: JSON.stringify({ code }),
+  });
   expect(res.status).toBe(200);
   const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
   const { key } = (await res.json()) as { key: string };
@@ -105,22 +115,33 @@ describe.skipIf(natsServer.skip)('three uplink serve hubs in a fleet, with real 
       tmux.setOption(pane, '@name', 'work');
       const dir = tmpDataDir(`uplink-fleet-serve-${name}-`);
       writeFileSync(join(dir, 'fleet.token'), `${TOKEN}\n`, { mode: 0o600 });
-      writeConfig(dir, { fleet: { url: `nats://127.0.0.1:${port}`, name, token_file: 'fleet.token' }, tmux: { write_allow: [{ pattern: 'work', tier: 'operator' }] } });
+      writeConfig(dir, {
+        fleet: { url: `nats://127.0.0.1:${port}`, name, token_file: 'fleet.token' },
+        tmux: { write_allow: [{ pattern: 'work', tier: 'operator' }] },
+      });
       members[name] = { name, dir, tmux, pane, served: await startMember(name, tmux, dir) };
     }
     agent = await agentOn(members.a!);
     panelC = await operatorPanel(members.c!.served);
-    await until('c to see a and b', async () => {
-      const view = await panelC.call<FleetView>('fleetStatus');
-      return ['a', 'b'].every((h) => view.members.some((m) => m.hub === h && m.state === 'connected'));
-    }, 15_000);
+    await until(
+      'c to see a and b',
+      async () => {
+        const view = await panelC.call<FleetView>('fleetStatus');
+        return ['a', 'b'].every((h) => view.members.some((m) => m.hub === h && m.state === 'connected'));
+      },
+      15_000,
+    );
   }, 60_000);
 
   afterAll(async () => {
     panelC?.close();
     await agent?.close().catch(() => undefined);
     // Hub b was killed -9 on purpose: only the others are stopped.
-    await Promise.all(Object.values(members).filter((m) => m.served.child.signalCode === null).map((m) => m.served.stop()));
+    await Promise.all(
+      Object.values(members)
+        .filter((m) => m.served.child.signalCode === null)
+        .map((m) => m.served.stop()),
+    );
     for (const m of Object.values(members)) m.tmux.stop();
     await stopNatsServer(nats);
   });
@@ -131,10 +152,16 @@ describe.skipIf(natsServer.skip)('three uplink serve hubs in a fleet, with real 
     b.tmux.typeLine(b.pane, 'marker-on-hub-b');
     const listed = textOf(await agent.callTool({ name: 'channel_list', arguments: {} }));
     expect(listed).toContain(channel);
-    await until('the read to show the marker', async () => textOf(await agent.callTool({ name: 'channel_observe', arguments: { channel, op: 'read', args: { lines: 20 } } })).includes('marker-on-hub-b'));
+    await until('the read to show the marker', async () =>
+      textOf(await agent.callTool({ name: 'channel_observe', arguments: { channel, op: 'read', args: { lines: 20 } } })).includes('marker-on-hub-b'),
+    );
 
-    const typed = agent.callTool({ name: 'channel_act', arguments: { channel, op: 'type', args: { text: 'typed-from-hub-a' } } }, undefined, { timeout: 30_000 });
-    const prompt = await until('hub c’s panel to show hub b’s prompt', async () => (await panelC.call<PendingApproval[]>('listPendingApprovals')).find((p) => p.hub === 'b' && p.op === 'type'));
+    const typed = agent.callTool({ name: 'channel_act', arguments: { channel, op: 'type', args: { text: 'typed-from-hub-a' } } }, undefined, {
+      timeout: 30_000,
+    });
+    const prompt = await until('hub c’s panel to show hub b’s prompt', async () =>
+      (await panelC.call<PendingApproval[]>('listPendingApprovals')).find((p) => p.hub === 'b' && p.op === 'type'),
+    );
     expect(prompt).toMatchObject({ channel, agent: { kind: 'mcp', agent_id: 'a/default' } });
     expect(await panelC.call('decide', { approval_id: prompt.approval_id, decision: 'once' })).toMatchObject({ accepted: true, granted: true });
     const result = await typed;
@@ -142,17 +169,25 @@ describe.skipIf(natsServer.skip)('three uplink serve hubs in a fleet, with real 
     await until('the text to reach hub b’s pane', () => b.tmux.capture(b.pane).includes('typed-from-hub-a'));
     // Hub b recorded the decision as made on hub c's panel, before the text went in.
     const log = await runCli(build, b.dir, ['log', '--json', '--limit', '50'], { UPLINK_TEST_TMUX_SOCKET: b.tmux.socket });
-    const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision' && e.op === 'type');
+    const decision = log.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((e) => e.type === 'decision' && e.op === 'type');
     expect(decision).toMatchObject({ granted: true, by: expect.stringMatching(/ on hub c$/), agent: { agent_id: 'a/default' } });
   });
 
   it('shows hub b’s records in the merged timeline of every panel', async () => {
     for (const m of ['a', 'c']) {
       const panel = m === 'c' ? panelC : await operatorPanel(members[m]!.served);
-      await until(`hub ${m}’s merged timeline to show b’s approved type`, async () => {
-        const page = await panel.call<FleetTimelinePage>('fleetTimeline', { hub: 'b' });
-        return page.entries.some((e) => e.event.op === 'type' && e.event.outcome === 'succeeded');
-      }, 15_000);
+      await until(
+        `hub ${m}’s merged timeline to show b’s approved type`,
+        async () => {
+          const page = await panel.call<FleetTimelinePage>('fleetTimeline', { hub: 'b' });
+          return page.entries.some((e) => e.event.op === 'type' && e.event.outcome === 'succeeded');
+        },
+        15_000,
+      );
       if (panel !== panelC) panel.close();
     }
   });
@@ -162,7 +197,9 @@ describe.skipIf(natsServer.skip)('three uplink serve hubs in a fleet, with real 
     await stopNatsServer(nats);
     const local = `tmux:${a.pane}`;
     a.tmux.typeLine(a.pane, 'alone-on-a');
-    await until('a local read on hub a', async () => textOf(await agent.callTool({ name: 'channel_observe', arguments: { channel: local, op: 'read', args: { lines: 20 } } })).includes('alone-on-a'));
+    await until('a local read on hub a', async () =>
+      textOf(await agent.callTool({ name: 'channel_observe', arguments: { channel: local, op: 'read', args: { lines: 20 } } })).includes('alone-on-a'),
+    );
     const remote = await until('the remote read to fail at once', async () => {
       const r = (await agent.callTool({ name: 'channel_observe', arguments: { channel: `b/tmux:${members.b!.pane}`, op: 'read', args: {} } })) as ToolResult;
       return r.isError && textOf(r);
@@ -175,16 +212,29 @@ describe.skipIf(natsServer.skip)('three uplink serve hubs in a fleet, with real 
     expect(view.problem).toMatch(/unreachable since/);
 
     nats = await startNatsServer(port, ['-js', '-sd', natsDir, '--auth', TOKEN]);
-    await until('c to see a and b again', async () => {
-      const v = await panelC.call<FleetView>('fleetStatus');
-      return v.connected && ['a', 'b'].every((h) => v.members.some((m) => m.hub === h && m.state === 'connected'));
-    }, 20_000);
-    await until('a remote read to work again', async () => !((await agent.callTool({ name: 'channel_observe', arguments: { channel: `b/tmux:${members.b!.pane}`, op: 'read', args: {} } })) as ToolResult).isError, 20_000);
+    await until(
+      'c to see a and b again',
+      async () => {
+        const v = await panelC.call<FleetView>('fleetStatus');
+        return v.connected && ['a', 'b'].every((h) => v.members.some((m) => m.hub === h && m.state === 'connected'));
+      },
+      20_000,
+    );
+    await until(
+      'a remote read to work again',
+      async () =>
+        !((await agent.callTool({ name: 'channel_observe', arguments: { channel: `b/tmux:${members.b!.pane}`, op: 'read', args: {} } })) as ToolResult).isError,
+      20_000,
+    );
     // What hub a recorded alone reaches hub c's merged timeline, with no gap in a's sequence.
-    const page = await until('c’s merged timeline to catch up with a', async () => {
-      const p = await panelC.call<FleetTimelinePage>('fleetTimeline', { hub: 'a', limit: 5000 });
-      return p.entries.some((e) => e.event.kind === 'rejected' && e.event.channel?.startsWith('b/') && e.event.error_kind === 'Unavailable') && p;
-    }, 20_000);
+    const page = await until(
+      'c’s merged timeline to catch up with a',
+      async () => {
+        const p = await panelC.call<FleetTimelinePage>('fleetTimeline', { hub: 'a', limit: 5000 });
+        return p.entries.some((e) => e.event.kind === 'rejected' && e.event.channel?.startsWith('b/') && e.event.error_kind === 'Unavailable') && p;
+      },
+      20_000,
+    );
     const seqs = page.entries.map((e) => e.seq).sort((x, y) => x - y);
     expect(seqs.every((s, i) => i === 0 || s === seqs[i - 1]! + 1)).toBe(true);
   });
@@ -192,13 +242,19 @@ describe.skipIf(natsServer.skip)('three uplink serve hubs in a fleet, with real 
   it('a call to a hub killed -9 mid-call fails with [fleet:Unavailable] once that hub is missed', async () => {
     const b = members.b!;
     // The type waits for an operator on hub b; then hub b dies without a word.
-    const typed = agent.callTool({ name: 'channel_act', arguments: { channel: `b/tmux:${b.pane}`, op: 'type', args: { text: 'never' } } }, undefined, { timeout: 30_000 });
-    await until('the prompt on c', async () => (await panelC.call<PendingApproval[]>('listPendingApprovals')).some((p) => p.hub === 'b' && (p.args as { text?: string }).text === 'never'));
+    const typed = agent.callTool({ name: 'channel_act', arguments: { channel: `b/tmux:${b.pane}`, op: 'type', args: { text: 'never' } } }, undefined, {
+      timeout: 30_000,
+    });
+    await until('the prompt on c', async () =>
+      (await panelC.call<PendingApproval[]>('listPendingApprovals')).some((p) => p.hub === 'b' && (p.args as { text?: string }).text === 'never'),
+    );
     const killed = Date.now();
     b.served.child.kill('SIGKILL');
     const result = (await typed) as ToolResult;
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/\[fleet:Unavailable\]: hub b has not been heard from for \d+ s, during a call to it; whether the call ran there is unknown — hint: /);
+    expect(textOf(result)).toMatch(
+      /\[fleet:Unavailable\]: hub b has not been heard from for \d+ s, during a call to it; whether the call ran there is unknown — hint: /,
+    );
     expect(Date.now() - killed).toBeLessThan(12_000);
     await until('c’s panel to withdraw b’s prompt', async () => !(await panelC.call<PendingApproval[]>('listPendingApprovals')).some((p) => p.hub === 'b'));
     expect(b.tmux.capture(b.pane)).not.toContain('never');

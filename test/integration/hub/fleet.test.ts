@@ -49,7 +49,8 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
   let a: ReturnType<typeof openMember>;
   let b: ReturnType<typeof openMember>;
   let c: ReturnType<typeof openMember>;
-  const connected = (m: ReturnType<typeof openMember>, ...hubs: string[]) => until(`${hubs.join(', ')} to be seen`, () => hubs.every((h) => m.hub.fleetStatus().members.some((x) => x.hub === h && x.state === 'connected')));
+  const connected = (m: ReturnType<typeof openMember>, ...hubs: string[]) =>
+    until(`${hubs.join(', ')} to be seen`, () => hubs.every((h) => m.hub.fleetStatus().members.some((x) => x.hub === h && x.state === 'connected')));
 
   beforeAll(natsServer.check);
   beforeAll(async () => {
@@ -121,14 +122,18 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
     try {
       await until('b to count c’s panel', () => b.hub.panelsAttached() > 0);
       const call = a.hub.invoke('b/test:alpha', 'write', { text: 'from c' }, { agent });
-      const onC = await until('c to show b’s prompt', () => c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'from c'));
+      const onC = await until('c to show b’s prompt', () =>
+        c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'from c'),
+      );
       const own = b.hub.pendingApprovals().find((x) => `b/${x.approval_id}` === onC.approval_id)!;
       expect(onC).toMatchObject({ channel: 'b/test:alpha', op: 'write', agent: { name: 'a/claude-code', agent_id: 'a/claude' } });
       await until('a to show it too', () => a.hub.pendingApprovals().some((x) => x.approval_id === onC.approval_id));
 
       // Standing authority is made on the owning hub's own panel only.
       const session = await failure(c.hub.decide(onC.approval_id, { kind: 'session', by: 'operator-c' }));
-      expect(session.rendered).toMatch(/^uplink error \[fleet:Rejected\]: a prompt of hub b can be approved once or denied from this panel — hint: .*hub b's own panel/);
+      expect(session.rendered).toMatch(
+        /^uplink error \[fleet:Rejected\]: a prompt of hub b can be approved once or denied from this panel — hint: .*hub b's own panel/,
+      );
       expect(() => c.hub.revealApprovalArgs(onC.approval_id, 'operator-c')).toThrow(/stay on that hub/);
 
       expect(await c.hub.decide(onC.approval_id, { kind: 'once', by: 'operator-c' })).toEqual({ approval_id: onC.approval_id, granted: true });
@@ -153,7 +158,9 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
       await until('b to count c’s panel', () => b.hub.panelsAttached() > 0);
       const progress: string[] = [];
       const call = a.hub.invoke('b/test:alpha', 'write', { text: 'progress' }, { agent, onProgress: (p) => progress.push(p.message) });
-      const onC = await until('c to show b’s prompt', () => c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'progress'));
+      const onC = await until('c to show b’s prompt', () =>
+        c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'progress'),
+      );
       await until('progress from hub b', () => progress.some((m) => /^hub b: waiting for operator approval of write on test:alpha/.test(m)));
       await c.hub.decide(onC.approval_id, { kind: 'once', by: 'operator-c' });
       expect(await call).toEqual({ written: 8 });
@@ -196,9 +203,28 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
       nc.subscribe(inbox, { callback: (_e, m) => replies.push(m.data) });
       const bad = [
         'not json',
-        JSON.stringify({ v: 1, id: 'x1', from: 'a', method: 'invoke', channel: 'test:alpha', op: 'write', args: { text: 'x' }, agent: { kind: 'panel', name: 'op' }, authorized: 'operator' }),
+        JSON.stringify({
+          v: 1,
+          id: 'x1',
+          from: 'a',
+          method: 'invoke',
+          channel: 'test:alpha',
+          op: 'write',
+          args: { text: 'x' },
+          agent: { kind: 'panel', name: 'op' },
+          authorized: 'operator',
+        }),
         JSON.stringify({ v: 2, id: 'x2', from: 'a', method: 'channels' }),
-        JSON.stringify({ v: 1, id: 'x3', from: 'Not A Name', method: 'invoke', channel: 'test:alpha', op: 'echo', args: { text: 'x' }, agent: { kind: 'mcp', name: 'm' } }),
+        JSON.stringify({
+          v: 1,
+          id: 'x3',
+          from: 'Not A Name',
+          method: 'invoke',
+          channel: 'test:alpha',
+          op: 'echo',
+          args: { text: 'x' },
+          agent: { kind: 'mcp', name: 'm' },
+        }),
         `{"v":1,"id":"x4","from":"a","method":"channels","pad":"${'x'.repeat(300_000)}"}`,
       ];
       const invoked = b.driver.state.invoked.length;
@@ -213,7 +239,20 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
 
       // A prompt that is garbage, that claims a hub other than its subject's, or that carries a field
       // the prompt shape does not have, shows on no panel. Each forgery is well formed apart from its flaw.
-      const prompt = { approval_id: 'appr-forged', invocation_id: 'inv-1', agent: { kind: 'mcp', name: 'x' }, channel: 'test:alpha', channel_labels: [], op: 'write', capability_id: 'test.write', args: {}, provider_id: 'p', interaction: 'typed', requested_at: Date.now(), expires_at: Date.now() + 60_000 };
+      const prompt = {
+        approval_id: 'appr-forged',
+        invocation_id: 'inv-1',
+        agent: { kind: 'mcp', name: 'x' },
+        channel: 'test:alpha',
+        channel_labels: [],
+        op: 'write',
+        capability_id: 'test.write',
+        args: {},
+        provider_id: 'p',
+        interaction: 'typed',
+        requested_at: Date.now(),
+        expires_at: Date.now() + 60_000,
+      };
       const added = (approval: object) => new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'added', approval }));
       nc.publish('uplink.prompts.b', new TextEncoder().encode('{"v":1,"hub":"b","type":"added"}'));
       nc.publish('uplink.prompts.c', added({ ...prompt, approval_id: 'appr-wrong-subject' }));
@@ -222,8 +261,16 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
       // shape. NATS delivers one connection's messages in order, so a has handled them all once it shows.
       nc.publish('uplink.prompts.b', added({ ...prompt, approval_id: 'appr-control' }));
       await until('a to show the well-formed prompt', () => a.hub.pendingApprovals().some((p) => p.approval_id === 'b/appr-control'));
-      expect(a.hub.pendingApprovals().map((p) => p.approval_id).filter((id) => id.startsWith('b/appr-'))).toEqual(['b/appr-control']);
-      nc.publish('uplink.prompts.b', new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'resolved', approval_id: 'appr-control', granted: false, authorized: 'test' })));
+      expect(
+        a.hub
+          .pendingApprovals()
+          .map((p) => p.approval_id)
+          .filter((id) => id.startsWith('b/appr-')),
+      ).toEqual(['b/appr-control']);
+      nc.publish(
+        'uplink.prompts.b',
+        new TextEncoder().encode(JSON.stringify({ v: 1, hub: 'b', type: 'resolved', approval_id: 'appr-control', granted: false, authorized: 'test' })),
+      );
       await until('a to drop the well-formed prompt', () => !a.hub.pendingApprovals().some((p) => p.approval_id === 'b/appr-control'));
     } finally {
       await nc.close();
@@ -253,13 +300,17 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
     const cPanel = c.hub.attachPanel();
     try {
       const call = b.hub.invoke('test:alpha', 'write', { text: 'across a partition' }, { agent });
-      const onC = await until('c to show b’s prompt', () => c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'across a partition'));
+      const onC = await until('c to show b’s prompt', () =>
+        c.hub.pendingApprovals().find((x) => x.hub === 'b' && (x.args as { text?: string }).text === 'across a partition'),
+      );
       const withdrawn = new Promise<unknown>((resolve) => {
         const off = c.hub.subscribeApprovals((e) => e.type === 'withdrawn' && e.approval_id === onC.approval_id && (off(), resolve(e)));
       });
       await stopNats();
       expect(await withdrawn).toMatchObject({ reason: expect.stringMatching(/hub b is out of reach .*; it still decides its own prompt/) });
-      expect(c.hub.fleetStatus().members).toEqual(expect.arrayContaining([expect.objectContaining({ hub: 'b', state: 'unreachable', since: expect.any(Number) })]));
+      expect(c.hub.fleetStatus().members).toEqual(
+        expect.arrayContaining([expect.objectContaining({ hub: 'b', state: 'unreachable', since: expect.any(Number) })]),
+      );
       // b still has it, and its own panel can still decide it; here c waits for the fleet.
       expect(b.hub.pendingApprovals().some((x) => x.invocation_id === onC.invocation_id)).toBe(true);
       await startNats();

@@ -15,7 +15,11 @@ const open: Hub[] = [];
 type TestDriver = ReturnType<typeof createTestDriver>;
 
 /** A hub over the fixture driver (a fresh one unless given) on `dir` (a new data dir unless given). */
-export function openHub(options: { dir?: string; driver?: TestDriver; driverTimeoutMs?: number; progressIntervalMs?: number; panelGraceMs?: number } = {}): { hub: Hub; driver: TestDriver; dir: string } {
+export function openHub(options: { dir?: string; driver?: TestDriver; driverTimeoutMs?: number; progressIntervalMs?: number; panelGraceMs?: number } = {}): {
+  hub: Hub;
+  driver: TestDriver;
+  dir: string;
+} {
   const { dir = tmpDataDir(), driver = createTestDriver(), ...hubOptions } = options;
   const hub = createHub({ dataDir: dir, drivers: [driver], progressIntervalMs: 50, ...hubOptions });
   open.push(hub);

@@ -15,7 +15,6 @@ const trusted: AgentIdentity = { kind: 'mcp', agent_id: 'trusted-agent', name: '
 /** Another credential (the default token) declaring the trusted agent's id as its client name. */
 const impostor: AgentIdentity = { kind: 'mcp', agent_id: 'default', name: 'trusted-agent', session: 's2' };
 
-
 function withRules(rules: unknown[]): string {
   const dir = tmpDataDir();
   writeConfirmedConfig(dir, { approvals: { rules } });
@@ -80,7 +79,13 @@ describe('rules and the authenticated agent', () => {
   });
 
   it('rules naming an address never match, and doctor says so', async () => {
-    const { hub } = openHub({ dir: withRules([{ id: 'by-id', channel: 'tmux:%3', op: '*' }, { id: 'by-addr', channel: 'test:alpha', op: 'write' }, { id: 'window', channel: 'desktop:0x3a00007', op: '*' }]) });
+    const { hub } = openHub({
+      dir: withRules([
+        { id: 'by-id', channel: 'tmux:%3', op: '*' },
+        { id: 'by-addr', channel: 'test:alpha', op: 'write' },
+        { id: 'window', channel: 'desktop:0x3a00007', op: '*' },
+      ]),
+    });
     await expect(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: trusted })).rejects.toThrow(/no Uplink panel is open/);
     const warnings = (await hub.doctor()).warnings ?? [];
     expect(warnings).toEqual([
@@ -89,7 +94,7 @@ describe('rules and the authenticated agent', () => {
     ]);
   });
 
-  it('creating and revoking an agent is recorded as the operator\'s decision, never with the token', async () => {
+  it("creating and revoking an agent is recorded as the operator's decision, never with the token", async () => {
     const { hub, dir } = openHub();
     const { token } = await hub.createAgent('ci-bot', 'alice');
     expect(hub.authenticateAgent(token)).toEqual({ id: 'ci-bot' });
@@ -102,7 +107,8 @@ describe('rules and the authenticated agent', () => {
       ['agent-create', 'alice', 'operator'],
     ]);
     await hub.close();
-    for (const f of [...auditFiles(dir), { file: 'agents.json', bytes: readFileSync(join(dir, 'agents.json')) }]) expect(f.bytes.includes(token), f.file).toBe(false);
+    for (const f of [...auditFiles(dir), { file: 'agents.json', bytes: readFileSync(join(dir, 'agents.json')) }])
+      expect(f.bytes.includes(token), f.file).toBe(false);
   });
 
   it('a corrupt agents.json fails doctor with the reason', async () => {

@@ -14,8 +14,6 @@ const agent: AgentIdentity = { kind: 'mcp', agent_id: 'builder', name: 'claude-c
 
 const open = (dir?: string): ReturnType<typeof openHub> => openHub({ ...(dir ? { dir } : {}), progressIntervalMs: 30 });
 
-
-
 afterEach(closeHubs);
 
 describe('approvals', () => {
@@ -68,7 +66,10 @@ describe('approvals', () => {
     expect(driver.state.invoked.map((i) => i.args)).toEqual([{ text: 'one' }, { text: 'two' }]);
     const decisions = hub.queryAudit({ type: 'decision' }).entries;
     expect(decisions.filter((d) => d.authorized === 'operator' && d.by === 'alice')).toHaveLength(2);
-    const kinds = hub.queryAudit({ type: 'event' }).entries.map((e) => e.kind).reverse();
+    const kinds = hub
+      .queryAudit({ type: 'event' })
+      .entries.map((e) => e.kind)
+      .reverse();
     expect(kinds.slice(0, 5)).toEqual(['accepted', 'approval_requested', 'approval_granted', 'started', 'succeeded']);
   });
 
@@ -107,7 +108,11 @@ describe('approvals', () => {
       ['test:alpha', 's2'],
     ]);
     const decisions = hub.queryAudit({ type: 'decision' }).entries.filter((d) => d.channel === 'test:alpha');
-    expect(decisions.map((d) => [d.authorized, d.by]).sort()).toEqual([['operator', 'alice'], ['session', undefined], ['session', undefined]]);
+    expect(decisions.map((d) => [d.authorized, d.by]).sort()).toEqual([
+      ['operator', 'alice'],
+      ['session', undefined],
+      ['session', undefined],
+    ]);
     for (const p of hub.pendingApprovals()) await hub.decide(p.approval_id, { kind: 'deny', by: 'alice' });
     await Promise.allSettled([elsewhere, otherSession]);
   });
@@ -139,7 +144,9 @@ describe('approvals', () => {
     const call = failure(hub.invoke('test:alpha', 'write', { text: 'rm -rf' }, { agent }));
     await hub.decide((await prompt).approval_id, { kind: 'deny', reason: 'not on prod', by: 'alice' });
     const err = await call;
-    expect(err.rendered).toBe('uplink error [test:Rejected]: write on test:alpha: denied by the operator: “not on prod” — hint: do not retry the same action unchanged; ask the operator what they want instead');
+    expect(err.rendered).toBe(
+      'uplink error [test:Rejected]: write on test:alpha: denied by the operator: “not on prod” — hint: do not retry the same action unchanged; ask the operator what they want instead',
+    );
     expect(driver.state.invoked).toHaveLength(0);
     expect(hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'operator', by: 'alice', granted: false, reason: 'not on prod' });
     expect(hub.queryAudit({ state: 'failed' }).entries[0]).toMatchObject({ error_code: 'policy_denied', error_kind: 'Rejected' });
@@ -151,10 +158,7 @@ describe('approvals', () => {
     const prompt = nextPrompt(hub);
     const call = hub.invoke('test:alpha', 'write', { text: 'x' }, { agent });
     const { approval_id } = await prompt;
-    const results = await Promise.allSettled([
-      hub.decide(approval_id, { kind: 'once', by: 'alice' }),
-      hub.decide(approval_id, { kind: 'deny', by: 'bob' }),
-    ]);
+    const results = await Promise.allSettled([hub.decide(approval_id, { kind: 'once', by: 'alice' }), hub.decide(approval_id, { kind: 'deny', by: 'bob' })]);
     expect(results[0]!.status).toBe('fulfilled');
     expect(results[1]!.status).toBe('rejected');
     const late = (results[1] as PromiseRejectedResult).reason as HubError;
@@ -173,7 +177,9 @@ describe('approvals', () => {
     const call = failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent, onProgress: (p) => progress.push(p.message) }));
     const p = await prompt;
     const err = await call;
-    expect(err.rendered).toMatch(/^uplink error \[test:Rejected\]: write on test:alpha: timed out: the operator did not answer in time \(1 s\) — hint: ask the operator/);
+    expect(err.rendered).toMatch(
+      /^uplink error \[test:Rejected\]: write on test:alpha: timed out: the operator did not answer in time \(1 s\) — hint: ask the operator/,
+    );
     // An agent is never told how to approve itself.
     expect(err.rendered).not.toMatch(/config\.json|standing rule|approvals\.rules/);
     expect(progress.some((m) => m.startsWith('waiting for operator approval of write on test:alpha'))).toBe(true);
@@ -233,7 +239,12 @@ describe('approvals', () => {
     expect(driver.state.invoked).toHaveLength(0);
     expect(hub.pendingApprovals()).toEqual([]);
     expect(events).toContainEqual({ type: 'resolved', approval_id: p.approval_id, granted: false, authorized: 'default_policy' });
-    expect(hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'default_policy', granted: false, op: 'write', reason: 'the last panel detached before a decision' });
+    expect(hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({
+      authorized: 'default_policy',
+      granted: false,
+      op: 'write',
+      reason: 'the last panel detached before a decision',
+    });
     await expect(hub.decide(p.approval_id, { kind: 'once', by: 'late' })).rejects.toThrow(/already decided/);
   });
 
@@ -266,10 +277,15 @@ describe('approvals', () => {
     const decided = await first.hub.decide((await prompt).approval_id, { kind: 'always', by: 'alice' });
     expect(decided.rule_id).toMatch(/^rule-/);
     await call;
-    const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { tmux: unknown; approvals: { timeout_ms: number; rules: Array<Record<string, string>> } };
+    const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as {
+      tmux: unknown;
+      approvals: { timeout_ms: number; rules: Array<Record<string, string>> };
+    };
     expect(file.tmux).toEqual({ socket: '/tmp/x' });
     expect(file.approvals.timeout_ms).toBe(60000);
-    expect(file.approvals.rules).toEqual([expect.objectContaining({ id: decided.rule_id, channel: 'test:a', op: 'write', agent: 'builder', created_by: 'alice' })]);
+    expect(file.approvals.rules).toEqual([
+      expect.objectContaining({ id: decided.rule_id, channel: 'test:a', op: 'write', agent: 'builder', created_by: 'alice' }),
+    ]);
     await first.hub.close();
 
     // Restart: no panel needed, the rule decides, and its use is tracked.
@@ -326,10 +342,14 @@ describe('approvals', () => {
     const { hub } = open(dir);
     expect(hub.approvalTimeoutMs()).toBe(5000);
     writeFileSync(join(dir, 'config.json'), '{\n  "approvals": { "timeout_ms": 7000, }\n}\n');
-    const doctor = await waitFor(async () => {
-      const d = await hub.doctor();
-      return d.config.ok ? undefined : d;
-    }, 5000, 'config error');
+    const doctor = await waitFor(
+      async () => {
+        const d = await hub.doctor();
+        return d.config.ok ? undefined : d;
+      },
+      5000,
+      'config error',
+    );
     expect(doctor.ok).toBe(false);
     expect(doctor.config.error).toMatch(/invalid JSON at line 2, column \d+/);
     expect(doctor.config.error).toContain('last good config stays in use');

@@ -42,11 +42,19 @@ describe('bounded input before any recursion or storage', () => {
     const live: string[] = [];
     hub.subscribe((entry) => live.push(JSON.stringify(entry)));
     const err = await failure(hub.invoke('test:alpha', 'echo', { text: 'x', deep: nested(6000) }, { agent }));
-    expect(err.rendered).toBe('uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)');
+    expect(err.rendered).toBe(
+      'uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)',
+    );
     for (let i = 0; i < 50; i++) expect(await hub.invoke('test:alpha', 'echo', { text: `read ${i}` }, { agent })).toEqual({ text: `read ${i}` });
     const rows = auditRowsIfKilledNow(dir);
     const rejected = rows.find((r) => r.type === 'rejected');
-    expect(rejected).toMatchObject({ channel: 'test:alpha', op: 'echo', error_kind: 'Invalid', message: 'args nest deeper than 64 levels', args: '"<not stored: nesting deeper than 64>"' });
+    expect(rejected).toMatchObject({
+      channel: 'test:alpha',
+      op: 'echo',
+      error_kind: 'Invalid',
+      message: 'args nest deeper than 64 levels',
+      args: '"<not stored: nesting deeper than 64>"',
+    });
     expect(rows.filter((r) => r.kind === 'succeeded')).toHaveLength(50);
     // A decision still commits: the queue is not stuck behind the refused row.
     hub.attachPanel();
@@ -64,7 +72,10 @@ describe('bounded input before any recursion or storage', () => {
     const { hub } = openHub();
     const s = openPanelSession(hub, { version: '0.1.0', user: 'alice' }, createBroadcast(), () => undefined, Date.now());
     const r = await s.handlers.runOp({ channel: 'test:alpha', op: 'echo', args: { text: 'x', deep: nested(6000) } });
-    expect(r).toEqual({ ok: false, error: 'uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)' });
+    expect(r).toEqual({
+      ok: false,
+      error: 'uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)',
+    });
     const c = await s.handlers.runOp({ channel: `test:${'x'.repeat(100_000)}`, op: 'noop', args: {} });
     expect(c).toMatchObject({ ok: false, error: expect.stringMatching(/^uplink error \[core:Invalid\]: the channel is 100005 characters; the limit is 512/) });
     expect(await s.handlers.runOp({ channel: 'test:alpha', op: 'noop', args: {} })).toEqual({ ok: true, output: { ok: true } });
@@ -157,9 +168,15 @@ describe('a full disk', () => {
     const { hub } = openHub({ dir });
     // A panel is open: it is told when the audit fails and when it recovers.
     const statuses: Array<string | undefined> = [];
-    const panel = openPanelSession(hub, { version: '0.1.0', user: 'alice' }, createBroadcast(), (event, payload) => {
-      if (event === 'hubStatus') statuses.push((payload as { audit_error?: string }).audit_error);
-    }, Date.now());
+    const panel = openPanelSession(
+      hub,
+      { version: '0.1.0', user: 'alice' },
+      createBroadcast(),
+      (event, payload) => {
+        if (event === 'hubStatus') statuses.push((payload as { audit_error?: string }).audit_error);
+      },
+      Date.now(),
+    );
     expect(await hub.invoke('test:alpha', 'noop', {}, { agent })).toEqual({ ok: true });
     const filler = fill(disk);
     const answered: string[] = [];

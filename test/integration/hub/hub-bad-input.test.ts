@@ -115,10 +115,14 @@ describe('bad input: a clear error, the hub keeps serving, the audit records it'
   it('a corrupt config file', async () => {
     const { hub, dir } = openHub();
     writeFileSync(join(dir, 'config.json'), '{ "approvals": { "rules": [ }');
-    const doctor = await waitFor(async () => {
-      const d = await hub.doctor();
-      return d.config.ok ? undefined : d;
-    }, 5000, 'config error');
+    const doctor = await waitFor(
+      async () => {
+        const d = await hub.doctor();
+        return d.config.ok ? undefined : d;
+      },
+      5000,
+      'config error',
+    );
     expect(doctor.ok).toBe(false);
     expect(doctor.config.error).toMatch(/config\.json: invalid JSON at line 1, column \d+ .*\(the last good config stays in use\)$/);
     await waitFor(() => rowsOnDisk(dir).find((r) => r.op === 'config' && r.type === 'rejected' && r.error_kind === 'Invalid'), 5000, 'audited config error');

@@ -18,7 +18,6 @@ const agent: AgentIdentity = { kind: 'mcp', name: 'claude-code', version: '2.1.0
 
 const open = (options: { driverTimeoutMs?: number } = {}): ReturnType<typeof openHub> => openHub(options);
 
-
 afterEach(closeHubs);
 
 describe('hub calls', () => {
@@ -66,7 +65,9 @@ describe('hub calls', () => {
     expect(await hub.invoke('test:alpha', 'pick', {}, { agent, interaction: 'visual_ui' })).toEqual({ interaction: 'visual_ui' });
     expect(await hub.invoke('test:alpha', 'pick', {}, { agent, provider: 'uplink/test-visual' })).toEqual({ interaction: 'visual_ui' });
     const err = await failure(hub.invoke('test:alpha', 'pick', {}, { agent, interaction: 'typed' }));
-    expect(err.rendered).toBe('uplink error [test:Invalid]: pick is not offered under interaction typed — hint: drop the interaction/provider constraint, or pick one listed by channel_describe');
+    expect(err.rendered).toBe(
+      'uplink error [test:Invalid]: pick is not offered under interaction typed — hint: drop the interaction/provider constraint, or pick one listed by channel_describe',
+    );
   });
 
   it('the selection preview honours a version requirement, defaulting to the ^1 calls use', async () => {
@@ -117,7 +118,9 @@ describe('hub calls', () => {
     const { hub } = openHub({ driver: Object.assign(createTestDriver(), { interactionsFor: async () => available }) });
     expect(await hub.invoke('test:alpha', 'pick', {}, { agent })).toEqual({ interaction: 'visual_ui' });
     const forced = await failure(hub.invoke('test:alpha', 'pick', {}, { agent, interaction: 'semantic_ui' }));
-    expect(forced.rendered).toBe('uplink error [test:Unavailable]: test:alpha cannot be driven through semantic_ui now (available: visual_ui) — hint: use interaction visual_ui');
+    expect(forced.rendered).toBe(
+      'uplink error [test:Unavailable]: test:alpha cannot be driven through semantic_ui now (available: visual_ui) — hint: use interaction visual_ui',
+    );
     available = [];
     const none = await failure(hub.invoke('test:alpha', 'pick', {}, { agent }));
     expect(none.kind).toBe('Unavailable');
@@ -187,7 +190,9 @@ describe('bad input', () => {
   it('an unknown driver is NotFound rendered with the channel prefix', async () => {
     const { hub } = open();
     const err = await failure(hub.invoke('ghost:1', 'noop', {}, { agent }));
-    expect(err.rendered).toBe('uplink error [ghost:NotFound]: no driver named ghost (enabled drivers: test) — hint: list channels with the channel_list tool or `uplink channels`');
+    expect(err.rendered).toBe(
+      'uplink error [ghost:NotFound]: no driver named ghost (enabled drivers: test) — hint: list channels with the channel_list tool or `uplink channels`',
+    );
     const bare = await failure(hub.invoke('nocolon', 'noop', {}, { agent }));
     expect(bare.rendered).toMatch(/^uplink error \[core:NotFound\]: "nocolon" is not a channel address/);
   });
@@ -204,7 +209,9 @@ describe('bad input', () => {
     const a = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent, expect: 'read_only' }));
     expect(a.rendered).toBe('uplink error [test:Invalid]: write is mutating; call it with channel_act, not channel_observe — hint: use the channel_act tool');
     const b = await failure(hub.invoke('test:alpha', 'noop', {}, { agent, expect: 'mutating' }));
-    expect(b.rendered).toBe('uplink error [test:Invalid]: noop is read-only; call it with channel_observe, not channel_act — hint: use the channel_observe tool');
+    expect(b.rendered).toBe(
+      'uplink error [test:Invalid]: noop is read-only; call it with channel_observe, not channel_act — hint: use the channel_observe tool',
+    );
   });
 
   it('a message over 64 KiB is Invalid and never reaches the driver', async () => {
@@ -228,7 +235,9 @@ describe('bad input', () => {
   it('a driver that throws unexpectedly is a fixed Upstream line; the detail is for the operator only', async () => {
     const { hub } = open();
     const err = await failure(hub.invoke('test:alpha', 'crash', {}, { agent }));
-    expect(err.rendered).toBe('uplink error [test:Upstream]: the driver failed unexpectedly — hint: the operator can see the detail in `uplink log`; retry, or run `uplink doctor`');
+    expect(err.rendered).toBe(
+      'uplink error [test:Upstream]: the driver failed unexpectedly — hint: the operator can see the detail in `uplink log`; retry, or run `uplink doctor`',
+    );
     expect(err.rendered).not.toContain('secret');
     expect(hub.queryAudit({ state: 'failed' }).entries[0]!.detail).toContain('secret internal detail 42');
   });
@@ -260,7 +269,7 @@ describe('bad input', () => {
     const { hub } = open();
     const err = await failure(hub.invoke('test:alpha', 'bad-output', {}, { agent }));
     expect(err.kind).toBe('Invalid');
-    expect(err.message).toContain("result for bad-output breaks its result_schema");
+    expect(err.message).toContain('result for bad-output breaks its result_schema');
     expect(err.message).toContain('/ok');
     expect(hub.queryAudit({ state: 'failed' }).entries[0]).toMatchObject({ error_code: 'output_schema_violation' });
   });

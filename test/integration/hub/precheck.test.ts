@@ -31,7 +31,11 @@ describe('the driver precheck before a prompt', () => {
     expect(err.rendered).toBe('uplink error [test:Invalid]: text is too loud — hint: whisper');
     expect(hub.pendingApprovals()).toEqual([]);
     expect(seen).toEqual([{ addr: 'a', op: 'write', args: { text: 'HI' } }]);
-    expect(hub.queryAudit({ op: 'write', state: 'rejected' }).entries[0]).toMatchObject({ error_kind: 'Invalid', message: 'text is too loud', hint: 'whisper' });
+    expect(hub.queryAudit({ op: 'write', state: 'rejected' }).entries[0]).toMatchObject({
+      error_kind: 'Invalid',
+      message: 'text is too loud',
+      hint: 'whisper',
+    });
   });
 
   it('a precheck that never answers is cut off and the operator is asked', async () => {

@@ -48,9 +48,15 @@ describe('agents over HTTP', () => {
     const plain = await client(server, server.token, 'trusted-agent');
     await named.c.callTool(echo);
     await plain.c.callTool(echo);
-    const agents = hub.queryAudit({ op: 'echo', type: 'event' }).entries.filter((e) => e.kind === 'succeeded').map((e) => e.agent);
+    const agents = hub
+      .queryAudit({ op: 'echo', type: 'event' })
+      .entries.filter((e) => e.kind === 'succeeded')
+      .map((e) => e.agent);
     expect(agents).toEqual(
-      expect.arrayContaining([expect.objectContaining({ agent_id: 'builder', name: 'trusted-agent' }), expect.objectContaining({ agent_id: 'default', name: 'trusted-agent' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ agent_id: 'builder', name: 'trusted-agent' }),
+        expect.objectContaining({ agent_id: 'default', name: 'trusted-agent' }),
+      ]),
     );
     await named.c.close();
     await plain.c.close();
@@ -66,21 +72,34 @@ describe('agents over HTTP', () => {
     const fresh = await fetch(server.mcpUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      }),
     });
     expect(fresh.status).toBe(401);
-    expect(((await fresh.json()) as { error: { message: string } }).error.message).toMatch(/^uplink error \[core:Rejected\]: missing, wrong or revoked bearer token — hint: /);
+    expect(((await fresh.json()) as { error: { message: string } }).error.message).toMatch(
+      /^uplink error \[core:Rejected\]: missing, wrong or revoked bearer token — hint: /,
+    );
     await transport.close();
   });
 
-  it("another credential cannot speak in a session it did not open", async () => {
+  it('another credential cannot speak in a session it did not open', async () => {
     const { hub, server } = await serve();
     const { token } = await hub.createAgent('owner', 'alice');
     const { c, transport } = await client(server, token, 'owner-client');
     await c.callTool(echo);
     const res = await fetch(server.mcpUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${server.token}`, 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${server.token}`,
+        'mcp-session-id': transport.sessionId!,
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: echo }),
     });
     expect(res.status).toBe(404);

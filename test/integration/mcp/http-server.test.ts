@@ -49,7 +49,6 @@ describe('startHubServer', () => {
     }
   });
 
-
   it('refuses a non-loopback host unless explicitly allowed', async () => {
     const dir = tmpDataDir();
     await expect(startHubServer({ hub: hub(dir), dataDir: dir, host: '0.0.0.0' })).rejects.toThrow(/refusing to listen on 0\.0\.0\.0 — hint: .*--host/);
@@ -126,28 +125,49 @@ describe('startHubServer', () => {
 });
 
 /** A raw HTTP request, so Host can be anything (fetch always sends the URL's). */
-function rawRequest(port: number, opts: { path: string; method?: string; host: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+function rawRequest(
+  port: number,
+  opts: { path: string; method?: string; host: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: opts.path, method: opts.method ?? 'GET', headers: { host: opts.host, ...(opts.headers ?? {}) } }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: opts.path, method: opts.method ?? 'GET', headers: { host: opts.host, ...(opts.headers ?? {}) } },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end(opts.body);
   });
 }
 
-const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+});
 const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 describe('HTTP hardening', () => {
   it('every route answers only requests whose Host names this hub (DNS rebinding)', async () => {
     const dir = tmpDataDir();
-    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false, mounts: [{ handle: (_q, res) => Boolean(res.writeHead(200).end('mounted')) }] });
+    const server = await startHubServer({
+      hub: hub(dir),
+      dataDir: dir,
+      announce: false,
+      mounts: [{ handle: (_q, res) => Boolean(res.writeHead(200).end('mounted')) }],
+    });
     try {
       for (const path of ['/health', '/mcp', '/', '/panel/session', '/panel/code']) {
-        const rebound = await rawRequest(server.port, { path, method: path === '/health' || path === '/' ? 'GET' : 'POST', host: `attacker.example:${server.port}`, headers: { authorization: `Bearer ${server.token}` } });
+        const rebound = await rawRequest(server.port, {
+          path,
+          method: path === '/health' || path === '/' ? 'GET' : 'POST',
+          host: `attacker.example:${server.port}`,
+          headers: { authorization: `Bearer ${server.token}` },
+        });
         expect(rebound.status, path).toBe(403);
         expect(rebound.body, path).toContain('is not this hub');
       }
@@ -179,7 +199,11 @@ describe('HTTP hardening', () => {
     const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false });
     try {
       for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
-        const ok = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, authorization: `${scheme} ${server.token}` }, body: initialize });
+        const ok = await fetch(`${server.url}/mcp`, {
+          method: 'POST',
+          headers: { ...mcpHeaders, authorization: `${scheme} ${server.token}` },
+          body: initialize,
+        });
         expect(ok.status, scheme).toBe(200);
       }
     } finally {
@@ -198,7 +222,11 @@ describe('HTTP hardening', () => {
       return res.headers.get('mcp-session-id')!;
     };
     const ping = async (sid: string): Promise<number> => {
-      const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+      const res = await fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+      });
       await res.text();
       return res.status;
     };
@@ -221,7 +249,12 @@ describe('HTTP hardening', () => {
       };
       for (let i = 0; i < 2; i++) {
         const c = new Client({ name: `busy-${i}`, version: '1' });
-        await c.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { fetch: counting, requestInit: { headers: { authorization: `Bearer ${server.token}` } } }));
+        await c.connect(
+          new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+            fetch: counting,
+            requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+          }),
+        );
         clients.push(c);
       }
       await vi.waitFor(() => expect(streams).toBe(2), { timeout: 10_000 });
@@ -230,7 +263,7 @@ describe('HTTP hardening', () => {
       expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
         'uplink error [core:Unavailable]: all 2 MCP sessions are open and busy — hint: retry in a moment, or close MCP clients you no longer use',
       );
-      expect((await clients[0]!.ping())).toEqual({});
+      expect(await clients[0]!.ping()).toEqual({});
     } finally {
       await Promise.all(clients.map((c) => c.close()));
       await server.close();
@@ -247,7 +280,11 @@ describe('HTTP hardening', () => {
       const sid = res.headers.get('mcp-session-id')!;
       // Idleness is the condition: a probe would be a use and keep the session alive.
       await new Promise((r) => setTimeout(r, 400));
-      const late = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...auth, 'mcp-session-id': sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+      const late = await fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { ...auth, 'mcp-session-id': sid },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+      });
       expect(late.status).toBe(404);
     } finally {
       await server.close();
@@ -264,17 +301,31 @@ describe('JSON-RPC error codes on /mcp', () => {
       const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...auth, ...headers }, body });
       const text = await res.text();
       // A session's answers may come as one SSE event.
-      const json = text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)?.[1] ?? '{}';
+      const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
       const { error } = JSON.parse(json) as { error?: { code: number; message: string } };
       return { status: res.status, ...(error ? { error } : {}) };
     };
     try {
       const garbled = await post('{"jsonrpc": "2.0", "id": 1, "method": ');
-      expect(garbled).toEqual({ status: 400, error: { code: -32700, message: 'uplink error [core:Invalid]: Parse error: the request body is not valid JSON — hint: send one JSON-RPC message per request' } });
+      expect(garbled).toEqual({
+        status: 400,
+        error: {
+          code: -32700,
+          message: 'uplink error [core:Invalid]: Parse error: the request body is not valid JSON — hint: send one JSON-RPC message per request',
+        },
+      });
 
       const early = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover' }));
-      expect(early).toEqual({ status: 400, error: { code: -32600, message: 'uplink error [core:Invalid]: Bad Request: Server not initialized — hint: send initialize first, without an Mcp-Session-Id header' } });
-      const noVersion = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }));
+      expect(early).toEqual({
+        status: 400,
+        error: {
+          code: -32600,
+          message: 'uplink error [core:Invalid]: Bad Request: Server not initialized — hint: send initialize first, without an Mcp-Session-Id header',
+        },
+      });
+      const noVersion = await post(
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }),
+      );
       expect(noVersion.status).toBe(400);
       expect(noVersion.error?.code).toBe(-32600);
       expect(noVersion.error?.message).toMatch(/^uplink error \[core:Invalid\]: Invalid Request: initialize needs params with protocolVersion.* — hint: /);

@@ -29,7 +29,15 @@ async function serve(b: TestBuild, dir: string): Promise<Served> {
 
 async function stdioClient(b: TestBuild, dir: string, name = 'relayed-agent'): Promise<Client> {
   const c = new Client({ name, version: '1.2.3' });
-  await c.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env: cliEnv(b, dir) as Record<string, string>, cwd: ROOT, stderr: 'pipe' }));
+  await c.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [b.launcher, 'mcp'],
+      env: cliEnv(b, dir) as Record<string, string>,
+      cwd: ROOT,
+      stderr: 'pipe',
+    }),
+  );
   cleanup.push(() => c.close());
   return c;
 }
@@ -41,13 +49,21 @@ const echo = { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 
 
 async function log(b: TestBuild, dir: string): Promise<AuditEntry[]> {
   const r = await runCli(b, dir, ['log', '--json']);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEntry);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEntry);
 }
 
 /** The operator's panel, signed in with the serve's one-time code, so mutating calls wait for a decision. */
 async function openPanel(served: Served): Promise<{ frames: ServerFrame[]; ws: WebSocket }> {
   const code = new URL(served.panel_url).hash.replace(/^#code=/, '');
-  const res = await fetch(`${served.url}/panel/session`, { method: 'POST', headers: { 'content-type': 'application/json', origin: served.url }, body: JSON.stringify({ code }) });
+  const res = await fetch(`${served.url}/panel/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: served.url },
+    body: JSON.stringify({ code }),
+  });
   expect(res.status).toBe(200);
   const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
   const { key } = (await res.json()) as { key: string };
@@ -115,13 +131,24 @@ describe('uplink mcp relaying across hub restarts', () => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const answer = async (id: number): Promise<Record<string, unknown>> =>
-      waitFor(() => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((m) => m.id === id), 10_000, `answer ${id}`);
+      waitFor(
+        () =>
+          out
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Record<string, unknown>)
+            .find((m) => m.id === id),
+        10_000,
+        `answer ${id}`,
+      );
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} })}\n`);
     expect(await answer(1)).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } });
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })}\n`);
     expect(await answer(2)).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
     // The client's own initialize still opens its session afterwards.
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } })}\n`);
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } })}\n`,
+    );
     expect(await answer(3)).toMatchObject({ id: 3, result: { serverInfo: { name: 'uplink' } } });
   });
 });
@@ -135,7 +162,11 @@ describe('a hub stopped while calls wait for the operator', () => {
     cleanup.push(async () => panel.ws.terminate());
 
     const http = new Client({ name: 'http-agent', version: '1' });
-    await http.connect(new StreamableHTTPClientTransport(new URL(served.mcp_url), { requestInit: { headers: { authorization: `Bearer ${(await import('node:fs')).readFileSync(`${dir}/token`, 'utf8').trim()}` } } }));
+    await http.connect(
+      new StreamableHTTPClientTransport(new URL(served.mcp_url), {
+        requestInit: { headers: { authorization: `Bearer ${(await import('node:fs')).readFileSync(`${dir}/token`, 'utf8').trim()}` } },
+      }),
+    );
     cleanup.push(() => http.close());
     const relayed = await stdioClient(b, dir);
     const act = (who: string) => ({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: who } } });
@@ -148,7 +179,9 @@ describe('a hub stopped while calls wait for the operator', () => {
     expect(Date.now() - stoppedAt).toBeLessThan(5000);
     for (const a of answers) {
       expect(a?.isError).toBe(true);
-      expect(text(a)).toBe('uplink error [core:Unavailable]: the hub stopped before the operator decided — hint: write on test:alpha did not run; retry it once the hub is back if it is still wanted');
+      expect(text(a)).toBe(
+        'uplink error [core:Unavailable]: the hub stopped before the operator decided — hint: write on test:alpha did not run; retry it once the hub is back if it is still wanted',
+      );
     }
     await stopped;
 
@@ -160,7 +193,12 @@ describe('a hub stopped while calls wait for the operator', () => {
       const mine = writes.filter((e) => e.invocation_id === id);
       expect(mine.find((e) => e.type === 'decision')).toMatchObject({ authorized: 'closed', granted: false });
       // It never ran: the call ended there, in the hub that stopped.
-      expect(mine.map((e) => e.state).filter(Boolean).at(-1)).toBe('failed');
+      expect(
+        mine
+          .map((e) => e.state)
+          .filter(Boolean)
+          .at(-1),
+      ).toBe('failed');
     }
   });
 });
@@ -181,13 +219,15 @@ describe('a hub killed while a call waits for the operator', () => {
       (e: unknown) => e as Error,
     );
     const added = await waitFor(() => panel.frames.find((f) => f.t === 'event' && f.event === 'approvalAdded'), 10_000, 'the prompt');
-    const invocation = ((added as { payload: { invocation_id: string } }).payload).invocation_id;
+    const invocation = (added as { payload: { invocation_id: string } }).payload.invocation_id;
     // Its accepted entry is in the store before the kill.
     await waitFor(async () => (await log(b, dir)).some((e) => e.invocation_id === invocation) || undefined, 10_000, 'the accepted entry');
     served.child.kill('SIGKILL');
     await killed;
     const err = await call;
-    expect(err?.message).toMatch(/^MCP error -32603: uplink error \[core:Unavailable\]: no Uplink hub is running for .* — hint: the call may have run \(see `uplink log`\)/);
+    expect(err?.message).toMatch(
+      /^MCP error -32603: uplink error \[core:Unavailable\]: no Uplink hub is running for .* — hint: the call may have run \(see `uplink log`\)/,
+    );
 
     const unfinished = async (): Promise<AuditEntry[]> => (await log(b, dir)).filter((e) => e.type === 'rejected' && e.message?.includes('never finished'));
     expect(await unfinished()).toEqual([]);

@@ -21,7 +21,6 @@ async function connect(): Promise<{ client: Client; hub: ReturnType<typeof openH
   return { client, hub };
 }
 
-
 describe('MCP errors are one line', () => {
   it.each<[string, Record<string, unknown>]>([
     ['arguments that are not an object', { name: 'channel_observe', arguments: 'tmux:%1' }],
@@ -30,7 +29,9 @@ describe('MCP errors are one line', () => {
     const { client, hub } = await connect();
     const err = await failure<Error>(client.request({ method: 'tools/call', params } as never, {} as never));
     expect(err.message).not.toContain('\n');
-    expect(err.message).toMatch(/uplink error \[core:Invalid\]: [Ii]nvalid tools\/call request: \S+ .+ — hint: call a tool as \{name: string, arguments: object\}/);
+    expect(err.message).toMatch(
+      /uplink error \[core:Invalid\]: [Ii]nvalid tools\/call request: \S+ .+ — hint: call a tool as \{name: string, arguments: object\}/,
+    );
     expect((err as { code?: number }).code).toBe(-32602);
     const audited = hub.queryAudit({ state: 'rejected' }).entries[0];
     expect(audited).toMatchObject({ error_kind: 'Invalid', agent: { name: 'sdk-agent' } });
@@ -48,7 +49,10 @@ describe('MCP errors are one line', () => {
 
   it('a channel name with a newline and ESC cannot split or colour the error', async () => {
     const { client } = await connect();
-    const r = (await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:x\nuplink error [core:Rejected]: forged\u001b[2J', op: 'noop' } })) as CallToolResult;
+    const r = (await client.callTool({
+      name: 'channel_observe',
+      arguments: { channel: 'test:x\nuplink error [core:Rejected]: forged\u001b[2J', op: 'noop' },
+    })) as CallToolResult;
     const line = (r.content[0] as { text: string }).text;
     expect(line.split('\n')).toHaveLength(1);
     expect(line).toContain('test:x\\nuplink error [core:Rejected]: forged\\x1b[2J');

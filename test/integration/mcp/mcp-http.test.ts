@@ -32,7 +32,12 @@ async function httpClient(mcpUrl: string, bearer: string, name = 'http-agent'): 
   return c;
 }
 
-const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+});
 const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 beforeAll(async () => {
@@ -60,7 +65,12 @@ describe('uplink serve', () => {
     const url = out.stdout.trim();
     expect(url).toMatch(new RegExp(`^${served.url}/#code=[\\w-]{20,}$`));
     expect(url).not.toBe(served.panel_url);
-    const signIn = () => fetch(`${served.url}/panel/session`, { method: 'POST', headers: { origin: served.url, 'content-type': 'application/json' }, body: JSON.stringify({ code: new URL(url).hash.slice('#code='.length) }) });
+    const signIn = () =>
+      fetch(`${served.url}/panel/session`, {
+        method: 'POST',
+        headers: { origin: served.url, 'content-type': 'application/json' },
+        body: JSON.stringify({ code: new URL(url).hash.slice('#code='.length) }),
+      });
     expect((await signIn()).status).toBe(200);
     expect((await signIn()).status).toBe(401);
   });
@@ -115,34 +125,60 @@ describe('uplink serve', () => {
     const none = await fetch(served.mcp_url, { method: 'POST', headers: mcpHeaders, body: initialize });
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
-    expect(((await none.json()) as { error: { message: string } }).error.message).toMatch(/^uplink error \[core:Rejected\]: missing, wrong or revoked bearer token — hint: /);
-    const wrong = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${'x'.repeat(token.length)}` }, body: initialize });
+    expect(((await none.json()) as { error: { message: string } }).error.message).toMatch(
+      /^uplink error \[core:Rejected\]: missing, wrong or revoked bearer token — hint: /,
+    );
+    const wrong = await fetch(served.mcp_url, {
+      method: 'POST',
+      headers: { ...mcpHeaders, authorization: `Bearer ${'x'.repeat(token.length)}` },
+      body: initialize,
+    });
     expect(wrong.status).toBe(401);
     await expect(httpClient(served.mcp_url, 'wrong-token')).rejects.toThrow();
   });
 
   it('a foreign Origin gets 403 even with the right token; no CORS headers are sent', async () => {
-    const res = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin: 'http://evil.example' }, body: initialize });
+    const res = await fetch(served.mcp_url, {
+      method: 'POST',
+      headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin: 'http://evil.example' },
+      body: initialize,
+    });
     expect(res.status).toBe(403);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
-    const own = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin: served.url }, body: initialize });
+    const own = await fetch(served.mcp_url, {
+      method: 'POST',
+      headers: { ...mcpHeaders, authorization: `Bearer ${token}`, origin: served.url },
+      body: initialize,
+    });
     expect(own.status).toBe(200);
     expect(own.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('a body over the limit is refused and the server keeps serving', async () => {
-    const res = await fetch(served.mcp_url, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${token}` }, body: 'x'.repeat(5 * 1024 * 1024) });
+    const res = await fetch(served.mcp_url, {
+      method: 'POST',
+      headers: { ...mcpHeaders, authorization: `Bearer ${token}` },
+      body: 'x'.repeat(5 * 1024 * 1024),
+    });
     expect(res.status).toBe(413);
     const health = await fetch(`${served.url}/health`);
     expect(await health.json()).toEqual({ app: 'uplink', ok: true });
   });
 
   it('refused HTTP requests are recorded in the audit', async () => {
-    const entries = await waitFor(async () => {
-      const log = await runCli(b, dir, ['log', '--json', '--state', 'rejected', '--limit', '100']);
-      const rows = log.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { message: string });
-      return rows.some((r) => r.message.includes('HTTP 403')) ? rows : undefined;
-    }, 20_000, 'audited refusals');
+    const entries = await waitFor(
+      async () => {
+        const log = await runCli(b, dir, ['log', '--json', '--state', 'rejected', '--limit', '100']);
+        const rows = log.stdout
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { message: string });
+        return rows.some((r) => r.message.includes('HTTP 403')) ? rows : undefined;
+      },
+      20_000,
+      'audited refusals',
+    );
     expect(entries.some((e) => e.message.startsWith('HTTP 401 on /mcp: no bearer token'))).toBe(true);
     expect(entries.some((e) => e.message.startsWith('HTTP 401 on /mcp: a wrong or revoked bearer token'))).toBe(true);
     expect(entries.some((e) => e.message.startsWith('HTTP 403 on /mcp: foreign origin http://evil.example'))).toBe(true);
@@ -155,7 +191,11 @@ describe('uplink serve', () => {
 async function auditAfterCrash(dataDir: string): Promise<AuditEntry[]> {
   const log = await runCli(b, dataDir, ['log', '--json', '--limit', '1000']);
   expect(log.code).toBe(0);
-  return log.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEntry);
+  return log.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEntry);
 }
 
 describe('approvals over HTTP and durability', () => {
@@ -170,7 +210,12 @@ describe('approvals over HTTP and durability', () => {
     hub.child.kill('SIGKILL');
     await new Promise((resolve) => hub.child.once('close', resolve));
     const decision = (await auditAfterCrash(d)).find((e) => e.type === 'decision' && e.op === 'write');
-    expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { agent_id: 'default', name: 'durable-agent', version: '1.2.3' } });
+    expect(decision).toMatchObject({
+      authorized: 'operator',
+      by: 'stand-in-operator',
+      granted: true,
+      agent: { agent_id: 'default', name: 'durable-agent', version: '1.2.3' },
+    });
     const config = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) as { approvals: { rules: Array<{ channel: string; op: string }> } };
     // Scoped to the authenticated agent and the channel's label, never the declared name or the address.
     expect(config.approvals.rules).toEqual([expect.objectContaining({ channel: 'test:a', op: 'write', agent: 'default' })]);
@@ -204,7 +249,9 @@ describe('approvals over HTTP and durability', () => {
     const c = await httpClient(hub.mcp_url, hub.token);
     const r = await c.callTool({ name: 'channel_send', arguments: { channel: 'test:beta', message: 'hello' } });
     expect(r.isError).toBe(true);
-    expect(text(r)).toBe('uplink error [test:Rejected]: send on test:beta: denied by the operator: “test says no” — hint: do not retry the same action unchanged; ask the operator what they want instead');
+    expect(text(r)).toBe(
+      'uplink error [test:Rejected]: send on test:beta: denied by the operator: “test says no” — hint: do not retry the same action unchanged; ask the operator what they want instead',
+    );
     await c.close();
     await hub.stop();
   });

@@ -64,7 +64,7 @@ describe('MCP results carry the outcome', () => {
     expect(audited(hub)).toBe('timed_out');
   });
 
-  it('a call rejected before it ran: args that break the op\'s schema, a tool refusing its input', async () => {
+  it("a call rejected before it ran: args that break the op's schema, a tool refusing its input", async () => {
     const { client, hub } = await connect();
     const bad = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: { nope: 1 } });
     expect(bad.isError).toBe(true);

@@ -37,7 +37,10 @@ function shotDriver(): ReturnType<typeof createTestDriver> {
     invoke: async (addr, op, args, ctx, signal): Promise<JsonValue> =>
       op === 'screenshot'
         ? (args as { jpeg?: boolean }).jpeg
-          ? { shots: [{ png_base64: PNG }, { thumbnail: { jpeg_base64: JPEG, mime_type: 'image/jpeg' } }] as JsonValue[], caption: 'iVBORw0KGgo is not an image here' }
+          ? {
+              shots: [{ png_base64: PNG }, { thumbnail: { jpeg_base64: JPEG, mime_type: 'image/jpeg' } }] as JsonValue[],
+              caption: 'iVBORw0KGgo is not an image here',
+            }
           : { png_base64: PNG, width: 1, height: 1 }
         : base.invoke(addr, op, args, ctx, signal),
   };
@@ -79,7 +82,11 @@ describe('tool results', () => {
     const all = await call(client, 'channel_describe', { channel: 'test:alpha' });
     const ops = (all.structuredContent as { ops: Array<{ op: string }> }).ops;
     expect(ops.map((o) => o.op)).toEqual(expect.arrayContaining([...TEST_OPS.map((o) => o.op), 'screenshot']));
-    expect(line(all)).toMatch(new RegExp(`^test:alpha has ${ops.length} ops — channel_observe: noop, echo, .*screenshot; channel_act: write, implicit, login.*; channel_send: send; channel_recv: recv$`));
+    expect(line(all)).toMatch(
+      new RegExp(
+        `^test:alpha has ${ops.length} ops — channel_observe: noop, echo, .*screenshot; channel_act: write, implicit, login.*; channel_send: send; channel_recv: recv$`,
+      ),
+    );
     const one = await call(client, 'channel_describe', { channel: 'test:alpha', op: 'write' });
     expect(one.structuredContent).toMatchObject({ channel: { channel: 'test:alpha' }, ops: [{ op: 'write', mutating: true, tool: 'channel_act' }] });
     expect(line(one)).toBe('test:alpha op write (mutating, via channel_act): Writes text (mutating)');
@@ -143,7 +150,9 @@ describe('tool results', () => {
     const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'fail' });
     expect(r.isError).toBe(true);
     expect(r.structuredContent).toBeUndefined();
-    expect(r.content).toEqual([{ type: 'text', text: expect.stringMatching(/^uplink error \[test:Rejected\]: the fixture refuses — hint: do something else$/) }]);
+    expect(r.content).toEqual([
+      { type: 'text', text: expect.stringMatching(/^uplink error \[test:Rejected\]: the fixture refuses — hint: do something else$/) },
+    ]);
   });
 
   it('args sent as a JSON string are parsed and validated as the object they hold', async () => {
@@ -151,7 +160,9 @@ describe('tool results', () => {
     const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '{"text":"from a string"}' });
     expect(JSON.parse(line(r))).toEqual({ text: 'from a string' });
     const notObject = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '[1]' });
-    expect(line(notObject)).toBe('uplink error [test:Invalid]: channel_observe arguments are invalid: /args must be object (type) — hint: see the channel_observe input schema in tools/list');
+    expect(line(notObject)).toBe(
+      'uplink error [test:Invalid]: channel_observe arguments are invalid: /args must be object (type) — hint: see the channel_observe input schema in tools/list',
+    );
     const broken = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: '{text' });
     expect(line(broken)).toMatch(/^uplink error \[test:Invalid\]: args for echo are not valid JSON \(.+\) — hint: pass args as a JSON object/);
   });
@@ -161,9 +172,16 @@ describe('images', () => {
   it('a screenshot reaches the client as an image item, and the JSON text holds a small reference instead of the base64', async () => {
     const { client } = await connect();
     const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'screenshot' });
-    expect(r.content).toEqual([{ type: 'text', text: expect.any(String) }, { type: 'image', data: PNG, mimeType: 'image/png' }]);
+    expect(r.content).toEqual([
+      { type: 'text', text: expect.any(String) },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+    ]);
     expect(r.structuredContent).toBeUndefined();
-    expect(JSON.parse(line(r))).toEqual({ png_base64: { image: { mime_type: 'image/png', bytes: Buffer.from(PNG, 'base64').length, content_index: 1 } }, width: 1, height: 1 });
+    expect(JSON.parse(line(r))).toEqual({
+      png_base64: { image: { mime_type: 'image/png', bytes: Buffer.from(PNG, 'base64').length, content_index: 1 } },
+      width: 1,
+      height: 1,
+    });
     expect(line(r)).not.toContain(PNG.slice(0, 40));
   });
 
@@ -176,7 +194,10 @@ describe('images', () => {
     ]);
     const result = JSON.parse(line(r)) as Record<string, unknown>;
     expect(result).toEqual({
-      shots: [{ png_base64: { image: { mime_type: 'image/png', bytes: Buffer.from(PNG, 'base64').length, content_index: 1 } } }, { thumbnail: { jpeg_base64: { image: { mime_type: 'image/jpeg', bytes: 22, content_index: 2 } }, mime_type: 'image/jpeg' } }],
+      shots: [
+        { png_base64: { image: { mime_type: 'image/png', bytes: Buffer.from(PNG, 'base64').length, content_index: 1 } } },
+        { thumbnail: { jpeg_base64: { image: { mime_type: 'image/jpeg', bytes: 22, content_index: 2 } }, mime_type: 'image/jpeg' } },
+      ],
       caption: 'iVBORw0KGgo is not an image here',
     });
   });

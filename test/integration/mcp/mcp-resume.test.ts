@@ -37,7 +37,9 @@ async function serve(events = new EventBuffer()): Promise<HubServer> {
 }
 
 /** A client whose next `tools/call` connection can be cut, and the GETs it reconnects with. */
-async function cuttableClient(server: HubServer): Promise<{ client: Client; transport: StreamableHTTPClientTransport; cut: () => void; resumedWith: string[] }> {
+async function cuttableClient(
+  server: HubServer,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport; cut: () => void; resumedWith: string[] }> {
   let cutCall: AbortController | undefined;
   const resumedWith: string[] = [];
   const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
@@ -67,17 +69,23 @@ describe('resumable Streamable HTTP', () => {
     const server = await serve();
     const { client, cut, resumedWith } = await cuttableClient(server);
     const progress: number[] = [];
-    const result = (await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms, timeout_ms: 10_000 } } }, undefined, {
-      onprogress: (p) => {
-        if (progress.push(p.progress) === 1) cut();
+    const result = (await client.callTool(
+      { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms, timeout_ms: 10_000 } } },
+      undefined,
+      {
+        onprogress: (p) => {
+          if (progress.push(p.progress) === 1) cut();
+        },
+        timeout: 15_000,
       },
-      timeout: 15_000,
-    })) as CallToolResult;
+    )) as CallToolResult;
     expect(result.isError).toBeFalsy();
     expect(JSON.stringify(result.content)).toContain(`"waited\\":${ms}`);
     expect(resumedWith).toHaveLength(1);
     // The same session goes on.
-    expect((await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'still here' } } })).isError).toBeFalsy();
+    expect(
+      (await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'still here' } } })).isError,
+    ).toBeFalsy();
   });
 
   it('SSE events carry ids, and the stream opens with a priming event that tells the client when to retry', async () => {
@@ -86,7 +94,12 @@ describe('resumable Streamable HTTP', () => {
     const init = await fetch(server.mcpUrl, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      }),
     });
     const text = await init.text();
     expect(text).toMatch(/^id: \d+\nretry: 1000\ndata: \n\n/);
@@ -98,7 +111,13 @@ describe('resumable Streamable HTTP', () => {
     const { client, transport } = await cuttableClient(server);
     await client.listTools();
     const res = await fetch(server.mcpUrl, {
-      headers: { authorization: `Bearer ${server.token}`, accept: 'text/event-stream', 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-11-25', 'last-event-id': '999999' },
+      headers: {
+        authorization: `Bearer ${server.token}`,
+        accept: 'text/event-stream',
+        'mcp-session-id': transport.sessionId!,
+        'mcp-protocol-version': '2025-11-25',
+        'last-event-id': '999999',
+      },
     });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { message: string } };
@@ -179,13 +198,25 @@ describe('uplink mcp relaying to a running hub', () => {
     // The relay finds the hub through hub.json: point it at the proxy.
     writeFileSync(join(dir, 'hub.json'), JSON.stringify({ url: proxy.url, pid: process.pid, started_at: new Date().toISOString() }));
     const client = new Client({ name: 'relayed-agent', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env: cliEnv(b, dir) as Record<string, string>, cwd: ROOT, stderr: 'pipe' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [b.launcher, 'mcp'],
+        env: cliEnv(b, dir) as Record<string, string>,
+        cwd: ROOT,
+        stderr: 'pipe',
+      }),
+    );
     cleanup.push(() => client.close());
     const progress: string[] = [];
-    const result = (await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 1500, timeout_ms: 10_000 } } }, undefined, {
-      onprogress: (p) => void progress.push(p.message ?? ''),
-      timeout: 20_000,
-    })) as CallToolResult;
+    const result = (await client.callTool(
+      { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 1500, timeout_ms: 10_000 } } },
+      undefined,
+      {
+        onprogress: (p) => void progress.push(p.message ?? ''),
+        timeout: 20_000,
+      },
+    )) as CallToolResult;
     expect(proxy.cuts()).toBe(1);
     expect(result.isError).toBeFalsy();
     expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual({ waited: 1500 });

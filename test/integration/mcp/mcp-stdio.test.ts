@@ -56,13 +56,23 @@ afterAll(async () => {
 describe('uplink mcp (stdio, embedded hub)', () => {
   it('lists the seven tools', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['channel_act', 'channel_describe', 'channel_doctor', 'channel_list', 'channel_observe', 'channel_recv', 'channel_send']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'channel_act',
+      'channel_describe',
+      'channel_doctor',
+      'channel_list',
+      'channel_observe',
+      'channel_recv',
+      'channel_send',
+    ]);
   });
 
   it('lists channels and describes ops', async () => {
     const list = data<{ channels: Array<{ channel: string }> }>(await client.callTool({ name: 'channel_list', arguments: {} })).channels;
     expect(list.map((c) => c.channel)).toEqual(['test:alpha', 'test:beta']);
-    const d = data<{ ops: Array<{ op: string; tool: string }> }>(await client.callTool({ name: 'channel_describe', arguments: { channel: 'test:alpha', op: 'write' } }));
+    const d = data<{ ops: Array<{ op: string; tool: string }> }>(
+      await client.callTool({ name: 'channel_describe', arguments: { channel: 'test:alpha', op: 'write' } }),
+    );
     expect(d.ops).toEqual([expect.objectContaining({ op: 'write', tool: 'channel_act', mutating: true })]);
   });
 
@@ -75,7 +85,9 @@ describe('uplink mcp (stdio, embedded hub)', () => {
   it('channel_act without a panel is refused with a hint to ask the operator', async () => {
     const r = await client.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
     expect(r.isError).toBe(true);
-    expect(text(r)).toBe('uplink error [test:Rejected]: write on test:alpha needs operator approval and no Uplink panel is open — hint: ask the operator to open the Uplink panel and approve it, then retry');
+    expect(text(r)).toBe(
+      'uplink error [test:Rejected]: write on test:alpha needs operator approval and no Uplink panel is open — hint: ask the operator to open the Uplink panel and approve it, then retry',
+    );
     const s = await client.callTool({ name: 'channel_send', arguments: { channel: 'test:alpha', message: 'hi' } });
     expect(text(s)).toContain('[test:Rejected]: send on test:alpha needs operator approval');
   });
@@ -93,13 +105,29 @@ describe('uplink mcp (stdio, embedded hub)', () => {
   it('bad input: malformed JSON args, params_schema, unknown channel, unknown op, oversized message, bad tool args', async () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ['channel_observe', { channel: 'test:alpha', op: 'echo', args: '{"text": ' }, /^uplink error \[test:Invalid\]: args for echo are not valid JSON/],
-      ['channel_observe', { channel: 'test:alpha', op: 'echo', args: { text: 1 } }, /^uplink error \[test:Invalid\]: args for echo do not match its params_schema: .*\/args\/text.*type/],
+      [
+        'channel_observe',
+        { channel: 'test:alpha', op: 'echo', args: { text: 1 } },
+        /^uplink error \[test:Invalid\]: args for echo do not match its params_schema: .*\/args\/text.*type/,
+      ],
       ['channel_observe', { channel: 'test:zzz', op: 'noop' }, /^uplink error \[test:NotFound\]: no channel test:zzz — hint: list channels/],
       ['channel_observe', { channel: 'nope:1', op: 'noop' }, /^uplink error \[nope:NotFound\]: no driver named nope/],
       ['channel_observe', { channel: 'test:alpha', op: 'teleport' }, /^uplink error \[test:NotFound\]: test has no op "teleport"/],
-      ['channel_send', { channel: 'test:alpha', message: 'x'.repeat(65 * 1024) }, /^uplink error \[test:Invalid\]: the send payload is \d+ bytes; the limit is 65536 bytes/],
-      ['channel_observe', { channel: 'test:alpha' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid: \/ lacks the property "op" \(required\)/],
-      ['channel_observe', { channel: 'test:alpha', op: 'noop', interaction: 'telepathy' }, /^uplink error \[test:Invalid\]: channel_observe arguments are invalid: \/interaction must be one of "typed", "semantic_ui", "visual_ui" \(enum\)/],
+      [
+        'channel_send',
+        { channel: 'test:alpha', message: 'x'.repeat(65 * 1024) },
+        /^uplink error \[test:Invalid\]: the send payload is \d+ bytes; the limit is 65536 bytes/,
+      ],
+      [
+        'channel_observe',
+        { channel: 'test:alpha' },
+        /^uplink error \[test:Invalid\]: channel_observe arguments are invalid: \/ lacks the property "op" \(required\)/,
+      ],
+      [
+        'channel_observe',
+        { channel: 'test:alpha', op: 'noop', interaction: 'telepathy' },
+        /^uplink error \[test:Invalid\]: channel_observe arguments are invalid: \/interaction must be one of "typed", "semantic_ui", "visual_ui" \(enum\)/,
+      ],
       ['channel_describe', { channel: 'test:gone' }, /^uplink error \[test:NotFound\]: no channel test:gone — hint: list channels/],
       ['channel_describe', { channel: 'test:alpha', op: 'warp' }, /^uplink error \[test:NotFound\]: test has no op "warp"/],
     ];
@@ -124,7 +152,9 @@ describe('uplink mcp (stdio, embedded hub)', () => {
 
   it('a driver that throws, hangs, or breaks its result_schema gets a clear error and the server keeps serving', async () => {
     const crash = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'crash' } });
-    expect(text(crash)).toBe('uplink error [test:Upstream]: the driver failed unexpectedly — hint: the operator can see the detail in `uplink log`; retry, or run `uplink doctor`');
+    expect(text(crash)).toBe(
+      'uplink error [test:Upstream]: the driver failed unexpectedly — hint: the operator can see the detail in `uplink log`; retry, or run `uplink doctor`',
+    );
     const hang = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'hang' } });
     expect(text(hang)).toMatch(/^uplink error \[test:Timeout\]: test\.hang did not finish within/);
     const bad = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'bad-output' } });
@@ -139,7 +169,11 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     // Replaces the SDK's own progress routing: every progress notification that arrives is seen here.
     quiet.setNotificationHandler(ProgressNotificationSchema, (n) => void seen.push(n));
     try {
-      const r = await quiet.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } }, undefined, { timeout: 30_000 });
+      const r = await quiet.callTool(
+        { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } },
+        undefined,
+        { timeout: 30_000 },
+      );
       expect(result(r)).toEqual({ waited: 2600 });
       // A later round trip flushes anything the server might still have queued.
       await quiet.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'noop' } });
@@ -151,10 +185,14 @@ describe('uplink mcp (stdio, embedded hub)', () => {
 
   it('progress notifications arrive when the request asks for them', async () => {
     const seen: string[] = [];
-    const r = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } }, undefined, {
-      onprogress: (p) => seen.push(p.message ?? ''),
-      timeout: 30_000,
-    });
+    const r = await client.callTool(
+      { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } },
+      undefined,
+      {
+        onprogress: (p) => seen.push(p.message ?? ''),
+        timeout: 30_000,
+      },
+    );
     expect(result(r)).toEqual({ waited: 2600 });
     expect(seen.length).toBeGreaterThan(0);
     expect(seen[0]).toContain('test.slow running');
@@ -170,7 +208,10 @@ describe('uplink mcp (stdio, embedded hub)', () => {
   it('every call appears in uplink log with the client name/version and how it was authorized', async () => {
     const log = await runCli(b, dir, ['log', '--json', '--limit', '1000']);
     expect(log.code).toBe(0);
-    const entries = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const entries = log.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const agentOf = (e: Record<string, unknown>): unknown => e.agent;
     expect(entries.some((e) => e.kind === 'succeeded' && e.op === 'echo')).toBe(true);
     expect(entries.filter((e) => e.op === 'echo').every((e) => JSON.stringify(agentOf(e)).includes('"name":"vitest-agent","version":"9.9.9"'))).toBe(true);
@@ -200,7 +241,9 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     expect(human.stdout).toMatch(/agent=mcp:stdio \(vitest-agent@9\.9\.9\)/);
     // How each call was authorized, in the human log too.
     expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*read-only: no approval needed/);
-    expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*denied by the default policy: “no panel attached”/);
+    expect(human.stdout).toMatch(
+      /decision\s+test:alpha\s+write\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*denied by the default policy: “no panel attached”/,
+    );
   });
 });
 
@@ -222,20 +265,43 @@ describe('uplink mcp and input built to break the audit', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const send = (line: string): boolean => child.stdin.write(`${line}\n`);
     const reply = (id: number): Promise<{ result?: CallToolResult }> => waitFor(() => replies.get(id), 15_000, `reply ${id}`);
-    send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'deep-agent', version: '1' } } }));
+    send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'deep-agent', version: '1' } },
+      }),
+    );
     await reply(1);
     send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
     const deep = `${'{"a":'.repeat(6000)}{}${'}'.repeat(6000)}`;
-    send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"channel_observe","arguments":{"channel":"test:alpha","op":"echo","args":{"text":"x","deep":${deep}}}}}`);
+    send(
+      `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"channel_observe","arguments":{"channel":"test:alpha","op":"echo","args":{"text":"x","deep":${deep}}}}}`,
+    );
     const refused = (await reply(2)).result!;
     expect(refused.isError).toBe(true);
-    expect(text(refused)).toBe('uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)');
-    for (let i = 0; i < 50; i++) send(JSON.stringify({ jsonrpc: '2.0', id: 100 + i, method: 'tools/call', params: { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: `r${i}` } } } }));
+    expect(text(refused)).toBe(
+      'uplink error [core:Invalid]: args nest deeper than 64 levels — hint: flatten the args (at most 64 levels of objects and arrays)',
+    );
+    for (let i = 0; i < 50; i++)
+      send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 100 + i,
+          method: 'tools/call',
+          params: { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: `r${i}` } } },
+        }),
+      );
     for (let i = 0; i < 50; i++) expect(result((await reply(100 + i)).result)).toEqual({ text: `r${i}` });
     child.stdin.end();
     expect(await exited).toBe(0);
     const db = new Database(join(d, 'audit.sqlite'), { readonly: true });
-    const rows = db.prepare("SELECT type, kind, message FROM entries WHERE agent_name = 'deep-agent' ORDER BY id").all() as Array<{ type: string; kind: string; message: string | null }>;
+    const rows = db.prepare("SELECT type, kind, message FROM entries WHERE agent_name = 'deep-agent' ORDER BY id").all() as Array<{
+      type: string;
+      kind: string;
+      message: string | null;
+    }>;
     db.close();
     expect(rows.filter((r) => r.kind === 'succeeded')).toHaveLength(50);
     expect(rows.find((r) => r.type === 'rejected')).toMatchObject({ message: 'args nest deeper than 64 levels' });
@@ -255,9 +321,17 @@ describe('uplink mcp stopped by its client', () => {
   it('on SIGTERM it commits the audit and removes its journal before exiting', async () => {
     const d = tmpDataDir();
     const c = new Client({ name: 'sigterm-agent', version: '1' });
-    const transport = new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env: cliEnv(b, d) as Record<string, string>, cwd: ROOT, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [b.launcher, 'mcp'],
+      env: cliEnv(b, d) as Record<string, string>,
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
     await c.connect(transport);
-    expect(result(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'bye' } } }))).toEqual({ text: 'bye' });
+    expect(result(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'bye' } } }))).toEqual({
+      text: 'bye',
+    });
     const closed = new Promise<void>((resolve) => (transport.onclose = () => resolve()));
     process.kill(transport.pid!, 'SIGTERM');
     await closed;
@@ -293,14 +367,21 @@ describe('uplink mcp forwarding to a running hub', () => {
     const r = await fwd.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
     expect(text(r)).toContain('no Uplink panel is open');
     const log = await runCli(b, fwdDir, ['log', '--json', '--op', 'write']);
-    const entries = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as { agent?: { name: string; version?: string } });
+    const entries = log.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { agent?: { name: string; version?: string } });
     expect(entries.length).toBeGreaterThan(0);
     expect(entries.every((e) => e.agent?.name === 'forwarded-agent' && e.agent.version === '9.9.9')).toBe(true);
   });
 
   it('progress notifications travel through the relay', async () => {
     const seen: string[] = [];
-    const r = await fwd.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } }, undefined, { onprogress: (p) => seen.push(p.message ?? ''), timeout: 30_000 });
+    const r = await fwd.callTool(
+      { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 2600, timeout_ms: 5000 } } },
+      undefined,
+      { onprogress: (p) => seen.push(p.message ?? ''), timeout: 30_000 },
+    );
     expect(result(r)).toEqual({ waited: 2600 });
     expect(seen.some((m) => m.includes('test.slow running'))).toBe(true);
   });
@@ -315,9 +396,15 @@ describe('uplink mcp forwarding as a named agent', () => {
     const served = await startServe(b, d);
     const c = await connect(d, 'claude-code', { UPLINK_AGENT_TOKEN: agentToken });
     try {
-      expect(result(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } }))).toEqual({ text: 'hi' });
+      expect(result(await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } }))).toEqual({
+        text: 'hi',
+      });
       const log = await runCli(b, d, ['log', '--json', '--agent', 'relay-bot', '--op', 'echo']);
-      const rows = log.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEntry);
+      const rows = log.stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as AuditEntry);
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.every((e) => e.agent?.agent_id === 'relay-bot' && e.agent.name === 'claude-code')).toBe(true);
     } finally {
@@ -337,10 +424,21 @@ describe("uplink mcp forwarding: approvals reach the running hub's panel", () =>
       expect(r.isError).toBeFalsy();
       expect(result(r)).toEqual({ written: 9 });
       const log = await runCli(b, d, ['log', '--json', '--op', 'write']);
-      const decision = log.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.type === 'decision');
-      expect(decision).toMatchObject({ authorized: 'operator', by: 'stand-in-operator', granted: true, agent: { kind: 'mcp', agent_id: 'default', name: 'relayed-agent', version: '9.9.9' } });
+      const decision = log.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((e) => e.type === 'decision');
+      expect(decision).toMatchObject({
+        authorized: 'operator',
+        by: 'stand-in-operator',
+        granted: true,
+        agent: { kind: 'mcp', agent_id: 'default', name: 'relayed-agent', version: '9.9.9' },
+      });
       const human = await runCli(b, d, ['log', '--op', 'write']);
-      expect(human.stdout).toMatch(/decision\s+test:alpha\s+write\s+agent=mcp:default \(relayed-agent@9\.9\.9\) .*approved once by the operator \(stand-in-operator\)/);
+      expect(human.stdout).toMatch(
+        /decision\s+test:alpha\s+write\s+agent=mcp:default \(relayed-agent@9\.9\.9\) .*approved once by the operator \(stand-in-operator\)/,
+      );
     } finally {
       await c.close();
       await hub.stop();

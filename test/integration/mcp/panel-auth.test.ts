@@ -51,8 +51,14 @@ function signIn(server: HubServer, code: string, headers: Record<string, string>
 }
 
 /** A panel socket that sends `hello`, then `calls`, and collects what comes back until it closes. */
-function panelSocket(server: HubServer, opts: { headers?: Record<string, string>; query?: string; hello: Record<string, unknown>; calls?: Array<[string, unknown]> }) {
-  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/panel/ws${opts.query ?? ''}`, PANEL_WS_PROTOCOL, { origin: server.url, headers: opts.headers ?? {} });
+function panelSocket(
+  server: HubServer,
+  opts: { headers?: Record<string, string>; query?: string; hello: Record<string, unknown>; calls?: Array<[string, unknown]> },
+) {
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/panel/ws${opts.query ?? ''}`, PANEL_WS_PROTOCOL, {
+    origin: server.url,
+    headers: opts.headers ?? {},
+  });
   const frames: ServerFrame[] = [];
   ws.on('message', (d) => frames.push(JSON.parse(d.toString()) as ServerFrame));
   ws.on('open', () => {
@@ -116,7 +122,10 @@ describe('the panel accepts only the operator', () => {
     for (const a of attempts) {
       const s = panelSocket(server, { ...a, calls });
       expect(await s.closed, a.what).toBe(CLOSE_UNAUTHORIZED);
-      expect(s.frames.filter((f) => f.t === 'ready' || f.t === 'result'), a.what).toEqual([]);
+      expect(
+        s.frames.filter((f) => f.t === 'ready' || f.t === 'result'),
+        a.what,
+      ).toEqual([]);
     }
     // The token as a one-time code, and at the code mint, is refused too.
     expect((await signIn(server, t)).status).toBe(401);
@@ -133,7 +142,11 @@ describe('the panel accepts only the operator', () => {
     // The operator decides; the audit says through which sign-in.
     panel.ws.send(JSON.stringify({ t: 'call', id: 99, method: 'decide', params: { approval_id: pending!.approval_id, decision: 'deny', reason: 'not you' } }));
     expect((await call).isError).toBe(true);
-    const decision = await waitFor(() => hub.queryAudit({ limit: 1000 }).entries.find((e) => e.type === 'decision' && e.authorized === 'operator'), 5000, 'the decision');
+    const decision = await waitFor(
+      () => hub.queryAudit({ limit: 1000 }).entries.find((e) => e.type === 'decision' && e.authorized === 'operator'),
+      5000,
+      'the decision',
+    );
     expect(decision.by).toMatch(/^alice via panel-session:[\w-]{8}$/);
     expect(readFileSync(join(dir, 'token'), 'utf8')).not.toContain(readFileSync(join(dir, 'operator.key'), 'utf8').trim());
     panel.ws.close();
@@ -178,7 +191,11 @@ describe('the panel accepts only the operator', () => {
 describe('codes and sessions expire', () => {
   it('a code past ten minutes is refused; a session past twelve hours is gone', () => {
     let now = 1_000_000;
-    const auth = createOperatorAuth(tmpDataDir(), () => 1234, () => now);
+    const auth = createOperatorAuth(
+      tmpDataDir(),
+      () => 1234,
+      () => now,
+    );
     const late = auth.mintCode();
     now += CODE_TTL_MS + 1;
     expect(auth.redeem(late)).toBeUndefined();

@@ -40,12 +40,15 @@ async function look(hub: Hub, channel: string): Promise<void> {
 
 /** Waits until the hub's listing shows each pane with its label (a listing also refreshes the hub's cached one). */
 async function labelled(hub: Hub, labels: Record<string, string>): Promise<void> {
-  await eventually(async () => {
-    const listed = await hub.listChannels();
-    return Object.entries(labels).every(([pane, label]) => listed.find((c) => c.channel === `tmux:${pane}`)?.labels.includes(label));
-  }, 10_000, `the labels ${JSON.stringify(labels)}`);
+  await eventually(
+    async () => {
+      const listed = await hub.listChannels();
+      return Object.entries(labels).every(([pane, label]) => listed.find((c) => c.channel === `tmux:${pane}`)?.labels.includes(label));
+    },
+    10_000,
+    `the labels ${JSON.stringify(labels)}`,
+  );
 }
-
 
 describe('rules on tmux panes', () => {
   it('a rule on a pane id never matches; a rule on the @name label covers whichever pane carries it', async () => {

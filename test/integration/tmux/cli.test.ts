@@ -92,7 +92,9 @@ describe('tmux through the CLI', () => {
     expect(keys.code).toBe(0);
     expect(JSON.parse(keys.stdout)).toEqual({ sent: 1 });
     expect((await uplink('invoke', `tmux:${peer}`, 'keys', '{"keys": ["C-c"]}')).stderr).toMatch(/needs tier godmode; pane %\d+ is operator/);
-    expect((await uplink('invoke', `tmux:${peer}`, 'keys', '{"keys": ["C-rm -rf /"]}')).stderr).toMatch(/^uplink error \[tmux:Invalid\]: unknown key "C-rm -rf \/".* — hint: .*type op/);
+    expect((await uplink('invoke', `tmux:${peer}`, 'keys', '{"keys": ["C-rm -rf /"]}')).stderr).toMatch(
+      /^uplink error \[tmux:Invalid\]: unknown key "C-rm -rf \/".* — hint: .*type op/,
+    );
     expect((await uplink('invoke', `tmux:${peer}`, 'type', '{"text": "secret", "sensitive": true}')).code).toBe(0);
     const log = await uplink('log', '--json', '--limit', '200');
     expect(log.stdout).not.toContain('"secret"');
@@ -106,7 +108,11 @@ describe('tmux through the CLI', () => {
     // Refused at the tier: the error names both tiers and how a human grants; the text is still kept out.
     const denied = await uplink('invoke', `tmux:${peer}`, 'type', JSON.stringify({ text: token, sensitive: true }));
     expect(denied.code).toBe(1);
-    expect(denied.stderr).toMatch(new RegExp(`^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: a human can grant it in the Uplink panel, with \`tmux set -p -t ${peer} @uplink_profile operator\`, or with a tmux.write_allow entry`));
+    expect(denied.stderr).toMatch(
+      new RegExp(
+        `^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: a human can grant it in the Uplink panel, with \`tmux set -p -t ${peer} @uplink_profile operator\`, or with a tmux.write_allow entry`,
+      ),
+    );
     expect(denied.stderr).not.toContain(token);
     expect((await uplink('tier', `tmux:${peer}`, 'operator')).code).toBe(0);
     const typed = await uplink('invoke', `tmux:${peer}`, 'type', JSON.stringify({ text: token, sensitive: true }));
@@ -169,7 +175,10 @@ describe('tmux through the CLI', () => {
     const result = JSON.parse(out.stdout) as { transcript: string; receipt: { correlation_id: string } };
     expect(result.transcript).toContain('cli-answer');
     // The question carries no reply block: the line ends with the message.
-    const shown = server.capture(peer).split('\n').find((l) => l.includes(`id:${result.receipt.correlation_id}]`))!;
+    const shown = server
+      .capture(peer)
+      .split('\n')
+      .find((l) => l.includes(`id:${result.receipt.correlation_id}]`))!;
     expect(shown.trimEnd()).toBe(`[uplink from:uplink-cli pane:${server.firstPane} id:${result.receipt.correlation_id}] status?`);
   });
 
@@ -186,20 +195,26 @@ describe('tmux through the CLI', () => {
     servers.push(server);
     const pid = Number(server.tmux('display-message', '-p', '#{pid}').trim());
     process.kill(pid, 'SIGKILL');
-    await eventually(() => {
-      try {
-        server.tmux('list-sessions');
-        return false;
-      } catch {
-        return true;
-      }
-    }, 10_000, 'the server to die');
+    await eventually(
+      () => {
+        try {
+          server.tmux('list-sessions');
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      10_000,
+      'the server to die',
+    );
     const dataDir = tmpDataDir('uplink-tmux-cli-');
     writeConfig(dataDir, {});
     const out = await runCli(b, dataDir, ['doctor'], { UPLINK_TEST_TMUX_SOCKET: server.socket });
     expect(out.code).toBe(1);
     const lines = `${out.stdout}${out.stderr}`.split('\n').filter((l) => l.includes('server: not reachable'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/server: not reachable at \S+sock \(.*\) — hint: start tmux \(e\.g\. `tmux new -s work`\), run Uplink inside tmux, or set tmux\.socket in config\.json$/);
+    expect(lines[0]).toMatch(
+      /server: not reachable at \S+sock \(.*\) — hint: start tmux \(e\.g\. `tmux new -s work`\), run Uplink inside tmux, or set tmux\.socket in config\.json$/,
+    );
   });
 });

@@ -59,7 +59,11 @@ describe('tmux driver: guards and tiers', () => {
     const receipts = await Promise.all([1, 2, 3, 4].map((n) => driver.send(peer, { message: `parallel-${n}`, reply_hint: 'none' })));
     for (const r of receipts) expect(r.delivered).toBe(true);
     // Each line intact twice (the echo, then cat's copy after Enter): nothing was interleaved.
-    const intact = (id: string): number => server.capture(peer).split('\n').filter((l) => l.includes(`id:${id}]`) && /parallel-\d$/.test(l.trimEnd())).length;
+    const intact = (id: string): number =>
+      server
+        .capture(peer)
+        .split('\n')
+        .filter((l) => l.includes(`id:${id}]`) && /parallel-\d$/.test(l.trimEnd())).length;
     await eventually(() => receipts.every((r) => intact(r.correlation_id) === 2), 10_000, 'every line echoed and submitted whole');
   });
 
@@ -196,7 +200,10 @@ describe('tmux driver: guards and tiers', () => {
     server.tmux('set-option', '-p', '-u', '-t', worker, '@uplink_profile');
     config.write_allow = [{ pattern: 'scratch', tier: 'operator' }];
     expect(await driver.invoke(worker, 'label', { name: 'lab-1' })).toEqual({ label: 'lab-1' });
-    config.write_allow = [{ pattern: 'lab-*', tier: 'godmode' }, { pattern: 'scratch', tier: 'operator' }];
+    config.write_allow = [
+      { pattern: 'lab-*', tier: 'godmode' },
+      { pattern: 'scratch', tier: 'operator' },
+    ];
     await driver.invoke('lab-1', 'read', {});
     const chord = await failure(driver.invoke('lab-1', 'keys', { keys: ['C-c'] }));
     expect(chord.message).toContain('is operator');
@@ -221,7 +228,11 @@ describe('tmux driver: guards and tiers', () => {
     // A driver out of process declares itself in its handshake, so ask it something first.
     await driver.channels();
     const declared = driver.info().tiers ?? [];
-    expect(declared.map((t) => [t.name, t.risk])).toEqual([['observer', 'low'], ['operator', 'medium'], ['godmode', 'high']]);
+    expect(declared.map((t) => [t.name, t.risk])).toEqual([
+      ['observer', 'low'],
+      ['operator', 'medium'],
+      ['godmode', 'high'],
+    ]);
     for (const t of declared) {
       expect(t.description.length).toBeGreaterThan(0);
       await driver.setTier!(peer, t.name);

@@ -31,13 +31,15 @@ export function useRigs(): void {
 export function rig(options: { firstPane?: string; ownPane?: boolean; config?: TmuxConfig; now?: () => number; controlMode?: boolean } = {}): Rig {
   const server = TmuxTestServer.start(options.firstPane ?? 'sh');
   const r: Rig = { server, own: server.firstPane, config: options.config ?? {}, driver: undefined as unknown as Driver };
-  r.driver = validated(tmuxDriverForTest({
-    env: options.ownPane === false ? TmuxTestServer.cleanEnv() : server.ownEnv(),
-    socket: options.ownPane === false ? server.socket : undefined,
-    config: () => r.config,
-    now: options.now,
-    controlMode: options.controlMode,
-  }));
+  r.driver = validated(
+    tmuxDriverForTest({
+      env: options.ownPane === false ? TmuxTestServer.cleanEnv() : server.ownEnv(),
+      socket: options.ownPane === false ? server.socket : undefined,
+      config: () => r.config,
+      now: options.now,
+      controlMode: options.controlMode,
+    }),
+  );
   rigs.push(r);
   return r;
 }

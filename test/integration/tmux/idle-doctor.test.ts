@@ -67,7 +67,11 @@ describe('tmux driver: doctor, preview, snippet', () => {
     const bad = await driver.doctor();
     expect(bad.ok).toBe(false);
     // Out of process the config file is checked against the section's schema first, which names the path.
-    expect(bad.lines.join('\n')).toMatch(VIA_PROTOCOL ? /config file: .*: \/tmux\/write_allow\/0\/tier must be one of "operator", "godmode" \(enum\) \(the last good config .*stays in use\)/ : /write_allow\[0\]\.tier/);
+    expect(bad.lines.join('\n')).toMatch(
+      VIA_PROTOCOL
+        ? /config file: .*: \/tmux\/write_allow\/0\/tier must be one of "operator", "godmode" \(enum\) \(the last good config .*stays in use\)/
+        : /write_allow\[0\]\.tier/,
+    );
   });
 
   it('finds the server from the config socket without $TMUX, and follows a config edit to another server', async () => {
@@ -120,25 +124,34 @@ describe('tmux driver: doctor, preview, snippet', () => {
     expect(report.lines.join('\n')).toMatch(/own pane: unknown/);
     await gone.dispose?.();
     // Out of process the binary cannot be named; a PATH without tmux is the same absence.
-    const missing = validated(VIA_PROTOCOL ? tmuxDriverForTest({ env: TmuxTestServer.cleanEnv({ PATH: '/nonexistent' }) }) : tmuxDriverForTest({ tmux: '/nonexistent/tmux', env: TmuxTestServer.cleanEnv() }));
+    const missing = validated(
+      VIA_PROTOCOL
+        ? tmuxDriverForTest({ env: TmuxTestServer.cleanEnv({ PATH: '/nonexistent' }) })
+        : tmuxDriverForTest({ tmux: '/nonexistent/tmux', env: TmuxTestServer.cleanEnv() }),
+    );
     const none = await missing.doctor();
     // The host adds one line of its own about the process.
     const host = VIA_PROTOCOL ? [expect.stringMatching(/^external driver: pid \d+, protocol 3, 0 restart\(s\)$/)] : [];
-    expect(none).toMatchObject({ ok: false, lines: ['tmux: not installed (not found on PATH) — hint: install tmux (e.g. `apt-get install tmux` or `brew install tmux`)', ...host] });
+    expect(none).toMatchObject({
+      ok: false,
+      lines: ['tmux: not installed (not found on PATH) — hint: install tmux (e.g. `apt-get install tmux` or `brew install tmux`)', ...host],
+    });
   });
 
   it('preview says the action in words and hides sensitive text', async () => {
     const { server, driver } = rig();
     const peer = server.split('cat');
     server.setOption(peer, '@name', 'codex');
-    expect((await driver.preview!('codex', 'send', { message: 'hello there', reply_hint: 'full' }))!.text).toMatch(new RegExp(`^send "hello there" to ${peer} \\(codex\\)`));
+    expect((await driver.preview!('codex', 'send', { message: 'hello there', reply_hint: 'full' }))!.text).toMatch(
+      new RegExp(`^send "hello there" to ${peer} \\(codex\\)`),
+    );
     const hidden = (await driver.preview!(peer, 'type', { text: 'hunter2', sensitive: true, enter: true }))!.text!;
     expect(hidden).toContain('7 characters (sensitive, hidden)');
     expect(hidden).not.toContain('hunter2');
     expect((await driver.preview!(peer, 'keys', { keys: ['C-c'] }))!.text).toContain('needs godmode');
   });
 
-  it('preview carries the pane\'s last lines, and none of a read-blocked pane\'s', async () => {
+  it("preview carries the pane's last lines, and none of a read-blocked pane's", async () => {
     const { server, driver, config } = rig();
     const peer = server.split(`sh -c 'seq -f "row %g" 1 30; printf "wide %0300d\\n" 0; exec cat'`);
     await eventually(() => server.capture(peer).includes('wide 000'), 10_000, 'the rows on screen');
@@ -183,7 +196,11 @@ describe('tmux driver: doctor, preview, snippet', () => {
       expect(server.tmux('list-keys', '-T', 'prefix', 'g')).toContain('display-menu');
       // The border as tmux renders it: the tier (or [config]), the read block, id, label, command.
       const pane = server.firstPane;
-      const border = (): string => server.tmux('display-message', '-p', '-t', pane, server.tmux('show-options', '-g', '-v', 'pane-border-format').replace(/\n$/, '')).replace(/\n$/, '').replace(/#\[[^\]]*\]/g, '');
+      const border = (): string =>
+        server
+          .tmux('display-message', '-p', '-t', pane, server.tmux('show-options', '-g', '-v', 'pane-border-format').replace(/\n$/, ''))
+          .replace(/\n$/, '')
+          .replace(/#\[[^\]]*\]/g, '');
       expect(border()).toBe(` [config] ${pane}: cat `);
       server.setOption(pane, '@uplink_profile', 'operator');
       server.setOption(pane, '@uplink_read', 'off');

@@ -70,23 +70,23 @@ const SERVER_LOCALES: Array<[string, NodeJS.ProcessEnv]> = [
 
 describe.each(SERVER_LOCALES)('a tmux server started in %s', (_name, serverEnv) => {
   // One-shot mode is an in-process option (`controlMode`); `driver run` always uses control mode.
-  it.each([
-    ['control mode', true],
-    ...(VIA_PROTOCOL ? [] : [['one-shot commands', false] as const]),
-  ] as Array<readonly [string, boolean]>)('is listed in full by a driver with only PATH in its environment (%s)', async (_mode, controlMode) => {
-    const { server, peer } = serverWithPeer(serverEnv);
-    if (serverEnv === MINIMAL) expect(server.tmux('show-environment', '-g')).not.toMatch(/^(LANG|LC_\w+)=/m);
-    const driver: Driver = validated(tmuxDriverForTest({ socket: server.socket, env: { ...MINIMAL }, controlMode }));
-    cleanup.push(() => driver.dispose?.());
+  it.each([['control mode', true], ...(VIA_PROTOCOL ? [] : [['one-shot commands', false] as const])] as Array<readonly [string, boolean]>)(
+    'is listed in full by a driver with only PATH in its environment (%s)',
+    async (_mode, controlMode) => {
+      const { server, peer } = serverWithPeer(serverEnv);
+      if (serverEnv === MINIMAL) expect(server.tmux('show-environment', '-g')).not.toMatch(/^(LANG|LC_\w+)=/m);
+      const driver: Driver = validated(tmuxDriverForTest({ socket: server.socket, env: { ...MINIMAL }, controlMode }));
+      cleanup.push(() => driver.dispose?.());
 
-    expectPeerListed(await driver.channels(), server, peer);
-    // By label (the whole list) and by id (one display-message line).
-    expect(await driver.invoke(LABEL, 'read', { lines: 5 })).toHaveProperty('text');
-    expect(await driver.invoke(peer, 'read', { lines: 5 })).toHaveProperty('text');
-    const doctor = await driver.doctor();
-    expect(doctor.ok).toBe(true);
-    expect(doctor.lines).toContain(`server: reachable at ${server.socket} (1 session, 2 panes)`);
-  });
+      expectPeerListed(await driver.channels(), server, peer);
+      // By label (the whole list) and by id (one display-message line).
+      expect(await driver.invoke(LABEL, 'read', { lines: 5 })).toHaveProperty('text');
+      expect(await driver.invoke(peer, 'read', { lines: 5 })).toHaveProperty('text');
+      const doctor = await driver.doctor();
+      expect(doctor.ok).toBe(true);
+      expect(doctor.lines).toContain(`server: reachable at ${server.socket} (1 session, 2 panes)`);
+    },
+  );
 });
 
 // bin/uplink runs dist's own drivers, in process whichever way this suite runs.
@@ -114,9 +114,11 @@ describeInProcess('uplink under a minimal environment (PATH and HOME only)', () 
     const { server, peer } = serverWithPeer(TmuxTestServer.cleanEnv());
     const home = homeFor(server);
     const client = new Client({ name: 'inspector', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [launcher, 'mcp'], env: { ...MINIMAL, HOME: home }, cwd: home, stderr: 'pipe' }));
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [launcher, 'mcp'], env: { ...MINIMAL, HOME: home }, cwd: home, stderr: 'pipe' }),
+    );
     cleanup.push(() => client.close());
-    const answer = async <T,>(name: string): Promise<T> => {
+    const answer = async <T>(name: string): Promise<T> => {
       const r = (await client.callTool({ name, arguments: {} })) as CallToolResult;
       expect(r.isError ?? false).toBe(false);
       return r.structuredContent as T;

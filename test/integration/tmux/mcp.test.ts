@@ -47,7 +47,7 @@ async function agent(config: Record<string, unknown> = APPROVE_TMUX): Promise<Ag
     return { error: r.isError === true, text: (r.content[0] as { text: string }).text, data: r.structuredContent };
   };
   // The answer itself: an op's result (its JSON text), the channel array, else the whole structuredContent.
-  const json = async <T,>(name: string, args: Record<string, unknown>): Promise<T> => {
+  const json = async <T>(name: string, args: Record<string, unknown>): Promise<T> => {
     const r = await call(name, args);
     if (r.error) throw new Error(r.text);
     const data = r.data as Record<string, unknown>;
@@ -72,14 +72,16 @@ describe('tmux through MCP (uplink mcp)', () => {
     const client = new Client({ name: 'claude', version: '1.0.0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [b.launcher, 'mcp'], env, cwd: ROOT, stderr: 'pipe' }));
     cleanup.push(() => client.close());
-    const sent = (await client.callTool({ name: 'channel_send', arguments: { channel: `tmux:${peer}`, message: 'hello over the relay', reply_hint: 'short' } })) as CallToolResult;
+    const sent = (await client.callTool({
+      name: 'channel_send',
+      arguments: { channel: `tmux:${peer}`, message: 'hello over the relay', reply_hint: 'short' },
+    })) as CallToolResult;
     expect((sent.content[0] as { text: string }).text).not.toMatch(/uplink error/);
     await eventually(() => server.capture(peer).includes(`pane:${server.firstPane} id:`), 10_000, 'an envelope naming the agent pane');
     const own = (await client.callTool({ name: 'channel_send', arguments: { channel: `tmux:${server.firstPane}`, message: 'loop' } })) as CallToolResult;
     expect(own.isError).toBe(true);
     expect((own.content[0] as { text: string }).text).toMatch(/^uplink error \[tmux:Rejected\]: send to our own pane/);
   });
-
 
   it('lists panes with labels, reads by label, and checks doctor', async () => {
     const a = await agent();
@@ -88,9 +90,13 @@ describe('tmux through MCP (uplink mcp)', () => {
     const list = await a.json<Array<{ channel: string; labels: string[] }>>('channel_list', {});
     expect(list).toEqual(expect.arrayContaining([expect.objectContaining({ channel: `tmux:${peer}`, labels: ['peer'] })]));
     a.server.typeLine(peer, 'mcp-read-marker');
-    await eventually(async () => (await a.json<{ text: string }>('channel_observe', { channel: 'tmux:peer', op: 'read', args: { lines: 10 } })).text.includes('mcp-read-marker'));
+    await eventually(async () =>
+      (await a.json<{ text: string }>('channel_observe', { channel: 'tmux:peer', op: 'read', args: { lines: 10 } })).text.includes('mcp-read-marker'),
+    );
     const described = await a.json<{ ops: Array<{ op: string; tool: string }> }>('channel_describe', { channel: 'tmux:peer' });
-    expect(described.ops).toEqual(expect.arrayContaining([expect.objectContaining({ op: 'read', tool: 'channel_observe' }), expect.objectContaining({ op: 'type', tool: 'channel_act' })]));
+    expect(described.ops).toEqual(
+      expect.arrayContaining([expect.objectContaining({ op: 'read', tool: 'channel_observe' }), expect.objectContaining({ op: 'type', tool: 'channel_act' })]),
+    );
     const doctor = await a.json<{ drivers: Array<{ driver: string; lines: string[] }> }>('channel_doctor', {});
     const tmuxDoctor = doctor.drivers.find((d) => d.driver === 'tmux')?.lines.join('\n');
     expect(tmuxDoctor).toMatch(/control mode: attached/);
@@ -115,10 +121,19 @@ describe('tmux through MCP (uplink mcp)', () => {
     const a = await agent();
     const peer = a.server.split('cat');
     a.server.setOption(peer, '@uplink_profile', 'operator');
-    const receipt = await a.json<{ delivered: boolean; correlation_id: string }>('channel_send', { channel: `tmux:${peer}`, message: 'hello over mcp', reply_hint: 'short' });
+    const receipt = await a.json<{ delivered: boolean; correlation_id: string }>('channel_send', {
+      channel: `tmux:${peer}`,
+      message: 'hello over mcp',
+      reply_hint: 'short',
+    });
     expect(receipt.delivered).toBe(true);
-    await eventually(() => a.server.capture(peer).includes(`[uplink from:stdio pane:${a.server.firstPane} id:${receipt.correlation_id}] hello over mcp (reply-to:`));
-    const full = await a.json<{ delivered: boolean; correlation_id: string; verify_excerpt: string }>('channel_send', { channel: `tmux:${peer}`, message: 'full hint' });
+    await eventually(() =>
+      a.server.capture(peer).includes(`[uplink from:stdio pane:${a.server.firstPane} id:${receipt.correlation_id}] hello over mcp (reply-to:`),
+    );
+    const full = await a.json<{ delivered: boolean; correlation_id: string; verify_excerpt: string }>('channel_send', {
+      channel: `tmux:${peer}`,
+      message: 'full hint',
+    });
     const own0 = a.server.firstPane;
     const recipe = `[uplink from:stdio pane:${own0} id:${full.correlation_id}] full hint (reply: run \`tmux send-keys -t ${own0} '[reply id:${full.correlation_id}] <answer>' Enter\`)`;
     expect(full.verify_excerpt).toContain(`id:${full.correlation_id}`);
@@ -151,10 +166,17 @@ describe('tmux through MCP (uplink mcp)', () => {
     const a = await agent();
     const peer = a.server.split(`sh -c 'while IFS= read -r line; do echo answer-from-peer; done'`);
     a.server.setOption(peer, '@uplink_profile', 'operator');
-    const out = await a.json<{ transcript: string; receipt: { correlation_id: string } }>('channel_act', { channel: `tmux:${peer}`, op: 'ask', args: { message: 'ready?', quiet_ms: 1500, timeout_ms: 30_000 } });
+    const out = await a.json<{ transcript: string; receipt: { correlation_id: string } }>('channel_act', {
+      channel: `tmux:${peer}`,
+      op: 'ask',
+      args: { message: 'ready?', quiet_ms: 1500, timeout_ms: 30_000 },
+    });
     expect(out.transcript).toContain('answer-from-peer');
     // The question carries no reply block.
-    const asked = a.server.capture(peer).split('\n').find((l) => l.includes(`id:${out.receipt.correlation_id}]`))!;
+    const asked = a.server
+      .capture(peer)
+      .split('\n')
+      .find((l) => l.includes(`id:${out.receipt.correlation_id}]`))!;
     expect(asked.trimEnd()).toBe(`[uplink from:stdio pane:${a.server.firstPane} id:${out.receipt.correlation_id}] ready?`);
     a.server.typeLine(a.server.firstPane, "echo '[reply id:abcdef12] all good'");
     const batch = await eventually(async () => {
@@ -168,8 +190,12 @@ describe('tmux through MCP (uplink mcp)', () => {
     const a = await agent();
     const quiet = a.server.split('cat');
     const spinner = a.server.split(`sh -c 'while :; do printf "\\r%s" "-"; sleep 0.1; printf "\\r%s" "+"; sleep 0.1; done'`);
-    expect(await a.json('channel_observe', { channel: `tmux:${quiet}`, op: 'await-idle', args: { quiet_ms: 500, timeout_ms: 10_000 } })).toEqual({ idle: true });
-    expect(await a.json('channel_observe', { channel: `tmux:${spinner}`, op: 'await-idle', args: { quiet_ms: 1500, timeout_ms: 4000 } })).toEqual({ idle: false });
+    expect(await a.json('channel_observe', { channel: `tmux:${quiet}`, op: 'await-idle', args: { quiet_ms: 500, timeout_ms: 10_000 } })).toEqual({
+      idle: true,
+    });
+    expect(await a.json('channel_observe', { channel: `tmux:${spinner}`, op: 'await-idle', args: { quiet_ms: 1500, timeout_ms: 4000 } })).toEqual({
+      idle: false,
+    });
   });
 
   it('config grants apply without restart; read blocks and renames cannot be escaped', async () => {
@@ -182,17 +208,33 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect((await a.call('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } })).text).toMatch(/Rejected/);
     // The hub watches config.json and hands the driver its live section: no restart.
     writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'hot*', tier: 'operator' }], read_deny: ['customer-*'] } });
-    const typed = await eventually(async () => {
-      const r = await a.call('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } });
-      return !r.error && (JSON.parse(r.text) as unknown);
-    }, 10_000, 'the config edit to grant operator');
+    const typed = await eventually(
+      async () => {
+        const r = await a.call('channel_act', { channel: 'tmux:hot1', op: 'type', args: { text: 'x' } });
+        return !r.error && (JSON.parse(r.text) as unknown);
+      },
+      10_000,
+      'the config edit to grant operator',
+    );
     expect(typed).toEqual({ typed: 1, enter: false });
     expect((await a.call('channel_observe', { channel: 'tmux:customer-1', op: 'read', args: {} })).text).toMatch(/\[tmux:Rejected\].*read-blocked/);
     a.server.setOption(secret, '@name', 'innocent');
     expect((await a.call('channel_observe', { channel: 'tmux:innocent', op: 'read', args: {} })).text).toMatch(/read-blocked/);
-    writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'hot*', tier: 'operator' }, { pattern: 'lab-*', tier: 'godmode' }] } });
+    writeConfig(a.dataDir, {
+      ...APPROVE_TMUX,
+      tmux: {
+        write_allow: [
+          { pattern: 'hot*', tier: 'operator' },
+          { pattern: 'lab-*', tier: 'godmode' },
+        ],
+      },
+    });
     // Applied once a human's edit lifted the deny (a config edit is a human act; a rename is not).
-    await eventually(async () => !(await a.call('channel_observe', { channel: 'tmux:innocent', op: 'read', args: {} })).error, 10_000, 'the second config edit');
+    await eventually(
+      async () => !(await a.call('channel_observe', { channel: 'tmux:innocent', op: 'read', args: {} })).error,
+      10_000,
+      'the second config edit',
+    );
     const raise = await a.call('channel_act', { channel: 'tmux:hot1', op: 'label', args: { name: 'lab-1' } });
     expect(raise.text).toMatch(/\[tmux:Rejected\].*never raise a tier/);
   });
@@ -212,7 +254,9 @@ describe('tmux through MCP (uplink mcp)', () => {
     ] as const) {
       const r = await a.call(tool, args);
       expect(r.error).toBe(true);
-      expect(r.text).toMatch(/^uplink error \[tmux:Rejected\]: \w+ refused: pane %\d+ is read-blocked \(its pane option @uplink_read is off\) — hint: only a human can lift a read block/);
+      expect(r.text).toMatch(
+        /^uplink error \[tmux:Rejected\]: \w+ refused: pane %\d+ is read-blocked \(its pane option @uplink_read is off\) — hint: only a human can lift a read block/,
+      );
     }
     expect(await a.json('channel_observe', { channel: `tmux:${peer}`, op: 'await-idle', args: { quiet_ms: 300, timeout_ms: 10_000 } })).toEqual({ idle: true });
     const listed = (await a.json<Array<{ channel: string; detail: Record<string, unknown> }>>('channel_list', {})).find((c) => c.channel === `tmux:${peer}`)!;
@@ -226,9 +270,14 @@ describe('tmux through MCP (uplink mcp)', () => {
     a.server.setOption(peer, '@uplink_profile', 'operator');
     await a.json('channel_observe', { channel: `tmux:${peer}`, op: 'read', args: {} });
     const token = 'hunter2-tmux-mcp-91c4';
-    expect(await a.json('channel_act', { channel: `tmux:${peer}`, op: 'type', args: { text: token, enter: true, sensitive: true } })).toEqual({ typed: token.length, enter: true });
+    expect(await a.json('channel_act', { channel: `tmux:${peer}`, op: 'type', args: { text: token, enter: true, sensitive: true } })).toEqual({
+      typed: token.length,
+      enter: true,
+    });
     // A refused sensitive call (own pane) keeps the text out too.
-    expect((await a.call('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'type', args: { text: `${token}-own`, sensitive: true } })).error).toBe(true);
+    expect((await a.call('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'type', args: { text: `${token}-own`, sensitive: true } })).error).toBe(
+      true,
+    );
     const auditBytes = (): Buffer[] => auditFiles(a.dataDir).map((f) => f.bytes);
     expect(auditBytes().length).toBeGreaterThan(0);
     for (const bytes of auditBytes()) expect(bytes.includes(token)).toBe(false);
@@ -252,16 +301,32 @@ describe('tmux through MCP (uplink mcp)', () => {
     }
     // A label into a grant glob is refused outright, even on our own pane…
     const raise = await a.call('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'label', args: { name: 'lab-me' } });
-    expect(raise.text).toMatch(/^uplink error \[tmux:Rejected\]: renaming %\d+ to "lab-me" would match a tmux.write_allow glob granting godmode; a rename can never raise a tier/);
+    expect(raise.text).toMatch(
+      /^uplink error \[tmux:Rejected\]: renaming %\d+ to "lab-me" would match a tmux.write_allow glob granting godmode; a rename can never raise a tier/,
+    );
     // …and a label an agent set never grants, even when the config later matches it.
     expect(await a.json('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'label', args: { name: 'later-me' } })).toEqual({ label: 'later-me' });
-    writeConfig(a.dataDir, { ...APPROVE_TMUX, tmux: { write_allow: [{ pattern: 'lab-*', tier: 'godmode' }, { pattern: 'later-*', tier: 'godmode' }, { pattern: peer, tier: 'operator' }] } });
-    const tierOf = (list: Array<{ channel: string; detail: { tier: string } }>, pane: string): string => list.find((c) => c.channel === `tmux:${pane}`)!.detail.tier;
+    writeConfig(a.dataDir, {
+      ...APPROVE_TMUX,
+      tmux: {
+        write_allow: [
+          { pattern: 'lab-*', tier: 'godmode' },
+          { pattern: 'later-*', tier: 'godmode' },
+          { pattern: peer, tier: 'operator' },
+        ],
+      },
+    });
+    const tierOf = (list: Array<{ channel: string; detail: { tier: string } }>, pane: string): string =>
+      list.find((c) => c.channel === `tmux:${pane}`)!.detail.tier;
     // Wait until the edit is live (the peer's id glob grants), then the agent's label still grants nothing.
-    const list = await eventually(async () => {
-      const l = await a.json<Array<{ channel: string; detail: { tier: string } }>>('channel_list', {});
-      return tierOf(l, peer) === 'operator' && l;
-    }, 10_000, 'the config edit');
+    const list = await eventually(
+      async () => {
+        const l = await a.json<Array<{ channel: string; detail: { tier: string } }>>('channel_list', {});
+        return tierOf(l, peer) === 'operator' && l;
+      },
+      10_000,
+      'the config edit',
+    );
     expect(list.find((c) => c.channel === `tmux:${a.server.firstPane}`)!.detail.tier).toBe('observer');
     expect(a.server.tmux('show-options', '-p', '-t', peer).includes('@uplink_profile')).toBe(false);
     expect(a.server.tmux('show-options', '-p', '-t', a.server.firstPane).includes('@uplink_profile')).toBe(false);

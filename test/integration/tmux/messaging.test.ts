@@ -60,9 +60,16 @@ describe('tmux driver: channels, send, recv, ask', () => {
     await eventually(() => server.capture(peer).split(envelope).length - 1 === 2, 10_000, 'the line echoed and submitted');
 
     const short = await driver.send(peer, { message: 'hi', reply_hint: 'short' });
-    await eventually(() => server.capture(peer).includes(`[uplink from:uplink pane:${own} id:${short.correlation_id}] hi (reply-to:${own} id:${short.correlation_id})`));
+    await eventually(() =>
+      server.capture(peer).includes(`[uplink from:uplink pane:${own} id:${short.correlation_id}] hi (reply-to:${own} id:${short.correlation_id})`),
+    );
     const none = await driver.send(peer, { message: 'bare', reply_hint: 'none' });
-    await eventually(() => server.capture(peer).split('\n').some((l) => l.trimEnd() === `[uplink from:uplink pane:${own} id:${none.correlation_id}] bare`));
+    await eventually(() =>
+      server
+        .capture(peer)
+        .split('\n')
+        .some((l) => l.trimEnd() === `[uplink from:uplink pane:${own} id:${none.correlation_id}] bare`),
+    );
   });
 
   it('a caller the hub identifies (its $TMUX and $TMUX_PANE) is the own pane: envelope, recipe and own-pane rejection follow it', async () => {
@@ -75,7 +82,11 @@ describe('tmux driver: channels, send, recv, ask', () => {
     const ctx = as({ tmux: `${server.socket},${serverPid},0`, tmux_pane: agentPane });
     const receipt = await driver.send(peer, { message: 'from the agent', reply_hint: 'full' }, ctx);
     await eventually(() =>
-      server.capture(peer).includes(`[uplink from:claude pane:${agentPane} id:${receipt.correlation_id}] from the agent (reply: run \`tmux send-keys -t ${agentPane} '[reply id:${receipt.correlation_id}] <answer>' Enter\`)`),
+      server
+        .capture(peer)
+        .includes(
+          `[uplink from:claude pane:${agentPane} id:${receipt.correlation_id}] from the agent (reply: run \`tmux send-keys -t ${agentPane} '[reply id:${receipt.correlation_id}] <answer>' Enter\`)`,
+        ),
     );
     expect((await failure(driver.send(agentPane, { message: 'loop', reply_hint: 'none' }, ctx))).kind).toBe('Rejected');
     await driver.invoke(agentPane, 'read', {});
@@ -84,11 +95,15 @@ describe('tmux driver: channels, send, recv, ask', () => {
     expect((await driver.send(hubPane, { message: 'to the hub pane', reply_hint: 'none' }, ctx)).delivered).toBe(true);
     // Matched by server pid when the socket path is spelled differently.
     const byPid = await driver.send(peer, { message: 'by pid', reply_hint: 'short' }, as({ tmux: `/elsewhere/sock,${serverPid},0`, tmux_pane: agentPane }));
-    await eventually(() => server.capture(peer).includes(`pane:${agentPane} id:${byPid.correlation_id}] by pid (reply-to:${agentPane} id:${byPid.correlation_id})`));
+    await eventually(() =>
+      server.capture(peer).includes(`pane:${agentPane} id:${byPid.correlation_id}] by pid (reply-to:${agentPane} id:${byPid.correlation_id})`),
+    );
     // Another server's pane, or a caller outside tmux, is no pane here — and never our env's pane.
     for (const caller of [{ tmux: '/elsewhere/sock,1,0', tmux_pane: agentPane }, {}] as Array<Record<string, string>>) {
       const r = await driver.send(peer, { message: 'stranger', reply_hint: 'full' }, as(caller));
-      await eventually(() => server.capture(peer).includes(`[uplink from:claude pane:none id:${r.correlation_id}] stranger (reply-to:none id:${r.correlation_id})`));
+      await eventually(() =>
+        server.capture(peer).includes(`[uplink from:claude pane:none id:${r.correlation_id}] stranger (reply-to:none id:${r.correlation_id})`),
+      );
     }
   });
 
@@ -98,7 +113,13 @@ describe('tmux driver: channels, send, recv, ask', () => {
     server.setOption(peer, '@uplink_profile', 'operator');
     const tricky = "it's $HOME `date` \\ ; #x {y} ~ %if ❯ naïve";
     const receipt = await driver.send(peer, { message: tricky, reply_hint: 'none' });
-    await eventually(() => server.capture(peer).split('\n').filter((l) => l.includes(`id:${receipt.correlation_id}] ${tricky}`)).length === 2);
+    await eventually(
+      () =>
+        server
+          .capture(peer)
+          .split('\n')
+          .filter((l) => l.includes(`id:${receipt.correlation_id}] ${tricky}`)).length === 2,
+    );
   });
 
   it('send to our own pane is rejected, a multi-line message is invalid', async () => {
@@ -146,13 +167,21 @@ describe('tmux driver: channels, send, recv, ask', () => {
     // One line at a time, so typed-ahead echo never splits an output line.
     const say = async (command: string, output: string): Promise<void> => {
       server.typeLine(own, command);
-      await eventually(() => server.capture(own).split('\n').some((l) => l.trimEnd().endsWith(output) && !l.includes('echo')), 10_000, output);
+      await eventually(
+        () =>
+          server
+            .capture(own)
+            .split('\n')
+            .some((l) => l.trimEnd().endsWith(output) && !l.includes('echo')),
+        10_000,
+        output,
+      );
     };
     // Type only once the shell shows its prompt: typed-ahead input would put the first output
     // line behind the prompt (`$ [reply …`), a different raw line.
     await eventually(() => server.capture(own).trim() !== '', 10_000, 'the shell prompt');
     await say("echo '[reply id:cafe0001] done'", '[reply id:cafe0001] done');
-    await say("echo \"tmux send-keys -t %0 '[reply id:deadbeef] <answer>' Enter\"", "<answer>' Enter");
+    await say('echo "tmux send-keys -t %0 \'[reply id:deadbeef] <answer>\' Enter"', "<answer>' Enter");
     await say("echo '  │ ❯ [uplink from:codex pane:%7 id:0badf00d] hello there'", 'hello there');
     const batch = await eventually(async () => {
       const b = await driver.recv();
@@ -189,7 +218,10 @@ describe('tmux driver: channels, send, recv, ask', () => {
     expect(out.transcript).toMatch(/peer read \d+ chars/);
     expect(out.transcript).not.toContain('[uplink');
     const envelope = `[uplink from:claude pane:${own} id:${out.receipt.correlation_id}] what is six times seven?`;
-    const shown = server.capture(peer).split('\n').find((l) => l.includes(`id:${out.receipt.correlation_id}`))!;
+    const shown = server
+      .capture(peer)
+      .split('\n')
+      .find((l) => l.includes(`id:${out.receipt.correlation_id}`))!;
     expect(shown.trimEnd()).toBe(envelope);
   });
 });

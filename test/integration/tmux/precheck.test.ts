@@ -27,7 +27,11 @@ afterEach(async () => {
 function start(hold = false): { server: TmuxTestServer; hub: Hub; prompts: PendingApproval[] } {
   const server = TmuxTestServer.start('sh');
   cleanups.push(() => server.stop());
-  const hub = createHub({ dataDir: mkdtempSync(join(tmpdir(), 'uplink-precheck-')), drivers: [tmuxDriverForTest({ env: server.ownEnv(), config: () => ({}) })], watchConfig: false });
+  const hub = createHub({
+    dataDir: mkdtempSync(join(tmpdir(), 'uplink-precheck-')),
+    drivers: [tmuxDriverForTest({ env: server.ownEnv(), config: () => ({}) })],
+    watchConfig: false,
+  });
   cleanups.push(() => hub.close());
   hub.attachPanel();
   const prompts: PendingApproval[] = [];
@@ -68,7 +72,11 @@ describe('tmux writes the driver would refuse are refused before the operator is
     const peer = server.split('cat');
     await hub.invoke(`tmux:${peer}`, 'read', {}, { agent });
     const err = await refusal(hub.invoke(`tmux:${peer}`, 'type', { text: 'hello' }, { agent }));
-    expect(err.rendered).toMatch(new RegExp(`^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: a human can grant it in the Uplink panel`));
+    expect(err.rendered).toMatch(
+      new RegExp(
+        `^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: a human can grant it in the Uplink panel`,
+      ),
+    );
     expect(prompts).toEqual([]);
     expect(hub.pendingApprovals()).toEqual([]);
     const rejected = hub.queryAudit({ op: 'type', state: 'rejected' }).entries;

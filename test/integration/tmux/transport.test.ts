@@ -50,11 +50,19 @@ describe('tmux transport', () => {
     server.tmux('kill-server');
     await expect(t.run(['list-sessions'])).rejects.toMatchObject({ kind: 'Unavailable' });
     server.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'again', 'cat');
-    await eventually(async () => (await t.run(['display-message', '-p', '-t', 'again', '#{session_name}']))[0] === 'again', 15_000, 'a working connection after restart');
-    await eventually(async () => {
-      await t.run(['list-sessions']);
-      return t.mode === 'control';
-    }, 15_000, 'control mode re-attached');
+    await eventually(
+      async () => (await t.run(['display-message', '-p', '-t', 'again', '#{session_name}']))[0] === 'again',
+      15_000,
+      'a working connection after restart',
+    );
+    await eventually(
+      async () => {
+        await t.run(['list-sessions']);
+        return t.mode === 'control';
+      },
+      15_000,
+      'control mode re-attached',
+    );
   });
 
   it('watches panes of another session through its own client, which detaches when unused', async () => {

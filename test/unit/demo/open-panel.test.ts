@@ -8,11 +8,11 @@ const found = () => ({ bin: '/x/electron' });
 const none = () => ({ why: 'the Electron binary is not installed' });
 
 describe('where the demo opens its panel', () => {
-  it('in the Uplink app (Electron) on the user\'s display when the binary is there', () => {
+  it("in the Uplink app (Electron) on the user's display when the binary is there", () => {
     expect(choosePanelOpener({ ownDisplay: true, electron: found, xdgOpen: () => true })).toEqual({ kind: 'electron', bin: '/x/electron' });
   });
 
-  it('in the browser on the user\'s display when there is no Electron binary', () => {
+  it("in the browser on the user's display when there is no Electron binary", () => {
     expect(choosePanelOpener({ ownDisplay: true, electron: none, xdgOpen: () => true })).toEqual({ kind: 'browser' });
   });
 

@@ -51,7 +51,9 @@ describe('the demo story', () => {
     const { agent, calls } = standIn(() => ok({}));
     const { h, steps } = hooks();
     const result = await tellStory(agent, 42, h);
-    const acts = calls.filter((c) => c.name === 'channel_act').map((c) => `${String(c.args.channel)} ${String(c.args.op)} ${String(c.args.interaction ?? '')}`.trim());
+    const acts = calls
+      .filter((c) => c.name === 'channel_act')
+      .map((c) => `${String(c.args.channel)} ${String(c.args.op)} ${String(c.args.interaction ?? '')}`.trim());
     expect(acts).toEqual([
       'tmux:%0 type',
       'tmux:%1 ask',
@@ -65,7 +67,8 @@ describe('the demo story', () => {
     expect(steps.at(-1)).toMatchObject({ step: 8, window_channel: 'desktop:0x1' });
     // Every type comes right after a read of the same pane (the driver's read-first guard).
     calls.forEach((c, i) => {
-      if (c.name === 'channel_act' && c.args.op === 'type') expect(calls[i - 1]).toMatchObject({ name: 'channel_observe', args: { channel: c.args.channel, op: 'read' } });
+      if (c.name === 'channel_act' && c.args.op === 'type')
+        expect(calls[i - 1]).toMatchObject({ name: 'channel_observe', args: { channel: c.args.channel, op: 'read' } });
     });
   });
 
@@ -89,7 +92,10 @@ describe('the demo story', () => {
       { what: 'type a command in tmux:builder', outcome: 'succeeded' },
     ]);
     const typed = calls.findIndex((c) => c.name === 'channel_act');
-    expect(calls.slice(typed + 1, typed + 3)).toMatchObject([{ name: 'channel_observe', args: { op: 'read' } }, { name: 'channel_act', args: { op: 'type' } }]);
+    expect(calls.slice(typed + 1, typed + 3)).toMatchObject([
+      { name: 'channel_observe', args: { op: 'read' } },
+      { name: 'channel_act', args: { op: 'type' } },
+    ]);
     expect(steps.some((s) => s.step === 3 && s.why.includes('went stale'))).toBe(true);
   });
 });

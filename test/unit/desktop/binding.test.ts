@@ -13,9 +13,18 @@ function procOf(starts: Map<number, number>): ProcReader {
   return { startTime: async (pid) => starts.get(pid), processName: async () => 'app' };
 }
 const win = (over: Partial<HelperWindow> = {}): HelperWindow => ({
-  window: '0x200003', title: 'App', class: ['app', 'App'], geometry: { x: 0, y: 0, width: 10, height: 10 },
-  net_wm_pid: 100, xres_pid: 100, pid: 100, start_time: 5000, process_name: 'app', focused: false,
-  interactions: ['semantic_ui', 'visual_ui'], ...over,
+  window: '0x200003',
+  title: 'App',
+  class: ['app', 'App'],
+  geometry: { x: 0, y: 0, width: 10, height: 10 },
+  net_wm_pid: 100,
+  xres_pid: 100,
+  pid: 100,
+  start_time: 5000,
+  process_name: 'app',
+  focused: false,
+  interactions: ['semantic_ui', 'visual_ui'],
+  ...over,
 });
 
 describe('desktop binding table', () => {
@@ -27,7 +36,14 @@ describe('desktop binding table', () => {
   });
 
   it('keeps the binding and reports a mismatch while the bound process lives and the window claims another pid', async () => {
-    const table = new BindingTable(procOf(new Map([[100, 5000], [200, 7000]])));
+    const table = new BindingTable(
+      procOf(
+        new Map([
+          [100, 5000],
+          [200, 7000],
+        ]),
+      ),
+    );
     await table.sight(win());
     const seen = await table.sight(win({ net_wm_pid: 200, pid: 100 }));
     expect(seen.addr).toBe('0x200003');
@@ -36,7 +52,10 @@ describe('desktop binding table', () => {
   });
 
   it('gives a reused window id a fresh address once the bound process has exited; the old address never moves', async () => {
-    const starts = new Map([[100, 5000], [200, 7000]]);
+    const starts = new Map([
+      [100, 5000],
+      [200, 7000],
+    ]);
     const table = new BindingTable(procOf(starts));
     await table.sight(win());
     starts.delete(100);
@@ -74,7 +93,10 @@ describe('desktop binding table', () => {
 
   it('a binding made by one Uplink process holds in the next: the reused id gets a fresh address there too', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'uplink-bind-')), 'state');
-    const starts = new Map([[100, 5000], [200, 7000]]);
+    const starts = new Map([
+      [100, 5000],
+      [200, 7000],
+    ]);
     const first = new BindingTable(procOf(starts), fileBindingStore(dir));
     first.load('run-a');
     await first.sight(win());
@@ -134,7 +156,10 @@ describe('desktop binding table', () => {
   });
 
   it('an address whose binding was evicted from a full table is never re-bound to another process', async () => {
-    const starts = new Map([[100, 5000], [200, 7000]]);
+    const starts = new Map([
+      [100, 5000],
+      [200, 7000],
+    ]);
     const table = new BindingTable(procOf(starts));
     await table.sight(win());
     for (let i = 1; i <= 10_000; i++) await table.sight(win({ window: `0x${(0x300000 + i).toString(16)}` }));

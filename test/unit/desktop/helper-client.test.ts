@@ -74,11 +74,14 @@ describe('desktop helper client', () => {
     for (const c of calls) await expect(c).rejects.toMatchObject({ kind: 'Unavailable', message: expect.stringContaining('shut down') });
   });
 
-  it('a silent helper times out the call, is replaced, and a garbage line fails only that helper\'s calls', async () => {
+  it("a silent helper times out the call, is replaced, and a garbage line fails only that helper's calls", async () => {
     const client = new HelperClient({ command: script(MISBEHAVING), env: process.env, callTimeoutMs: 300 });
     await expect(client.call({ op: 'silent' })).rejects.toMatchObject({ kind: 'Timeout' });
     await expect(client.call({ op: 'garbage' }, { timeoutMs: 5000 })).rejects.toMatchObject({ kind: 'Upstream' });
-    await expect(client.call({ op: 'die' }, { timeoutMs: 5000 })).rejects.toMatchObject({ kind: 'Unavailable', message: expect.stringContaining('exit code 3') });
+    await expect(client.call({ op: 'die' }, { timeoutMs: 5000 })).rejects.toMatchObject({
+      kind: 'Unavailable',
+      message: expect.stringContaining('exit code 3'),
+    });
     await client.dispose();
   });
 

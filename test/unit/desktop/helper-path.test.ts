@@ -10,7 +10,9 @@ describe('desktop helper path', () => {
     expect(asarUnpacked('/opt/Uplink/resources/app.asar/dist/desktop-helper/uplink_desktop_helper.py')).toBe(
       '/opt/Uplink/resources/app.asar.unpacked/dist/desktop-helper/uplink_desktop_helper.py',
     );
-    expect(asarUnpacked('C:\\Uplink\\resources\\app.asar\\dist\\desktop-helper\\x.py')).toBe('C:\\Uplink\\resources\\app.asar.unpacked\\dist\\desktop-helper\\x.py');
+    expect(asarUnpacked('C:\\Uplink\\resources\\app.asar\\dist\\desktop-helper\\x.py')).toBe(
+      'C:\\Uplink\\resources\\app.asar.unpacked\\dist\\desktop-helper\\x.py',
+    );
     expect(asarUnpacked('/home/me/uplink/src/main/drivers/desktop/helper/x.py')).toBe('/home/me/uplink/src/main/drivers/desktop/helper/x.py');
   });
 

@@ -49,7 +49,10 @@ describe('desktop helper protocol', () => {
     delete env.WAYLAND_DISPLAY;
     const client = new HelperClient({ command: [PYTHON, locateHelperScript()], env, callTimeoutMs: 20_000 });
     try {
-      await expect(client.call({ op: 'no-such-op', target: { window: '0x1', pid: 1, start_time: 1 } })).rejects.toMatchObject({ kind: 'Invalid', message: "unknown op 'no-such-op'" });
+      await expect(client.call({ op: 'no-such-op', target: { window: '0x1', pid: 1, start_time: 1 } })).rejects.toMatchObject({
+        kind: 'Invalid',
+        message: "unknown op 'no-such-op'",
+      });
       await expect(client.call({ op: 'tree' })).rejects.toMatchObject({ kind: 'Invalid', message: "op 'tree' needs a target" });
       await expect(client.call({ op: 'click', target: { window: '0x1', pid: 1, start_time: 1 }, args: { x: 1, y: 1 } })).rejects.toMatchObject({
         kind: 'Unavailable',

@@ -10,7 +10,7 @@ describe('desktop driver parts', () => {
     expect(parseStartTime('garbage')).toBeUndefined();
   });
 
-  it('offers exactly the issue\'s ops with their interaction kinds and mutability', () => {
+  it("offers exactly the issue's ops with their interaction kinds and mutability", () => {
     expect(DESKTOP_OPS.map((o) => [o.op, o.mutating, o.interactions])).toEqual([
       ['observe', false, ['semantic_ui', 'visual_ui']],
       ['tree', false, ['semantic_ui']],

@@ -23,7 +23,6 @@ function host(args: string[] = [], options: Partial<ExternalDriverOptions> = {})
   return d;
 }
 
-
 describe('ExternalDriver', () => {
   it('takes info, ops and extensions from the handshake, and binds only the extensions offered', async () => {
     const d = host();
@@ -103,10 +102,20 @@ describe('ExternalDriver', () => {
     const doctorShape = new ExternalDriver({ id: 'probe', check: protocolCheck, command: [process.execPath, broken('doctor-shape')], cwd: dirname(DRIVER) });
     made.push(doctorShape);
     const err = await failure<DriverError>(doctorShape.doctor());
-    expect([err.kind, err.message]).toEqual(['Upstream', 'probe answered doctor with something other than a DoctorReport: / lacks the property "driver" (required)']);
-    const recvShape = new ExternalDriver({ id: 'probe', check: protocolCheck, command: [process.execPath, broken('recv-shape'), '--kind', 'both'], cwd: dirname(DRIVER) });
+    expect([err.kind, err.message]).toEqual([
+      'Upstream',
+      'probe answered doctor with something other than a DoctorReport: / lacks the property "driver" (required)',
+    ]);
+    const recvShape = new ExternalDriver({
+      id: 'probe',
+      check: protocolCheck,
+      command: [process.execPath, broken('recv-shape'), '--kind', 'both'],
+      cwd: dirname(DRIVER),
+    });
     made.push(recvShape);
-    expect((await failure<DriverError>(recvShape.recv())).message).toBe('probe answered recv with something other than a RecvBatch: / lacks the property "items" (required)');
+    expect((await failure<DriverError>(recvShape.recv())).message).toBe(
+      'probe answered recv with something other than a RecvBatch: / lacks the property "items" (required)',
+    );
     // The same driver's good answers pass.
     expect(await doctorShape.channels()).toEqual([{ channel: 'probe:main', labels: ['main'], detail: {} }]);
   });

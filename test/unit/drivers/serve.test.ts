@@ -64,7 +64,11 @@ afterEach(async () => {
 describe('serveDriver', () => {
   it('answers initialize with protocol 3, the info, and the optional methods the driver implements', async () => {
     const client = serve(fakeDriver().driver);
-    expect(await client.initialize()).toEqual({ protocol_version: '3', info: { id: 'fake', kind: 'both', summary: 'a fake' }, extensions: ['preview', 'shutdown'] });
+    expect(await client.initialize()).toEqual({
+      protocol_version: '3',
+      info: { id: 'fake', kind: 'both', summary: 'a fake' },
+      extensions: ['preview', 'shutdown'],
+    });
   });
 
   it('refuses any request before initialize', async () => {
@@ -127,7 +131,10 @@ describe('serveDriver', () => {
     await client.initialize();
     expect((await client.request('frobnicate', {})).error?.code).toBe(-32601);
     expect((await client.request('set_tier', { addr: 'a', tier: 'x' })).error?.code).toBe(-32601);
-    expect((await client.request('invoke', { addr: 7, op: 'echo', args: {} })).error).toMatchObject({ code: -32602, message: 'invoke: "addr" must be a string' });
+    expect((await client.request('invoke', { addr: 7, op: 'echo', args: {} })).error).toMatchObject({
+      code: -32602,
+      message: 'invoke: "addr" must be a string',
+    });
     expect((await client.request('send', { addr: 'a', request: { message: 'x', reply_hint: 'loud' } })).error?.code).toBe(-32602);
     expect((await client.request('recv', { cursor: 'x' })).error?.code).toBe(-32602);
     expect((await client.request('channels', [1])).error?.code).toBe(-32602);

@@ -53,7 +53,11 @@ function fakeNotifications() {
 
 describe('attention for a new approval (Electron main)', () => {
   it('names the agent, op, channel and its label', () => {
-    expect(approvalNotification(approval)).toEqual({ title: 'Uplink: claude-code wants send', body: 'on tmux:%3 (build) — approve or deny in the Uplink panel', silent: false });
+    expect(approvalNotification(approval)).toEqual({
+      title: 'Uplink: claude-code wants send',
+      body: 'on tmux:%3 (build) — approve or deny in the Uplink panel',
+      silent: false,
+    });
   });
 
   it('an unfocused window gets an OS notification and a flashing task-bar entry, never focus', () => {

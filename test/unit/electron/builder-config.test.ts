@@ -19,7 +19,6 @@ interface BuilderConfig {
 const schema = JSON.parse(readFileSync(require.resolve('app-builder-lib/scheme.json'), 'utf8')) as Record<string, unknown>;
 const config = yaml.load(readFileSync(new URL('../../../electron-builder.yml', import.meta.url), 'utf8')) as BuilderConfig;
 
-
 describe('electron-builder.yml', () => {
   it('is valid against electron-builder’s own configuration schema', () => {
     const ajv = new Ajv({ strict: false, allErrors: true });

@@ -20,7 +20,11 @@ describe('Electron IPC generated from the channel map', () => {
   it('registers exactly one handler per PanelApi method and removes them all', () => {
     const { session } = setup();
     const handled = new Map<string, unknown>();
-    const dispose = registerPanelIpc({ handle: (c: string, h: unknown) => void handled.set(c, h), removeHandler: (c: string) => void handled.delete(c) } as never, () => session.handlers, INDEX);
+    const dispose = registerPanelIpc(
+      { handle: (c: string, h: unknown) => void handled.set(c, h), removeHandler: (c: string) => void handled.delete(c) } as never,
+      () => session.handlers,
+      INDEX,
+    );
     expect([...handled.keys()].sort()).toEqual(PANEL_METHODS.map(ipcCallChannel).sort());
     dispose();
     expect(handled.size).toBe(0);
@@ -48,7 +52,14 @@ describe('Electron IPC generated from the channel map', () => {
     const { session, hub } = setup();
     hub.addApproval(approval('a1'));
     const h = ipcCallHandler('decide', () => session.handlers, INDEX);
-    for (const bad of [null, 'x', { approval_id: 'a1' }, { approval_id: 'a1', decision: 'maybe' }, { approval_id: 'a1', decision: 'once', extra: true }, { approval_id: '', decision: 'once' }]) {
+    for (const bad of [
+      null,
+      'x',
+      { approval_id: 'a1' },
+      { approval_id: 'a1', decision: 'maybe' },
+      { approval_id: 'a1', decision: 'once', extra: true },
+      { approval_id: '', decision: 'once' },
+    ]) {
       expect(await h(frame(INDEX), bad)).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
     }
     expect(hub.decisions).toEqual([]);

@@ -24,7 +24,7 @@ describe('launch mode from argv', () => {
   });
 });
 
-describe('attach mode: a window on a running hub\'s panel', () => {
+describe("attach mode: a window on a running hub's panel", () => {
   const URL_ = 'http://127.0.0.1:7420/#code=s3cret';
 
   it('`--attach <url>`, `--attach=<url>` or the environment variable attach', () => {
@@ -76,11 +76,17 @@ describe('attach mode: a window on a running hub\'s panel', () => {
 
 describe('the stdio command the settings view shows', () => {
   it('a packaged app runs itself with `mcp` (bin/uplink inside the asar cannot run)', () => {
-    expect(stdioCommand({ packaged: true, execPath: '/opt/Uplink/uplink', cliPath: '/opt/Uplink/resources/app.asar/bin/uplink' })).toEqual(['/opt/Uplink/uplink', 'mcp']);
+    expect(stdioCommand({ packaged: true, execPath: '/opt/Uplink/uplink', cliPath: '/opt/Uplink/resources/app.asar/bin/uplink' })).toEqual([
+      '/opt/Uplink/uplink',
+      'mcp',
+    ]);
   });
 
   it('an AppImage names the image file, not its temporary mount', () => {
-    expect(stdioCommand({ packaged: true, execPath: '/tmp/.mount_UplinkX/uplink', appImage: '/home/a/Apps/Uplink.AppImage' })).toEqual(['/home/a/Apps/Uplink.AppImage', 'mcp']);
+    expect(stdioCommand({ packaged: true, execPath: '/tmp/.mount_UplinkX/uplink', appImage: '/home/a/Apps/Uplink.AppImage' })).toEqual([
+      '/home/a/Apps/Uplink.AppImage',
+      'mcp',
+    ]);
   });
 
   it('from a checkout it is bin/uplink mcp', () => {

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ELECTRON_CSP, allowNavigation, allowRequest, electronCsp, isLocalResource, isTrustedSender, permissionDecision, secureWebPreferences } from '../../../src/main/electron/security-policy';
+import {
+  ELECTRON_CSP,
+  allowNavigation,
+  allowRequest,
+  electronCsp,
+  isLocalResource,
+  isTrustedSender,
+  permissionDecision,
+  secureWebPreferences,
+} from '../../../src/main/electron/security-policy';
 
 const INDEX = 'file:///opt/Uplink/resources/app.asar/dist/renderer/index.html';
 

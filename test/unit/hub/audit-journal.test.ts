@@ -22,7 +22,15 @@ const buildDir = join(ROOT, 'node_modules', '.cache', 'uplink-test-build', `audi
 beforeAll(async () => {
   mkdirSync(buildDir, { recursive: true });
   fixture = join(buildDir, 'audit-crash.mjs');
-  await build({ entryPoints: [join(ROOT, 'test/fixtures/audit-crash.ts')], outfile: fixture, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  await build({
+    entryPoints: [join(ROOT, 'test/fixtures/audit-crash.ts')],
+    outfile: fixture,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    logLevel: 'warning',
+  });
 });
 
 afterAll(() => rmSync(buildDir, { recursive: true, force: true }));
@@ -68,7 +76,12 @@ describe('audit journal', () => {
     const store = new AuditStore(path);
     expect(calls(store)).toEqual(['inv-1/accepted', 'inv-1/succeeded', 'inv-2/accepted', 'inv-2/succeeded']);
     const inv2 = store.query({ invocation_id: 'inv-2' }).entries[0]!;
-    expect(inv2).toMatchObject({ agent: { kind: 'mcp', name: 'crash-journaled', version: '1' }, channel: 'test:alpha', args: { text: 'naïve – ünïcode ✓' }, state: 'succeeded' });
+    expect(inv2).toMatchObject({
+      agent: { kind: 'mcp', name: 'crash-journaled', version: '1' },
+      channel: 'test:alpha',
+      args: { text: 'naïve – ünïcode ✓' },
+      state: 'succeeded',
+    });
     expect(pendingFiles(path)).toEqual([]);
     store.close();
     const again = new AuditStore(path);
@@ -155,7 +168,13 @@ describe('audit journal', () => {
     const path = fresh();
     const store = new AuditStore(path);
     // A live agent carries more than its record (the session its grants are keyed by, where it runs).
-    const agent = { kind: 'mcp', agent_id: 'builder', name: 'claude-code', session: 'grants-key-1', caller: { tmux: '/tmp/tmux-0/default,1,0', tmux_pane: '%3' } } as AuditEntry['agent'];
+    const agent = {
+      kind: 'mcp',
+      agent_id: 'builder',
+      name: 'claude-code',
+      session: 'grants-key-1',
+      caller: { tmux: '/tmp/tmux-0/default,1,0', tmux_pane: '%3' },
+    } as AuditEntry['agent'];
     store.journal([{ at: 1, type: 'event', kind: 'accepted', agent, args: { big: 'x'.repeat(100_000) } }]);
     const dir = journalDir(path);
     const [file] = readdirSync(dir);

@@ -63,7 +63,9 @@ describe('AuditStore', () => {
     ];
     const layout = (db: Database.Database) => {
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>;
-      const indexes = db.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as Array<{ name: string }>;
+      const indexes = db.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").all() as Array<{
+        name: string;
+      }>;
       return {
         tables: tables.map((t) => ({ name: t.name, columns: db.pragma(`table_info(${t.name})`) })),
         indexes: indexes.map((i) => ({ ...i, columns: db.pragma(`index_info(${i.name})`) })),
@@ -100,7 +102,16 @@ describe('AuditStore', () => {
   it('filters by channel, op, agent, state, type and text, and pages by cursor', () => {
     const s = new AuditStore(fresh());
     for (let i = 0; i < 25; i++) {
-      s.append({ at: 1000 + i, type: 'event', kind: 'succeeded', channel: i % 2 ? 'tmux:%1' : 'tmux:%2', op: i % 3 ? 'read' : 'send', agent, state: 'succeeded', args: { n: i, note: `item-${i}` } });
+      s.append({
+        at: 1000 + i,
+        type: 'event',
+        kind: 'succeeded',
+        channel: i % 2 ? 'tmux:%1' : 'tmux:%2',
+        op: i % 3 ? 'read' : 'send',
+        agent,
+        state: 'succeeded',
+        args: { n: i, note: `item-${i}` },
+      });
     }
     s.appendDurable({ at: 2000, type: 'decision', kind: 'decision', authorized: 'operator', by: 'alice', granted: false, reason: 'no 100% sure' });
     expect(s.query({ channel: 'tmux:%1' }).entries).toHaveLength(12);
@@ -161,7 +172,9 @@ describe('AuditStore', () => {
     const path = fresh();
     new AuditStore(path).close();
     const db = new Database(path);
-    db.exec('DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome; ALTER TABLE entries DROP COLUMN rule_id; ALTER TABLE entries DROP COLUMN decision; DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output');
+    db.exec(
+      'DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome; ALTER TABLE entries DROP COLUMN rule_id; ALTER TABLE entries DROP COLUMN decision; DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output',
+    );
     db.pragma('user_version = 1');
     db.prepare("INSERT INTO entries (at, type, kind, invocation_id, agent_kind, agent_name) VALUES (5, 'event', 'accepted', 'old-1', 'mcp', 'claude')").run();
     db.close();
@@ -197,7 +210,17 @@ describe('AuditStore', () => {
     const store = new AuditStore(path);
     try {
       const ended = store.query({ after: 0 }).entries.map((e) => `${e.invocation_id ?? '-'}:${e.outcome ?? '-'}`);
-      expect(ended).toEqual(['ok:succeeded', 'asked:-', 'asked:timed_out', 'no:denied', 'slow:timed_out', 'broke:failed', 'stop:cancelled', '-:rejected', 'running:-']);
+      expect(ended).toEqual([
+        'ok:succeeded',
+        'asked:-',
+        'asked:timed_out',
+        'no:denied',
+        'slow:timed_out',
+        'broke:failed',
+        'stop:cancelled',
+        '-:rejected',
+        'running:-',
+      ]);
       expect(store.query({ outcome: 'timed_out' }).entries.map((e) => e.invocation_id)).toEqual(['slow', 'asked']);
     } finally {
       store.close();
@@ -207,19 +230,52 @@ describe('AuditStore', () => {
   it('stores every field of the record, the agent flattened and args/output as JSON, and reads the same record back', () => {
     const s = new AuditStore(fresh());
     const record = {
-      at: 7, type: 'decision', kind: 'decision', invocation_id: 'inv-9', sequence: 3, channel: 'test:a', op: 'write', capability_id: 'test.write',
-      agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0', user: 'ann' }, provider_id: 'uplink/test', interaction: 'typed',
-      state: 'accepted', error_code: 'policy_denied', error_kind: 'Rejected', message: 'm', hint: 'h', detail: 'd', authorized: 'operator', granted: true,
-      by: 'alice', reason: 'r', args: { text: 'x' }, duration_ms: 12, output: { ok: true }, decision: 'always', rule_id: 'rule_1', outcome: 'denied',
+      at: 7,
+      type: 'decision',
+      kind: 'decision',
+      invocation_id: 'inv-9',
+      sequence: 3,
+      channel: 'test:a',
+      op: 'write',
+      capability_id: 'test.write',
+      agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0', user: 'ann' },
+      provider_id: 'uplink/test',
+      interaction: 'typed',
+      state: 'accepted',
+      error_code: 'policy_denied',
+      error_kind: 'Rejected',
+      message: 'm',
+      hint: 'h',
+      detail: 'd',
+      authorized: 'operator',
+      granted: true,
+      by: 'alice',
+      reason: 'r',
+      args: { text: 'x' },
+      duration_ms: 12,
+      output: { ok: true },
+      decision: 'always',
+      rule_id: 'rule_1',
+      outcome: 'denied',
     } as const;
     // The fixture names every property of the schema, so a new one cannot be left unstored.
-    expect(Object.keys(record).sort()).toEqual(Object.keys(AUDIT_RECORD_SCHEMA.properties).filter((k) => k !== 'id').sort());
+    expect(Object.keys(record).sort()).toEqual(
+      Object.keys(AUDIT_RECORD_SCHEMA.properties)
+        .filter((k) => k !== 'id')
+        .sort(),
+    );
     const stored = s.append(record);
     expect(s.query({}).entries).toEqual([{ ...record, id: stored.id }]);
     s.close();
     const db = new Database(s.path, { readonly: true });
     expect(db.prepare('SELECT agent_id, agent_name, by_who, granted, args, decision, rule_id FROM entries').get()).toEqual({
-      agent_id: 'builder', agent_name: 'claude-code', by_who: 'alice', granted: 1, args: '{"text":"x"}', decision: 'always', rule_id: 'rule_1',
+      agent_id: 'builder',
+      agent_name: 'claude-code',
+      by_who: 'alice',
+      granted: 1,
+      args: '{"text":"x"}',
+      decision: 'always',
+      rule_id: 'rule_1',
     });
     db.close();
   });
@@ -228,15 +284,47 @@ describe('AuditStore', () => {
     const path = fresh();
     new AuditStore(path).close();
     const v4 = [
-      5, 'decision', 'decision', 'inv-old', null, 'test:a', 'write', 'test.write', 'mcp', 'claude-code', '2.1.0', null, 'uplink/test', 'typed', 'accepted',
-      null, null, null, null, null, 'operator', 0, 'alice', 'not now', '{"text":"x"}', null, null, 'builder',
+      5,
+      'decision',
+      'decision',
+      'inv-old',
+      null,
+      'test:a',
+      'write',
+      'test.write',
+      'mcp',
+      'claude-code',
+      '2.1.0',
+      null,
+      'uplink/test',
+      'typed',
+      'accepted',
+      null,
+      null,
+      null,
+      null,
+      null,
+      'operator',
+      0,
+      'alice',
+      'not now',
+      '{"text":"x"}',
+      null,
+      null,
+      'builder',
     ];
     mkdirSync(journalDir(path), { recursive: true });
     // A pid no process has: the journal of a process that died before the upgrade.
     writeFileSync(join(journalDir(path), '2147483646-old.jsonl'), `${JSON.stringify({ seq: 1, rows: [v4] })}\n`, { mode: 0o600 });
     const s = new AuditStore(path);
     expect(s.query({}).entries[0]).toMatchObject({
-      invocation_id: 'inv-old', agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0' }, authorized: 'operator', granted: false, by: 'alice', reason: 'not now', args: { text: 'x' },
+      invocation_id: 'inv-old',
+      agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code', version: '2.1.0' },
+      authorized: 'operator',
+      granted: false,
+      by: 'alice',
+      reason: 'not now',
+      args: { text: 'x' },
     });
     s.close();
   });
@@ -244,12 +332,28 @@ describe('AuditStore', () => {
   it('a journal line of column values (what versions before entries wrote) is replayed', () => {
     const path = fresh();
     new AuditStore(path).close();
-    const cells: Record<string, string | number> = { at: 7, type: 'event', kind: 'succeeded', invocation_id: 'inv-rows', channel: 'test:a', state: 'succeeded', output: '{"ok":true}', outcome: 'succeeded' };
+    const cells: Record<string, string | number> = {
+      at: 7,
+      type: 'event',
+      kind: 'succeeded',
+      invocation_id: 'inv-rows',
+      channel: 'test:a',
+      state: 'succeeded',
+      output: '{"ok":true}',
+      outcome: 'succeeded',
+    };
     const row = COLUMNS.map((c) => cells[c.name] ?? null);
     mkdirSync(journalDir(path), { recursive: true });
     writeFileSync(join(journalDir(path), '2147483646-rows.jsonl'), `${JSON.stringify({ seq: 1, rows: [row] })}\n`, { mode: 0o600 });
     const s = new AuditStore(path);
-    expect(s.query({}).entries[0]).toMatchObject({ at: 7, kind: 'succeeded', invocation_id: 'inv-rows', channel: 'test:a', output: { ok: true }, outcome: 'succeeded' });
+    expect(s.query({}).entries[0]).toMatchObject({
+      at: 7,
+      kind: 'succeeded',
+      invocation_id: 'inv-rows',
+      channel: 'test:a',
+      output: { ok: true },
+      outcome: 'succeeded',
+    });
     s.close();
   });
 
@@ -294,7 +398,18 @@ describe('AuditStore', () => {
   it('bounds every text field and the client identity on the record', () => {
     const s = new AuditStore(fresh());
     const huge = 'y'.repeat(1_000_000);
-    s.append({ at: 1, type: 'rejected', kind: 'rejected', channel: huge, op: huge, message: huge, hint: huge, detail: huge, reason: huge, agent: { kind: 'mcp', name: huge, version: huge } });
+    s.append({
+      at: 1,
+      type: 'rejected',
+      kind: 'rejected',
+      channel: huge,
+      op: huge,
+      message: huge,
+      hint: huge,
+      detail: huge,
+      reason: huge,
+      agent: { kind: 'mcp', name: huge, version: huge },
+    });
     const back = s.query({}).entries[0]!;
     expect(back.channel!.length).toBeLessThan(600);
     expect(back.op!.length).toBeLessThan(200);

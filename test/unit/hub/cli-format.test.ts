@@ -4,24 +4,56 @@ import { present } from '../../../src/main/edges/cli/present';
 import { formatDoctor, formatEntry, jsonForTerminal } from '../../../src/main/edges/cli/format';
 import type { AuditEntry } from '../../../src/main/hub';
 
-const base: AuditEntry = { id: 7, at: Date.UTC(2026, 0, 2, 3, 4, 5), type: 'decision', kind: 'decision', channel: 'tmux:%3', op: 'send', agent: { kind: 'mcp', agent_id: 'default', name: 'claude-code', version: '2.1.0' } };
+const base: AuditEntry = {
+  id: 7,
+  at: Date.UTC(2026, 0, 2, 3, 4, 5),
+  type: 'decision',
+  kind: 'decision',
+  channel: 'tmux:%3',
+  op: 'send',
+  agent: { kind: 'mcp', agent_id: 'default', name: 'claude-code', version: '2.1.0' },
+};
 
 describe('formatEntry', () => {
   it.each<[Partial<AuditEntry>, RegExp]>([
     [{ invocation_id: 'inv_1', authorized: 'operator', granted: true, by: 'alice', decision: 'once' }, /inv_1 {2}approved once by the operator \(alice\)$/],
-    [{ invocation_id: 'inv_1', authorized: 'operator', granted: false, by: 'alice', reason: 'not now', decision: 'deny' }, /denied by the operator \(alice\): “not now”$/],
+    [
+      { invocation_id: 'inv_1', authorized: 'operator', granted: false, by: 'alice', reason: 'not now', decision: 'deny' },
+      /denied by the operator \(alice\): “not now”$/,
+    ],
     [{ invocation_id: 'inv_1', authorized: 'rule:r1', granted: true, by: 'bob' }, /approved by standing rule r1$/],
-    [{ invocation_id: 'inv_1', authorized: 'default_policy', granted: false, reason: 'no panel attached' }, /denied by the default policy: “no panel attached”$/],
-    [{ invocation_id: 'inv_1', authorized: 'cli', granted: true, by: 'carol', agent: { kind: 'cli', agent_id: 'uplink-cli', name: 'uplink-cli', user: 'carol' } }, /agent=cli:uplink-cli\(carol\) {2}inv_1 {2}run from the CLI by carol$/],
+    [
+      { invocation_id: 'inv_1', authorized: 'default_policy', granted: false, reason: 'no panel attached' },
+      /denied by the default policy: “no panel attached”$/,
+    ],
+    [
+      {
+        invocation_id: 'inv_1',
+        authorized: 'cli',
+        granted: true,
+        by: 'carol',
+        agent: { kind: 'cli', agent_id: 'uplink-cli', name: 'uplink-cli', user: 'carol' },
+      },
+      /agent=cli:uplink-cli\(carol\) {2}inv_1 {2}run from the CLI by carol$/,
+    ],
     [{ invocation_id: 'inv_1', authorized: 'session', granted: true }, /approved for the session \(granted earlier by the operator\)$/],
-    [{ type: 'event', kind: 'accepted', authorized: 'default_policy', granted: true }, /accepted {2}tmux:%3 {2}send {2}agent=mcp:default \(claude-code@2\.1\.0\) {2}read-only: no approval needed$/],
+    [
+      { type: 'event', kind: 'accepted', authorized: 'default_policy', granted: true },
+      /accepted {2}tmux:%3 {2}send {2}agent=mcp:default \(claude-code@2\.1\.0\) {2}read-only: no approval needed$/,
+    ],
     // An operator's action outside any call: the reason says what was done.
-    [{ op: 'set-tier', authorized: 'operator', granted: true, by: 'alice', reason: 'tier set to operator' }, /set-tier .* {2}by the operator \(alice\): “tier set to operator”$/],
+    [
+      { op: 'set-tier', authorized: 'operator', granted: true, by: 'alice', reason: 'tier set to operator' },
+      /set-tier .* {2}by the operator \(alice\): “tier set to operator”$/,
+    ],
     // Records that say nothing about authorization keep who and why as they are.
     [{ type: 'decision', kind: 'decision', by: 'alice', reason: 'operator revealed sensitive args' }, /by=alice {2}reason="operator revealed sensitive args"$/],
     // Rows recorded before agents authenticated say so rather than pass the declared name off as the agent.
     [{ agent: { kind: 'mcp', name: 'claude-code' } }, /agent=mcp:claude-code \(unauthenticated\)$/],
-    [{ type: 'event', kind: 'started', provider_id: 'uplink/desktop-semantic', interaction: 'semantic_ui' }, /provider=uplink\/desktop-semantic {2}interaction=semantic_ui/],
+    [
+      { type: 'event', kind: 'started', provider_id: 'uplink/desktop-semantic', interaction: 'semantic_ui' },
+      /provider=uplink\/desktop-semantic {2}interaction=semantic_ui/,
+    ],
   ])('%o', (extra, re) => {
     const line = formatEntry({ ...base, ...extra });
     expect(line.startsWith('2026-01-02T03:04:05.000Z  #7  ')).toBe(true);
@@ -55,7 +87,15 @@ describe('nothing an agent wrote reaches the terminal raw', () => {
       agents: { ok: true, path: '/d/agents.json' },
       panels_attached: 0,
     });
-    expect(out.split('\n')).toEqual(['FAIL tmux', '       pane \\x1b]0;owned\\x07 gone', 'FAIL config /d/config.json', '       /d/config.json is empty\\nforged', 'ok   audit /d/audit.sqlite', 'ok   agents /d/agents.json', 'NOT healthy']);
+    expect(out.split('\n')).toEqual([
+      'FAIL tmux',
+      '       pane \\x1b]0;owned\\x07 gone',
+      'FAIL config /d/config.json',
+      '       /d/config.json is empty\\nforged',
+      'ok   audit /d/audit.sqlite',
+      'ok   agents /d/agents.json',
+      'NOT healthy',
+    ]);
   });
 
   it('JSON for a terminal stays valid JSON with DEL, C1 and U+2028 as \\u escapes', () => {
@@ -72,7 +112,11 @@ describe('send output', () => {
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = ((chunk: string) => (out.push(chunk), true)) as typeof process.stdout.write;
     try {
-      present({ command: 'send', args: { channel: 'tmux:%1', message: 'hi', reply_hint: 'full' } }, { delivered: false, correlation_id: 'c1', injected_at: '2026-11-30T00:00:00Z', verify_excerpt: '$ \u001b]0;owned\u0007\u001b[2J' }, false);
+      present(
+        { command: 'send', args: { channel: 'tmux:%1', message: 'hi', reply_hint: 'full' } },
+        { delivered: false, correlation_id: 'c1', injected_at: '2026-11-30T00:00:00Z', verify_excerpt: '$ \u001b]0;owned\u0007\u001b[2J' },
+        false,
+      );
     } finally {
       process.stdout.write = write;
     }

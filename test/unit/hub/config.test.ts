@@ -30,7 +30,17 @@ describe('ConfigStore', () => {
     const path = fresh();
     writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'r', channel: 'tmux:*' }] } }));
     expect(new ConfigStore(path).error()).toContain('/approvals/rules/0 lacks the property "op" (required)');
-    writeFileSync(path, JSON.stringify({ approvals: { rules: [{ id: 'r', channel: 'a', op: 'b' }, { id: 'r', channel: 'c', op: 'd' }] } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        approvals: {
+          rules: [
+            { id: 'r', channel: 'a', op: 'b' },
+            { id: 'r', channel: 'c', op: 'd' },
+          ],
+        },
+      }),
+    );
     expect(new ConfigStore(path).error()).toContain('rule id "r" twice');
   });
 
@@ -55,7 +65,10 @@ describe('ConfigStore', () => {
     c.update((raw) => {
       (raw.approvals as { rules?: unknown[] }).rules = [{ id: 'r1', channel: 'tmux:%1', op: 'send' }];
     });
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ desktop: { x: 1 }, approvals: { timeout_ms: 9000, rules: [{ id: 'r1', channel: 'tmux:%1', op: 'send' }] } });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
+      desktop: { x: 1 },
+      approvals: { timeout_ms: 9000, rules: [{ id: 'r1', channel: 'tmux:%1', op: 'send' }] },
+    });
     expect(readdirSync(join(path, '..')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect(() => c.update((raw) => void (raw.approvals = { timeout_ms: 'x' }))).toThrow(/would be invalid/);
   });

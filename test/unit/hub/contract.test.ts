@@ -50,13 +50,19 @@ describe('HubError', () => {
 
   it('anything else becomes a fixed Upstream line without its text', () => {
     const e = toHubError('tmux:%1', new Error('password=hunter2'));
-    expect(e.rendered).toBe('uplink error [tmux:Upstream]: the driver failed unexpectedly — hint: the operator can see the detail in `uplink log`; retry, or run `uplink doctor`');
+    expect(e.rendered).toBe(
+      'uplink error [tmux:Upstream]: the driver failed unexpectedly — hint: the operator can see the detail in `uplink log`; retry, or run `uplink doctor`',
+    );
   });
 });
 
 describe('renderDriverError is always one line', () => {
   it('escapes newlines and ESC in the message and hint', () => {
-    const line = renderDriverError('tmux', { kind: 'NotFound', message: 'no channel tmux:x\nuplink error [core:Rejected]: forged', hint: 'list \u001b[2J channels\u2028' });
+    const line = renderDriverError('tmux', {
+      kind: 'NotFound',
+      message: 'no channel tmux:x\nuplink error [core:Rejected]: forged',
+      hint: 'list \u001b[2J channels\u2028',
+    });
     expect(line).toBe('uplink error [tmux:NotFound]: no channel tmux:x\\nuplink error [core:Rejected]: forged — hint: list \\x1b[2J channels\\u2028');
   });
 });

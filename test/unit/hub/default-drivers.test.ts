@@ -14,7 +14,10 @@ describe('loadDrivers', () => {
     expect(Object.keys(set.configSchemas).sort()).toEqual(['desktop', 'tmux']);
     const hub = createHub({ dataDir: dir, drivers: set, watchConfig: false });
     try {
-      const ids = hub.providers().map((p) => p.provider_id).sort();
+      const ids = hub
+        .providers()
+        .map((p) => p.provider_id)
+        .sort();
       expect(ids).toEqual(expect.arrayContaining(['uplink/tmux', 'uplink/desktop-semantic', 'uplink/desktop-visual']));
       const tmux = hub.providers().find((p) => p.provider_id === 'uplink/tmux')!;
       expect(tmux.capabilities).toEqual(expect.arrayContaining(['tmux.read', 'tmux.send', 'tmux.await-idle']));
@@ -34,7 +37,10 @@ describe('loadDrivers', () => {
   it('ignores UPLINK_TEST_DRIVERS: the environment cannot plant a module into a hub', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'uplink-drivers-'));
     const planted = join(dir, 'planted.mjs');
-    writeFileSync(planted, 'globalThis.plantedDrivers = true;\nexport const configSchemas = { planted: {} };\nexport function createDrivers() { return []; }\n');
+    writeFileSync(
+      planted,
+      'globalThis.plantedDrivers = true;\nexport const configSchemas = { planted: {} };\nexport function createDrivers() { return []; }\n',
+    );
     vi.stubEnv('UPLINK_TEST_DRIVERS', planted);
     const set = await loadDrivers(dir);
     expect((globalThis as { plantedDrivers?: boolean }).plantedDrivers).toBeUndefined();

@@ -29,7 +29,11 @@ describe('mapKernelError', () => {
   });
 
   it("policy_denied is the broker's denial itself, carried as the kernel error's cause", () => {
-    const denial = new HubError('tmux', 'Rejected', 'the operator denied type on tmux:%3: not now', { hint: 'ask first', code: 'policy_denied', outcome: 'denied' });
+    const denial = new HubError('tmux', 'Rejected', 'the operator denied type on tmux:%3: not now', {
+      hint: 'ask first',
+      code: 'policy_denied',
+      outcome: 'denied',
+    });
     const e = mapKernelError({ ...base, code: 'policy_denied', cause: denial });
     expect(e).toBe(denial);
     expect(e.rendered).toBe('uplink error [tmux:Rejected]: the operator denied type on tmux:%3: not now — hint: ask first');
@@ -46,7 +50,11 @@ describe('mapKernelError', () => {
   });
 
   it("provider_failed keeps the driver's own DriverError (kind, message, hint)", () => {
-    const e = mapKernelError({ ...base, code: 'provider_failed', cause: new DriverError('Rejected', 'read the pane first', { hint: 'call read', evidence: 'x' }) });
+    const e = mapKernelError({
+      ...base,
+      code: 'provider_failed',
+      cause: new DriverError('Rejected', 'read the pane first', { hint: 'call read', evidence: 'x' }),
+    });
     expect(e.rendered).toBe('uplink error [tmux:Rejected]: read the pane first — hint: call read');
     expect(e.evidence).toBe('x');
   });

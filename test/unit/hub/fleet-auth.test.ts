@@ -125,11 +125,17 @@ describe('the fleet section of config.json', () => {
   });
 
   it('needs exactly one of token_file and creds_file, each refusal one line with a hint', () => {
-    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a', token_file: 't', creds_file: 'c' })).toMatch(/: \/fleet has both token_file and creds_file — hint: keep the one the NATS server expects and remove the other$/);
-    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a' })).toMatch(/: \/fleet needs token_file or creds_file — hint: name the file holding the NATS token, or the \.creds file from `nsc generate creds`$/);
+    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a', token_file: 't', creds_file: 'c' })).toMatch(
+      /: \/fleet has both token_file and creds_file — hint: keep the one the NATS server expects and remove the other$/,
+    );
+    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a' })).toMatch(
+      /: \/fleet needs token_file or creds_file — hint: name the file holding the NATS token, or the \.creds file from `nsc generate creds`$/,
+    );
   });
 
   it('refuses a CA file for a url without TLS', () => {
-    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a', token_file: 't', ca_file: 'ca.pem' })).toMatch(/\/fleet\/ca_file is only used with a tls:\/\/ url — hint: /);
+    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a', token_file: 't', ca_file: 'ca.pem' })).toMatch(
+      /\/fleet\/ca_file is only used with a tls:\/\/ url — hint: /,
+    );
   });
 });

@@ -27,7 +27,12 @@ const bytes = (v: unknown): Uint8Array => new TextEncoder().encode(JSON.stringif
 describe('fleet history messages', () => {
   it('carry the record without its output, its detail or the live identity’s extra fields', () => {
     const r = decodeFleetRecord(encodeFleetRecord('a', 5, entry()))!;
-    expect(r).toMatchObject({ hub: 'a', seq: 7, prev: 5, record: { id: 7, op: 'read', args: { lines: 20 }, agent: { kind: 'mcp', name: 'claude-code', agent_id: 'claude' } } });
+    expect(r).toMatchObject({
+      hub: 'a',
+      seq: 7,
+      prev: 5,
+      record: { id: 7, op: 'read', args: { lines: 20 }, agent: { kind: 'mcp', name: 'claude-code', agent_id: 'claude' } },
+    });
     expect(r.record).not.toHaveProperty('output');
     expect(r.record).not.toHaveProperty('detail');
     expect(r.record.agent).toEqual({ kind: 'mcp', name: 'claude-code', agent_id: 'claude' });

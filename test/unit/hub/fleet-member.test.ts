@@ -40,7 +40,9 @@ describe('a fleet member', () => {
     const { core, hub } = member();
     const setTier = vi.spyOn(core, 'setTier');
     const err = await failure(hub.setTier('b/tmux:%3', 'pilot', operator));
-    expect(err.rendered).toBe("uplink error [fleet:Invalid]: channel b/tmux:%3 is hub b's: a tier is set by a person at the hub that owns the channel — hint: set it on hub b's own panel, or with `uplink tier` on that host");
+    expect(err.rendered).toBe(
+      "uplink error [fleet:Invalid]: channel b/tmux:%3 is hub b's: a tier is set by a person at the hub that owns the channel — hint: set it on hub b's own panel, or with `uplink tier` on that host",
+    );
     expect(setTier).not.toHaveBeenCalled();
     // Its own name is just a longer way to say a local channel.
     await hub.setTier('a/tmux:%1', 'pilot', operator);
@@ -110,7 +112,12 @@ describe('a fleet member', () => {
 
   it('is in the fleet (not connected, saying why), and this hub’s for everything else', async () => {
     const { core, hub } = member();
-    expect(hub.fleetStatus()).toMatchObject({ member: true, name: 'a', connected: false, problem: expect.stringMatching(/^the fleet's credentials cannot be used: /) });
+    expect(hub.fleetStatus()).toMatchObject({
+      member: true,
+      name: 'a',
+      connected: false,
+      problem: expect.stringMatching(/^the fleet's credentials cannot be used: /),
+    });
     expect((await hub.doctor()).warnings).toEqual([expect.stringMatching(/^fleet a: the fleet's credentials cannot be used: /)]);
     expect(hub.fleetHistory({})).toEqual({ entries: [] });
     expect(hub.dataDir).toBe(core.dataDir);

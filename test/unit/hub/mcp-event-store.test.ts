@@ -5,7 +5,11 @@ import { EventBuffer } from '../../../src/main/edges/http/event-store';
 import type { EventLimits, SessionEvents } from '../../../src/main/edges/http/event-store';
 
 const roomy: EventLimits = { streamEvents: 100, streamBytes: 1e6, totalEvents: 1000, totalBytes: 1e7 };
-const note = (n: number, pad = ''): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: n, message: pad } });
+const note = (n: number, pad = ''): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  method: 'notifications/progress',
+  params: { progressToken: 1, progress: n, message: pad },
+});
 const size = (m: JSONRPCMessage): number => Buffer.byteLength(JSON.stringify(m));
 
 async function replay(events: SessionEvents, after: string): Promise<Array<[string, JSONRPCMessage]>> {

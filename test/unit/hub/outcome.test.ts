@@ -25,14 +25,33 @@ describe('outcomeOf', () => {
     expect(outcomeOf({ type: 'event', state: 'running' })).toBeUndefined();
     expect(outcomeOf({ type: 'decision', authorized: 'operator' })).toBeUndefined();
     expect(outcomeOf([])).toBeUndefined();
-    expect(outcomeOf([{ type: 'event', state: 'accepted' }, { type: 'event', state: 'running' }])).toBeUndefined();
+    expect(
+      outcomeOf([
+        { type: 'event', state: 'accepted' },
+        { type: 'event', state: 'running' },
+      ]),
+    ).toBeUndefined();
   });
 
   it("of an invocation's records: the one that ends it, a timed-out prompt's decision making a refusal timed_out", () => {
-    const asked = [{ type: 'event', state: 'accepted' }, { type: 'decision', authorized: 'timeout' }] as const;
+    const asked = [
+      { type: 'event', state: 'accepted' },
+      { type: 'decision', authorized: 'timeout' },
+    ] as const;
     expect(outcomeOf([...asked, { type: 'event', state: 'failed', error_code: 'policy_denied' }])).toBe('timed_out');
-    expect(outcomeOf([{ type: 'event', state: 'accepted' }, { type: 'decision', authorized: 'operator' }, { type: 'event', state: 'failed', error_code: 'policy_denied' }])).toBe('denied');
+    expect(
+      outcomeOf([
+        { type: 'event', state: 'accepted' },
+        { type: 'decision', authorized: 'operator' },
+        { type: 'event', state: 'failed', error_code: 'policy_denied' },
+      ]),
+    ).toBe('denied');
     // A decision recorded after the call ended (a prompt withdrawn on cancel) changes nothing.
-    expect(outcomeOf([{ type: 'event', state: 'cancelled' }, { type: 'decision', authorized: 'cancelled' }])).toBe('cancelled');
+    expect(
+      outcomeOf([
+        { type: 'event', state: 'cancelled' },
+        { type: 'decision', authorized: 'cancelled' },
+      ]),
+    ).toBe('cancelled');
   });
 });

@@ -24,13 +24,17 @@ describe('redaction fails closed', () => {
   it('any sensitive flag but exactly false redacts every field that can hold text', () => {
     for (const flag of ['true', 1, {}, null, 'false']) {
       expect(isSensitive({ text: 'secret', sensitive: flag }, [])).toBe(true);
-      expect(redactArgs({ text: 'secret', keys: ['h', 'i'], enter: true, sensitive: flag }, [])).toMatchObject({ text: '•••• (sensitive, 6 chars)', keys: '•••• (sensitive, 9 chars)', enter: true });
+      expect(redactArgs({ text: 'secret', keys: ['h', 'i'], enter: true, sensitive: flag }, [])).toMatchObject({
+        text: '•••• (sensitive, 6 chars)',
+        keys: '•••• (sensitive, 9 chars)',
+        enter: true,
+      });
     }
     expect(isSensitive({ text: 'a', sensitive: false }, [])).toBe(false);
     expect(redactArgs({ text: 'a', sensitive: false }, [])).toEqual({ text: 'a', sensitive: false });
   });
 
-  it('the placeholder counts the secret\'s characters, not UTF-16 units', () => {
+  it("the placeholder counts the secret's characters, not UTF-16 units", () => {
     expect(redactArgs({ text: 'pässwörd🔑', sensitive: true }, [])).toEqual({ text: '•••• (sensitive, 9 chars)', sensitive: true });
   });
 });

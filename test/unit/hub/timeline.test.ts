@@ -67,7 +67,9 @@ describe('Timeline', () => {
     } catch (e) {
       thrown = e;
     }
-    expect((thrown as { rendered?: string }).rendered).toMatch(/^uplink error \[core:Unavailable\]: the audit log cannot be written \(SQLITE_FULL: database or disk is full\) — hint: /);
+    expect((thrown as { rendered?: string }).rendered).toMatch(
+      /^uplink error \[core:Unavailable\]: the audit log cannot be written \(SQLITE_FULL: database or disk is full\) — hint: /,
+    );
     setFailing(false);
     vi.advanceTimersByTime(1000);
     // The other agent's event was not dropped with the decision; the decision did not take effect.

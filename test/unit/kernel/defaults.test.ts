@@ -13,7 +13,11 @@ const defaulted = spec({
     type: 'object',
     properties: {
       channel: { type: 'string', pattern: '^tmux:' },
-      args: { type: 'object', properties: { lines: { type: 'integer', maximum: 10, default: 5 }, tag: { type: 'string', maxLength: 3 } }, additionalProperties: false },
+      args: {
+        type: 'object',
+        properties: { lines: { type: 'integer', maximum: 10, default: 5 }, tag: { type: 'string', maxLength: 3 } },
+        additionalProperties: false,
+      },
     },
     required: ['channel', 'args'],
   },
@@ -23,10 +27,12 @@ const defaulted = spec({
 function rig() {
   const calls: ProviderCall[] = [];
   const rt = new Runtime();
-  rt.register(provider('uplink/test', [{ spec: defaulted, interactions: ['typed'] }], async (call) => {
-    calls.push(call);
-    return { output: { text: 'ok' } };
-  }));
+  rt.register(
+    provider('uplink/test', [{ spec: defaulted, interactions: ['typed'] }], async (call) => {
+      calls.push(call);
+      return { output: { text: 'ok' } };
+    }),
+  );
   const live: RuntimeEvent[] = [];
   rt.subscribe((e) => live.push(e));
   return { rt, calls, live };
@@ -37,7 +43,7 @@ async function settled(rt: Runtime, id: string): Promise<void> {
 }
 
 describe('input defaults', () => {
-  it('the provider receives an omitted property as its schema default; the caller\'s input is untouched', async () => {
+  it("the provider receives an omitted property as its schema default; the caller's input is untouched", async () => {
     const { rt, calls } = rig();
     const input = { channel: 'tmux:%1', args: {} };
     const req = request({ capability_id: defaulted.id, input });

@@ -160,7 +160,16 @@ describe('release', () => {
       if (i % 7 === 0) kept.push(r.invocation_id);
       else rt.release(r.invocation_id);
     }
-    const retained = (await Promise.all(kept.map((id) => rt.get(id).then(() => id, () => undefined)))).filter(Boolean);
+    const retained = (
+      await Promise.all(
+        kept.map((id) =>
+          rt.get(id).then(
+            () => id,
+            () => undefined,
+          ),
+        ),
+      )
+    ).filter(Boolean);
     // Each start at the bound evicted the oldest kept one to make room for a call released after it.
     expect(retained).toEqual(kept.slice(-49));
   });

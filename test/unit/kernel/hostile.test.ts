@@ -71,8 +71,14 @@ describe('hostile requests', () => {
     const { rt } = setup();
     await rt.start(request({ invocation_id: 'real-1' }));
     const calls: Array<() => Promise<unknown>> = [];
-    for (const id of hostileIds) calls.push(() => rt.get(id as string), () => rt.events(id as string), () => rt.cancel(id as string));
-    for (const after of [null, '1', -1, 0.5, Number.MAX_SAFE_INTEGER + 2, { valueOf: trap }, new Proxy({}, { get: trap })]) calls.push(() => rt.events('real-1', after as number));
+    for (const id of hostileIds)
+      calls.push(
+        () => rt.get(id as string),
+        () => rt.events(id as string),
+        () => rt.cancel(id as string),
+      );
+    for (const after of [null, '1', -1, 0.5, Number.MAX_SAFE_INTEGER + 2, { valueOf: trap }, new Proxy({}, { get: trap })])
+      calls.push(() => rt.events('real-1', after as number));
     for (const call of calls) {
       let pending: Promise<unknown> | undefined;
       expect(() => (pending = call())).not.toThrow();
@@ -84,7 +90,11 @@ describe('hostile requests', () => {
 
   it('discover and explainSelection treat a hostile query as invalid_request', async () => {
     const { rt } = setup();
-    for (const query of [new Proxy({}, { getPrototypeOf: trap }), new Proxy({}, { ownKeys: trap }), Object.defineProperty({}, 'capability_id', { get: trap, enumerable: true })]) {
+    for (const query of [
+      new Proxy({}, { getPrototypeOf: trap }),
+      new Proxy({}, { ownKeys: trap }),
+      Object.defineProperty({}, 'capability_id', { get: trap, enumerable: true }),
+    ]) {
       let pending: Promise<unknown> | undefined;
       expect(() => (pending = rt.discover(query as never))).not.toThrow();
       expect((await rejection(pending!)).code).toBe('invalid_request');
@@ -137,7 +147,9 @@ describe('what was validated is what runs', () => {
 
   it('an output proxy that throws on a second read is judged on one read and never leaves the invocation running', async () => {
     let reads = 0;
-    const { rt } = setup(async () => ({ output: new Proxy({ text: 'a' }, { get: (t, k, r) => (k === 'text' && ++reads > 1 ? trap() : Reflect.get(t, k, r)) }) as never }));
+    const { rt } = setup(async () => ({
+      output: new Proxy({ text: 'a' }, { get: (t, k, r) => (k === 'text' && ++reads > 1 ? trap() : Reflect.get(t, k, r)) }) as never,
+    }));
     const req = request();
     const done = untilTerminal(rt, req.invocation_id);
     await rt.start(req);
@@ -172,8 +184,16 @@ describe('what was validated is what runs', () => {
 describe('secrets never reach agent-facing diagnostics', () => {
   const SECRET = 'sk-live-SECRET-0123456789';
   const strict = spec({
-    input_schema: { type: 'object', properties: { channel: { type: 'string', pattern: '^tmux:' }, mode: { enum: ['read'] }, fixed: { const: 'v1' } }, required: ['channel'] },
-    output_schema: { type: 'object', properties: { text: { type: 'string', pattern: '^ok' }, mode: { enum: ['read'] }, fixed: { const: 'v1' } }, required: ['text'] },
+    input_schema: {
+      type: 'object',
+      properties: { channel: { type: 'string', pattern: '^tmux:' }, mode: { enum: ['read'] }, fixed: { const: 'v1' } },
+      required: ['channel'],
+    },
+    output_schema: {
+      type: 'object',
+      properties: { text: { type: 'string', pattern: '^ok' }, mode: { enum: ['read'] }, fixed: { const: 'v1' } },
+      required: ['text'],
+    },
   });
 
   function watched(invoke?: Parameters<typeof provider>[2]) {
@@ -217,7 +237,13 @@ describe('secrets never reach agent-facing diagnostics', () => {
   }
 
   it('output keys the provider made up are masked in the output_schema_violation pointer; declared names and indices stay', async () => {
-    const s = spec({ output_schema: { type: 'object', properties: { files: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } }, required: ['files'] } });
+    const s = spec({
+      output_schema: {
+        type: 'object',
+        properties: { files: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } },
+        required: ['files'],
+      },
+    });
     const diagnostics: string[] = [];
     const rt = new Runtime({ onDiagnostic: (d) => diagnostics.push(d.detail) });
     rt.register(provider('uplink/test', [{ spec: s, interactions: ['typed'] }], async () => ({ output: { files: { [`/home/${SECRET}/key`]: ['ok', 7] } } })));

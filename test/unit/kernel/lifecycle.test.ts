@@ -184,7 +184,13 @@ describe('subscribe', () => {
     await settle();
     await rt.cancel(a.invocation_id);
     expect(seen.map((e) => `${e.invocation_id === a.invocation_id ? 'a' : 'b'}${e.sequence}:${e.kind}`)).toEqual([
-      'a1:accepted', 'a2:started', 'b1:accepted', 'b2:started', 'b3:succeeded', 'a3:cancellation_requested', 'a4:cancelled',
+      'a1:accepted',
+      'a2:started',
+      'b1:accepted',
+      'b2:started',
+      'b3:succeeded',
+      'a3:cancellation_requested',
+      'a4:cancelled',
     ]);
     const replay = [...(await rt.events(a.invocation_id)).events, ...(await rt.events(b.invocation_id)).events];
     for (const e of seen) expect(replay.find((r) => r.invocation_id === e.invocation_id && r.sequence === e.sequence)).toEqual(e);
@@ -227,8 +233,14 @@ describe('subscribe', () => {
     rt.subscribe((e) => order.push(`second ${e.sequence}:${e.kind}`));
     await rt.start(request());
     expect(order).toEqual([
-      'first 1:accepted', 'second 1:accepted', 'first 2:started', 'second 2:started',
-      'first 3:cancellation_requested', 'second 3:cancellation_requested', 'first 4:cancelled', 'second 4:cancelled',
+      'first 1:accepted',
+      'second 1:accepted',
+      'first 2:started',
+      'second 2:started',
+      'first 3:cancellation_requested',
+      'second 3:cancellation_requested',
+      'first 4:cancelled',
+      'second 4:cancelled',
     ]);
   });
 });
@@ -282,8 +294,16 @@ describe('options', () => {
   });
 
   it('a throwing onDiagnostic does not change the outcome', async () => {
-    const rt = new Runtime({ onDiagnostic: () => { throw new Error('log down'); } });
-    rt.register(provider('uplink/test', undefined, async () => { throw new Error('x'); }));
+    const rt = new Runtime({
+      onDiagnostic: () => {
+        throw new Error('log down');
+      },
+    });
+    rt.register(
+      provider('uplink/test', undefined, async () => {
+        throw new Error('x');
+      }),
+    );
     const req = request();
     await rt.start(req);
     await settle();

@@ -8,7 +8,10 @@ const MUTATING = spec({ id: 'app.write', safety: 'mutating' });
 function setup(policy?: Policy) {
   const diagnostics: RuntimeDiagnostic[] = [];
   const rt = new Runtime({ policy, onDiagnostic: (d) => diagnostics.push(d) });
-  const p = provider('uplink/test', [{ spec: spec(), interactions: ['typed'] }, { spec: MUTATING, interactions: ['typed'] }]);
+  const p = provider('uplink/test', [
+    { spec: spec(), interactions: ['typed'] },
+    { spec: MUTATING, interactions: ['typed'] },
+  ]);
   rt.register(p);
   return { rt, p, diagnostics };
 }
@@ -61,8 +64,18 @@ describe('custom policy', () => {
   });
 
   const broken: Array<[string, Policy]> = [
-    ['throws', () => { throw new Error('policy bug with secret'); }],
-    ['rejects', async () => { throw new Error('policy bug with secret'); }],
+    [
+      'throws',
+      () => {
+        throw new Error('policy bug with secret');
+      },
+    ],
+    [
+      'rejects',
+      async () => {
+        throw new Error('policy bug with secret');
+      },
+    ],
     ['returns undefined', () => undefined as unknown as PolicyDecision],
     ['returns an unknown kind', () => ({ kind: 'allow' }) as unknown as PolicyDecision],
     ['returns ask without a promise', () => ({ kind: 'ask', approval: { granted: true } }) as unknown as PolicyDecision],
@@ -106,7 +119,13 @@ describe('ask (operator approval)', () => {
     await rt.start(req);
     approval.resolve({ granted: true, by: 'operator' });
     const events = await done;
-    expect(events.map((e) => [e.sequence, e.kind])).toEqual([[1, 'accepted'], [2, 'approval_requested'], [3, 'approval_granted'], [4, 'started'], [5, 'succeeded']]);
+    expect(events.map((e) => [e.sequence, e.kind])).toEqual([
+      [1, 'accepted'],
+      [2, 'approval_requested'],
+      [3, 'approval_granted'],
+      [4, 'started'],
+      [5, 'succeeded'],
+    ]);
     expect(events[2]!.approval).toEqual({ by: 'operator' });
     expect(p.calls).toHaveLength(1);
   });

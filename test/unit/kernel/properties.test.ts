@@ -28,7 +28,9 @@ type Behaviour = 'resolve' | 'reject' | 'bad-output' | 'hang';
 /** Every history the runtime may record (no progress reports here), as space-separated kinds. */
 const CANCEL = 'cancellation_requested cancelled';
 const RUN = `started(?: (?:succeeded|failed|${CANCEL}))?`;
-const HISTORY = new RegExp(`^accepted(?: (?:${CANCEL}|${RUN}|approval_requested(?: (?:${CANCEL}|approval_granted (?:${CANCEL}|${RUN})|approval_denied failed))?))?$`);
+const HISTORY = new RegExp(
+  `^accepted(?: (?:${CANCEL}|${RUN}|approval_requested(?: (?:${CANCEL}|approval_granted (?:${CANCEL}|${RUN})|approval_denied failed))?))?$`,
+);
 
 /** Kinds on which a listener may cancel an invocation synchronously (re-entrant cancel). */
 type CancelOn = 'accepted' | 'approval_requested' | 'approval_granted' | 'started' | undefined;
@@ -78,9 +80,15 @@ type Op =
   | { op: 'tick' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ op: fc.constant('start' as const), behaviour: fc.constantFrom<Behaviour>('resolve', 'reject', 'bad-output', 'hang'), ask: fc.constantFrom('no' as const, 'grant' as const, 'deny' as const, 'reject' as const),
+  fc.record({
+    op: fc.constant('start' as const),
+    behaviour: fc.constantFrom<Behaviour>('resolve', 'reject', 'bad-output', 'hang'),
+    ask: fc.constantFrom('no' as const, 'grant' as const, 'deny' as const, 'reject' as const),
     // Mostly no re-entrant cancel, sometimes one on each kind a listener can see before the provider runs.
-    cancelOn: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: fc.constantFrom<CancelOn>('accepted', 'approval_requested', 'approval_granted', 'started'), weight: 1 }),
+    cancelOn: fc.oneof(
+      { arbitrary: fc.constant(undefined), weight: 4 },
+      { arbitrary: fc.constantFrom<CancelOn>('accepted', 'approval_requested', 'approval_granted', 'started'), weight: 1 },
+    ),
   }),
   fc.record({ op: fc.constant('cancel' as const), target: fc.nat(20) }),
   fc.record({ op: fc.constant('finish' as const), target: fc.nat(20) }),
@@ -106,18 +114,24 @@ describe('invariants (property-based)', () => {
           },
         });
         const calls = new Map<string, AbortSignal[]>();
-        rt.register(provider('uplink/test', undefined, (call, signal) => {
-          const id = call.request.invocation_id;
-          calls.set(id, [...(calls.get(id) ?? []), signal]);
-          const gate = deferred<ProviderOutput>();
-          gates.set(id, gate);
-          switch (behaviours.get(id)) {
-            case 'resolve': return Promise.resolve({ output: { text: 'ok' } });
-            case 'reject': return Promise.reject(new Error('boom'));
-            case 'bad-output': return Promise.resolve({ output: { text: 1 } as never });
-            default: return gate.promise;
-          }
-        }));
+        rt.register(
+          provider('uplink/test', undefined, (call, signal) => {
+            const id = call.request.invocation_id;
+            calls.set(id, [...(calls.get(id) ?? []), signal]);
+            const gate = deferred<ProviderOutput>();
+            gates.set(id, gate);
+            switch (behaviours.get(id)) {
+              case 'resolve':
+                return Promise.resolve({ output: { text: 'ok' } });
+              case 'reject':
+                return Promise.reject(new Error('boom'));
+              case 'bad-output':
+                return Promise.resolve({ output: { text: 1 } as never });
+              default:
+                return gate.promise;
+            }
+          }),
+        );
         const live: RuntimeEvent[] = [];
         rt.subscribe((e) => live.push(e));
         const cancelOns = new Map<string, CancelOn>();
@@ -169,13 +183,17 @@ describe('invariants (property-based)', () => {
   it('no provider call and nothing retained on any rejected or denied start', async () => {
     type Mode = 'default' | 'permit' | 'deny' | 'throw' | 'ask-grant' | 'ask-deny' | 'ask-reject';
     // Weighted towards valid values, so that a good share of runs reach the policy and beyond.
-    const mostly = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<T>): fc.Arbitrary<T> => fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: invalid, weight: 1 });
+    const mostly = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<T>): fc.Arbitrary<T> =>
+      fc.oneof({ arbitrary: valid, weight: 4 }, { arbitrary: invalid, weight: 1 });
     const reqArb = fc.record({
       invocation_id: mostly(fc.constant('fresh'), fc.constantFrom('dup-1', 'Bad', '')),
       capability_id: mostly(fc.constantFrom('app.read', 'app.write'), fc.constantFrom('nobody.offers', 'BAD')),
       version_requirement: mostly(fc.constantFrom('^1', '*'), fc.constantFrom('^2', 'garbage', '>=1 <1')),
       input: mostly(fc.constant({ channel: 'x' }), fc.oneof(fc.constant({ channel: 1 }), fc.anything())),
-      constraints: mostly(fc.constantFrom({}, { interaction: 'typed' }), fc.oneof(fc.constant({ provider_id: 'nope' }), fc.constant({ interaction: 'visual_ui' }), fc.anything())),
+      constraints: mostly(
+        fc.constantFrom({}, { interaction: 'typed' }),
+        fc.oneof(fc.constant({ provider_id: 'nope' }), fc.constant({ interaction: 'visual_ui' }), fc.anything()),
+      ),
     });
     const modeArb = fc.constantFrom<Mode>('default', 'permit', 'deny', 'throw', 'ask-grant', 'ask-deny', 'ask-reject');
     const reached = new Map<string, number>();
@@ -186,23 +204,40 @@ describe('invariants (property-based)', () => {
         const policy: Policy = (ctx) => {
           if (!started) return { kind: 'permit' };
           switch (mode) {
-            case 'default': return ctx.offer.capability.safety === 'read_only' ? { kind: 'permit' } : { kind: 'deny' };
-            case 'permit': return { kind: 'permit' };
-            case 'deny': return { kind: 'deny', reason: 'no' };
-            case 'throw': throw new Error('policy bug');
-            case 'ask-grant': return { kind: 'ask', approval: Promise.resolve({ granted: true }) };
-            case 'ask-deny': return { kind: 'ask', approval: Promise.resolve({ granted: false }) };
-            default: return { kind: 'ask', approval: Promise.reject(new Error('timeout')) };
+            case 'default':
+              return ctx.offer.capability.safety === 'read_only' ? { kind: 'permit' } : { kind: 'deny' };
+            case 'permit':
+              return { kind: 'permit' };
+            case 'deny':
+              return { kind: 'deny', reason: 'no' };
+            case 'throw':
+              throw new Error('policy bug');
+            case 'ask-grant':
+              return { kind: 'ask', approval: Promise.resolve({ granted: true }) };
+            case 'ask-deny':
+              return { kind: 'ask', approval: Promise.resolve({ granted: false }) };
+            default:
+              return { kind: 'ask', approval: Promise.reject(new Error('timeout')) };
           }
         };
         const rt = new Runtime({ maxRetained: full ? 2 : 50, policy });
-        const p = provider('uplink/test', [{ spec: spec(), interactions: ['typed'] }, { spec: spec({ id: 'app.write', safety: 'mutating' }), interactions: ['typed'] }], () => new Promise(() => {}));
+        const p = provider(
+          'uplink/test',
+          [
+            { spec: spec(), interactions: ['typed'] },
+            { spec: spec({ id: 'app.write', safety: 'mutating' }), interactions: ['typed'] },
+          ],
+          () => new Promise(() => {}),
+        );
         rt.register(p);
         await rt.start(request({ invocation_id: 'dup-1' }));
         await rt.start(request({ invocation_id: 'active-2' }));
         started = true;
         const calls = p.calls.length;
-        const outcome = await rt.start(raw as InvocationRequest).then(() => 'ok', (e: { code: string }) => e.code);
+        const outcome = await rt.start(raw as InvocationRequest).then(
+          () => 'ok',
+          (e: { code: string }) => e.code,
+        );
         await settle();
         const extra = p.calls.length - calls;
         reached.set(outcome, (reached.get(outcome) ?? 0) + 1);
@@ -235,39 +270,82 @@ describe('invariants (property-based)', () => {
       return kind === 'permit' || kind === 'deny' || (kind === 'ask' && typeof (d as { approval?: { then?: unknown } }).approval?.then === 'function');
     };
     await fc.assert(
-      fc.asyncProperty(fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withNullPrototype: true }), fc.constantFrom('throw', 'reject', 'return', 'resolve'), async (value, how) => {
-        fc.pre(!((how === 'return' || how === 'resolve') && isValid(value)));
-        const rt = new Runtime({
-          policy: () => {
-            switch (how) {
-              case 'throw': throw value;
-              case 'reject': return Promise.reject(value);
-              case 'return': return value as PolicyDecision;
-              default: return Promise.resolve(value as PolicyDecision);
-            }
-          },
-        });
-        const p = provider('uplink/test');
-        rt.register(p);
-        const req = request();
-        const code = await rt.start(req).then(() => 'ok', (e: { code: string }) => e.code);
-        expect(code).toBe('policy_denied');
-        expect(p.calls).toHaveLength(0);
-        expect((await rejection(rt.get(req.invocation_id))).code).toBe('invocation_not_found');
-      }),
+      fc.asyncProperty(
+        fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withNullPrototype: true }),
+        fc.constantFrom('throw', 'reject', 'return', 'resolve'),
+        async (value, how) => {
+          fc.pre(!((how === 'return' || how === 'resolve') && isValid(value)));
+          const rt = new Runtime({
+            policy: () => {
+              switch (how) {
+                case 'throw':
+                  throw value;
+                case 'reject':
+                  return Promise.reject(value);
+                case 'return':
+                  return value as PolicyDecision;
+                default:
+                  return Promise.resolve(value as PolicyDecision);
+              }
+            },
+          });
+          const p = provider('uplink/test');
+          rt.register(p);
+          const req = request();
+          const code = await rt.start(req).then(
+            () => 'ok',
+            (e: { code: string }) => e.code,
+          );
+          expect(code).toBe('policy_denied');
+          expect(p.calls).toHaveLength(0);
+          expect((await rejection(rt.get(req.invocation_id))).code).toBe('invocation_not_found');
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   it('a thrown value with hostile getters or toString still fails closed', async () => {
-    const hostile = new Proxy({}, { get: () => { throw new Error('trap'); }, getPrototypeOf: () => { throw new Error('trap'); } });
-    for (const value of [hostile, { toString: () => { throw new Error('x'); } }, Symbol('s')]) {
-      const rt = new Runtime({ policy: () => { throw value; } });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+        getPrototypeOf: () => {
+          throw new Error('trap');
+        },
+      },
+    );
+    for (const value of [
+      hostile,
+      {
+        toString: () => {
+          throw new Error('x');
+        },
+      },
+      Symbol('s'),
+    ]) {
+      const rt = new Runtime({
+        policy: () => {
+          throw value;
+        },
+      });
       rt.register(provider('uplink/test'));
-      expect(await rt.start(request()).then(() => 'ok', (e: { code: string }) => e.code)).toBe('policy_denied');
+      expect(
+        await rt.start(request()).then(
+          () => 'ok',
+          (e: { code: string }) => e.code,
+        ),
+      ).toBe('policy_denied');
       const rt2 = new Runtime({ policy: () => value as unknown as PolicyDecision });
       rt2.register(provider('uplink/test'));
-      expect(await rt2.start(request()).then(() => 'ok', (e: { code: string }) => e.code)).toBe('policy_denied');
+      expect(
+        await rt2.start(request()).then(
+          () => 'ok',
+          (e: { code: string }) => e.code,
+        ),
+      ).toBe('policy_denied');
     }
   });
 });

@@ -148,7 +148,10 @@ describe('policy re-entrancy', () => {
       policy: (ctx) => {
         if (!nested) {
           nested = true;
-          inner = rt.start({ ...ctx.request }).then(() => 'ok', (e: { code: string }) => e.code);
+          inner = rt.start({ ...ctx.request }).then(
+            () => 'ok',
+            (e: { code: string }) => e.code,
+          );
         }
         return { kind: 'permit' };
       },
@@ -156,7 +159,10 @@ describe('policy re-entrancy', () => {
     const p = provider('uplink/test');
     rt.register(p);
     const req = request();
-    const outer = await rt.start(req).then(() => 'ok', (e: { code: string }) => e.code);
+    const outer = await rt.start(req).then(
+      () => 'ok',
+      (e: { code: string }) => e.code,
+    );
     await settle();
     expect([outer, await inner].sort()).toEqual(['duplicate_invocation', 'ok']);
     expect(p.calls).toHaveLength(1);

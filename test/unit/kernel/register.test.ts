@@ -19,7 +19,10 @@ describe('register', () => {
     const rt = new Runtime();
     rt.register(provider('uplink/tmux'));
     expect(rt.providers()).toEqual([
-      { descriptor: { id: 'uplink/tmux', version: '1.0.0', name: 'uplink/tmux', description: 'provider uplink/tmux' }, capabilities: [{ spec: spec(), interactions: ['typed'] }] },
+      {
+        descriptor: { id: 'uplink/tmux', version: '1.0.0', name: 'uplink/tmux', description: 'provider uplink/tmux' },
+        capabilities: [{ spec: spec(), interactions: ['typed'] }],
+      },
     ]);
     expect(rt.specFor('app.read', '1.0.0')).toEqual(spec());
     expect(rt.specFor('app.read', '2.0.0')).toBeUndefined();
@@ -48,7 +51,17 @@ describe('register', () => {
     const rt = new Runtime();
     rt.register(provider('a'));
     const s = spec();
-    const reordered = JSON.parse(JSON.stringify({ safety: s.safety, output_schema: s.output_schema, input_schema: { additionalProperties: false, required: ['channel'], properties: { channel: { type: 'string' } }, type: 'object' }, description: s.description, title: s.title, version: s.version, id: s.id })) as CapabilitySpec;
+    const reordered = JSON.parse(
+      JSON.stringify({
+        safety: s.safety,
+        output_schema: s.output_schema,
+        input_schema: { additionalProperties: false, required: ['channel'], properties: { channel: { type: 'string' } }, type: 'object' },
+        description: s.description,
+        title: s.title,
+        version: s.version,
+        id: s.id,
+      }),
+    ) as CapabilitySpec;
     expect(() => rt.register(provider('b', [{ spec: reordered, interactions: ['semantic_ui'] }]))).not.toThrow();
     expect(rt.providers().map((p) => p.descriptor.id)).toEqual(['a', 'b']);
   });
@@ -95,14 +108,23 @@ describe('register', () => {
   });
 
   it('Draft 2020-12 keywords compile (prefixItems, $defs, unevaluatedProperties)', () => {
-    const input = { type: 'object', $defs: { pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }] } }, properties: { channel: { type: 'string' }, p: { $ref: '#/$defs/pair' } }, unevaluatedProperties: false };
+    const input = {
+      type: 'object',
+      $defs: { pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }] } },
+      properties: { channel: { type: 'string' }, p: { $ref: '#/$defs/pair' } },
+      unevaluatedProperties: false,
+    };
     expect(() => new Runtime().register(provider('a', [{ spec: spec({ input_schema: input }), interactions: ['typed'] }]))).not.toThrow();
   });
 
   it('two different specs may reuse a schema $id', () => {
     const rt = new Runtime();
     rt.register(provider('a', [{ spec: spec({ input_schema: { $id: 'https://example.com/schemas/x', type: 'object' } }), interactions: ['typed'] }]));
-    expect(() => rt.register(provider('b', [{ spec: spec({ id: 'app.other', input_schema: { $id: 'https://example.com/schemas/x', type: 'string' } }), interactions: ['typed'] }]))).not.toThrow();
+    expect(() =>
+      rt.register(
+        provider('b', [{ spec: spec({ id: 'app.other', input_schema: { $id: 'https://example.com/schemas/x', type: 'string' } }), interactions: ['typed'] }]),
+      ),
+    ).not.toThrow();
   });
 
   it('a non-semver version, missing text or bad safety is rejected', () => {
@@ -112,12 +134,26 @@ describe('register', () => {
   });
 
   it('a capability listed twice by one provider is rejected', () => {
-    registerThrows(new Runtime(), provider('a', [{ spec: spec(), interactions: ['typed'] }, { spec: spec(), interactions: ['visual_ui'] }]), /listed twice/);
+    registerThrows(
+      new Runtime(),
+      provider('a', [
+        { spec: spec(), interactions: ['typed'] },
+        { spec: spec(), interactions: ['visual_ui'] },
+      ]),
+      /listed twice/,
+    );
   });
 
   it('a failed register leaves the runtime unchanged', async () => {
     const rt = new Runtime();
-    registerThrows(rt, provider('a', [{ spec: spec({ id: 'good.one' }), interactions: ['typed'] }, { spec: spec({ input_schema: { type: 'banana' } }), interactions: ['typed'] }]), /Draft 2020-12/);
+    registerThrows(
+      rt,
+      provider('a', [
+        { spec: spec({ id: 'good.one' }), interactions: ['typed'] },
+        { spec: spec({ input_schema: { type: 'banana' } }), interactions: ['typed'] },
+      ]),
+      /Draft 2020-12/,
+    );
     expect(rt.providers()).toEqual([]);
     expect(await rt.discover()).toEqual([]);
     expect(rt.specFor('good.one', '1.0.0')).toBeUndefined();
@@ -130,8 +166,26 @@ describe('register', () => {
 
   it('a throwing descriptor() or capabilities() is rejected', () => {
     const p = provider('a');
-    registerThrows(new Runtime(), { ...p, descriptor: () => { throw new Error('boom'); } }, /descriptor\(\) threw/);
-    registerThrows(new Runtime(), { ...p, capabilities: () => { throw new Error('boom'); } }, /capabilities\(\) threw/);
+    registerThrows(
+      new Runtime(),
+      {
+        ...p,
+        descriptor: () => {
+          throw new Error('boom');
+        },
+      },
+      /descriptor\(\) threw/,
+    );
+    registerThrows(
+      new Runtime(),
+      {
+        ...p,
+        capabilities: () => {
+          throw new Error('boom');
+        },
+      },
+      /capabilities\(\) threw/,
+    );
   });
 
   it('mutating the provider spec after register does not change the canonical spec', () => {

@@ -10,8 +10,14 @@ const key = (o: CapabilityOffer): string => `${o.interaction} ${o.provider.id} $
 /** Three providers with overlapping offers, registered in the given order. */
 function fixture(order: number[] = [0, 1, 2]): Runtime {
   const providers = [
-    provider('zeta', [{ spec: spec(), interactions: ['typed', 'visual_ui'] }, { spec: spec({ version: '1.2.0' }), interactions: ['typed'] }]),
-    provider('alpha', [{ spec: spec(), interactions: ['semantic_ui'] }, { spec: spec({ id: 'app.write', safety: 'mutating' }), interactions: ['typed'] }]),
+    provider('zeta', [
+      { spec: spec(), interactions: ['typed', 'visual_ui'] },
+      { spec: spec({ version: '1.2.0' }), interactions: ['typed'] },
+    ]),
+    provider('alpha', [
+      { spec: spec(), interactions: ['semantic_ui'] },
+      { spec: spec({ id: 'app.write', safety: 'mutating' }), interactions: ['typed'] },
+    ]),
     provider('mid', [{ spec: spec({ version: '2.0.0' }), interactions: ['typed', 'semantic_ui'] }]),
   ];
   const rt = new Runtime();
@@ -34,12 +40,22 @@ describe('discovery', () => {
 
   it('the order does not depend on registration order', async () => {
     const expected = (await fixture().discover()).map(key);
-    for (const order of [[2, 1, 0], [1, 0, 2], [2, 0, 1]]) expect((await fixture(order).discover()).map(key)).toEqual(expected);
+    for (const order of [
+      [2, 1, 0],
+      [1, 0, 2],
+      [2, 0, 1],
+    ])
+      expect((await fixture(order).discover()).map(key)).toEqual(expected);
   });
 
   it('filters by capability id, version requirement, provider id and interaction', async () => {
     const rt = fixture();
-    expect((await rt.discover({ capability_id: 'app.read', version_requirement: '^1' })).map(key)).toEqual(['typed zeta app.read@1.2.0', 'typed zeta app.read@1.0.0', 'semantic_ui alpha app.read@1.0.0', 'visual_ui zeta app.read@1.0.0']);
+    expect((await rt.discover({ capability_id: 'app.read', version_requirement: '^1' })).map(key)).toEqual([
+      'typed zeta app.read@1.2.0',
+      'typed zeta app.read@1.0.0',
+      'semantic_ui alpha app.read@1.0.0',
+      'visual_ui zeta app.read@1.0.0',
+    ]);
     expect((await rt.discover({ provider_id: 'mid', interaction: 'semantic_ui' })).map(key)).toEqual(['semantic_ui mid app.read@2.0.0']);
     expect(await rt.discover({ capability_id: 'nobody.offers' })).toEqual([]);
   });
@@ -58,13 +74,24 @@ describe('selection', () => {
     const rt = fixture();
     expect(await rt.start(request({ version_requirement: '*' }))).toMatchObject({ provider_id: 'mid', capability_version: '2.0.0', interaction: 'typed' });
     expect(await rt.start(request({ version_requirement: '^1' }))).toMatchObject({ provider_id: 'zeta', capability_version: '1.2.0', interaction: 'typed' });
-    expect(await rt.start(request({ version_requirement: '~1.0.0' }))).toMatchObject({ provider_id: 'zeta', capability_version: '1.0.0', interaction: 'typed' });
+    expect(await rt.start(request({ version_requirement: '~1.0.0' }))).toMatchObject({
+      provider_id: 'zeta',
+      capability_version: '1.0.0',
+      interaction: 'typed',
+    });
   });
 
   it('honours provider and interaction constraints as hard constraints', async () => {
     const rt = fixture();
-    expect(await rt.start(request({ version_requirement: '^1', constraints: { interaction: 'semantic_ui' } }))).toMatchObject({ provider_id: 'alpha', interaction: 'semantic_ui' });
-    expect(await rt.start(request({ version_requirement: '^1', constraints: { provider_id: 'zeta', interaction: 'visual_ui' } }))).toMatchObject({ provider_id: 'zeta', interaction: 'visual_ui', capability_version: '1.0.0' });
+    expect(await rt.start(request({ version_requirement: '^1', constraints: { interaction: 'semantic_ui' } }))).toMatchObject({
+      provider_id: 'alpha',
+      interaction: 'semantic_ui',
+    });
+    expect(await rt.start(request({ version_requirement: '^1', constraints: { provider_id: 'zeta', interaction: 'visual_ui' } }))).toMatchObject({
+      provider_id: 'zeta',
+      interaction: 'visual_ui',
+      capability_version: '1.0.0',
+    });
   });
 
   it('nobody offering the id is capability_unavailable', async () => {
@@ -113,7 +140,9 @@ describe('selection', () => {
   it('explainSelection reports the same errors as start', async () => {
     const rt = fixture();
     expect((await rt.explainSelection({ capability_id: 'app.read', version_requirement: '^9' })).error?.code).toBe('capability_unavailable');
-    expect((await rt.explainSelection({ capability_id: 'app.read', version_requirement: '^1', constraints: { provider_id: 'nope' } })).error?.code).toBe('constraint_unsatisfied');
+    expect((await rt.explainSelection({ capability_id: 'app.read', version_requirement: '^1', constraints: { provider_id: 'nope' } })).error?.code).toBe(
+      'constraint_unsatisfied',
+    );
     expect((await rt.explainSelection({ capability_id: 'app.read', version_requirement: 'what' })).error?.code).toBe('invalid_request');
   });
 });
@@ -131,7 +160,8 @@ describe('selection properties', () => {
     const byProvider = new Map<string, Array<{ spec: CapabilitySpec; interactions: InteractionKind[] }>>();
     for (const o of offers) {
       const list = byProvider.get(o.provider) ?? [];
-      if (!list.some((c) => c.spec.version === o.version)) list.push({ spec: spec({ version: o.version, input_schema: true, output_schema: true }), interactions: o.interactions });
+      if (!list.some((c) => c.spec.version === o.version))
+        list.push({ spec: spec({ version: o.version, input_schema: true, output_schema: true }), interactions: o.interactions });
       byProvider.set(o.provider, list);
     }
     const providers = [...byProvider].map(([id, caps]) => provider(id, caps));
@@ -166,7 +196,10 @@ describe('selection properties', () => {
           const rank = (o: CapabilityOffer): number => kinds.indexOf(o.interaction);
           for (let i = 1; i < listed.length; i++) {
             const [x, y] = [listed[i - 1]!, listed[i]!];
-            const ordered = rank(x) < rank(y) || (rank(x) === rank(y) && (x.provider.id < y.provider.id || (x.provider.id === y.provider.id && semver.gte(x.capability.version, y.capability.version))));
+            const ordered =
+              rank(x) < rank(y) ||
+              (rank(x) === rank(y) &&
+                (x.provider.id < y.provider.id || (x.provider.id === y.provider.id && semver.gte(x.capability.version, y.capability.version))));
             expect(ordered, `${key(x)} before ${key(y)}`).toBe(true);
           }
           const inRange = listed.filter((o) => semver.satisfies(o.capability.version, range));
@@ -184,9 +217,16 @@ describe('selection properties', () => {
       fc.asyncProperty(fc.array(offerArb, { minLength: 1, maxLength: 6 }), fc.constantFrom('*', '^1', '^2', '<1'), async (offers, range) => {
         const rt = build(offers, []);
         const ex = await rt.explainSelection({ capability_id: 'app.read', version_requirement: range });
-        const outcome = await rt.start(request({ version_requirement: range })).then((r) => r, (e: { code: string }) => e.code);
+        const outcome = await rt.start(request({ version_requirement: range })).then(
+          (r) => r,
+          (e: { code: string }) => e.code,
+        );
         if (ex.selected) {
-          expect(outcome).toMatchObject({ provider_id: ex.selected.provider.id, capability_version: ex.selected.capability.version, interaction: ex.selected.interaction });
+          expect(outcome).toMatchObject({
+            provider_id: ex.selected.provider.id,
+            capability_version: ex.selected.capability.version,
+            interaction: ex.selected.interaction,
+          });
         } else {
           expect(outcome).toBe(ex.error?.code);
         }

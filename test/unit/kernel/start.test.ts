@@ -73,7 +73,11 @@ describe('start: outcomes', () => {
     const receipt = await rt.start(req);
     expect(receipt).toEqual({ invocation_id: req.invocation_id, provider_id: 'uplink/test', capability_version: '1.0.0', interaction: 'typed' });
     const live = await done;
-    expect(live.map((e) => [e.sequence, e.kind])).toEqual([[1, 'accepted'], [2, 'started'], [3, 'succeeded']]);
+    expect(live.map((e) => [e.sequence, e.kind])).toEqual([
+      [1, 'accepted'],
+      [2, 'started'],
+      [3, 'succeeded'],
+    ]);
     const page = await rt.events(req.invocation_id);
     expect(page.events).toEqual(live);
     expect(page.events[0]).toEqual({ invocation_id: req.invocation_id, sequence: 1, kind: 'accepted', provider_id: 'uplink/test', at: 1_000 });
@@ -129,7 +133,15 @@ describe('start: outcomes', () => {
     expect(snap.result).toBeUndefined();
     expect(JSON.stringify([snap, events])).not.toContain('hunter2');
     expect(events[2]!.error).toEqual(snap.error);
-    expect(diagnostics).toEqual([{ invocation_id: req.invocation_id, provider_id: 'uplink/test', kind: 'provider_error', detail: 'Error: password=hunter2 leaked', error: expect.any(Error) }]);
+    expect(diagnostics).toEqual([
+      {
+        invocation_id: req.invocation_id,
+        provider_id: 'uplink/test',
+        kind: 'provider_error',
+        detail: 'Error: password=hunter2 leaked',
+        error: expect.any(Error),
+      },
+    ]);
   });
 
   it('a provider that throws synchronously also gives provider_failed', async () => {
@@ -206,7 +218,10 @@ describe('start: outcomes', () => {
   it('input is validated against the selected version of the spec', async () => {
     const rt = new Runtime();
     const v2 = spec({ version: '2.0.0', input_schema: { type: 'object', required: ['target'] } });
-    const p = provider('uplink/test', [{ spec: spec(), interactions: ['typed'] }, { spec: v2, interactions: ['typed'] }]);
+    const p = provider('uplink/test', [
+      { spec: spec(), interactions: ['typed'] },
+      { spec: v2, interactions: ['typed'] },
+    ]);
     rt.register(p);
     expect((await rejection(rt.start(request({ version_requirement: '*' })))).code).toBe('input_schema_violation');
     await expect(rt.start(request({ version_requirement: '^1' }))).resolves.toMatchObject({ capability_version: '1.0.0' });

@@ -37,7 +37,12 @@ async function stdioServer(): Promise<{ server: Server; send: (message: object) 
   };
 }
 
-const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+};
 
 afterEach(() => vi.restoreAllMocks());
 

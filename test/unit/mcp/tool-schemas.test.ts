@@ -11,7 +11,7 @@ describe('tool schemas', () => {
     if (tool.outputSchema) expect(() => ajv.compile(tool.outputSchema!)).not.toThrow();
   });
 
-  it('every tool whose result has a fixed shape declares it; the op tools answer with the op\'s own result', () => {
+  it("every tool whose result has a fixed shape declares it; the op tools answer with the op's own result", () => {
     expect(TOOLS.filter((t) => !t.outputSchema).map((t) => t.name)).toEqual(['channel_observe', 'channel_act']);
   });
 
@@ -37,7 +37,11 @@ describe('tool schemas', () => {
   it('only channel_act is destructive; only channel_act and channel_send change anything', () => {
     const hints = Object.fromEntries(TOOLS.map((t) => [t.name, t.annotations]));
     expect(TOOLS.filter((t) => t.annotations.destructiveHint).map((t) => t.name)).toEqual(['channel_act']);
-    expect(TOOLS.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name).sort()).toEqual(['channel_act', 'channel_send']);
+    expect(
+      TOOLS.filter((t) => !t.annotations.readOnlyHint)
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(['channel_act', 'channel_send']);
     expect(hints.channel_act).toMatchObject({ idempotentHint: false, openWorldHint: true });
     expect(hints.channel_list).toMatchObject({ idempotentHint: true, openWorldHint: false });
   });

@@ -70,7 +70,14 @@ export function createFakeHub(): FakeHub {
       return { channel: { channel, labels: ['codex'], detail: { tier: 'observer' } }, ops: [] };
     },
     async doctor() {
-      return { ok: true, drivers: [], config: { ok: true, path: '' }, audit: { ok: true, path: '' }, agents: { ok: true, path: '' }, panels_attached: hub.attached };
+      return {
+        ok: true,
+        drivers: [],
+        config: { ok: true, path: '' },
+        audit: { ok: true, path: '' },
+        agents: { ok: true, path: '' },
+        panels_attached: hub.attached,
+      };
     },
     async driverReports() {
       return [];
@@ -189,7 +196,15 @@ export function createFakeHub(): FakeHub {
     async explainSelection() {
       const offer = {
         provider: { id: 'uplink/tmux', version: '1.0.0', name: 'tmux', description: 'tmux panes' },
-        capability: { id: 'tmux.send', version: '1.0.0', title: 'send', description: 'send a message', input_schema: {}, output_schema: {}, safety: 'mutating' as const },
+        capability: {
+          id: 'tmux.send',
+          version: '1.0.0',
+          title: 'send',
+          description: 'send a message',
+          input_schema: {},
+          output_schema: {},
+          safety: 'mutating' as const,
+        },
         interaction: 'typed' as const,
       };
       return { selected: offer, candidates: [{ offer, matched: true, reason: 'the only offer' }] };

@@ -15,7 +15,13 @@ function open(hub: FakeHub) {
   return { s, heard };
 }
 
-const membership: FleetMembership = { member: true, name: 'a', url: 'nats://127.0.0.1:4222', connected: true, members: [{ hub: 'a', state: 'self', since: 1, panels: 1 }] };
+const membership: FleetMembership = {
+  member: true,
+  name: 'a',
+  url: 'nats://127.0.0.1:4222',
+  connected: true,
+  members: [{ hub: 'a', state: 'self', since: 1, panels: 1 }],
+};
 
 describe('the Fleet view of a panel', () => {
   it('is off for a hub in no fleet, whose fleet timeline is empty', async () => {
@@ -33,7 +39,9 @@ describe('the Fleet view of a panel', () => {
     const { s, heard } = open(hub);
     expect(await s.handlers.fleetStatus({})).toMatchObject({ enabled: true, name: 'a', connected: true, members: [{ hub: 'a', state: 'self' }] });
     for (const l of listeners) l({ type: 'status', status: { ...membership, connected: false, problem: 'lost' } });
-    expect(heard.filter((h) => h.event === 'fleetChanged').map((h) => h.payload)).toEqual([expect.objectContaining({ enabled: true, connected: false, problem: 'lost' })]);
+    expect(heard.filter((h) => h.event === 'fleetChanged').map((h) => h.payload)).toEqual([
+      expect.objectContaining({ enabled: true, connected: false, problem: 'lost' }),
+    ]);
     s.close();
     expect(listeners.size).toBe(0);
   });

@@ -30,7 +30,13 @@ beforeEach(async () => {
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Uplink</title>');
   writeFileSync(join(dir, 'assets', 'a.js'), 'console.log(1)');
   hub = createFakeHub();
-  mount = createPanelMount({ hub, token: TOKEN, rendererDir: dir, user: 'alice', authenticate: (req) => (req.headers.cookie === COOKIE ? SESSION : undefined) });
+  mount = createPanelMount({
+    hub,
+    token: TOKEN,
+    rendererDir: dir,
+    user: 'alice',
+    authenticate: (req) => (req.headers.cookie === COOKIE ? SESSION : undefined),
+  });
   server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     void Promise.resolve(mount.handle(req, res, url)).then((handled) => {
@@ -185,7 +191,13 @@ describe('panel WebSocket', () => {
     c.api.on('approvalAdded', (a) => added.push(a));
     c.api.on('approvalResolved', (r) => resolved.push(`${r.approval_id}:${r.granted}:${r.reason ?? ''}`));
     // The hub's prompt carries the caller's live identity, which also says where the agent runs.
-    const live = { kind: 'mcp' as const, agent_id: 'default', name: 'claude-code', session: 'mcp-1', caller: { tmux: '/tmp/tmux-1000/default', tmux_pane: '%7' } };
+    const live = {
+      kind: 'mcp' as const,
+      agent_id: 'default',
+      name: 'claude-code',
+      session: 'mcp-1',
+      caller: { tmux: '/tmp/tmux-1000/default', tmux_pane: '%7' },
+    };
     hub.addApproval(approval('a1', { agent: live }));
     await until(() => added.length === 1, 'approvalAdded');
     const pending = await c.api.listPendingApprovals();
@@ -212,7 +224,16 @@ describe('panel WebSocket', () => {
     const seen: number[] = [];
     c.api.on('runtimeEvent', (e) => seen.push(e.id));
     for (let i = 1; i <= 5; i++) {
-      hub.emitEntry({ id: i, at: i, type: 'event', kind: 'accepted', invocation_id: `inv-${i}`, sequence: 1, channel: 'tmux:%1', agent: { kind: 'mcp', name: 'x' } });
+      hub.emitEntry({
+        id: i,
+        at: i,
+        type: 'event',
+        kind: 'accepted',
+        invocation_id: `inv-${i}`,
+        sequence: 1,
+        channel: 'tmux:%1',
+        agent: { kind: 'mcp', name: 'x' },
+      });
     }
     await until(() => seen.length === 5, 'five events');
     const page = await c.api.queryTimeline({ before: 5, limit: 2 });
@@ -260,7 +281,10 @@ describe('panel WebSocket', () => {
   it('a driver error reaches the panel as the rendered line', async () => {
     const { c } = client();
     await until(() => c.state() === 'open', 'open');
-    await expect(c.api.describeChannel({ channel: 'tmux:%9' })).rejects.toMatchObject({ code: 'not_found', message: 'uplink error [tmux:NotFound]: no channel tmux:%9 — hint: list channels' });
+    await expect(c.api.describeChannel({ channel: 'tmux:%9' })).rejects.toMatchObject({
+      code: 'not_found',
+      message: 'uplink error [tmux:NotFound]: no channel tmux:%9 — hint: list channels',
+    });
     c.close();
   });
 
@@ -278,10 +302,24 @@ describe('selection explanation', () => {
   it('maps the kernel’s offers, candidates and reasons onto the panel shape', async () => {
     const { toPanelExplanation } = await import('../../../src/main/edges/panel/mapping');
     const provider = (id: string) => ({ id, version: '2.0.0', name: id, description: id });
-    const capability = { id: 'desktop.click', version: '1.0.0', title: 'click', description: 'click', input_schema: {}, output_schema: {}, safety: 'mutating' as const };
+    const capability = {
+      id: 'desktop.click',
+      version: '1.0.0',
+      title: 'click',
+      description: 'click',
+      input_schema: {},
+      output_schema: {},
+      safety: 'mutating' as const,
+    };
     const offer = { provider: provider('uplink/desktop-semantic'), capability, interaction: 'semantic_ui' as const };
     const other = { provider: provider('uplink/desktop-visual'), capability, interaction: 'visual_ui' as const };
-    const x = toPanelExplanation({ selected: { ...offer }, candidates: [{ offer, matched: true, reason: 'preferred interaction' }, { offer: other, matched: true, reason: 'later in discovery order' }] });
+    const x = toPanelExplanation({
+      selected: { ...offer },
+      candidates: [
+        { offer, matched: true, reason: 'preferred interaction' },
+        { offer: other, matched: true, reason: 'later in discovery order' },
+      ],
+    });
     expect(x.selected).toEqual({ provider_id: 'uplink/desktop-semantic', capability_version: '1.0.0', interaction: 'semantic_ui' });
     expect(x.candidates.map((c) => [c.provider_id, c.selected, c.reason])).toEqual([
       ['uplink/desktop-semantic', true, 'preferred interaction'],

@@ -28,7 +28,13 @@ const step = (n: number): DemoStep => ({ step: n, total: 8, title: `t${n}`, why:
 
 function open(p?: PanelPresenter) {
   const heard: Array<{ event: PanelEventName; payload: unknown }> = [];
-  const s = openPanelSession(createFakeHub(), { version: '0.1.0', user: 'alice', ...(p ? { presenter: p } : {}) }, createBroadcast(), (event, payload) => heard.push({ event, payload }), Date.now());
+  const s = openPanelSession(
+    createFakeHub(),
+    { version: '0.1.0', user: 'alice', ...(p ? { presenter: p } : {}) },
+    createBroadcast(),
+    (event, payload) => heard.push({ event, payload }),
+    Date.now(),
+  );
   const steps = () => heard.filter((h) => h.event === 'demoStep').map((h) => h.payload as DemoStep);
   return { s, steps };
 }

@@ -59,10 +59,17 @@ function* subschemas(schema: Node, at = ''): Generator<[string, Node]> {
 }
 
 /** Where an object schema of `schema` lets through properties it does not name. */
-const openObjects = (schema: object): string[] => [...subschemas(schema as Node)].filter(([, s]) => s.properties && s.additionalProperties !== false).map(([at]) => at);
+const openObjects = (schema: object): string[] =>
+  [...subschemas(schema as Node)].filter(([, s]) => s.properties && s.additionalProperties !== false).map(([at]) => at);
 
 describe('channel map', () => {
-  const all = [...Object.entries(PANEL_CALLS).flatMap(([m, c]) => [[`${m}.request`, c.request], [`${m}.response`, c.response]]), ...Object.entries(PANEL_EVENTS)] as Array<[string, Node]>;
+  const all = [
+    ...Object.entries(PANEL_CALLS).flatMap(([m, c]) => [
+      [`${m}.request`, c.request],
+      [`${m}.response`, c.response],
+    ]),
+    ...Object.entries(PANEL_EVENTS),
+  ] as Array<[string, Node]>;
 
   it('every schema compiles under ajv’s strict mode (TypeBox takes any option, a misspelt keyword too)', () => {
     const errors = all.flatMap(([name, schema]) => {

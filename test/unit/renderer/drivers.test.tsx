@@ -40,10 +40,23 @@ const running = (extra: Partial<DriverProcessStatus> = {}): DriverProcessStatus 
   ...extra,
 });
 
-const untrusted = (): DriverProcessStatus => ({ ...running({ state: 'refused', admission: 'untrusted', restarts: 0, stderr: [], integrity: { file: '/drivers/notes.mjs', actual: HASH } }), pid: undefined, protocol_version: undefined, last_exit: undefined });
+const untrusted = (): DriverProcessStatus => ({
+  ...running({ state: 'refused', admission: 'untrusted', restarts: 0, stderr: [], integrity: { file: '/drivers/notes.mjs', actual: HASH } }),
+  pid: undefined,
+  protocol_version: undefined,
+  last_exit: undefined,
+});
 
 let seq = 0;
-const entry = (e: Partial<DriverTraceEntry>): DriverTraceEntry => ({ seq: ++seq, at: Date.UTC(2026, 0, 1, 12), dir: 'out', type: 'request', bytes: 40, summary: '{}', ...e });
+const entry = (e: Partial<DriverTraceEntry>): DriverTraceEntry => ({
+  seq: ++seq,
+  at: Date.UTC(2026, 0, 1, 12),
+  dir: 'out',
+  type: 'request',
+  bytes: 40,
+  summary: '{}',
+  ...e,
+});
 
 function trace(): DriverTraceEntry[] {
   seq = 0;
@@ -72,7 +85,8 @@ describe('the Drivers view', () => {
     open({ driverStatus: [running()] });
     const c = await screen.findByRole('article', { name: 'driver notes' });
     await screen.findByRole('article', { name: 'driver tmux' });
-    for (const text of ['running', 'admitted', '4242', '3 (shutdown)', '/usr/bin/node /drivers/notes.mjs', `/drivers/notes.mjs sha256 ${HASH}`]) expect(c.textContent).toContain(text);
+    for (const text of ['running', 'admitted', '4242', '3 (shutdown)', '/usr/bin/node /drivers/notes.mjs', `/drivers/notes.mjs sha256 ${HASH}`])
+      expect(c.textContent).toContain(text);
     expect(c.textContent).toMatch(/exited with code 1 \(code 1, signal —\)/);
     expect(within(c).getByText('Restarts').nextElementSibling!.textContent).toBe('2');
     const stderr = within(c).getByLabelText('notes stderr').textContent!;
@@ -89,10 +103,13 @@ describe('the Drivers view', () => {
     await waitFor(() => expect(rows()).toHaveLength(1));
     status = running({ restarts: 5 });
     // The view polls about once a second.
-    await waitFor(() => {
-      expect(rows()).toHaveLength(5);
-      expect(within(card()).getByText('Restarts').nextElementSibling!.textContent).toBe('5');
-    }, { timeout: 5000 });
+    await waitFor(
+      () => {
+        expect(rows()).toHaveLength(5);
+        expect(within(card()).getByText('Restarts').nextElementSibling!.textContent).toBe('5');
+      },
+      { timeout: 5000 },
+    );
     // Each poll asks only for what is new.
     const asked = fake.calls.filter((c) => c.method === 'driverTrace').map((c) => (c.params as { after?: number }).after);
     expect(asked.slice(0, 2)).toEqual([undefined, 1]);

@@ -43,7 +43,10 @@ async function openFleet(): Promise<void> {
 }
 
 const membersTable = () => screen.getByRole('table', { name: 'Fleet members' });
-const rowOf = (table: HTMLElement, first: string) => within(table).getAllByRole('row').find((r) => r.querySelector('td')?.textContent === first);
+const rowOf = (table: HTMLElement, first: string) =>
+  within(table)
+    .getAllByRole('row')
+    .find((r) => r.querySelector('td')?.textContent === first);
 
 describe('the Fleet view', () => {
   it('a hub in no fleet says so and how to join, and shows nothing else', async () => {
@@ -92,7 +95,22 @@ describe('the Fleet view', () => {
 let seq = 0;
 const agent = { kind: 'mcp' as const, agent_id: 'laptop/default', name: 'laptop/claude-code' };
 function entry(hub: string, cursor: number, e: Partial<TimelineEvent> = {}): FleetTimelineEntry {
-  return { hub, seq: ++seq, cursor, event: { id: seq, at: now - 1000 + cursor, type: 'event', kind: 'accepted', invocation_id: `${hub}-${cursor}`, channel: 'tmux:%1', op: 'send', agent, ...e } };
+  return {
+    hub,
+    seq: ++seq,
+    cursor,
+    event: {
+      id: seq,
+      at: now - 1000 + cursor,
+      type: 'event',
+      kind: 'accepted',
+      invocation_id: `${hub}-${cursor}`,
+      channel: 'tmux:%1',
+      op: 'send',
+      agent,
+      ...e,
+    },
+  };
 }
 
 describe('the merged timeline', () => {
@@ -103,7 +121,15 @@ describe('the merged timeline', () => {
     fake.replies.fleetStatus = fleet;
     fake.replies.fleetTimeline = {
       entries: [
-        entry('buildbox', 3, { kind: 'failed', state: 'failed', outcome: 'denied', authorized: 'operator', granted: false, reason: 'not now', message: 'denied\u001b]0;x\u0007' }),
+        entry('buildbox', 3, {
+          kind: 'failed',
+          state: 'failed',
+          outcome: 'denied',
+          authorized: 'operator',
+          granted: false,
+          reason: 'not now',
+          message: 'denied\u001b]0;x\u0007',
+        }),
         entry('laptop', 2, { kind: 'started', op: 'read' }),
       ],
       next_before: 2,
@@ -139,7 +165,10 @@ describe('the merged timeline', () => {
 
   it('the hub filter asks the hub for that member’s entries and keeps other hubs’ live entries out', async () => {
     fake.replies.fleetStatus = fleet;
-    fake.replies.fleetTimeline = (p: { hub?: string }) => ({ entries: p.hub ? [entry(p.hub, 7)] : [entry('laptop', 8), entry('buildbox', 7)], next_before: null });
+    fake.replies.fleetTimeline = (p: { hub?: string }) => ({
+      entries: p.hub ? [entry(p.hub, 7)] : [entry('laptop', 8), entry('buildbox', 7)],
+      next_before: null,
+    });
     await openFleet();
     expect(bodyRows()).toHaveLength(2);
     const select = within(screen.getByRole('region', { name: 'Merged timeline' })).getByRole('combobox');
@@ -189,7 +218,9 @@ describe('a prompt from another hub', () => {
     act(() => addApproval(remote));
     const card = screen.getByRole('article');
     expect(within(card).getByText('on hub buildbox')).not.toBeNull();
-    const buttons = within(card).getAllByRole('button').map((b) => b.textContent?.replace(/[A-Z]$/, ''));
+    const buttons = within(card)
+      .getAllByRole('button')
+      .map((b) => b.textContent?.replace(/[A-Z]$/, ''));
     expect(buttons).toEqual(['Approve once', 'Deny']);
     expect(card.textContent).toContain('rules and session grants for hub buildbox are made on its own panel');
     expect(card.textContent).toContain('it can be revealed only on hub buildbox');

@@ -21,7 +21,17 @@ useFakePanel();
 
 const agent = { kind: 'mcp' as const, agent_id: 'builder', name: 'claude-code' };
 let cursor = 0;
-const ev = (invocation_id: string, e: Partial<TimelineEvent>): TimelineEvent => ({ id: ++cursor, at: cursor, type: 'event', kind: 'accepted', invocation_id, channel: 'tmux:%1', op: 'send', agent, ...e });
+const ev = (invocation_id: string, e: Partial<TimelineEvent>): TimelineEvent => ({
+  id: ++cursor,
+  at: cursor,
+  type: 'event',
+  kind: 'accepted',
+  invocation_id,
+  channel: 'tmux:%1',
+  op: 'send',
+  agent,
+  ...e,
+});
 /** One invocation per outcome, as the hub records them. */
 function ended(): TimelineEvent[] {
   return [
@@ -66,7 +76,11 @@ describe('outcome badges', () => {
   });
 
   it('rows stored before outcomes were recorded read theirs from their events', () => {
-    const rows = rowsOf([ev('old', { kind: 'accepted', state: 'accepted' }), { ...ev('old', { type: 'decision', kind: 'decision', authorized: 'timeout', granted: false }) }, ev('old', { kind: 'failed', state: 'failed', error_code: 'policy_denied' })]);
+    const rows = rowsOf([
+      ev('old', { kind: 'accepted', state: 'accepted' }),
+      { ...ev('old', { type: 'decision', kind: 'decision', authorized: 'timeout', granted: false }) },
+      ev('old', { kind: 'failed', state: 'failed', error_code: 'policy_denied' }),
+    ]);
     expect(rows.get('old')!.outcome).toBe('timed_out');
   });
 });
@@ -93,8 +107,18 @@ describe('the outcome filter', () => {
 
 describe('Recently decided', () => {
   const asked: PendingApproval = {
-    approval_id: 'a1', invocation_id: 'no', agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code' }, channel: 'tmux:%3', channel_labels: [], op: 'send',
-    capability_id: 'tmux.send', args: {}, provider_id: 'uplink/tmux', interaction: 'typed', requested_at: Date.now(), expires_at: Date.now() + 60_000,
+    approval_id: 'a1',
+    invocation_id: 'no',
+    agent: { kind: 'mcp', agent_id: 'builder', name: 'claude-code' },
+    channel: 'tmux:%3',
+    channel_labels: [],
+    op: 'send',
+    capability_id: 'tmux.send',
+    args: {},
+    provider_id: 'uplink/tmux',
+    interaction: 'typed',
+    requested_at: Date.now(),
+    expires_at: Date.now() + 60_000,
   };
 
   it('names the op, channel, agent, outcome and who decided', () => {

@@ -31,7 +31,15 @@ afterEach(() => {
 });
 
 const frames = () => fake.calls.filter((c) => c.method === 'previewChannel').length;
-const step = (n: number, extra: Partial<DemoStep> = {}): DemoStep => ({ step: n, total: 8, title: `Title ${n}`, why: `Why ${n}`, look: `Look ${n}`, state: 'running', ...extra });
+const step = (n: number, extra: Partial<DemoStep> = {}): DemoStep => ({
+  step: n,
+  total: 8,
+  title: `Title ${n}`,
+  why: `Why ${n}`,
+  look: `Look ${n}`,
+  state: 'running',
+  ...extra,
+});
 
 describe('the presenter strip', () => {
   it('is absent outside a demo, then shows each step with its why, where to look and the window live', async () => {
@@ -93,7 +101,10 @@ describe('a live window', () => {
     const op = (name: string) => ({ op: name, summary: name, mutating: false, params_schema: {}, result_schema: {} });
     fake.replies.describeChannel = (p: unknown) => {
       const channel = (p as { channel: string }).channel;
-      return { channel: { channel, labels: [], driver: channel.split(':')[0] }, ops: channel.startsWith('desktop:') ? [op('observe'), op('screenshot')] : [op('read')] };
+      return {
+        channel: { channel, labels: [], driver: channel.split(':')[0] },
+        ops: channel.startsWith('desktop:') ? [op('observe'), op('screenshot')] : [op('read')],
+      };
     };
     fake.replies.previewChannel = { image_png: PNG, text: 'hello' };
     act(() => selectChannel('desktop:0x1'));

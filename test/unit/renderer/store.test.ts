@@ -76,7 +76,11 @@ describe('approvals slice', () => {
     fake.replies.decide = { accepted: false, message: refusal };
     addApproval(pending('a', 1000));
     await decide('a', 'always', '', { agent: 'any', channel: 'tmux:build-*' });
-    expect(fake.calls.find((c) => c.method === 'decide')?.params).toEqual({ approval_id: 'a', decision: 'always', scope: { agent: 'any', channel: 'tmux:build-*' } });
+    expect(fake.calls.find((c) => c.method === 'decide')?.params).toEqual({
+      approval_id: 'a',
+      decision: 'always',
+      scope: { agent: 'any', channel: 'tmux:build-*' },
+    });
     const s = useStore.getState();
     expect(s.approvals.pending.map((p) => p.approval_id)).toEqual(['a']);
     expect(s.approvals.deciding).toEqual({});
@@ -100,7 +104,12 @@ describe('approvals slice', () => {
 
 describe('timeline slice', () => {
   it('groups events by invocation in sequence order, whatever the arrival order', () => {
-    ingestTimeline([ev(4, 'i1', 3, 'started'), ev(1, 'i1', 1, 'accepted'), ev(2, 'i2', 1, 'accepted'), ev(3, 'i1', 2, 'approval_granted', { authorized: 'operator' })]);
+    ingestTimeline([
+      ev(4, 'i1', 3, 'started'),
+      ev(1, 'i1', 1, 'accepted'),
+      ev(2, 'i2', 1, 'accepted'),
+      ev(3, 'i1', 2, 'approval_granted', { authorized: 'operator' }),
+    ]);
     const t = useStore.getState().timeline;
     expect(t.order).toEqual(['i1', 'i2']);
     const row = t.rows.get('i1')!;
@@ -111,7 +120,11 @@ describe('timeline slice', () => {
   it('derives state and duration, and marks a row waiting while approval is pending', () => {
     ingestTimeline([ev(1, 'i1', 1, 'accepted', { state: 'accepted' }), ev(2, 'i1', 2, 'approval_requested', { state: 'accepted' })]);
     expect(useStore.getState().timeline.rows.get('i1')!.state).toBe('waiting');
-    ingestTimeline([ev(3, 'i1', 3, 'approval_granted', { state: 'accepted' }), ev(4, 'i1', 4, 'started', { state: 'running' }), ev(5, 'i1', 5, 'succeeded', { state: 'succeeded', duration_ms: 42 })]);
+    ingestTimeline([
+      ev(3, 'i1', 3, 'approval_granted', { state: 'accepted' }),
+      ev(4, 'i1', 4, 'started', { state: 'running' }),
+      ev(5, 'i1', 5, 'succeeded', { state: 'succeeded', duration_ms: 42 }),
+    ]);
     const row = useStore.getState().timeline.rows.get('i1')!;
     expect(row.state).toBe('succeeded');
     expect(row.duration_ms).toBe(42);
@@ -143,7 +156,11 @@ describe('timeline slice', () => {
   it('pages older history in before the rows it has, until the start', async () => {
     ingestTimeline([ev(10, 'i10', 1, 'accepted')]);
     fake.replies.queryTimeline = (p: { before?: number }): unknown =>
-      p.before === undefined ? { events: [ev(10, 'i10', 1, 'accepted')], next_before: 10 } : p.before === 10 ? { events: [ev(5, 'i5', 1, 'accepted'), ev(6, 'i6', 1, 'accepted')], next_before: 5 } : { events: [], next_before: null };
+      p.before === undefined
+        ? { events: [ev(10, 'i10', 1, 'accepted')], next_before: 10 }
+        : p.before === 10
+          ? { events: [ev(5, 'i5', 1, 'accepted'), ev(6, 'i6', 1, 'accepted')], next_before: 5 }
+          : { events: [], next_before: null };
     await loadHistory(true);
     await loadHistory();
     expect(useStore.getState().timeline.order).toEqual(['i5', 'i6', 'i10']);
@@ -161,7 +178,10 @@ describe('timeline slice', () => {
 
   it('filters by channel, op, agent, state and free text', () => {
     const rows = new Map();
-    mergeEvents(rows, [ev(1, 'i1', 1, 'failed', { state: 'failed', message: 'pane gone', op: 'type' }), ev(2, 'i2', 1, 'succeeded', { state: 'succeeded', channel: 'tmux:%2' })]);
+    mergeEvents(rows, [
+      ev(1, 'i1', 1, 'failed', { state: 'failed', message: 'pane gone', op: 'type' }),
+      ev(2, 'i2', 1, 'succeeded', { state: 'succeeded', channel: 'tmux:%2' }),
+    ]);
     const r1 = rows.get('i1');
     expect(matchesFilter(r1, { state: 'failed' })).toBe(true);
     expect(matchesFilter(r1, { op: 'send' })).toBe(false);

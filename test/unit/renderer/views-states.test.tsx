@@ -91,7 +91,16 @@ const pending = (extra: Partial<PendingApproval> = {}): PendingApproval => ({
 
 describe('what the op will do, in words', () => {
   it('uses the driver’s preview sentence when it has one', () => {
-    render(<ApprovalCard approval={pending({ preview: { text: 'click at (10, 20) in gedit' } })} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    render(
+      <ApprovalCard
+        approval={pending({ preview: { text: 'click at (10, 20) in gedit' } })}
+        now={Date.now()}
+        next
+        onDecide={() => {}}
+        reason=""
+        onReason={() => {}}
+      />,
+    );
     expect(document.querySelector('.will-do')?.textContent).toBe('click at (10, 20) in gedit');
   });
 
@@ -108,13 +117,24 @@ describe('the stdio command in settings', () => {
     expect(mcpCommands(undefined, undefined, '/x/app.asar/bin/uplink', ['/Applications/Uplink.app/Contents/MacOS/Uplink', 'mcp']).stdio).toBe(
       'claude mcp add uplink -- /Applications/Uplink.app/Contents/MacOS/Uplink mcp',
     );
-    expect(mcpCommands(undefined, undefined, undefined, ['C:\\Program Files\\Uplink\\Uplink.exe', 'mcp']).stdio).toBe('claude mcp add uplink -- "C:\\Program Files\\Uplink\\Uplink.exe" mcp');
+    expect(mcpCommands(undefined, undefined, undefined, ['C:\\Program Files\\Uplink\\Uplink.exe', 'mcp']).stdio).toBe(
+      'claude mcp add uplink -- "C:\\Program Files\\Uplink\\Uplink.exe" mcp',
+    );
     expect(shellWord('/home/a b/$x')).toBe('"/home/a b/\\$x"');
-    expect(mcpCommands(undefined, undefined, '/opt/uplink/bin/uplink', undefined, '/home/a b/.uplink').stdio).toBe('claude mcp add uplink -e "UPLINK_DATA_DIR=/home/a b/.uplink" -- /opt/uplink/bin/uplink mcp');
+    expect(mcpCommands(undefined, undefined, '/opt/uplink/bin/uplink', undefined, '/home/a b/.uplink').stdio).toBe(
+      'claude mcp add uplink -e "UPLINK_DATA_DIR=/home/a b/.uplink" -- /opt/uplink/bin/uplink mcp',
+    );
   });
 
   it('the settings view shows the hub’s stdio command', async () => {
-    fake.replies.getSettings = { approval_timeout_ms: 120_000, data_dir: '/data', version: '0.1.0', mcp_url: 'http://127.0.0.1:7420/mcp', mcp_token: 't0k', stdio_command: ['/opt/Uplink/uplink', 'mcp'] };
+    fake.replies.getSettings = {
+      approval_timeout_ms: 120_000,
+      data_dir: '/data',
+      version: '0.1.0',
+      mcp_url: 'http://127.0.0.1:7420/mcp',
+      mcp_token: 't0k',
+      stdio_command: ['/opt/Uplink/uplink', 'mcp'],
+    };
     act(() => showView('settings'));
     connectionChanged('open');
     render(<App />);
@@ -127,16 +147,33 @@ describe('the stdio command in settings', () => {
 
 describe('a broken config.json', () => {
   it('the settings view says which file is broken and which config is in force', async () => {
-    fake.replies.getSettings = { approval_timeout_ms: 120_000, data_dir: '/data', version: '0.1.0', config_error: '/data/config.json is empty (the last good config stays in use)' };
+    fake.replies.getSettings = {
+      approval_timeout_ms: 120_000,
+      data_dir: '/data',
+      version: '0.1.0',
+      config_error: '/data/config.json is empty (the last good config stays in use)',
+    };
     act(() => showView('settings'));
     connectionChanged('open');
     render(<App />);
-    await waitFor(() => expect(screen.getByRole('alert').textContent).toBe('config.json is broken: /data/config.json is empty (the last good config stays in use)'));
+    await waitFor(() =>
+      expect(screen.getByRole('alert').textContent).toBe('config.json is broken: /data/config.json is empty (the last good config stays in use)'),
+    );
   });
 });
 
 describe('timeline history paging', () => {
-  const ev = (cursor: number): TimelineEvent => ({ id: cursor, at: cursor, type: 'event', kind: 'accepted', invocation_id: `inv-${cursor}`, sequence: 1, channel: 'tmux:%1', op: 'send', agent: { kind: 'mcp', agent_id: 'a', name: 'a' } });
+  const ev = (cursor: number): TimelineEvent => ({
+    id: cursor,
+    at: cursor,
+    type: 'event',
+    kind: 'accepted',
+    invocation_id: `inv-${cursor}`,
+    sequence: 1,
+    channel: 'tmux:%1',
+    op: 'send',
+    agent: { kind: 'mcp', agent_id: 'a', name: 'a' },
+  });
 
   it('“Load older” pages in the history before the oldest row, until the start', async () => {
     fake.replies.queryTimeline = (p: { before?: number }) =>
@@ -191,7 +228,9 @@ describe('names agents and panes control are shown inert', () => {
   });
 
   it('settings: a standing rule with control characters in its channel, op and agent is escaped', async () => {
-    fake.replies.listRules = [{ rule_id: 'r1', channel: hostile, op: 'ty\u001bpe', ops: ['ty\u001bpe'], proposed: true, digest: '0'.repeat(64), agent: 'ag\u0007ent', uses: 0 }];
+    fake.replies.listRules = [
+      { rule_id: 'r1', channel: hostile, op: 'ty\u001bpe', ops: ['ty\u001bpe'], proposed: true, digest: '0'.repeat(64), agent: 'ag\u0007ent', uses: 0 },
+    ];
     act(() => showView('settings'));
     connectionChanged('open');
     render(<App />);
@@ -212,7 +251,10 @@ describe('named agents in settings', () => {
       return { id: name, token: 'tok-shown-once' };
     };
     fake.replies.revokeAgent = (p: unknown) => {
-      Object.assign(agents.find((a) => a.id === (p as { name: string }).name)!, { revoked_at: '2026-11-30T12:00:00.000Z' });
+      Object.assign(
+        agents.find((a) => a.id === (p as { name: string }).name)!,
+        { revoked_at: '2026-11-30T12:00:00.000Z' },
+      );
       return { revoked: true };
     };
     act(() => showView('settings'));
@@ -268,20 +310,34 @@ describe('a high-risk tier asks for confirmation', () => {
     fireEvent.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: /Grant godmode/ }));
     await waitFor(() => expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }]));
     fireEvent.change(screen.getByLabelText(/^Tier/), { target: { value: 'operator' } });
-    await waitFor(() => expect(setTiers()).toEqual([{ channel: 'tmux:%3', tier: 'godmode' }, { channel: 'tmux:%3', tier: 'operator' }]));
+    await waitFor(() =>
+      expect(setTiers()).toEqual([
+        { channel: 'tmux:%3', tier: 'godmode' },
+        { channel: 'tmux:%3', tier: 'operator' },
+      ]),
+    );
   });
 });
 
 describe('an op result carrying an image', () => {
   const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC';
   const channel = { channel: 'desktop:0x400007', driver: 'desktop', labels: ['gedit'], detail: {} };
-  const screenshot = { op: 'screenshot', summary: 'PNG of the window', mutating: false, params_schema: { type: 'object', properties: {} }, result_schema: { type: 'object' } };
+  const screenshot = {
+    op: 'screenshot',
+    summary: 'PNG of the window',
+    mutating: false,
+    params_schema: { type: 'object', properties: {} },
+    result_schema: { type: 'object' },
+  };
 
   it('shows a screenshot as an image, not as base64 text, and the other fields as text', async () => {
     fake.replies.listChannels = { channels: [channel], health: [{ driver: 'desktop', ok: true, lines: [] }], errors: [] };
     fake.replies.describeChannel = { channel, ops: [screenshot] };
     fake.replies.previewChannel = { error: 'no preview' };
-    fake.replies.runOp = { ok: true, output: { png_base64: PNG, width: 1, height: 1, warnings: ['the capture is blank'], note: 'iVBORw0KGgo but not base64!' } };
+    fake.replies.runOp = {
+      ok: true,
+      output: { png_base64: PNG, width: 1, height: 1, warnings: ['the capture is blank'], note: 'iVBORw0KGgo but not base64!' },
+    };
     act(() => showView('channels'));
     connectionChanged('open');
     render(<App />);

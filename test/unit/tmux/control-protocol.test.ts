@@ -39,7 +39,17 @@ describe('tmux control-mode protocol', () => {
   it('parses pane lines and fails closed on a malformed one', () => {
     const fields = ['%3', '4242', '$0', 'main', '0', '1', 'node', '123', '0', '0', '10', '40', 'operator', '', '', '', '1700000000000', 'codex', 'title'];
     expect(PANE_FORMAT.split('\u001f')).toHaveLength(fields.length);
-    expect(parsePaneLine(fields.join('\u001f'))).toMatchObject({ id: '%3', serverPid: '4242', target: 'main:0.1', command: 'node', pid: 123, label: 'codex', profile: 'operator', readOff: false, lastRead: 1700000000000 });
+    expect(parsePaneLine(fields.join('\u001f'))).toMatchObject({
+      id: '%3',
+      serverPid: '4242',
+      target: 'main:0.1',
+      command: 'node',
+      pid: 123,
+      label: 'codex',
+      profile: 'operator',
+      readOff: false,
+      lastRead: 1700000000000,
+    });
     const broken = [...fields.slice(0, 17), 'co\u001fdex', 'title'].join('\u001f');
     expect(parsePaneLine(broken)).toMatchObject({ id: '%3', malformed: true, readOff: true });
     expect(parsePaneLine('not a pane')).toBeUndefined();

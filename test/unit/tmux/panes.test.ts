@@ -65,7 +65,10 @@ function coreAnswering(lines: string[]): TmuxCore {
 
 describe('resolving a pane by id', () => {
   it('an unreadable line is the same Upstream error, not "no pane %N"', async () => {
-    await expect(coreAnswering(C_LOCALE_OUTPUT).pane('%1')).rejects.toMatchObject({ kind: 'Upstream', message: 'the pane line tmux printed could not be parsed (the pane format came back rewritten)' });
+    await expect(coreAnswering(C_LOCALE_OUTPUT).pane('%1')).rejects.toMatchObject({
+      kind: 'Upstream',
+      message: 'the pane line tmux printed could not be parsed (the pane format came back rewritten)',
+    });
     await expect(coreAnswering(UTF8_OUTPUT).pane('%1')).resolves.toMatchObject({ id: '%1', title: 'build · café | _ ; #' });
   });
 });

@@ -17,11 +17,17 @@ describe('tmux policy', () => {
       expect(classifyKey(k)).toBe('benign');
     }
     for (const k of ['C-c', 'M-x', '^D', 'C-M-x', 'M-Enter', 'C-Up', 'S-C-a', 'C-\\', 'M-F1']) expect(classifyKey(k)).toBe('dangerous');
-    for (const k of ['enter', 'DoRootThings', 'a', 'F1', 'S-Up', 'C-', 'C-rm -rf /', 'M-xyz', '^', '^ab', 'C- ', 'c-c']) expect(() => classifyKey(k)).toThrow(DriverError);
+    for (const k of ['enter', 'DoRootThings', 'a', 'F1', 'S-Up', 'C-', 'C-rm -rf /', 'M-xyz', '^', '^ab', 'C- ', 'c-c'])
+      expect(() => classifyKey(k)).toThrow(DriverError);
   });
 
   it('the pane option decides alone; junk pins observer; config fills in by id or human label', () => {
-    const cfg = { write_allow: [{ pattern: 'lab-*', tier: 'godmode' as const }, { pattern: '%9', tier: 'operator' as const }] };
+    const cfg = {
+      write_allow: [
+        { pattern: 'lab-*', tier: 'godmode' as const },
+        { pattern: '%9', tier: 'operator' as const },
+      ],
+    };
     expect(decide(pane({ label: 'lab-1', profile: 'observer' }), cfg).tier).toBe('observer');
     expect(decide(pane({ label: 'lab-1', profile: 'sudo' }), cfg).tier).toBe('observer');
     expect(decide(pane({ label: 'lab-1' }), cfg)).toMatchObject({ tier: 'godmode', source: 'config' });
@@ -57,6 +63,16 @@ describe('tmux policy', () => {
 
   it('reports config problems', () => {
     expect(configProblems({})).toEqual([]);
-    expect(configProblems({ socket: 3, write_allow: [{ pattern: '', tier: 'operator' }, { pattern: 'x', tier: 'root' }], read_deny: 'x', extra: 1 })).toHaveLength(5);
+    expect(
+      configProblems({
+        socket: 3,
+        write_allow: [
+          { pattern: '', tier: 'operator' },
+          { pattern: 'x', tier: 'root' },
+        ],
+        read_deny: 'x',
+        extra: 1,
+      }),
+    ).toHaveLength(5);
   });
 });

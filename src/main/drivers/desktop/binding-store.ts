@@ -36,7 +36,15 @@ export function defaultStateDir(env: NodeJS.ProcessEnv): string {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function validBinding(v: unknown): v is Binding {
-  return isObject(v) && typeof v.window === 'string' && Number.isSafeInteger(v.pid) && Number.isSafeInteger(v.start_time) && typeof v.title === 'string' && Array.isArray(v.class) && typeof v.bound_at === 'string';
+  return (
+    isObject(v) &&
+    typeof v.window === 'string' &&
+    Number.isSafeInteger(v.pid) &&
+    Number.isSafeInteger(v.start_time) &&
+    typeof v.title === 'string' &&
+    Array.isArray(v.class) &&
+    typeof v.bound_at === 'string'
+  );
 }
 
 /** Keeps only well-formed entries: the file is ours, but a torn or hand-edited one must not crash a call. */

@@ -74,7 +74,11 @@ export class BindingTable {
   save(session: string | null | undefined): void {
     if (!this.#dirty || !session || !this.#store) return;
     this.load(session);
-    const data: StoredBindings = { bindings: Object.fromEntries(this.#byAddr), current: Object.fromEntries(this.#current), generations: Object.fromEntries(this.#generations) };
+    const data: StoredBindings = {
+      bindings: Object.fromEntries(this.#byAddr),
+      current: Object.fromEntries(this.#current),
+      generations: Object.fromEntries(this.#generations),
+    };
     this.#store.save(session, data);
     this.#dirty = false;
   }

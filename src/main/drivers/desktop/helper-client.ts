@@ -186,7 +186,14 @@ export class HelperClient {
       try {
         reply = JSON.parse(line) as HelperReply;
       } catch {
-        this.#fail(child, (op) => new DriverError('Upstream', `desktop helper wrote a line that is not JSON while running ${op}`, { hint: RESTART_HINT, evidence: line.slice(0, 200) }));
+        this.#fail(
+          child,
+          (op) =>
+            new DriverError('Upstream', `desktop helper wrote a line that is not JSON while running ${op}`, {
+              hint: RESTART_HINT,
+              evidence: line.slice(0, 200),
+            }),
+        );
         return;
       }
       const running = this.#running;

@@ -93,8 +93,11 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
     }
     return helper;
   };
-  const call = (op: string, extra: { target?: HelperTarget; args?: JsonValue; interaction?: 'semantic_ui' | 'visual_ui' } = {}, signal?: AbortSignal): Promise<JsonValue> =>
-    client().call({ op, ...extra }, { timeoutMs: timeoutMs(), signal });
+  const call = (
+    op: string,
+    extra: { target?: HelperTarget; args?: JsonValue; interaction?: 'semantic_ui' | 'visual_ui' } = {},
+    signal?: AbortSignal,
+  ): Promise<JsonValue> => client().call({ op, ...extra }, { timeoutMs: timeoutMs(), signal });
 
   const denied = (win: Pick<HelperWindow, 'title' | 'class'>): boolean => {
     const globs = config().read_deny ?? [];
@@ -120,7 +123,12 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
       // Titles and classes are not unique and outlive processes: never resolve a window by label.
       const hits = seen.filter((s) => s.window.title === addr || s.window.class.includes(addr)).map((s) => `desktop:${s.addr}`);
       throw new DriverError('Invalid', `desktop channels are addressed by window id, not by label (desktop:${addr})`, {
-        hint: hits.length === 0 ? 'run channel_list to see the open windows' : hits.length === 1 ? `use ${hits[0]}` : `${hits.length} windows match: ${hits.join(', ')} — pick one`,
+        hint:
+          hits.length === 0
+            ? 'run channel_list to see the open windows'
+            : hits.length === 1
+              ? `use ${hits[0]}`
+              : `${hits.length} windows match: ${hits.join(', ')} — pick one`,
       });
     }
     // An address bound by an earlier Uplink process (now in the table) names that process only.
@@ -128,7 +136,8 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
     if (stored) return stored;
     const hit = seen.find((s) => s.addr === addr);
     if (!hit) throw new DriverError('NotFound', `no window desktop:${addr}`, { hint: 'run channel_list to see the open windows' });
-    if (!hit.binding) throw new DriverError('Rejected', `desktop:${addr} cannot be bound`, { hint: 'only windows of local processes can be driven', evidence: hit.mismatch });
+    if (!hit.binding)
+      throw new DriverError('Rejected', `desktop:${addr} cannot be bound`, { hint: 'only windows of local processes can be driven', evidence: hit.mismatch });
     return hit.binding;
   };
 
@@ -136,11 +145,15 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
   const checkedTarget = async (addr: string): Promise<HelperTarget> => {
     const binding = await bindingFor(addr);
     // The config is live: a window denied after it was bound is refused from then on.
-    if (denied(binding)) throw new DriverError('Rejected', `desktop:${addr} is hidden by the desktop.read_deny config`, { hint: 'ask the operator to change read_deny' });
+    if (denied(binding))
+      throw new DriverError('Rejected', `desktop:${addr} is hidden by the desktop.read_deny config`, { hint: 'ask the operator to change read_deny' });
     const problem = await table.checkProcess(binding);
     if (problem) {
       const now = table.currentAddr(binding.window);
-      const hint = now && now !== addr ? `window ${binding.window} now belongs to another process as desktop:${now}; list channels and act on that channel if you mean it` : 'list channels again and act on the new channel';
+      const hint =
+        now && now !== addr
+          ? `window ${binding.window} now belongs to another process as desktop:${now}; list channels and act on that channel if you mean it`
+          : 'list channels again and act on the new channel';
       throw new DriverError('Rejected', 'target changed', { hint, evidence: problem });
     }
     return { window: binding.window, pid: binding.pid, start_time: binding.start_time };
@@ -171,7 +184,11 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
 
   const driver: DesktopDriver = {
     info(): DriverInfo {
-      return { id: 'desktop', kind: 'capability', summary: 'Desktop windows: AT-SPI accessibility tree (semantic_ui) and X11 pixels + XTest input (visual_ui)' };
+      return {
+        id: 'desktop',
+        kind: 'capability',
+        summary: 'Desktop windows: AT-SPI accessibility tree (semantic_ui) and X11 pixels + XTest input (visual_ui)',
+      };
     },
 
     async channels(): Promise<ChannelEntry[]> {
@@ -202,7 +219,14 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
           entries.push({
             channel: `desktop:${prev}`,
             labels: [],
-            detail: { window: w.window, pid: old.pid, title: old.title, stale: true, interactions: [], binding_mismatch: `${gone}; the window id now belongs to desktop:${addr}` },
+            detail: {
+              window: w.window,
+              pid: old.pid,
+              title: old.title,
+              stale: true,
+              interactions: [],
+              binding_mismatch: `${gone}; the window id now belongs to desktop:${addr}`,
+            },
           });
         }
       }

@@ -27,7 +27,12 @@ const element: JsonSchema = {
   },
   required: ['role', 'name', 'states', 'bounds', 'path'],
 };
-const path = { type: 'string', minLength: 1, maxLength: 512, description: 'element path from tree/find: /0/2/1, or //<role>[<name>] matching exactly one element' };
+const path = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 512,
+  description: 'element path from tree/find: /0/2/1, or //<role>[<name>] matching exactly one element',
+};
 const text = { type: 'string', maxLength: 10_000 };
 const sensitive = { type: 'boolean', description: 'Keep the text out of previews, logs, the audit store and the result.' };
 const params = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
@@ -62,7 +67,7 @@ export const DESKTOP_OPS: OpSpec[] = [
   },
   {
     op: 'tree',
-    summary: 'The window\'s accessibility tree (AT-SPI role, name, states, window-relative bounds, path), bounded',
+    summary: "The window's accessibility tree (AT-SPI role, name, states, window-relative bounds, path), bounded",
     mutating: false,
     interactions: SEMANTIC,
     params_schema: params({ max_depth: { type: 'integer', minimum: 0, maximum: 64 }, max_nodes: { type: 'integer', minimum: 1, maximum: 5000 } }),
@@ -106,7 +111,7 @@ export const DESKTOP_OPS: OpSpec[] = [
   },
   {
     op: 'activate',
-    summary: 'Run an element\'s default action (press a button, toggle a check box)',
+    summary: "Run an element's default action (press a button, toggle a check box)",
     mutating: true,
     interactions: SEMANTIC,
     params_schema: params({ path }, ['path']),
@@ -118,7 +123,7 @@ export const DESKTOP_OPS: OpSpec[] = [
   },
   {
     op: 'set-text',
-    summary: 'Replace an editable element\'s text, then read it back',
+    summary: "Replace an editable element's text, then read it back",
     mutating: true,
     interactions: SEMANTIC,
     params_schema: params({ path, text, sensitive }, ['path', 'text']),
@@ -133,10 +138,10 @@ export const DESKTOP_OPS: OpSpec[] = [
     summary: 'Click at a window-relative point (focuses and raises the window first)',
     mutating: true,
     interactions: VISUAL,
-    params_schema: params(
-      { x: { type: 'integer', minimum: 0 }, y: { type: 'integer', minimum: 0 }, button: { enum: ['left', 'middle', 'right'] } },
-      ['x', 'y'],
-    ),
+    params_schema: params({ x: { type: 'integer', minimum: 0 }, y: { type: 'integer', minimum: 0 }, button: { enum: ['left', 'middle', 'right'] } }, [
+      'x',
+      'y',
+    ]),
     result_schema: {
       type: 'object',
       properties: { clicked: { type: 'boolean' }, x: { type: 'integer' }, y: { type: 'integer' }, button: { type: 'string' } },

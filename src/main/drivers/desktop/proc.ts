@@ -15,7 +15,10 @@ export function parseStartTime(stat: string): number | undefined {
   // Field 2 is the command name in parentheses and may itself contain ") (": split after the last ')'.
   const close = stat.lastIndexOf(')');
   if (close < 0) return undefined;
-  const rest = stat.slice(close + 2).trim().split(/\s+/);
+  const rest = stat
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   const value = Number(rest[19]);
   return Number.isSafeInteger(value) ? value : undefined;
 }

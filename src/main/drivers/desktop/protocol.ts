@@ -31,9 +31,7 @@ export interface HelperRequest {
 }
 
 /** One reply line. */
-export type HelperReply =
-  | { id: number; ok: true; result: JsonValue }
-  | { id: number | null; ok: false; error: DriverErrorWire };
+export type HelperReply = { id: number; ok: true; result: JsonValue } | { id: number | null; ok: false; error: DriverErrorWire };
 
 /** A window as the helper's `windows` op reports it. */
 export interface HelperWindow {

@@ -24,14 +24,22 @@ export interface AdmissionCheck {
 
 /** SHA-256 of a file, hex. */
 export async function sha256File(file: string): Promise<string> {
-  return createHash('sha256').update(await readFile(file)).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 }
 
 /** Checks `integrity` (what the config admits for driver `id`; undefined when it admits nothing). */
 export async function admit(id: string, integrity: Integrity | undefined): Promise<AdmissionCheck> {
   if (!integrity) {
     // Agents read this line too (channel_doctor): the command, whose arguments may be private, is in status() only.
-    return { admission: 'untrusted', integrity: {}, refusal: new DriverError('Unavailable', `${id} is not started: it waits for the operator to trust it`, { hint: 'trust it in the panel, which shows its command and the hash of its file' }) };
+    return {
+      admission: 'untrusted',
+      integrity: {},
+      refusal: new DriverError('Unavailable', `${id} is not started: it waits for the operator to trust it`, {
+        hint: 'trust it in the panel, which shows its command and the hash of its file',
+      }),
+    };
   }
   let actual: string;
   try {
@@ -40,7 +48,11 @@ export async function admit(id: string, integrity: Integrity | undefined): Promi
     return {
       admission: 'mismatch',
       integrity: { file: integrity.file, expected: integrity.sha256 },
-      refusal: new DriverError('Unavailable', `${id} is not started: its integrity file ${integrity.file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); admitted sha256 ${integrity.sha256}`, { hint: 'restore the file, or trust the driver again in the panel' }),
+      refusal: new DriverError(
+        'Unavailable',
+        `${id} is not started: its integrity file ${integrity.file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); admitted sha256 ${integrity.sha256}`,
+        { hint: 'restore the file, or trust the driver again in the panel' },
+      ),
     };
   }
   const checked = { file: integrity.file, expected: integrity.sha256, actual };
@@ -48,7 +60,11 @@ export async function admit(id: string, integrity: Integrity | undefined): Promi
     return {
       admission: 'mismatch',
       integrity: checked,
-      refusal: new DriverError('Unavailable', `${id} is not started: integrity check failed, ${integrity.file} has sha256 ${actual} but the operator admitted ${integrity.sha256}`, { hint: 'if the change is yours, trust the driver again in the panel; otherwise find out who changed the file' }),
+      refusal: new DriverError(
+        'Unavailable',
+        `${id} is not started: integrity check failed, ${integrity.file} has sha256 ${actual} but the operator admitted ${integrity.sha256}`,
+        { hint: 'if the change is yours, trust the driver again in the panel; otherwise find out who changed the file' },
+      ),
     };
   }
   return { admission: 'admitted', integrity: checked };

@@ -40,7 +40,8 @@ export class AnswerChecks {
    */
   expect<T extends TSchema>(schema: T, value: unknown, id: string, method: string, what: string): Static<T> {
     const problem = this.problem(schema, value);
-    if (problem !== undefined) throw new DriverError('Upstream', `${id} answered ${method} with something other than ${what}: ${problem}`, { hint: CHECK_HINT });
+    if (problem !== undefined)
+      throw new DriverError('Upstream', `${id} answered ${method} with something other than ${what}: ${problem}`, { hint: CHECK_HINT });
     return value as Static<T>;
   }
 }

@@ -139,13 +139,22 @@ export class ExternalDriver implements Driver {
     const entries = this.#answers.expect(S.ChannelsResultSchema, await this.#call('channels', {}), this.id, 'channels', 'a list of ChannelEntry');
     // A driver names only its own channels: one listing `tmux:%1` must not pose as another driver.
     const foreign = entries.find((e) => !e.channel.startsWith(`${this.id}:`));
-    if (foreign) throw new DriverError('Upstream', `${this.id} listed a channel outside ${this.id}: (${cut(JSON.stringify(foreign.channel), 80)})`, { hint: 'every channel a driver lists must start with its configured id and a colon' });
+    if (foreign)
+      throw new DriverError('Upstream', `${this.id} listed a channel outside ${this.id}: (${cut(JSON.stringify(foreign.channel), 80)})`, {
+        hint: 'every channel a driver lists must start with its configured id and a colon',
+      });
     return entries;
   }
 
   async send(addr: string, request: SendRequest, ctx?: InvokeContext, signal?: AbortSignal): Promise<SendReceipt> {
     const params: Static<typeof S.SendParamsSchema> = { addr, request, ...(ctx ? { context: ctx } : {}) };
-    return this.#answers.expect(S.SendReceiptSchema, await this.#call('send', params, { signal, deadlineMs: ctx?.deadline_ms }), this.id, 'send', 'a SendReceipt');
+    return this.#answers.expect(
+      S.SendReceiptSchema,
+      await this.#call('send', params, { signal, deadlineMs: ctx?.deadline_ms }),
+      this.id,
+      'send',
+      'a SendReceipt',
+    );
   }
 
   /** The result is checked by the kernel, against the op's own `result_schema`. */
@@ -198,7 +207,7 @@ export class ExternalDriver implements Driver {
    * restarted, and says why.
    */
   refuse(message: string): void {
-    this.#error = new DriverError('Unavailable', message, { hint: 'fix the driver\'s ops (`uplink driver check -- <its command>`), then restart it' });
+    this.#error = new DriverError('Unavailable', message, { hint: "fix the driver's ops (`uplink driver check -- <its command>`), then restart it" });
     this.#ops = [];
     this.#setState('incompatible');
     if (this.#session) void this.#session.stop();
@@ -290,7 +299,11 @@ export class ExternalDriver implements Driver {
     const wait = this.#nextStartAt - Date.now();
     // A short wait is absorbed by the call; a long one would stall every listing, so it is said instead.
     if (wait > MAX_CALL_WAIT_MS) {
-      throw new DriverError('Unavailable', `${this.id} crashed ${this.#crashes} times in a row; it is started again in ${Math.ceil(wait / 1000)} s${this.#error ? ` (last: ${this.#error.message})` : ''}`, { hint: 'retry later, or restart it in the panel once it is fixed; its stderr is in the panel' });
+      throw new DriverError(
+        'Unavailable',
+        `${this.id} crashed ${this.#crashes} times in a row; it is started again in ${Math.ceil(wait / 1000)} s${this.#error ? ` (last: ${this.#error.message})` : ''}`,
+        { hint: 'retry later, or restart it in the panel once it is fixed; its stderr is in the panel' },
+      );
     }
     if (wait > 0) await sleep(wait, signal);
     await this.#admit();
@@ -302,7 +315,8 @@ export class ExternalDriver implements Driver {
       const params: InitializeParams = { protocol_version: PROTOCOL_VERSION, uplink_version: this.#options.uplinkVersion ?? '0.1.0' };
       const init = await session.call('initialize', params).catch((e: Error) => {
         const data = rpcErrorOf(e)?.data;
-        if (this.#answers.problem(S.UnsupportedVersionSchema, data) === undefined) this.#incompatible((data as Static<typeof S.UnsupportedVersionSchema>).supported);
+        if (this.#answers.problem(S.UnsupportedVersionSchema, data) === undefined)
+          this.#incompatible((data as Static<typeof S.UnsupportedVersionSchema>).supported);
         throw e;
       });
       this.#handshake = init;
@@ -350,11 +364,16 @@ export class ExternalDriver implements Driver {
     const result = this.#answers.expect(S.InitializeResultSchema, init, this.id, 'initialize', 'its protocol_version, info and extensions');
     const id = result.info.id;
     if (this.#options.adoptId) {
-      if (!/^[a-z][a-z0-9-]*$/.test(id)) throw new DriverError('Upstream', `the driver calls itself "${cut(id, 64)}", which is not a driver id`, { hint: 'an id is a lowercase letter, then lowercase letters, digits and "-"' });
+      if (!/^[a-z][a-z0-9-]*$/.test(id))
+        throw new DriverError('Upstream', `the driver calls itself "${cut(id, 64)}", which is not a driver id`, {
+          hint: 'an id is a lowercase letter, then lowercase letters, digits and "-"',
+        });
       this.#id = id;
     }
     if (id !== this.id) {
-      this.#error = new DriverError('Unavailable', `${this.id} is not used: the driver calls itself "${cut(id, 64)}", but the config names it "${this.id}"`, { hint: 'make the id in external_drivers equal the driver\'s info.id' });
+      this.#error = new DriverError('Unavailable', `${this.id} is not used: the driver calls itself "${cut(id, 64)}", but the config names it "${this.id}"`, {
+        hint: "make the id in external_drivers equal the driver's info.id",
+      });
       this.#setState('incompatible');
       throw this.#error;
     }
@@ -364,7 +383,9 @@ export class ExternalDriver implements Driver {
   #incompatible(theirs: string[]): never {
     const versions = theirs.map((v) => cut(String(v), 16)).join(', ');
     this.#protocol = theirs[0];
-    this.#error = new DriverError('Unavailable', `${this.id} is not used: it speaks driver protocol ${versions}, this Uplink speaks ${PROTOCOL_VERSION}`, { hint: `update the driver or Uplink so both speak protocol ${PROTOCOL_VERSION}, then restart the driver` });
+    this.#error = new DriverError('Unavailable', `${this.id} is not used: it speaks driver protocol ${versions}, this Uplink speaks ${PROTOCOL_VERSION}`, {
+      hint: `update the driver or Uplink so both speak protocol ${PROTOCOL_VERSION}, then restart the driver`,
+    });
     this.#setState('incompatible');
     throw this.#error;
   }
@@ -387,7 +408,13 @@ export class ExternalDriver implements Driver {
     this.interactionsFor = ext.has('interactions_for')
       ? async (addr): Promise<InteractionKind[]> => {
           const params: Static<typeof S.InteractionsForParamsSchema> = { addr };
-          return expect(S.InteractionsForResultSchema, await this.#call('interactions_for', params), this.id, 'interactions_for', 'a list of interaction kinds');
+          return expect(
+            S.InteractionsForResultSchema,
+            await this.#call('interactions_for', params),
+            this.id,
+            'interactions_for',
+            'a list of interaction kinds',
+          );
         }
       : undefined;
     this.setTier = ext.has('set_tier')

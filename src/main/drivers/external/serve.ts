@@ -7,7 +7,18 @@ import type { Readable, Writable } from 'node:stream';
 import { DriverError } from '../contract';
 import type { Driver, InvokeContext, SendRequest } from '../contract';
 import type { JsonValue } from '../../kernel';
-import { EXTENSIONS, INVALID_PARAMS, LineSplitter, MAX_LINE_BYTES, METHOD_NOT_FOUND, PARSE_ERROR, PROTOCOL_VERSION, decodeLine, encodeLine, errorToRpc } from './wire';
+import {
+  EXTENSIONS,
+  INVALID_PARAMS,
+  LineSplitter,
+  MAX_LINE_BYTES,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  PROTOCOL_VERSION,
+  decodeLine,
+  encodeLine,
+  errorToRpc,
+} from './wire';
 import type { Extension, RpcId, RpcResponse } from './wire';
 
 /** Where a served driver reads and writes; the process's own stdio unless a test gives others. */
@@ -83,7 +94,13 @@ export async function serveDriver(driver: Driver, io: Partial<ServeIo> = {}): Pr
     if (ended) return; // serving stopped: the hub no longer waits for these
     let line = encodeLine(response);
     if (Buffer.byteLength(line) > MAX_LINE_BYTES) {
-      line = encodeLine({ jsonrpc: '2.0', id: response.id, error: errorToRpc(new DriverError('Upstream', `the answer is larger than the protocol's ${MAX_LINE_BYTES} bytes`, { hint: 'ask for less (a smaller range or limit)' })) });
+      line = encodeLine({
+        jsonrpc: '2.0',
+        id: response.id,
+        error: errorToRpc(
+          new DriverError('Upstream', `the answer is larger than the protocol's ${MAX_LINE_BYTES} bytes`, { hint: 'ask for less (a smaller range or limit)' }),
+        ),
+      });
     }
     write(line);
   };
@@ -106,7 +123,8 @@ export async function serveDriver(driver: Driver, io: Partial<ServeIo> = {}): Pr
         return driver.invoke(str(p, 'addr'), str(p, 'op'), p.args as JsonValue, obj(p, 'context', true) as InvokeContext | undefined, signal);
       case 'recv': {
         const cursor = p.cursor;
-        if (cursor !== undefined && cursor !== null && (typeof cursor !== 'number' || !Number.isFinite(cursor))) throw new BadParams('"cursor" must be a number or null');
+        if (cursor !== undefined && cursor !== null && (typeof cursor !== 'number' || !Number.isFinite(cursor)))
+          throw new BadParams('"cursor" must be a number or null');
         return driver.recv(cursor ?? undefined);
       }
       case 'preview':

@@ -140,7 +140,11 @@ export class Session {
       };
       const timer = setTimeout(() => {
         cancel();
-        reject(new DriverError('Timeout', `${id} did not answer ${method} within ${Math.round(ms / 100) / 10} s`, { hint: 'the driver may be stuck; see its stderr in the panel or `uplink doctor`' }));
+        reject(
+          new DriverError('Timeout', `${id} did not answer ${method} within ${Math.round(ms / 100) / 10} s`, {
+            hint: 'the driver may be stuck; see its stderr in the panel or `uplink doctor`',
+          }),
+        );
       }, ms);
       const onAbort = (): void => {
         cancel();
@@ -194,7 +198,8 @@ export class Session {
     const grace = this.#host.stopGraceMs();
     // The grace timer must not outlive the process it waits for: a CLI command would idle until it fired.
     // Unref'd is enough: a child still running holds the event loop until the timer escalates.
-    const exited = (ms: number): Promise<boolean> => Promise.race([this.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    const exited = (ms: number): Promise<boolean> =>
+      Promise.race([this.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
     if (await exited(grace)) return;
     this.child.kill('SIGTERM');
     if (await exited(grace)) return;
@@ -211,15 +216,31 @@ export class Session {
       return;
     }
     if ('method' in message) {
-      trace.record({ dir: 'in', type: 'id' in message ? 'request' : 'notification', method: message.method, ...('id' in message ? { id: message.id } : {}), bytes: Buffer.byteLength(line), summary: cut(line, SUMMARY_CHARS) });
+      trace.record({
+        dir: 'in',
+        type: 'id' in message ? 'request' : 'notification',
+        method: message.method,
+        ...('id' in message ? { id: message.id } : {}),
+        bytes: Buffer.byteLength(line),
+        summary: cut(line, SUMMARY_CHARS),
+      });
       // The protocol has no requests from a driver: answer as JSON-RPC says, and carry on.
-      if ('id' in message) this.#write({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `the hub serves no method ${cut(message.method, 64)}` } });
+      if ('id' in message)
+        this.#write({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `the hub serves no method ${cut(message.method, 64)}` } });
       return;
     }
     const response = message as RpcResponse;
     const id = response.id;
     const pending = typeof id === 'number' ? this.#pending.get(id) : undefined;
-    trace.record({ dir: 'in', type: response.error ? 'error' : 'response', ...(pending ? { method: pending.method } : {}), ...(id !== null ? { id } : {}), bytes: Buffer.byteLength(line), ...(pending ? { ms: Date.now() - pending.started } : {}), summary: cut(line, SUMMARY_CHARS) });
+    trace.record({
+      dir: 'in',
+      type: response.error ? 'error' : 'response',
+      ...(pending ? { method: pending.method } : {}),
+      ...(id !== null ? { id } : {}),
+      bytes: Buffer.byteLength(line),
+      ...(pending ? { ms: Date.now() - pending.started } : {}),
+      summary: cut(line, SUMMARY_CHARS),
+    });
     if (!pending) {
       // A cancelled or timed-out call may still be answered (the answer is dropped); an id never asked is a broken peer.
       const asked = typeof id === 'number' && Number.isInteger(id) && id >= 1 && id < this.#nextId;
@@ -241,7 +262,14 @@ export class Session {
     const line = encodeLine(message);
     const m = message as { id?: RpcId; method?: string; error?: unknown };
     const type = m.method === undefined ? 'error' : m.id === undefined ? 'notification' : 'request';
-    this.#host.trace.record({ dir: 'out', type, ...(m.method ? { method: m.method } : {}), ...(m.id !== undefined ? { id: m.id } : {}), bytes: Buffer.byteLength(line), summary: cut(JSON.stringify(params ? this.#host.masked(params) : message), SUMMARY_CHARS) });
+    this.#host.trace.record({
+      dir: 'out',
+      type,
+      ...(m.method ? { method: m.method } : {}),
+      ...(m.id !== undefined ? { id: m.id } : {}),
+      bytes: Buffer.byteLength(line),
+      summary: cut(JSON.stringify(params ? this.#host.masked(params) : message), SUMMARY_CHARS),
+    });
     this.child.stdin.write(line);
   }
 }

@@ -36,7 +36,9 @@ export function maskArgs(args: unknown, sensitive: readonly string[]): unknown {
   if (!isRecord(args)) return args;
   const all = 'sensitive' in args && args.sensitive !== false;
   if (!all && !sensitive.some((k) => k in args)) return args;
-  return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, sensitive.includes(k) || (all && v !== null && typeof v !== 'boolean' && typeof v !== 'number') ? '••••' : v]));
+  return Object.fromEntries(
+    Object.entries(args).map(([k, v]) => [k, sensitive.includes(k) || (all && v !== null && typeof v !== 'boolean' && typeof v !== 'number') ? '••••' : v]),
+  );
 }
 
 /** The protocol trace of one driver, bounded to its last 1000 messages. */
@@ -51,7 +53,12 @@ export class Trace {
 
   /** Oldest first, filtered. */
   list(filter: TraceFilter = {}): TraceEntry[] {
-    const out = this.#entries.filter((t) => (filter.method === undefined || t.method === filter.method) && (filter.id === undefined || t.id === filter.id) && (filter.after === undefined || t.seq > filter.after));
+    const out = this.#entries.filter(
+      (t) =>
+        (filter.method === undefined || t.method === filter.method) &&
+        (filter.id === undefined || t.id === filter.id) &&
+        (filter.after === undefined || t.seq > filter.after),
+    );
     return filter.limit !== undefined ? out.slice(-filter.limit) : out;
   }
 }

@@ -127,10 +127,11 @@ export function decodeLine(line: string): RpcMessage | string {
     return m as unknown as RpcMessage;
   }
   if (!validId && id !== null) return `a response without an id: ${preview(line)}`;
-  if (('result' in m) === ('error' in m)) return `a response with ${'result' in m ? 'both result and error' : 'neither result nor error'}: ${preview(line)}`;
+  if ('result' in m === 'error' in m) return `a response with ${'result' in m ? 'both result and error' : 'neither result nor error'}: ${preview(line)}`;
   if ('error' in m) {
     const e = m.error as { code?: unknown; message?: unknown } | null;
-    if (!e || typeof e !== 'object' || typeof e.code !== 'number' || typeof e.message !== 'string') return `a response with a malformed error: ${preview(line)}`;
+    if (!e || typeof e !== 'object' || typeof e.code !== 'number' || typeof e.message !== 'string')
+      return `a response with a malformed error: ${preview(line)}`;
   }
   return m as unknown as RpcMessage;
 }
@@ -156,11 +157,16 @@ export function errorToRpc(error: unknown): RpcErrorObject {
  */
 export function rpcToError(error: RpcErrorObject, method: string): DriverError {
   if (isWireError(error.data)) return DriverError.fromWire(error.data);
-  if (error.code === METHOD_NOT_FOUND) return new DriverError('Upstream', `the driver does not offer ${method} (${error.message})`, { hint: 'check the driver speaks protocol 3: `uplink driver check -- <its command>`' });
+  if (error.code === METHOD_NOT_FOUND)
+    return new DriverError('Upstream', `the driver does not offer ${method} (${error.message})`, {
+      hint: 'check the driver speaks protocol 3: `uplink driver check -- <its command>`',
+    });
   return new DriverError('Upstream', `${method} failed: ${error.message}`);
 }
 
 function isWireError(value: unknown): value is DriverErrorWire {
   const v = value as Partial<DriverErrorWire> | null;
-  return !!v && typeof v === 'object' && typeof v.message === 'string' && typeof v.kind === 'string' && (DRIVER_ERROR_KINDS as readonly string[]).includes(v.kind);
+  return (
+    !!v && typeof v === 'object' && typeof v.message === 'string' && typeof v.kind === 'string' && (DRIVER_ERROR_KINDS as readonly string[]).includes(v.kind)
+  );
 }

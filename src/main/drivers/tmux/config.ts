@@ -14,11 +14,16 @@ const WRITE_TIERS = ['operator', 'godmode'] as const satisfies ReadonlyArray<Exc
 export const tmuxConfigSchema = Type.Object(
   {
     /** Path of the tmux server socket; default: `$TMUX`'s first field, else tmux's default socket. */
-    socket: Type.Optional(Type.String({ minLength: 1, description: 'Path of the tmux server socket (default: the server named by $TMUX, else the default socket).' })),
+    socket: Type.Optional(
+      Type.String({ minLength: 1, description: 'Path of the tmux server socket (default: the server named by $TMUX, else the default socket).' }),
+    ),
     write_allow: Type.Optional(
       Type.Array(
         /** One write grant: a glob on a pane's label or `%id`, and the tier it grants. */
-        Type.Object({ pattern: Type.String({ minLength: 1 }), tier: Type.Unsafe<(typeof WRITE_TIERS)[number]>({ enum: [...WRITE_TIERS] }) }, { additionalProperties: false }),
+        Type.Object(
+          { pattern: Type.String({ minLength: 1 }), tier: Type.Unsafe<(typeof WRITE_TIERS)[number]>({ enum: [...WRITE_TIERS] }) },
+          { additionalProperties: false },
+        ),
         { description: 'Write grants: a glob (`*`, `?`) on a pane label or %id, and the tier it grants. A pane option @uplink_profile wins when present.' },
       ),
     ),
@@ -62,7 +67,8 @@ export function configProblems(raw: unknown): string[] {
         const grant = g as { pattern?: unknown; tier?: unknown } | null;
         if (!grant || typeof grant !== 'object') problems.push(`config tmux.write_allow[${i}]: must be {pattern, tier}`);
         else if (typeof grant.pattern !== 'string' || grant.pattern === '') problems.push(`config tmux.write_allow[${i}].pattern: must be a non-empty glob`);
-        else if (grant.tier !== 'operator' && grant.tier !== 'godmode') problems.push(`config tmux.write_allow[${i}].tier: must be "operator" or "godmode" (this entry grants nothing)`);
+        else if (grant.tier !== 'operator' && grant.tier !== 'godmode')
+          problems.push(`config tmux.write_allow[${i}].tier: must be "operator" or "godmode" (this entry grants nothing)`);
       });
   }
   if (cfg.read_deny !== undefined) {

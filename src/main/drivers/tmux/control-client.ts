@@ -115,7 +115,11 @@ export class ControlClient {
         timer: setTimeout(() => {
           if (waiter.settled) return;
           waiter.settled = true;
-          reject(new DriverError('Timeout', `tmux did not answer "${args[0] ?? ''}" within ${this.#options.commandTimeoutMs ?? 10000} ms`, { hint: 'the tmux server may be overloaded; try again' }));
+          reject(
+            new DriverError('Timeout', `tmux did not answer "${args[0] ?? ''}" within ${this.#options.commandTimeoutMs ?? 10000} ms`, {
+              hint: 'the tmux server may be overloaded; try again',
+            }),
+          );
           void this.close();
         }, this.#options.commandTimeoutMs ?? 10000),
       };
@@ -209,7 +213,11 @@ export class ControlClient {
       if (waiter.settled) continue;
       waiter.settled = true;
       clearTimeout(waiter.timer);
-      waiter.reject(new DriverError('Unavailable', 'tmux control connection closed (server restarted or session ended)', { hint: 'try again: the driver reconnects on demand' }));
+      waiter.reject(
+        new DriverError('Unavailable', 'tmux control connection closed (server restarted or session ended)', {
+          hint: 'try again: the driver reconnects on demand',
+        }),
+      );
     }
     this.#exit.emit();
     this.#exit.clear();

@@ -151,7 +151,8 @@ export class TmuxCore {
     }
     const matches = (await this.listPanes()).filter((p) => p.label === addr);
     if (matches.length === 1) return matches[0]!;
-    if (matches.length === 0) throw new DriverError('NotFound', `no pane is labelled "${addr}"`, { hint: 'list channels to see panes and labels, or address the pane as tmux:%N' });
+    if (matches.length === 0)
+      throw new DriverError('NotFound', `no pane is labelled "${addr}"`, { hint: 'list channels to see panes and labels, or address the pane as tmux:%N' });
     throw new DriverError('Invalid', `label "${addr}" is ambiguous: ${matches.map((p) => `${p.id} (${p.target})`).join(', ')}`, {
       hint: `address one pane by id, e.g. tmux:${matches[0]!.id}`,
     });
@@ -188,7 +189,9 @@ export class TmuxCore {
   /** The common gate of a writing op: not our pane, readable, tier, usable. */
   gate(pane: PaneInfo, what: string, needed: Tier, ctx?: InvokeContext): PaneDecision {
     if (pane.id === this.ownPane(ctx, pane.serverPid)) {
-      throw new DriverError('Rejected', `${what} to our own pane ${pane.id} is refused (it would loop back to us)`, { hint: 'address another pane; list channels to see them' });
+      throw new DriverError('Rejected', `${what} to our own pane ${pane.id} is refused (it would loop back to us)`, {
+        hint: 'address another pane; list channels to see them',
+      });
     }
     const decision = this.decide(pane);
     requireReadable(decision, what, pane);
@@ -270,7 +273,12 @@ export class TmuxCore {
       });
     }
     await this.run(['send-keys', '-t', pane.id, 'Enter']);
-    return { delivered: true, correlation_id: id, verify_excerpt: result.line.length > 300 ? `${result.line.slice(0, 297)}...` : result.line, injected_at: injectedAt };
+    return {
+      delivered: true,
+      correlation_id: id,
+      verify_excerpt: result.line.length > 300 ? `${result.line.slice(0, 297)}...` : result.line,
+      injected_at: injectedAt,
+    };
   }
 
   /** The last `n` lines of a pane (wrapped lines joined, trailing blank lines dropped). */

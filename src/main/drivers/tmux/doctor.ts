@@ -25,7 +25,11 @@ export async function doctor(core: TmuxCore): Promise<DoctorReport> {
     lines.push(`tmux: ${await tmuxVersion(core.transport.tmux)}`);
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    lines.push(missing ? 'tmux: not installed (not found on PATH) — hint: install tmux (e.g. `apt-get install tmux` or `brew install tmux`)' : `tmux: cannot run it (${(error as Error).message}) — hint: check the tmux installation`);
+    lines.push(
+      missing
+        ? 'tmux: not installed (not found on PATH) — hint: install tmux (e.g. `apt-get install tmux` or `brew install tmux`)'
+        : `tmux: cannot run it (${(error as Error).message}) — hint: check the tmux installation`,
+    );
     return { driver: 'tmux', ok: false, lines };
   }
   const where = core.socket() ?? "tmux's default socket";
@@ -44,8 +48,10 @@ export async function doctor(core: TmuxCore): Promise<DoctorReport> {
       // The server answered, but not in a way we can use (e.g. a pane list none of which parses).
       lines.push(`server: reachable at ${where}, but ${error.message.split('\n')[0]}${error.hint ? ` — hint: ${error.hint}` : ''}`);
     } else {
-      const why = error instanceof DriverError ? error.evidence ?? error.message : String(error);
-      lines.push(`server: not reachable at ${where} (${why.split('\n')[0]}) — hint: start tmux (e.g. \`tmux new -s work\`), run Uplink inside tmux, or set tmux.socket in config.json`);
+      const why = error instanceof DriverError ? (error.evidence ?? error.message) : String(error);
+      lines.push(
+        `server: not reachable at ${where} (${why.split('\n')[0]}) — hint: start tmux (e.g. \`tmux new -s work\`), run Uplink inside tmux, or set tmux.socket in config.json`,
+      );
     }
   }
   const own = core.ownPane();

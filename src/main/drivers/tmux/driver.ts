@@ -27,7 +27,12 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
   const inbox = new Inbox(core);
 
   return {
-    info: () => ({ id: 'tmux', kind: 'both', summary: 'Cross-pane messaging and pane ops on a tmux server (tmux:%N or tmux:<label>)', tiers: TIER_SPECS.map((t) => ({ ...t })) }),
+    info: () => ({
+      id: 'tmux',
+      kind: 'both',
+      summary: 'Cross-pane messaging and pane ops on a tmux server (tmux:%N or tmux:<label>)',
+      tiers: TIER_SPECS.map((t) => ({ ...t })),
+    }),
 
     async channels(): Promise<ChannelEntry[]> {
       const own = core.ownPane();
@@ -75,7 +80,9 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
         throw new DriverError('Invalid', `unknown tier "${tier}"`, { hint: 'use observer, operator, godmode, or default (remove the pane grant)' });
       }
       const pane = await core.pane(addr);
-      await core.run(tier === 'default' ? ['set-option', '-p', '-u', '-t', pane.id, '@uplink_profile'] : ['set-option', '-p', '-t', pane.id, '@uplink_profile', tier]);
+      await core.run(
+        tier === 'default' ? ['set-option', '-p', '-u', '-t', pane.id, '@uplink_profile'] : ['set-option', '-p', '-t', pane.id, '@uplink_profile', tier],
+      );
     },
 
     dispose: () => core.transport.dispose(),

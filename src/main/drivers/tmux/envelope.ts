@@ -16,8 +16,11 @@ export function newCorrelationId(): string {
 
 /** An envelope `from:` token: one word (no spaces or brackets), at most 40 chars, default `uplink`. */
 export function senderName(agent: string | undefined): string {
-  // eslint-disable-next-line no-control-regex
-  const cleaned = (agent ?? '').trim().replace(/[\s[\]\u0000-\u001f\u007f]+/g, '-').slice(0, 40);
+  const cleaned = (agent ?? '')
+    .trim()
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\s[\]\u0000-\u001f\u007f]+/g, '-')
+    .slice(0, 40);
   return cleaned === '' ? 'uplink' : cleaned;
 }
 

@@ -42,7 +42,10 @@ export class Inbox {
     } else panes = await this.#core.listPanes();
     for (const pane of panes) {
       if (this.#core.decide(pane).readBlock) continue;
-      const lines = await this.#core.probe(pane).capture(own ? OWN_PANE_HISTORY : OTHER_PANE_HISTORY).catch(() => [] as string[]);
+      const lines = await this.#core
+        .probe(pane)
+        .capture(own ? OWN_PANE_HISTORY : OTHER_PANE_HISTORY)
+        .catch(() => [] as string[]);
       for (const line of lines) this.#consider(pane, line);
     }
   }

@@ -13,7 +13,14 @@ import { classifyKey, configTier, grantLabel, hasControlChars, paneName, require
 import { awaitIdle, lastLines } from './watch';
 
 /** Runs one op on a pane address. */
-export async function runOp(core: TmuxCore, addr: string, op: string, rawArgs: JsonValue | undefined, ctx: InvokeContext | undefined, signal: AbortSignal | undefined): Promise<JsonValue> {
+export async function runOp(
+  core: TmuxCore,
+  addr: string,
+  op: string,
+  rawArgs: JsonValue | undefined,
+  ctx: InvokeContext | undefined,
+  signal: AbortSignal | undefined,
+): Promise<JsonValue> {
   const args = rawArgs as Args;
   switch (op) {
     case 'read':
@@ -67,7 +74,8 @@ export async function guardSend(core: TmuxCore, addr: string, message: unknown, 
   if (typeof message !== 'string' || message.trim() === '') throw new DriverError('Invalid', 'send: message is required (a non-empty string)');
   requireOneLine(message, 'a message');
   const hint = replyHint ?? 'full';
-  if (!(REPLY_HINTS as readonly unknown[]).includes(hint)) throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
+  if (!(REPLY_HINTS as readonly unknown[]).includes(hint))
+    throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
   const pane = await core.pane(addr);
   core.gate(pane, 'send', 'operator', ctx);
   return pane;
@@ -151,12 +159,19 @@ async function guardLabel(core: TmuxCore, addr: string, args: Args, ctx?: Invoke
   const decision = own ? core.decide(pane) : core.gate(pane, 'label', 'operator', ctx);
   const wouldGrant = configTier([pane.id, name], core.config());
   if (tierRank(wouldGrant) > tierRank(decision.tier)) {
-    throw new DriverError('Rejected', `renaming ${paneName(pane)} to "${name}" would match a tmux.write_allow glob granting ${wouldGrant}; a rename can never raise a tier`, {
-      hint: `pick another name, or ask a human to label it (\`tmux set -p -t ${pane.id} @name ${name}\`)`,
-    });
+    throw new DriverError(
+      'Rejected',
+      `renaming ${paneName(pane)} to "${name}" would match a tmux.write_allow glob granting ${wouldGrant}; a rename can never raise a tier`,
+      {
+        hint: `pick another name, or ask a human to label it (\`tmux set -p -t ${pane.id} @name ${name}\`)`,
+      },
+    );
   }
   const holder = (await core.listPanes()).find((p) => p.label === name && p.id !== pane.id);
-  if (holder) throw new DriverError('Rejected', `label "${name}" is already used by ${holder.id} (${holder.target})`, { hint: 'labels must be unique to be addressable; pick another name' });
+  if (holder)
+    throw new DriverError('Rejected', `label "${name}" is already used by ${holder.id} (${holder.target})`, {
+      hint: 'labels must be unique to be addressable; pick another name',
+    });
   return pane;
 }
 
@@ -171,7 +186,13 @@ async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeConte
 }
 
 /** The envelope line and a fresh id for a message. */
-export function envelopeFor(core: TmuxCore, message: string, hint: 'full' | 'short' | 'none', ctx?: InvokeContext, serverPid?: string): { id: string; line: string } {
+export function envelopeFor(
+  core: TmuxCore,
+  message: string,
+  hint: 'full' | 'short' | 'none',
+  ctx?: InvokeContext,
+  serverPid?: string,
+): { id: string; line: string } {
   const id = newCorrelationId();
   return { id, line: formatEnvelope(senderName(ctx?.agent), core.ownPane(ctx, serverPid), id, message, hint) };
 }

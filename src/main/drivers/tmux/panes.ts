@@ -60,9 +60,42 @@ export function parsePaneLine(line: string): PaneInfo | undefined {
   const id = f[0] ?? '';
   if (!PANE_ID.test(id)) return undefined;
   if (f.length !== FIELDS.length) {
-    return { id, readOff: true, malformed: true, serverPid: f[1] ?? '', sessionId: f[2] ?? '', target: '', command: '', title: '', inMode: false, dead: false, historySize: 0, height: 0 };
+    return {
+      id,
+      readOff: true,
+      malformed: true,
+      serverPid: f[1] ?? '',
+      sessionId: f[2] ?? '',
+      target: '',
+      command: '',
+      title: '',
+      inMode: false,
+      dead: false,
+      historySize: 0,
+      height: 0,
+    };
   }
-  const [, serverPid, sessionId, sessionName, windowIndex, paneIndex, command, pid, inMode, dead, history, height, profile, read, agentLabel, firstLabel, lastRead, label, title] = f as string[];
+  const [
+    ,
+    serverPid,
+    sessionId,
+    sessionName,
+    windowIndex,
+    paneIndex,
+    command,
+    pid,
+    inMode,
+    dead,
+    history,
+    height,
+    profile,
+    read,
+    agentLabel,
+    firstLabel,
+    lastRead,
+    label,
+    title,
+  ] = f as string[];
   const info: PaneInfo = {
     id,
     serverPid: serverPid!,
@@ -92,9 +125,13 @@ export function parsePaneLine(line: string): PaneInfo | undefined {
  * other pane holds this label"), so it is an error. Only counts: the lines carry pane titles.
  */
 export function unreadablePanes(count: number): DriverError {
-  return new DriverError('Upstream', `${count === 1 ? 'the pane line tmux printed could not be parsed' : `none of the ${count} pane lines tmux printed could be parsed`} (the pane format came back rewritten)`, {
-    hint: 'check that `tmux` on PATH is tmux itself and current (`tmux -V`): a wrapper or an old tmux can rewrite the output',
-  });
+  return new DriverError(
+    'Upstream',
+    `${count === 1 ? 'the pane line tmux printed could not be parsed' : `none of the ${count} pane lines tmux printed could be parsed`} (the pane format came back rewritten)`,
+    {
+      hint: 'check that `tmux` on PATH is tmux itself and current (`tmux -V`): a wrapper or an old tmux can rewrite the output',
+    },
+  );
 }
 
 /**

@@ -24,8 +24,21 @@ export function tierRank(tier: Tier): number {
 export type KeyClass = 'benign' | 'dangerous';
 
 const BENIGN_KEYS = new Set([
-  'Enter', 'Escape', 'Tab', 'Space', 'BSpace', 'Up', 'Down', 'Left', 'Right',
-  'PageUp', 'PageDown', 'PPage', 'NPage', 'Home', 'End',
+  'Enter',
+  'Escape',
+  'Tab',
+  'Space',
+  'BSpace',
+  'Up',
+  'Down',
+  'Left',
+  'Right',
+  'PageUp',
+  'PageDown',
+  'PPage',
+  'NPage',
+  'Home',
+  'End',
 ]);
 
 /**

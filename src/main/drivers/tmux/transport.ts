@@ -112,9 +112,17 @@ export class TmuxTransport {
         if (error) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === 'ENOENT') {
-            reject(new DriverError('Unavailable', 'tmux is not installed (not found on PATH)', { hint: 'install tmux (e.g. `apt-get install tmux` or `brew install tmux`)' }));
+            reject(
+              new DriverError('Unavailable', 'tmux is not installed (not found on PATH)', {
+                hint: 'install tmux (e.g. `apt-get install tmux` or `brew install tmux`)',
+              }),
+            );
           } else if ((error as { killed?: boolean }).killed) {
-            reject(new DriverError('Timeout', `tmux ${args[0] ?? ''} did not finish within ${timeoutMs} ms`, { hint: 'the tmux server may be overloaded; try again' }));
+            reject(
+              new DriverError('Timeout', `tmux ${args[0] ?? ''} did not finish within ${timeoutMs} ms`, {
+                hint: 'the tmux server may be overloaded; try again',
+              }),
+            );
           } else reject(tmuxFailure(stderr || error.message, this.#socket));
           return;
         }

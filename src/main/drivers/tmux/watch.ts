@@ -80,7 +80,10 @@ export async function waitForToken(probe: PaneProbe, token: string, timeoutMs: n
 export function lastLines(lines: readonly string[], n: number): string {
   const kept = [...lines];
   while (kept.length && kept[kept.length - 1]!.trim() === '') kept.pop();
-  const text = kept.slice(-n).map((l) => l.trimEnd()).join('\n');
+  const text = kept
+    .slice(-n)
+    .map((l) => l.trimEnd())
+    .join('\n');
   return text.length > 400 ? text.slice(-400) : text;
 }
 

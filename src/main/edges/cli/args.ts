@@ -15,7 +15,24 @@ export interface ParsedArgs {
 }
 
 /** Flags that take a value. */
-const VALUED = new Set(['reply-hint', 'interaction', 'provider', 'port', 'host', 'limit', 'channel', 'op', 'agent', 'state', 'text', 'tier', 'cursor', 'driver', 'sha256', 'timeout']);
+const VALUED = new Set([
+  'reply-hint',
+  'interaction',
+  'provider',
+  'port',
+  'host',
+  'limit',
+  'channel',
+  'op',
+  'agent',
+  'state',
+  'text',
+  'tier',
+  'cursor',
+  'driver',
+  'sha256',
+  'timeout',
+]);
 /** Flags that are switches. */
 const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list']);
 

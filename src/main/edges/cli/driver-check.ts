@@ -10,8 +10,10 @@ import { print } from './format';
 
 export async function runDriverCommand(args: ParsedArgs): Promise<number> {
   const [, sub, ...command] = args.positionals;
-  if (sub !== 'check') throw usage(sub === undefined ? 'driver needs a subcommand' : `unknown driver subcommand "${sub}"`, 'use `uplink driver check -- <command…>`');
-  if (command.length === 0) throw usage('driver check needs the command that starts the driver', 'put it after `--`, e.g. `uplink driver check -- node my-driver.mjs`');
+  if (sub !== 'check')
+    throw usage(sub === undefined ? 'driver needs a subcommand' : `unknown driver subcommand "${sub}"`, 'use `uplink driver check -- <command…>`');
+  if (command.length === 0)
+    throw usage('driver check needs the command that starts the driver', 'put it after `--`, e.g. `uplink driver check -- node my-driver.mjs`');
   const timeoutMs = intFlag(args, 'timeout', { min: 100, max: 600_000 }) ?? 5000;
   const results = await checkDriver({ command, timeoutMs, onResult: (r) => print(formatCheck(r)) });
   return results.some((r) => r.status === 'fail') ? 1 : 0;

@@ -11,7 +11,13 @@ import { present } from './present';
 import type { CliRequest } from './request';
 
 /** Runs the request in an embedded hub with `drivers`, prints it; resolves with the exit code. */
-export async function runEmbedded(dataDir: string, request: CliRequest, json: boolean, show: typeof present = present, drivers: LoadDrivers = loadDrivers): Promise<number> {
+export async function runEmbedded(
+  dataDir: string,
+  request: CliRequest,
+  json: boolean,
+  show: typeof present = present,
+  drivers: LoadDrivers = loadDrivers,
+): Promise<number> {
   if (request.command === 'log') return runLog(dataDir, request.args, json);
   const hub = await createHub({ dataDir, drivers: await drivers(dataDir), watchConfig: false });
   try {

@@ -49,7 +49,13 @@ export function newestEntries(read: (q: AuditQuery) => AuditPage, query: AuditQu
 /** The audit filter of a `log` request. */
 export function logQuery(args: CliCommands['log']): AuditQuery {
   const { channel, op, agent, state, text } = args;
-  return { ...(channel ? { channel } : {}), ...(op ? { op } : {}), ...(agent ? { agent } : {}), ...(state ? { outcome: state } : {}), ...(text ? { text } : {}) };
+  return {
+    ...(channel ? { channel } : {}),
+    ...(op ? { op } : {}),
+    ...(agent ? { agent } : {}),
+    ...(state ? { outcome: state } : {}),
+    ...(text ? { text } : {}),
+  };
 }
 
 /** Prints the hub's entries; with `follow`, keeps going until the signal aborts. */
@@ -80,11 +86,15 @@ async function log(hub: Hub, args: CliCommands['log'], ctx: ExecuteContext): Pro
   await new Promise<void>((resolve) => {
     const unsubscribe = hub.subscribe(soon);
     const timer = setInterval(soon, 1000);
-    ctx.signal?.addEventListener('abort', () => {
-      unsubscribe();
-      clearInterval(timer);
-      resolve();
-    }, { once: true });
+    ctx.signal?.addEventListener(
+      'abort',
+      () => {
+        unsubscribe();
+        clearInterval(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
   return null;
 }
@@ -116,7 +126,9 @@ export async function executeCli(hub: Hub, request: CliRequest, ctx: ExecuteCont
         try {
           parsed = JSON.parse(json_args) as JsonValue;
         } catch (e) {
-          const err = new HubError(driverOfChannel(channel), 'Invalid', `json-args is not valid JSON (${(e as Error).message})`, { hint: `quote it for the shell, e.g. uplink invoke ${channel} ${op} '{"lines": 20}'` });
+          const err = new HubError(driverOfChannel(channel), 'Invalid', `json-args is not valid JSON (${(e as Error).message})`, {
+            hint: `quote it for the shell, e.g. uplink invoke ${channel} ${op} '{"lines": 20}'`,
+          });
           throw hub.recordRejected({ channel, op, agent }, err);
         }
       }
@@ -143,7 +155,10 @@ export async function executeCli(hub: Hub, request: CliRequest, ctx: ExecuteCont
       if (action === 'status') return (await hub.driverStatus()) as unknown as JsonValue;
       if (id === undefined) throw new HubError('core', 'Invalid', `drivers ${action} needs a driver id`, { hint: `uplink drivers ${action} <id>` });
       if (action === 'restart') return (await hub.restartDriver(id, by)) as unknown as JsonValue;
-      if (sha256 === undefined) throw new HubError('core', 'Invalid', `drivers trust needs the sha256 you checked`, { hint: `run \`uplink drivers trust ${id}\` on a terminal to see it, or pass --yes --sha256 <hex>` });
+      if (sha256 === undefined)
+        throw new HubError('core', 'Invalid', `drivers trust needs the sha256 you checked`, {
+          hint: `run \`uplink drivers trust ${id}\` on a terminal to see it, or pass --yes --sha256 <hex>`,
+        });
       return (await hub.trustDriver(id, sha256, by)) as unknown as JsonValue;
     }
     case 'log':

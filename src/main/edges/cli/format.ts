@@ -48,7 +48,9 @@ export function formatDoctor(r: HubDoctor): string {
 export function formatChannels(channels: ChannelEntry[]): string {
   if (channels.length === 0) return 'no channels';
   const width = Math.max(...channels.map((c) => c.channel.length));
-  return channels.map((c) => escapeControl(`${c.channel.padEnd(width)}  ${c.labels.length ? `[${c.labels.join(', ')}]` : '-'}  ${JSON.stringify(c.detail)}`)).join('\n');
+  return channels
+    .map((c) => escapeControl(`${c.channel.padEnd(width)}  ${c.labels.length ? `[${c.labels.join(', ')}]` : '-'}  ${JSON.stringify(c.detail)}`))
+    .join('\n');
 }
 
 export function formatOps(ops: OpDescription[]): string {
@@ -104,7 +106,8 @@ export function formatDriver(d: DriverProcessStatus): string {
   if (d.integrity.file) lines.push(`    file     ${d.integrity.file}  sha256 ${d.integrity.actual ?? d.integrity.expected ?? 'unknown'}`);
   if (d.last_exit) lines.push(`    exited   ${new Date(d.last_exit.at).toISOString()}  ${d.last_exit.reason}`);
   if (d.error) lines.push(`    error    ${d.error}`);
-  if (d.admission === 'untrusted' || d.admission === 'mismatch') lines.push(`    trust it with \`uplink drivers trust ${d.id}\` (or in the panel's Drivers view)`);
+  if (d.admission === 'untrusted' || d.admission === 'mismatch')
+    lines.push(`    trust it with \`uplink drivers trust ${d.id}\` (or in the panel's Drivers view)`);
   for (const l of d.stderr.slice(-3)) lines.push(`    stderr   ${l}`);
   return lines.map(escapeControl).join('\n');
 }

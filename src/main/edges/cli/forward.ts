@@ -54,9 +54,14 @@ export async function forward(dataDir: string, request: CliRequest, json: boolea
   try {
     key = readFileSync(operatorKeyPath(dataDir), 'utf8').trim();
   } catch (e) {
-    throw new HubError('core', 'Unavailable', `a hub (pid ${hub.pid}) runs for this data directory but its operator key cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`, {
-      hint: 'run uplink as the user that runs the hub; a hub of an older Uplink writes no key: restart it',
-    });
+    throw new HubError(
+      'core',
+      'Unavailable',
+      `a hub (pid ${hub.pid}) runs for this data directory but its operator key cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      {
+        hint: 'run uplink as the user that runs the hub; a hub of an older Uplink writes no key: restart it',
+      },
+    );
   }
   const caller = callerEnv();
   const body: CliBody = { command: request.command, args: request.args, user: osUser(), ...(caller ? { caller } : {}) };

@@ -83,7 +83,12 @@ async function ask(question: string): Promise<string> {
  * `drivers trust <id>` at a terminal: shows what trusting admits (command, file, its hash now)
  * and sends exactly that hash once the person says yes, so a file changed meanwhile is refused.
  */
-async function confirmTrust(dataDir: string, request: Extract<CliRequest, { command: 'drivers' }>, json: boolean, options: CliOptions): Promise<number | undefined> {
+async function confirmTrust(
+  dataDir: string,
+  request: Extract<CliRequest, { command: 'drivers' }>,
+  json: boolean,
+  options: CliOptions,
+): Promise<number | undefined> {
   const id = request.args.id!;
   let drivers: DriverProcessStatus[] = [];
   await callHub(dataDir, { command: 'drivers', args: { action: 'status' } }, json, options, (_r, result) => {
@@ -91,9 +96,15 @@ async function confirmTrust(dataDir: string, request: Extract<CliRequest, { comm
     return 0;
   });
   const d = drivers.find((x) => x.id === id);
-  if (!d) throw new HubError('core', 'NotFound', `no external driver ${id} (external: ${drivers.map((x) => x.id).join(', ') || 'none'})`, { hint: 'add it to external_drivers in config.json and restart the hub' });
+  if (!d)
+    throw new HubError('core', 'NotFound', `no external driver ${id} (external: ${drivers.map((x) => x.id).join(', ') || 'none'})`, {
+      hint: 'add it to external_drivers in config.json and restart the hub',
+    });
   const shown = request.args.sha256 ?? d.integrity.actual;
-  if (!d.integrity.file || !shown) throw new HubError(id, 'NotFound', `no file to trust for ${id} (its command names none, or it cannot be read)`, { hint: "set integrity.file in config.json to the driver's program or script" });
+  if (!d.integrity.file || !shown)
+    throw new HubError(id, 'NotFound', `no file to trust for ${id} (its command names none, or it cannot be read)`, {
+      hint: "set integrity.file in config.json to the driver's program or script",
+    });
   process.stderr.write(`${[`command  ${d.command.join(' ')}`, `file     ${d.integrity.file}`, `sha256   ${shown}`].map(escapeControl).join('\n')}\n`);
   const answer = (await ask(`Trust ${escapeControl(id)} to run with this file? [y/N] `)).trim().toLowerCase();
   if (answer !== 'y' && answer !== 'yes') {
@@ -135,7 +146,14 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
     case 'serve': {
       const host = flag(args, 'host');
       const { runServe } = await import('./serve');
-      return runServe({ dataDir: resolveDataDir(), port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, ...(host ? { host } : {}), insecure: args.flags.has('insecure-plain-http'), json, loadDrivers: options.loadDrivers });
+      return runServe({
+        dataDir: resolveDataDir(),
+        port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT,
+        ...(host ? { host } : {}),
+        insecure: args.flags.has('insecure-plain-http'),
+        json,
+        loadDrivers: options.loadDrivers,
+      });
     }
     case 'demo': {
       need(args, 0, 0, 'no operands');
@@ -145,7 +163,13 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
         return 0;
       }
       const dataDir = process.env.UPLINK_DATA_DIR ? resolveDataDir() : undefined;
-      return runDemo({ port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT, exitWhenDone: args.flags.has('exit-when-done'), headless: args.flags.has('headless'), ...(dataDir ? { dataDir } : {}), loadDrivers: options.loadDrivers });
+      return runDemo({
+        port: intFlag(args, 'port') ?? DEFAULT_SERVE_PORT,
+        exitWhenDone: args.flags.has('exit-when-done'),
+        headless: args.flags.has('headless'),
+        ...(dataDir ? { dataDir } : {}),
+        loadDrivers: options.loadDrivers,
+      });
     }
     case 'panel-url': {
       need(args, 0, 0, 'no operands');
@@ -158,7 +182,11 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
         const { runDriverCommand } = await import('./driver-check');
         return runDriverCommand(args);
       }
-      if (sub !== 'run') throw usage(sub === undefined ? 'driver needs a subcommand' : `unknown driver command "${sub}"`, 'use `uplink driver run <tmux|desktop>` or `uplink driver check -- <command…>`');
+      if (sub !== 'run')
+        throw usage(
+          sub === undefined ? 'driver needs a subcommand' : `unknown driver command "${sub}"`,
+          'use `uplink driver run <tmux|desktop>` or `uplink driver check -- <command…>`',
+        );
       need(args, 2, 2, 'run <tmux|desktop>');
       await runBuiltInDriver(name!, resolveDataDir());
       return 0;
@@ -193,7 +221,9 @@ export async function main(argv: string[], options: CliOptions = {}): Promise<nu
     return await run(args, options);
   } catch (e) {
     // The CLI user is the operator: an unexpected failure may show its own message.
-    const err = isDriverError(e) ? toHubError(undefined, e) : new HubError('core', 'Upstream', e instanceof Error ? e.message : String(e), { hint: 'run `uplink doctor`' });
+    const err = isDriverError(e)
+      ? toHubError(undefined, e)
+      : new HubError('core', 'Upstream', e instanceof Error ? e.message : String(e), { hint: 'run `uplink doctor`' });
     process.stderr.write(`${err.rendered}\n`);
     return isUsage(err) ? 2 : 1;
   }

@@ -19,7 +19,8 @@ function presentAgents(request: Extract<CliRequest, { command: 'agents' }>, resu
     const agents = result as AgentSummary[];
     if (json) print(JSON.stringify(agents, null, 2));
     else if (agents.length === 0) print('no named agents (create one with `uplink agents create <name>`)');
-    else print(agents.map((a) => `${a.id.padEnd(24)}  created ${a.created_at} by ${a.created_by}${a.revoked_at ? `  REVOKED ${a.revoked_at}` : ''}`).join('\n'));
+    else
+      print(agents.map((a) => `${a.id.padEnd(24)}  created ${a.created_at} by ${a.created_by}${a.revoked_at ? `  REVOKED ${a.revoked_at}` : ''}`).join('\n'));
     return;
   }
   if (action === 'revoke') {
@@ -58,14 +59,23 @@ export function present(request: CliRequest, result: unknown, json: boolean): nu
       return 0;
     case 'send': {
       const receipt = result as SendReceipt;
-      print(json ? JSON.stringify(receipt, null, 2) : `${receipt.delivered ? 'delivered' : 'NOT delivered'} (correlation ${receipt.correlation_id}, at ${receipt.injected_at})${receipt.verify_excerpt ? `\n${escapeLines(receipt.verify_excerpt)}` : ''}`);
+      print(
+        json
+          ? JSON.stringify(receipt, null, 2)
+          : `${receipt.delivered ? 'delivered' : 'NOT delivered'} (correlation ${receipt.correlation_id}, at ${receipt.injected_at})${receipt.verify_excerpt ? `\n${escapeLines(receipt.verify_excerpt)}` : ''}`,
+      );
       return receipt.delivered ? 0 : 1;
     }
     case 'recv': {
       const batch = result as RecvBatch;
       if (json) print(JSON.stringify(batch, null, 2));
       else {
-        for (const item of batch.items) print(escapeLines(`#${item.cursor}  ${item.at}${item.from ? `  from=${item.from}` : ''}${item.id ? `  id=${item.id}` : ''}\n    ${escapeControl(item.raw)}`));
+        for (const item of batch.items)
+          print(
+            escapeLines(
+              `#${item.cursor}  ${item.at}${item.from ? `  from=${item.from}` : ''}${item.id ? `  id=${item.id}` : ''}\n    ${escapeControl(item.raw)}`,
+            ),
+          );
         print(batch.items.length ? `next cursor: ${batch.next_cursor}` : `nothing new (next cursor: ${batch.next_cursor})`);
       }
       return 0;

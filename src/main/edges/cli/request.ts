@@ -93,8 +93,12 @@ export function requestFromArgs(args: ParsedArgs): CliRequest | undefined {
     case 'invoke': {
       const [channel, op, raw] = need(args, 2, 3, '<channel> <op> [json-args]');
       const interaction = flag(args, 'interaction');
-      if (interaction !== undefined && !(INTERACTIONS as readonly string[]).includes(interaction)) throw usage(`--interaction must be typed, semantic_ui or visual_ui, not "${interaction}"`);
-      return { command, args: defined({ channel: channel!, op: op!, json_args: raw, interaction: interaction as 'typed' | undefined, provider: flag(args, 'provider') }) };
+      if (interaction !== undefined && !(INTERACTIONS as readonly string[]).includes(interaction))
+        throw usage(`--interaction must be typed, semantic_ui or visual_ui, not "${interaction}"`);
+      return {
+        command,
+        args: defined({ channel: channel!, op: op!, json_args: raw, interaction: interaction as 'typed' | undefined, provider: flag(args, 'provider') }),
+      };
     }
     case 'tier': {
       const [channel, tier] = need(args, 2, 2, '<channel> <tier>');
@@ -113,7 +117,8 @@ export function requestFromArgs(args: ParsedArgs): CliRequest | undefined {
       if (sub !== 'trust' && sub !== 'restart') throw usage(`unknown drivers command "${sub}" (expected trust or restart)`);
       if (id === undefined) throw usage(`drivers ${sub} needs <id>`);
       const sha256 = flag(args, 'sha256');
-      if (sha256 !== undefined && (sub !== 'trust' || !SHA256.test(sha256))) throw usage(sub === 'trust' ? `--sha256 must be 64 hex digits, not "${sha256.slice(0, 80)}"` : '--sha256 is for drivers trust');
+      if (sha256 !== undefined && (sub !== 'trust' || !SHA256.test(sha256)))
+        throw usage(sub === 'trust' ? `--sha256 must be 64 hex digits, not "${sha256.slice(0, 80)}"` : '--sha256 is for drivers trust');
       return { command, args: defined({ action: sub, id, sha256: sha256?.toLowerCase() }) };
     }
     case 'log':
@@ -149,7 +154,15 @@ const FIELDS: { [C in CliCommand]: Record<string, Field> } = {
   tier: { 'channel!': str, 'tier!': str },
   agents: { 'action!': oneOf(AGENT_ACTIONS), name: str },
   drivers: { 'action!': oneOf(DRIVER_ACTIONS), id: str, sha256: str },
-  log: { 'follow!': { type: 'bool' }, 'limit!': { type: 'int', min: 1, max: MAX_LOG_LIMIT }, channel: str, op: str, agent: str, state: oneOf(LOG_STATES), text: str },
+  log: {
+    'follow!': { type: 'bool' },
+    'limit!': { type: 'int', min: 1, max: MAX_LOG_LIMIT },
+    channel: str,
+    op: str,
+    agent: str,
+    state: oneOf(LOG_STATES),
+    text: str,
+  },
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -160,7 +173,8 @@ function invalid(message: string): HubError {
 
 function checkField(where: string, field: Field, v: unknown): void {
   if (field.type === 'bool' && typeof v !== 'boolean') throw invalid(`${where} must be true or false`);
-  if (field.type === 'int' && (!Number.isSafeInteger(v) || (v as number) < field.min || (v as number) > field.max)) throw invalid(`${where} must be an integer from ${field.min} to ${field.max}`);
+  if (field.type === 'int' && (!Number.isSafeInteger(v) || (v as number) < field.min || (v as number) > field.max))
+    throw invalid(`${where} must be an integer from ${field.min} to ${field.max}`);
   if (field.type === 'string') {
     if (typeof v !== 'string') throw invalid(`${where} must be a string`);
     if (field.values && !field.values.includes(v)) throw invalid(`${where} must be one of ${field.values.join(', ')}`);

@@ -19,7 +19,6 @@ import { print } from './format';
 
 export { DEFAULT_SERVE_PORT } from './args';
 
-
 /** Options of `uplink serve`. */
 export interface ServeOptions {
   dataDir: string;
@@ -34,19 +33,26 @@ export interface ServeOptions {
 
 /** The browser panel: the built renderer and the PanelApi WebSocket on the same port. */
 function panelMounts(presenter?: PanelPresenter): (ctx: HttpContext) => Promise<HttpMount[]> {
-  return async (ctx) => [createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin, ...(presenter ? { presenter } : {}) })];
+  return async (ctx) => [
+    createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin, ...(presenter ? { presenter } : {}) }),
+  ];
 }
 
 /** Starts the hub and its server (MCP + panel) for a data directory no other hub serves. */
 export async function startServing(options: Omit<ServeOptions, 'json'> & { presenter?: PanelPresenter }): Promise<{ hub: Hub; server: HubServer }> {
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw usage(`--port must be 0–65535, not ${options.port}`);
   if (options.host && !isLoopbackHost(options.host)) {
-    if (!options.insecure) throw usage(`--host ${options.host} is not a loopback address and Uplink speaks plain HTTP; pass --insecure-plain-http to do it anyway`);
-    process.stderr.write(`uplink: warning: listening on ${options.host} over plain HTTP — the MCP token and the panel's session travel in clear text on that network\n`);
+    if (!options.insecure)
+      throw usage(`--host ${options.host} is not a loopback address and Uplink speaks plain HTTP; pass --insecure-plain-http to do it anyway`);
+    process.stderr.write(
+      `uplink: warning: listening on ${options.host} over plain HTTP — the MCP token and the panel's session travel in clear text on that network\n`,
+    );
   }
   const running = await findRunningHub(options.dataDir);
   if (running) {
-    throw new HubError('core', 'Unavailable', `a hub (pid ${running.pid}) already serves this data directory at ${running.url}`, { hint: 'use that one (`uplink panel-url` opens its panel), stop it first, or set UPLINK_DATA_DIR for a separate hub' });
+    throw new HubError('core', 'Unavailable', `a hub (pid ${running.pid}) already serves this data directory at ${running.url}`, {
+      hint: 'use that one (`uplink panel-url` opens its panel), stop it first, or set UPLINK_DATA_DIR for a separate hub',
+    });
   }
   const hub = await createHub({ dataDir: options.dataDir, drivers: await (options.loadDrivers ?? loadDrivers)(options.dataDir) });
   recordUnfinishedCalls(hub);
@@ -88,17 +94,26 @@ export async function runServe(options: ServeOptions): Promise<number> {
 /** `uplink panel-url`: a fresh one-time panel URL from the running hub of this data directory. */
 export async function runPanelUrl(dataDir: string, json: boolean): Promise<number> {
   const running = await findRunningHub(dataDir);
-  if (!running) throw new HubError('core', 'Unavailable', 'no hub is running for this data directory', { hint: 'start one with `uplink serve` (or `npm start`)' });
+  if (!running)
+    throw new HubError('core', 'Unavailable', 'no hub is running for this data directory', { hint: 'start one with `uplink serve` (or `npm start`)' });
   let key: string;
   try {
     key = readFileSync(operatorKeyPath(dataDir), 'utf8').trim();
   } catch {
-    throw new HubError('core', 'Unavailable', 'the running hub left no operator key in the data directory', { hint: 'restart the hub with this version of Uplink' });
+    throw new HubError('core', 'Unavailable', 'the running hub left no operator key in the data directory', {
+      hint: 'restart the hub with this version of Uplink',
+    });
   }
-  const res = await fetch(new URL('/panel/code', running.url), { method: 'POST', headers: { authorization: `Operator ${key}` }, signal: AbortSignal.timeout(5000) });
+  const res = await fetch(new URL('/panel/code', running.url), {
+    method: 'POST',
+    headers: { authorization: `Operator ${key}` },
+    signal: AbortSignal.timeout(5000),
+  });
   const body = (await res.json().catch(() => ({}))) as { panel_url?: string; error?: { message?: string } };
   if (!res.ok || typeof body.panel_url !== 'string') {
-    throw new HubError('core', 'Rejected', `the hub at ${running.url} refused a panel link (HTTP ${res.status})`, { hint: 'run it as the user that runs the hub; if the hub was restarted, try again' });
+    throw new HubError('core', 'Rejected', `the hub at ${running.url} refused a panel link (HTTP ${res.status})`, {
+      hint: 'run it as the user that runs the hub; if the hub was restarted, try again',
+    });
   }
   print(json ? JSON.stringify({ panel_url: body.panel_url }) : body.panel_url);
   return 0;

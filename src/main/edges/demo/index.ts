@@ -76,7 +76,9 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   let served: Awaited<ReturnType<typeof startServing>> | undefined;
   try {
     stage = await startStage({ headless: options.headless, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-    print(`uplink demo: staged a private tmux server, ${stage.display.private ? `a private display (Xvfb ${stage.display.DISPLAY})` : `your display ${stage.display.DISPLAY}`} and the demo app`);
+    print(
+      `uplink demo: staged a private tmux server, ${stage.display.private ? `a private display (Xvfb ${stage.display.DISPLAY})` : `your display ${stage.display.DISPLAY}`} and the demo app`,
+    );
     served = await startServing({ dataDir: stage.dataDir, port: options.port, presenter, loadDrivers: options.loadDrivers });
     const { hub, server } = served;
     const opener = panelOpener(!stage.display.private, demoRoot());
@@ -85,7 +87,14 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     else print(`  panel: ${server.panelUrl}  (open it to start the story; \`uplink panel-url\` with UPLINK_DATA_DIR=${stage.dataDir} prints a fresh one)`);
     print(`  MCP:   ${server.mcpUrl}`);
     openPanel(opener, server.panelUrl, demoRoot());
-    presenter.set({ step: 0, total: STORY.length, title: 'Waiting for the panel', why: 'The story starts when a panel is open: every change an agent asks for waits for you here.', look: 'This strip.', state: 'running' });
+    presenter.set({
+      step: 0,
+      total: STORY.length,
+      title: 'Waiting for the panel',
+      why: 'The story starts when a panel is open: every change an agent asks for waits for you here.',
+      look: 'This strip.',
+      state: 'running',
+    });
     const panelAttached = async (): Promise<void> => {
       while (hub.panelsAttached() === 0 && !stopping.signal.aborted) await new Promise((r) => setTimeout(r, 200));
     };
@@ -103,14 +112,24 @@ export async function runDemo(options: DemoOptions): Promise<number> {
         const events = stage.app.events();
         const saved = events.filter((e) => e.event === 'saved').pop();
         const padClicks = events.filter((e) => e.event === 'pad-click').length;
-        print(`uplink demo: the app itself reports: ${saved ? `saved ${String(saved.name)} <${String(saved.email)}>` : 'form not saved'}, ${padClicks} click(s) in the sketch pad`);
-        print(`uplink demo: the story is complete (${result.acts.length} actions asked for). \`uplink log\` with UPLINK_DATA_DIR=${stage.dataDir} shows the audit${stage.ownDataDir ? ' until the demo exits' : ''}.`);
+        print(
+          `uplink demo: the app itself reports: ${saved ? `saved ${String(saved.name)} <${String(saved.email)}>` : 'form not saved'}, ${padClicks} click(s) in the sketch pad`,
+        );
+        print(
+          `uplink demo: the story is complete (${result.acts.length} actions asked for). \`uplink log\` with UPLINK_DATA_DIR=${stage.dataDir} shows the audit${stage.ownDataDir ? ' until the demo exits' : ''}.`,
+        );
       } catch (error) {
         if (!stopping.signal.aborted) {
           const why = error instanceof Error ? error.message : String(error);
-          const stopped = new HubError('core', 'Upstream', `the demo's story stopped: ${why}`, { hint: 'the stage is still up: look at the panel\'s timeline, or run `uplink demo --headless` again' });
+          const stopped = new HubError('core', 'Upstream', `the demo's story stopped: ${why}`, {
+            hint: "the stage is still up: look at the panel's timeline, or run `uplink demo --headless` again",
+          });
           process.stderr.write(`${stopped.rendered}\n`);
-          presenter.set({ ...(presenter.current() ?? { step: 0, total: STORY.length, title: '', why: '', look: '' }), state: 'done', summary: `The story stopped: ${why}` });
+          presenter.set({
+            ...(presenter.current() ?? { step: 0, total: STORY.length, title: '', why: '', look: '' }),
+            state: 'done',
+            summary: `The story stopped: ${why}`,
+          });
           code = 1;
         }
       }

@@ -77,6 +77,9 @@ export function openPanel(opener: PanelOpener, url: string, root: string): void 
       if (onPath('xdg-open', process.env)) openInBrowser(url);
     })
     .on('exit', (code) => {
-      if (code) print(`uplink demo: the Uplink app exited (code ${code}) — hint: \`uplink panel-url\` with UPLINK_DATA_DIR set to the demo's data directory prints a browser link`);
+      if (code)
+        print(
+          `uplink demo: the Uplink app exited (code ${code}) — hint: \`uplink panel-url\` with UPLINK_DATA_DIR set to the demo's data directory prints a browser link`,
+        );
     });
 }

@@ -28,7 +28,8 @@ const INSTALL_ALL = '`scripts/install-system-deps.sh` installs everything the de
 export function demoRoot(from = dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'demo', 'app.py'))) return dir;
-    if (dirname(dir) === dir) throw new HubError('core', 'NotFound', 'the demo app (demo/app.py) is not in this installation', { hint: 'run `uplink demo` from an Uplink checkout' });
+    if (dirname(dir) === dir)
+      throw new HubError('core', 'NotFound', 'the demo app (demo/app.py) is not in this installation', { hint: 'run `uplink demo` from an Uplink checkout' });
   }
 }
 
@@ -57,9 +58,13 @@ export function checkDependencies(privateDisplay: boolean, env: NodeJS.ProcessEn
   if (!onPath('tmux', env)) throw missing('tmux', 'tmux');
   if (privateDisplay && !onPath('Xvfb', env)) throw missing('Xvfb (a private display for --headless)', 'xvfb');
   if (!onPath('dbus-daemon', env)) throw missing('dbus-daemon (a D-Bus session for AT-SPI)', 'dbus');
-  if (!['/usr/libexec/at-spi-bus-launcher', '/usr/lib/at-spi2-core/at-spi-bus-launcher'].some(existsSync)) throw missing('AT-SPI (at-spi-bus-launcher)', 'at-spi2-core');
+  if (!['/usr/libexec/at-spi-bus-launcher', '/usr/lib/at-spi2-core/at-spi-bus-launcher'].some(existsSync))
+    throw missing('AT-SPI (at-spi-bus-launcher)', 'at-spi2-core');
   try {
-    execFileSync(python(), ['-c', "import gi; gi.require_version('Gtk', '3.0'); gi.require_version('Atspi', '2.0'); from gi.repository import Gtk, Atspi"], { stdio: 'ignore', env: { ...env, DISPLAY: '' } });
+    execFileSync(python(), ['-c', "import gi; gi.require_version('Gtk', '3.0'); gi.require_version('Atspi', '2.0'); from gi.repository import Gtk, Atspi"], {
+      stdio: 'ignore',
+      env: { ...env, DISPLAY: '' },
+    });
   } catch {
     throw missing('python3 with GTK 3 and AT-SPI bindings', 'python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0');
   }
@@ -167,7 +172,10 @@ function firstLine<T>(child: ChildProcess, what: string, ms: number, match: (lin
     let buf = '';
     let err = '';
     child.stderr?.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
-    const timer = setTimeout(() => reject(new HubError('core', 'Unavailable', `${what} did not start within ${ms / 1000} s`, { hint: err.trim().split('\n').pop() || INSTALL_ALL })), ms);
+    const timer = setTimeout(
+      () => reject(new HubError('core', 'Unavailable', `${what} did not start within ${ms / 1000} s`, { hint: err.trim().split('\n').pop() || INSTALL_ALL })),
+      ms,
+    );
     const onData = (d: Buffer): void => {
       buf += d.toString();
       for (const line of buf.split('\n')) {
@@ -201,7 +209,11 @@ export async function startStage(options: StageOptions): Promise<Stage> {
   const dir = mkdtempSync(join(tmpdir(), 'uplink-demo-'));
   const watchdogEnv = { ...base };
   delete watchdogEnv[STAGE_MARKER];
-  const watchdog = spawn('sh', ['-c', WATCHDOG, 'uplink-demo-watchdog', String(process.pid), `${STAGE_MARKER}=${id}`, dir], { detached: true, stdio: 'ignore', env: watchdogEnv });
+  const watchdog = spawn('sh', ['-c', WATCHDOG, 'uplink-demo-watchdog', String(process.pid), `${STAGE_MARKER}=${id}`, dir], {
+    detached: true,
+    stdio: 'ignore',
+    env: watchdogEnv,
+  });
   watchdog.unref();
   process.env[STAGE_MARKER] = id;
   delete process.env.TMUX;
@@ -223,13 +235,19 @@ export async function startStage(options: StageOptions): Promise<Stage> {
     // The display and its session bus.
     let display = base.DISPLAY ?? '';
     if (privateDisplay) {
-      const xvfb = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '1280x1024x24', '-nolisten', 'tcp', '+extension', 'XTEST', '+extension', 'X-Resource'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const xvfb = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '1280x1024x24', '-nolisten', 'tcp', '+extension', 'XTEST', '+extension', 'X-Resource'], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       display = `:${await firstLine(xvfb, 'Xvfb', 15_000, (l) => /^\d+$/.exec(l.trim())?.[0])}`;
     }
     let bus = privateDisplay ? '' : (base.DBUS_SESSION_BUS_ADDRESS ?? '');
     if (!bus) {
       // XDG_RUNTIME_DIR: AT-SPI's own bus (started by this one) puts its socket in the stage too.
-      const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1', `--address=unix:tmpdir=${dir}`], { env: { ...env, DISPLAY: display, XDG_RUNTIME_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1', `--address=unix:tmpdir=${dir}`], {
+        env: { ...env, DISPLAY: display, XDG_RUNTIME_DIR: dir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       bus = await firstLine(daemon, 'dbus-daemon', 10_000, (l) => (l.startsWith('unix:') ? l.trim() : undefined));
     }
     const displayEnv = { DISPLAY: display, DBUS_SESSION_BUS_ADDRESS: bus };
@@ -294,7 +312,13 @@ export function writeDemoConfig(dataDir: string, socket: string): void {
     // none yet (or unreadable: the demo's own replaces it)
   }
   const approvals = (config.approvals && typeof config.approvals === 'object' ? config.approvals : {}) as Record<string, unknown>;
-  config.tmux = { socket, write_allow: [{ pattern: PANES.builder, tier: 'operator' }, { pattern: PANES.reviewer, tier: 'operator' }] };
+  config.tmux = {
+    socket,
+    write_allow: [
+      { pattern: PANES.builder, tier: 'operator' },
+      { pattern: PANES.reviewer, tier: 'operator' },
+    ],
+  };
   config.approvals = { ...approvals, timeout_ms: 86_400_000 };
   writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600);
 }

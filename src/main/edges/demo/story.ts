@@ -106,13 +106,18 @@ class Agent implements StoryAgent {
     const call = new AbortController();
     const abort = (): void => call.abort();
     this.#signal.addEventListener('abort', abort, { once: true });
-    const result = (await this.#client.callTool({ name, arguments: args }, undefined, { timeout: 86_400_000, signal: call.signal }).finally(() => this.#signal.removeEventListener('abort', abort))) as {
+    const result = (await this.#client
+      .callTool({ name, arguments: args }, undefined, { timeout: 86_400_000, signal: call.signal })
+      .finally(() => this.#signal.removeEventListener('abort', abort))) as {
       isError?: boolean;
       content?: Array<{ type: string; text?: string }>;
       structuredContent?: unknown;
       _meta?: Record<string, unknown>;
     };
-    const text = (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text ?? '').join('\n');
+    const text = (result.content ?? [])
+      .filter((c) => c.type === 'text')
+      .map((c) => c.text ?? '')
+      .join('\n');
     let json: unknown = result.structuredContent;
     if (json === undefined && !result.isError) {
       try {
@@ -185,7 +190,13 @@ export async function tellStory(agent: StoryAgent, appPid: number, hooks: StoryH
     const answer = await act(what, { channel, op: 'type', args: { text, enter: true } });
     if (answer.ok || !answer.text.includes('read first')) return answer;
     const s = STORY[index]!;
-    hooks.step({ step: index + 1, title: s.title, why: 'Typing needs a read of the pane within the last minute, and that one went stale while the prompt waited: the agent read the pane again and asks once more.', look: s.look, ...(windowChannel ? { window_channel: windowChannel } : {}) });
+    hooks.step({
+      step: index + 1,
+      title: s.title,
+      why: 'Typing needs a read of the pane within the last minute, and that one went stale while the prompt waited: the agent read the pane again and asks once more.',
+      look: s.look,
+      ...(windowChannel ? { window_channel: windowChannel } : {}),
+    });
     hooks.log('  the read went stale while the prompt waited; the agent reads again and asks once more');
     await agent.call('channel_observe', { channel, op: 'read', args: { lines: 20 } });
     return act(what, { channel, op: 'type', args: { text, enter: true } });
@@ -217,15 +228,29 @@ export async function tellStory(agent: StoryAgent, appPid: number, hooks: StoryH
 
   // 4. Ask the reviewer.
   show(3);
-  const asked = await act('ask the reviewer', { channel: reviewer, op: 'ask', args: { message: 'I am about to ship the sign-up form. Any objections?', quiet_ms: 800, timeout_ms: 15_000 } });
+  const asked = await act('ask the reviewer', {
+    channel: reviewer,
+    op: 'ask',
+    args: { message: 'I am about to ship the sign-up form. Any objections?', quiet_ms: 800, timeout_ms: 15_000 },
+  });
   const transcript = (asked.json as { transcript?: string } | undefined)?.transcript;
   if (transcript) hooks.log(`  the reviewer said: ${transcript.trim().split('\n').pop()}`);
 
   // 5. The form, through the accessibility tree.
   show(4);
   if (windowChannel) {
-    await act('set Name (semantic_ui)', { channel: windowChannel, op: 'set-text', args: { path: '//text[Name]', text: 'Ada Lovelace' }, interaction: 'semantic_ui' });
-    await act('set Email (semantic_ui)', { channel: windowChannel, op: 'set-text', args: { path: '//text[Email]', text: 'ada@example.com' }, interaction: 'semantic_ui' });
+    await act('set Name (semantic_ui)', {
+      channel: windowChannel,
+      op: 'set-text',
+      args: { path: '//text[Name]', text: 'Ada Lovelace' },
+      interaction: 'semantic_ui',
+    });
+    await act('set Email (semantic_ui)', {
+      channel: windowChannel,
+      op: 'set-text',
+      args: { path: '//text[Email]', text: 'ada@example.com' },
+      interaction: 'semantic_ui',
+    });
     await act('press Save (semantic_ui)', { channel: windowChannel, op: 'activate', args: { path: '//push button[Save]' }, interaction: 'semantic_ui' });
   } else hooks.log('  the demo window never appeared as an accessible channel; skipping the form');
 
@@ -234,7 +259,12 @@ export async function tellStory(agent: StoryAgent, appPid: number, hooks: StoryH
   if (windowChannel) {
     const seen = await agent.call('channel_observe', { channel: windowChannel, op: 'observe', args: {} });
     const geometry = (seen.json as { geometry?: { width: number; height: number } } | undefined)?.geometry ?? { width: 480, height: 420 };
-    await act('click the sketch pad (visual_ui)', { channel: windowChannel, op: 'click', args: { x: Math.round(geometry.width / 2), y: geometry.height - PAD_MIDDLE_FROM_BOTTOM }, interaction: 'visual_ui' });
+    await act('click the sketch pad (visual_ui)', {
+      channel: windowChannel,
+      op: 'click',
+      args: { x: Math.round(geometry.width / 2), y: geometry.height - PAD_MIDDLE_FROM_BOTTOM },
+      interaction: 'visual_ui',
+    });
   }
 
   // 7. Something the operator should refuse.

@@ -15,7 +15,6 @@ import { MAX_CLI_BODY_BYTES, parseCliBody } from '../cli/request';
 import type { CliRequest } from '../cli/request';
 import { isLoopbackPeer } from './loopback';
 
-
 /** What the route needs from the server. */
 export interface CliRouteOptions {
   hub: Hub;
@@ -59,7 +58,11 @@ export function createCliRoute(options: CliRouteOptions): (req: IncomingMessage,
   return async (req, res) => {
     if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
     if (!isLoopbackPeer(req.socket.remoteAddress)) {
-      return void refuse(res, 403, new HubError('core', 'Rejected', 'CLI calls are taken from this machine only', { hint: 'run uplink on the machine that runs the hub' }));
+      return void refuse(
+        res,
+        403,
+        new HubError('core', 'Rejected', 'CLI calls are taken from this machine only', { hint: 'run uplink on the machine that runs the hub' }),
+      );
     }
     if (req.headers.origin !== undefined) {
       const err = refuse(res, 403, new HubError('core', 'Rejected', 'CLI calls are not taken from web pages', { hint: 'run `uplink` in a terminal' }));
@@ -67,7 +70,14 @@ export function createCliRoute(options: CliRouteOptions): (req: IncomingMessage,
       return;
     }
     if (!options.keyMatches(options.operatorCredential(req.headers.authorization))) {
-      const err = refuse(res, 401, new HubError('core', 'Rejected', 'missing or wrong operator key', { hint: 'run uplink as the user that runs the hub; if the hub was restarted, try again' }), { 'www-authenticate': 'Operator' });
+      const err = refuse(
+        res,
+        401,
+        new HubError('core', 'Rejected', 'missing or wrong operator key', {
+          hint: 'run uplink as the user that runs the hub; if the hub was restarted, try again',
+        }),
+        { 'www-authenticate': 'Operator' },
+      );
       options.audit('HTTP 401 on /cli: no or a wrong operator key', err);
       return;
     }
@@ -97,7 +107,13 @@ export function createCliRoute(options: CliRouteOptions): (req: IncomingMessage,
       write(`${JSON.stringify({ result: result ?? null })}\n`);
     } catch (e) {
       // The CLI user is the operator: an unexpected failure may show its own message.
-      write(errorLine(isDriverError(e) ? toHubError(undefined, e) : new HubError('core', 'Upstream', e instanceof Error ? e.message : String(e), { hint: 'run `uplink doctor`' })));
+      write(
+        errorLine(
+          isDriverError(e)
+            ? toHubError(undefined, e)
+            : new HubError('core', 'Upstream', e instanceof Error ? e.message : String(e), { hint: 'run `uplink doctor`' }),
+        ),
+      );
     }
     if (!res.destroyed) res.end();
   };

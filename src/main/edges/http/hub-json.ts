@@ -39,7 +39,6 @@ export function readAnnouncement(dataDir: string): HubAnnouncement | undefined {
   }
 }
 
-
 /** A running hub of this data dir: hub.json present, pid alive, `/health` answering. */
 export async function findRunningHub(dataDir: string, timeoutMs = 1500): Promise<HubAnnouncement | undefined> {
   const a = readAnnouncement(dataDir);

@@ -104,11 +104,18 @@ export interface HubServer {
   close(): Promise<void>;
 }
 
-
 /** JSON-RPC error codes of the answers this server gives itself (the SDK answers the rest). */
 const RPC = { serverError: -32000, parseError: -32700, invalidRequest: -32600 } as const;
 
-function sendError(res: ServerResponse, status: number, kind: 'Rejected' | 'Invalid' | 'NotFound' | 'Unavailable', message: string, hint: string, headers: Record<string, string> = {}, rpcCode: number = RPC.serverError): HubError {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  kind: 'Rejected' | 'Invalid' | 'NotFound' | 'Unavailable',
+  message: string,
+  hint: string,
+  headers: Record<string, string> = {},
+  rpcCode: number = RPC.serverError,
+): HubError {
   const err = new HubError('core', kind, message, { hint });
   const text = err.rendered;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -159,10 +166,13 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     sessions.delete(id);
     void s.server.close().catch(() => undefined);
   };
-  const sweeper = setInterval(() => {
-    const now = Date.now();
-    for (const [id, s] of sessions) if (s.inflight === 0 && now - s.lastSeen > idleMs) drop(id, s);
-  }, Math.min(60_000, Math.max(10, idleMs / 2)));
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions) if (s.inflight === 0 && now - s.lastSeen > idleMs) drop(id, s);
+    },
+    Math.min(60_000, Math.max(10, idleMs / 2)),
+  );
   sweeper.unref();
   /** Makes room for one more session: false when every open one is busy. */
   const roomForSession = (): boolean => {
@@ -198,7 +208,10 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       budget = 5;
     }
     if (budget-- <= 0) return;
-    options.hub.recordRejected({ agent: { kind: 'mcp', name: 'http-client' } }, new HubError('core', err.kind, message, { ...(err.hint ? { hint: err.hint } : {}) }));
+    options.hub.recordRejected(
+      { agent: { kind: 'mcp', name: 'http-client' } },
+      new HubError('core', err.kind, message, { ...(err.hint ? { hint: err.hint } : {}) }),
+    );
   };
   let mounts: HttpMount[] = [];
 
@@ -210,7 +223,14 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     const bearer = credentialOf(req.headers.authorization, 'bearer');
     const credential = authenticate(bearer);
     if (!credential) {
-      const err = sendError(res, 401, 'Rejected', 'missing, wrong or revoked bearer token', "send Authorization: Bearer <the token file in Uplink's data directory, or a named agent's token from `uplink agents create`>", { 'www-authenticate': 'Bearer' });
+      const err = sendError(
+        res,
+        401,
+        'Rejected',
+        'missing, wrong or revoked bearer token',
+        "send Authorization: Bearer <the token file in Uplink's data directory, or a named agent's token from `uplink agents create`>",
+        { 'www-authenticate': 'Bearer' },
+      );
       audit(`HTTP 401 on /mcp: ${bearer === undefined ? 'no' : 'a wrong or revoked'} bearer token`, err);
       return;
     }
@@ -225,7 +245,15 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       } catch (e) {
         const status = (e as { status?: number }).status ?? 400;
         const tooLarge = status === 413;
-        const err = sendError(res, status, 'Invalid', tooLarge ? `request body over ${MAX_BODY_BYTES} bytes` : 'Parse error: the request body is not valid JSON', 'send one JSON-RPC message per request', {}, tooLarge ? RPC.invalidRequest : RPC.parseError);
+        const err = sendError(
+          res,
+          status,
+          'Invalid',
+          tooLarge ? `request body over ${MAX_BODY_BYTES} bytes` : 'Parse error: the request body is not valid JSON',
+          'send one JSON-RPC message per request',
+          {},
+          tooLarge ? RPC.invalidRequest : RPC.parseError,
+        );
         audit(`HTTP ${status} on /mcp: ${err.message}`, err);
         return;
       }
@@ -234,11 +262,20 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${sessionId}`, 'initialize a new session');
       if (!isInitializeRequest(body)) {
         const badInit = (body as { method?: unknown } | null)?.method === 'initialize';
-        const message = badInit ? 'Invalid Request: initialize needs params with protocolVersion, capabilities and clientInfo' : 'Bad Request: Server not initialized';
+        const message = badInit
+          ? 'Invalid Request: initialize needs params with protocolVersion, capabilities and clientInfo'
+          : 'Bad Request: Server not initialized';
         return void sendError(res, 400, 'Invalid', message, 'send initialize first, without an Mcp-Session-Id header', {}, RPC.invalidRequest);
       }
       if (!roomForSession()) {
-        const err = sendError(res, 503, 'Unavailable', `all ${maxSessions} MCP sessions are open and busy`, 'retry in a moment, or close MCP clients you no longer use', { 'retry-after': '5' });
+        const err = sendError(
+          res,
+          503,
+          'Unavailable',
+          `all ${maxSessions} MCP sessions are open and busy`,
+          'retry in a moment, or close MCP clients you no longer use',
+          { 'retry-after': '5' },
+        );
         audit(`HTTP 503 on /mcp: ${err.message}`, err);
         return;
       }
@@ -265,7 +302,15 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       if (!existing) return void sendError(res, sessionId ? 404 : 400, 'NotFound', 'unknown or missing MCP session', 'initialize a new session');
       const lastEventId = req.headers['last-event-id'];
       if (req.method === 'GET' && typeof lastEventId === 'string' && lastEventId !== '' && !existing.events.knows(lastEventId)) {
-        return void sendError(res, 400, 'NotFound', `cannot resume after event ${lastEventId.slice(0, 64)}: this session no longer holds it`, 'the hub keeps a bounded tail of each stream; send the request again (a call that was answered meanwhile is in `uplink log`)', {}, RPC.invalidRequest);
+        return void sendError(
+          res,
+          400,
+          'NotFound',
+          `cannot resume after event ${lastEventId.slice(0, 64)}: this session no longer holds it`,
+          'the hub keeps a bounded tail of each stream; send the request again (a call that was answered meanwhile is in `uplink log`)',
+          {},
+          RPC.invalidRequest,
+        );
       }
       return serve(existing, req, res);
     }
@@ -281,7 +326,13 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
     const won = operator.redeem(code);
     if (!won) {
-      const err = sendError(res, 401, 'Rejected', 'this panel link is unknown, already used or expired', 'run `uplink panel-url` for a fresh link (each opens the panel once, within 10 minutes)');
+      const err = sendError(
+        res,
+        401,
+        'Rejected',
+        'this panel link is unknown, already used or expired',
+        'run `uplink panel-url` for a fresh link (each opens the panel once, within 10 minutes)',
+      );
       audit('HTTP 401 on /panel/session: an unknown, used or expired code', err);
       return;
     }
@@ -294,7 +345,8 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   const handleMintCode = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
     // The key lives on this machine; even a hub on another address mints codes for local callers only.
-    if (!isLoopbackPeer(req.socket.remoteAddress)) return void sendError(res, 403, 'Rejected', 'panel links are minted for this machine only', 'run `uplink panel-url` on the machine that runs the hub');
+    if (!isLoopbackPeer(req.socket.remoteAddress))
+      return void sendError(res, 403, 'Rejected', 'panel links are minted for this machine only', 'run `uplink panel-url` on the machine that runs the hub');
     if (!operator.keyMatches(credentialOf(req.headers.authorization, 'operator'))) {
       const err = sendError(res, 401, 'Rejected', 'missing or wrong operator key', 'run `uplink panel-url` as the user that runs the hub');
       audit('HTTP 401 on /panel/code: no or a wrong operator key', err);
@@ -377,7 +429,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       // A hub that stopped has answered its waiting calls; closing the sockets now would cut those
       // answers off and leave the agents waiting forever.
-      for (const deadline = Date.now() + FLUSH_MS; answering.size > 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
+      for (const deadline = Date.now() + FLUSH_MS; answering.size > 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 10));
       await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => undefined)));
       await Promise.all(mounts.map((m) => m.dispose?.().catch(() => undefined)));
       http.closeAllConnections();
@@ -399,7 +451,8 @@ function streamAtOnce(transport: StreamableHTTPServerTransport): void {
   const handle = web.handleRequest.bind(web);
   web.handleRequest = async (request, options) => {
     const response = await handle(request, options);
-    if (response.headers.get('content-type') === 'text/event-stream' && !response.headers.has('transfer-encoding')) response.headers.set('transfer-encoding', 'chunked');
+    if (response.headers.get('content-type') === 'text/event-stream' && !response.headers.has('transfer-encoding'))
+      response.headers.set('transfer-encoding', 'chunked');
     return response;
   };
 }

@@ -25,7 +25,11 @@ export interface ToolAnswer {
  * Channel names, op names and results come from panes and windows: the line shows their control
  * characters as escapes so it stays one inert line, and a cut never leaves half a character.
  */
-function answer(text: string, structured: ToolOutput<'channel_list' | 'channel_describe' | 'channel_send' | 'channel_recv' | 'channel_doctor'>, images: ImageItem[] = []): ToolAnswer {
+function answer(
+  text: string,
+  structured: ToolOutput<'channel_list' | 'channel_describe' | 'channel_send' | 'channel_recv' | 'channel_doctor'>,
+  images: ImageItem[] = [],
+): ToolAnswer {
   return { text: wellFormed(escapeControl(text)), structured: structured as Record<string, unknown>, ...(images.length ? { images } : {}) };
 }
 
@@ -34,14 +38,17 @@ function names(list: string[], max = 10): string {
 }
 
 export function listAnswer(channels: ChannelEntry[]): ToolAnswer {
-  const text = channels.length === 0 ? 'No channels.' : `${channels.length} channel${channels.length === 1 ? '' : 's'}: ${names(channels.map((c) => c.channel))}`;
+  const text =
+    channels.length === 0 ? 'No channels.' : `${channels.length} channel${channels.length === 1 ? '' : 's'}: ${names(channels.map((c) => c.channel))}`;
   const structured: ToolOutput<'channel_list'> = { channels };
   return answer(text, structured);
 }
 
 export function describeAnswer(d: { channel: ChannelEntry; ops: OpDescription[] }): ToolAnswer {
   const by = (tool: string): string[] => d.ops.filter((o) => o.tool === tool).map((o) => o.op);
-  const parts = (['channel_observe', 'channel_act', 'channel_send', 'channel_recv'] as const).filter((t) => by(t).length > 0).map((t) => `${t}: ${names(by(t), 20)}`);
+  const parts = (['channel_observe', 'channel_act', 'channel_send', 'channel_recv'] as const)
+    .filter((t) => by(t).length > 0)
+    .map((t) => `${t}: ${names(by(t), 20)}`);
   const text =
     d.ops.length === 1
       ? `${d.channel.channel} op ${d.ops[0]!.op} (${d.ops[0]!.mutating ? 'mutating' : 'read-only'}, via ${d.ops[0]!.tool}): ${d.ops[0]!.summary}`
@@ -58,7 +65,10 @@ export function sendAnswer(channel: string, r: SendReceipt): ToolAnswer {
 
 export function recvAnswer(b: RecvBatch): ToolAnswer {
   const from = [...new Set(b.items.map((i) => i.from).filter((f): f is string => typeof f === 'string'))];
-  const text = b.items.length === 0 ? `No new items; next_cursor ${b.next_cursor}` : `${b.items.length} item${b.items.length === 1 ? '' : 's'}${from.length ? ` from ${names(from)}` : ''}; next_cursor ${b.next_cursor}`;
+  const text =
+    b.items.length === 0
+      ? `No new items; next_cursor ${b.next_cursor}`
+      : `${b.items.length} item${b.items.length === 1 ? '' : 's'}${from.length ? ` from ${names(from)}` : ''}; next_cursor ${b.next_cursor}`;
   const structured: ToolOutput<'channel_recv'> = b;
   return answer(text, structured);
 }
@@ -70,7 +80,9 @@ export function doctorAnswer(d: HubDoctor): ToolAnswer {
     ...(['config', 'audit', 'agents'] as const).filter((k) => !d[k].ok).map((k) => `${k} (${d[k].error ?? d[k].path})`),
   ];
   const warned = d.warnings?.length ? `; ${d.warnings.length} warning${d.warnings.length === 1 ? '' : 's'}` : '';
-  const text = d.ok ? `Healthy: ${d.drivers.length} driver${d.drivers.length === 1 ? '' : 's'} ok${warned}` : `Unhealthy: ${bad.join('; ') || 'see drivers'}${warned}`;
+  const text = d.ok
+    ? `Healthy: ${d.drivers.length} driver${d.drivers.length === 1 ? '' : 's'} ok${warned}`
+    : `Unhealthy: ${bad.join('; ') || 'see drivers'}${warned}`;
   const structured: ToolOutput<'channel_doctor'> = d;
   return answer(text, structured);
 }

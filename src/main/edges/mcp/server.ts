@@ -62,7 +62,10 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
     const rawArgs = request.params.arguments;
     if (!TOOLS.some((t) => t.name === name)) {
       // Not a tool's failure but a request for a tool that does not exist: a protocol error, audited.
-      const err = hub.recordRejected({ agent: agent() }, new HubError('core', 'NotFound', `no tool ${name}`, { hint: `the tools are ${TOOLS.map((t) => t.name).join(', ')}` }));
+      const err = hub.recordRejected(
+        { agent: agent() },
+        new HubError('core', 'NotFound', `no tool ${name}`, { hint: `the tools are ${TOOLS.map((t) => t.name).join(', ')}` }),
+      );
       throw new RpcRefusal(ErrorCode.InvalidParams, err.rendered);
     }
     const token = request.params._meta?.progressToken;
@@ -71,7 +74,10 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
         ? undefined
         : (p: HubProgress): void => {
             void extra
-              .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), message: p.message } })
+              .sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), message: p.message },
+              })
               .catch(() => undefined);
           };
     let reachedHub = false;
@@ -167,7 +173,11 @@ function collapseProtocolErrors(server: Server, audit: (error: HubError) => HubE
         if (e instanceof RpcRefusal) throw e;
         // A bare ZodError (the SDK's parse of the request) is bad params, not a server failure.
         const zod = Array.isArray((e as { issues?: unknown })?.issues);
-        const code = Number.isSafeInteger((e as { code?: unknown })?.code) ? (e as { code: number }).code : zod ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+        const code = Number.isSafeInteger((e as { code?: unknown })?.code)
+          ? (e as { code: number }).code
+          : zod
+            ? ErrorCode.InvalidParams
+            : ErrorCode.InternalError;
         const refused = protocolError(method, code, e instanceof Error ? e.message : String(e));
         const err = method === 'tools/call' ? audit(refused) : refused;
         throw Object.assign(new Error(err.rendered), { code: err === refused ? code : ErrorCode.InternalError });

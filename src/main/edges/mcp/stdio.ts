@@ -57,7 +57,8 @@ class RelayError extends Error {
   }
 }
 
-const unavailable = (message: string, hint: string): RelayError => new RelayError({ code: -32603, message: renderDriverError('core', { kind: 'Unavailable', message, hint }) });
+const unavailable = (message: string, hint: string): RelayError =>
+  new RelayError({ code: -32603, message: renderDriverError('core', { kind: 'Unavailable', message, hint }) });
 
 /** Where an SSE answer got to: its last event id and the reconnect delay the hub asked for. */
 interface StreamCursor {
@@ -92,9 +93,20 @@ async function readMessages(res: Response, on: (message: JSONRPCMessage) => void
     for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
       const lines = buffer.slice(0, end).split('\n');
       buffer = buffer.slice(end + 2);
-      const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
-      const id = lines.find((l) => l.startsWith('id:'))?.slice(3).trim();
-      const retry = Number(lines.find((l) => l.startsWith('retry:'))?.slice(6).trim());
+      const event = lines
+        .find((l) => l.startsWith('event:'))
+        ?.slice(6)
+        .trim();
+      const id = lines
+        .find((l) => l.startsWith('id:'))
+        ?.slice(3)
+        .trim();
+      const retry = Number(
+        lines
+          .find((l) => l.startsWith('retry:'))
+          ?.slice(6)
+          .trim(),
+      );
       if (id) cursor.last_event_id = id;
       if (Number.isInteger(retry) && retry >= 0) cursor.retry_ms = Math.min(retry, MAX_RESUME_DELAY_MS);
       const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, ''));
@@ -126,7 +138,11 @@ async function relay(dataDir: string): Promise<number> {
   const stdio = new StdioServerTransport();
   // The running hub's drivers cannot see this process's environment: say where the agent runs
   // (its own tmux pane), so envelopes, replies and the own-pane guard refer to the agent's pane.
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
   if (process.env.TMUX) headers[CALLER_HEADERS.tmux] = process.env.TMUX;
   if (process.env.TMUX_PANE) headers[CALLER_HEADERS.tmux_pane] = process.env.TMUX_PANE;
   const reply = (message: JSONRPCMessage): void => void stdio.send(message).catch(() => undefined);
@@ -141,7 +157,12 @@ async function relay(dataDir: string): Promise<number> {
   /** The hub's JSON-RPC error in a refused answer (its body), else one line naming the status. */
   const refusal = async (res: Response): Promise<RelayError> => {
     const body = (await res.json().catch(() => undefined)) as { error?: { code: number; message: string } } | undefined;
-    return new RelayError(body?.error ?? { code: -32603, message: renderDriverError('core', { kind: 'Unavailable', message: `the hub at ${res.url} answered HTTP ${res.status}`, hint: 'run `uplink doctor`' }) });
+    return new RelayError(
+      body?.error ?? {
+        code: -32603,
+        message: renderDriverError('core', { kind: 'Unavailable', message: `the hub at ${res.url} answered HTTP ${res.status}`, hint: 'run `uplink doctor`' }),
+      },
+    );
   };
 
   /** The client's initialize params; before it sends them (a probe), the relay's own. */
@@ -151,7 +172,11 @@ async function relay(dataDir: string): Promise<number> {
     const running = await findRunningHub(dataDir);
     if (!running) throw noHub('start `uplink serve` (or the desktop app) for this data directory, then retry');
     const url = new URL('/mcp', running.url);
-    const params = initParams ?? { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'uplink-mcp', version: SERVER_INFO.version } };
+    const params = initParams ?? {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: 'uplink-mcp', version: SERVER_INFO.version },
+    };
     const id = `uplink-relay-${randomUUID()}`;
     const res = await post(url, { jsonrpc: '2.0', id, method: 'initialize', params }).catch((e: unknown) => {
       throw neverReached(e) ? noHub('start `uplink serve` (or the desktop app) for this data directory, then retry') : e;
@@ -163,7 +188,8 @@ async function relay(dataDir: string): Promise<number> {
     });
     const sid = res.headers.get('mcp-session-id');
     if (answer?.error) throw new RelayError(answer.error);
-    if (!answer?.result || !sid) throw unavailable(`the hub at ${running.url} did not open an MCP session`, 'run `uplink doctor`; restart `uplink serve` if it persists');
+    if (!answer?.result || !sid)
+      throw unavailable(`the hub at ${running.url} did not open an MCP session`, 'run `uplink doctor`; restart `uplink serve` if it persists');
     const s: HubSession = { url, id: sid, protocol_version: String(answer.result.protocolVersion), result: answer.result };
     await (await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, s)).body?.cancel();
     return s;
@@ -218,7 +244,13 @@ async function relay(dataDir: string): Promise<number> {
         await new Promise((r) => setTimeout(r, cursor.retry_ms ?? 1000));
         const { 'content-type': _, ...base } = headers;
         const again = await fetch(s.url, {
-          headers: { ...base, accept: 'text/event-stream', 'mcp-session-id': s.id, 'mcp-protocol-version': s.protocol_version, 'last-event-id': cursor.last_event_id },
+          headers: {
+            ...base,
+            accept: 'text/event-stream',
+            'mcp-session-id': s.id,
+            'mcp-protocol-version': s.protocol_version,
+            'last-event-id': cursor.last_event_id,
+          },
         }).catch((e: unknown) => (neverReached(e) ? null : undefined));
         // null: nobody listens, so the hub is gone with what it kept; a hub that refuses (a
         // forgotten session or cursor) will not change its mind on a second ask.
@@ -251,7 +283,10 @@ async function relay(dataDir: string): Promise<number> {
         answer = current().then((s) => reply({ jsonrpc: '2.0', id: message.id, result: s.result }));
       } else answer = forward(message);
       answer.catch((e: unknown) => {
-        const rpc = e instanceof RelayError ? e.rpc : unavailable(`the running hub did not answer (${(e as Error).message})`, 'the call may have run (see `uplink log`); run `uplink doctor`').rpc;
+        const rpc =
+          e instanceof RelayError
+            ? e.rpc
+            : unavailable(`the running hub did not answer (${(e as Error).message})`, 'the call may have run (see `uplink log`); run `uplink doctor`').rpc;
         reply({ jsonrpc: '2.0', id: message.id, error: rpc });
       });
       return;

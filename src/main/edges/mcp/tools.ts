@@ -9,7 +9,17 @@ import { Type } from '@sinclair/typebox';
 import type { Static, TObject } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { compileSchema, describeSchemaError } from '../schema';
-import { ChannelEntrySchema, checkBounds, DoctorReportSchema, HubError, INTERACTION_KINDS, MAX_OP_CHARS, OpSpecSchema, RecvBatchSchema, SendReceiptSchema } from '../../hub';
+import {
+  ChannelEntrySchema,
+  checkBounds,
+  DoctorReportSchema,
+  HubError,
+  INTERACTION_KINDS,
+  MAX_OP_CHARS,
+  OpSpecSchema,
+  RecvBatchSchema,
+  SendReceiptSchema,
+} from '../../hub';
 import type { InteractionKind, JsonSchema, JsonValue, OpDescription } from '../../hub';
 
 /** The tool names. */
@@ -28,16 +38,20 @@ export interface ToolDefinition {
 
 const closed = { additionalProperties: false } as const;
 const strings = Type.Array(Type.String());
-const oneOf = <const T extends readonly string[]>(values: T, description?: string) => Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+const oneOf = <const T extends readonly string[]>(values: T, description?: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
 
-const channel = Type.String({ description: "Channel address <driver>:<addr>, e.g. tmux:%3 or tmux:codex; another hub's channel in a fleet is <hub>/<driver>:<addr>, e.g. buildbox/tmux:%3." });
+const channel = Type.String({
+  description: "Channel address <driver>:<addr>, e.g. tmux:%3 or tmux:codex; another hub's channel in a fleet is <hub>/<driver>:<addr>, e.g. buildbox/tmux:%3.",
+});
 const invokeProperties = {
   channel,
   op: Type.String(),
   args: Type.Optional(
     Type.Unsafe<{ [key: string]: JsonValue }>({
       type: 'object',
-      description: "The op's args: an object matching its params_schema (see channel_describe). A JSON string of that object is accepted too and parsed before validation.",
+      description:
+        "The op's args: an object matching its params_schema (see channel_describe). A JSON string of that object is accepted too and parsed before validation.",
     }),
   ),
   interaction: Type.Optional(oneOf(INTERACTION_KINDS satisfies readonly InteractionKind[], 'Force an interaction kind (hard constraint).')),
@@ -48,10 +62,16 @@ const invokeProperties = {
 const INPUTS = {
   channel_list: Type.Object({}, closed),
   channel_describe: Type.Object({ channel, op: Type.Optional(Type.String()) }, closed),
-  channel_send: Type.Object({ channel, message: Type.String(), reply_hint: Type.Optional(oneOf(['full', 'short', 'none'], 'How the recipient is told to reply (default full).')) }, closed),
+  channel_send: Type.Object(
+    { channel, message: Type.String(), reply_hint: Type.Optional(oneOf(['full', 'short', 'none'], 'How the recipient is told to reply (default full).')) },
+    closed,
+  ),
   channel_observe: Type.Object(invokeProperties, closed),
   channel_act: Type.Object(invokeProperties, closed),
-  channel_recv: Type.Object({ cursor: Type.Optional(Type.Integer({ minimum: 0 })), driver: Type.Optional(Type.String({ description: 'Messaging driver (default: the first).' })) }, closed),
+  channel_recv: Type.Object(
+    { cursor: Type.Optional(Type.Integer({ minimum: 0 })), driver: Type.Optional(Type.String({ description: 'Messaging driver (default: the first).' })) },
+    closed,
+  ),
   channel_doctor: Type.Object({}, closed),
 } satisfies Record<ToolName, TObject>;
 
@@ -180,12 +200,16 @@ export function checkToolArgs(name: string, raw: unknown): Record<string, unknow
   for (const field of ['driver', 'provider', 'interaction'] as const) {
     const v = input[field];
     if (typeof v === 'string' && v.length > MAX_OP_CHARS) {
-      throw new HubError('core', 'Invalid', `${name} ${field} is ${v.length} characters; the limit is ${MAX_OP_CHARS}`, { hint: `see the ${name} input schema in tools/list` });
+      throw new HubError('core', 'Invalid', `${name} ${field} is ${v.length} characters; the limit is ${MAX_OP_CHARS}`, {
+        hint: `see the ${name} input schema in tools/list`,
+      });
     }
   }
   if (!validate) throw new Error(`no validator for tool ${name}`);
   if (!validate(input)) {
-    throw new HubError(driver, 'Invalid', `${name} arguments are invalid: ${describeSchemaError(validate.errors)}`, { hint: `see the ${name} input schema in tools/list` });
+    throw new HubError(driver, 'Invalid', `${name} arguments are invalid: ${describeSchemaError(validate.errors)}`, {
+      hint: `see the ${name} input schema in tools/list`,
+    });
   }
   return input;
 }
@@ -194,6 +218,8 @@ function parseArgs(driver: string, op: string, args: string): unknown {
   try {
     return JSON.parse(args);
   } catch (e) {
-    throw new HubError(driver, 'Invalid', `args for ${op} are not valid JSON (${(e as Error).message})`, { hint: 'pass args as a JSON object, e.g. {"lines": 20}' });
+    throw new HubError(driver, 'Invalid', `args for ${op} are not valid JSON (${(e as Error).message})`, {
+      hint: 'pass args as a JSON object, e.g. {"lines": 20}',
+    });
   }
 }

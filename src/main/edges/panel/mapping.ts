@@ -15,7 +15,6 @@ export function declaredApproval(a: PendingApproval): PendingApproval {
   return pickSchema<PendingApproval>(PendingApproval, a);
 }
 
-
 /** An audit entry as a timeline event: the record's own fields (never the live agent's session), no output. */
 export function toTimelineEvent(e: AuditEntry): TimelineEvent {
   return pickRecord<TimelineEvent>(TIMELINE_EVENT_SCHEMA, e);
@@ -69,7 +68,10 @@ const offerRef = (offer: CapabilityOffer): NonNullable<SelectionExplanation['sel
 export function toPanelExplanation(x: HubExplanation): SelectionExplanation {
   const selected = x.selected ? offerRef(x.selected) : undefined;
   const isSelected = (ref: ReturnType<typeof offerRef>): boolean =>
-    !!selected && ref.provider_id === selected.provider_id && ref.capability_version === selected.capability_version && ref.interaction === selected.interaction;
+    !!selected &&
+    ref.provider_id === selected.provider_id &&
+    ref.capability_version === selected.capability_version &&
+    ref.interaction === selected.interaction;
   const out: SelectionExplanation = {
     candidates: x.candidates.map((c) => {
       const ref = offerRef(c.offer);
@@ -84,11 +86,17 @@ export function toPanelExplanation(x: HubExplanation): SelectionExplanation {
 /** The fleet as the panel shows it: members as this hub sees them; a hub in no fleet shows no Fleet view. */
 export function toFleetView(s: FleetStatus): FleetView {
   if (!s.member) return { enabled: false, members: [] };
-  return { enabled: true, name: s.name, url: s.url, connected: s.connected, ...(s.problem ? { problem: s.problem } : {}), members: s.members.map((m) => ({ ...m })) };
+  return {
+    enabled: true,
+    name: s.name,
+    url: s.url,
+    connected: s.connected,
+    ...(s.problem ? { problem: s.problem } : {}),
+    members: s.members.map((m) => ({ ...m })),
+  };
 }
 
 /** A record of the fleet's merged history as a timeline entry (the record's own fields only). */
 export function toFleetEntry(e: FleetHistoryEntry): FleetTimelineEntry {
   return { hub: e.hub, seq: e.seq, cursor: e.cursor, event: pickRecord<TimelineEvent>(TIMELINE_EVENT_SCHEMA, e.record) };
 }
-

@@ -51,7 +51,13 @@ export const PAGE_BYTES = 1024 * 1024;
 /** Builds the hub status payload. */
 export function hubStatus(hub: Hub, startedAt: number, version: string): PanelEvents['hubStatus'] {
   const auditError = hub.auditFailure();
-  return { started_at: startedAt, pending_approvals: hub.pendingApprovals().length, attached_panels: hub.panelsAttached(), version, ...(auditError ? { audit_error: auditError } : {}) };
+  return {
+    started_at: startedAt,
+    pending_approvals: hub.pendingApprovals().length,
+    attached_panels: hub.panelsAttached(),
+    version,
+    ...(auditError ? { audit_error: auditError } : {}),
+  };
 }
 
 /** A channel as the panel shows it: the tier control offers exactly the tiers its driver declares. */
@@ -160,7 +166,11 @@ export function openPanelSession(
         if (op === 'screenshot') {
           const look = await hub.lookAt(channel);
           if (look) {
-            if (!look.image_png) return { error: look.warnings?.[0] ?? `${channel} gave no picture — hint: is the window mapped?`, ...(look.warnings?.length ? { warnings: look.warnings } : {}) };
+            if (!look.image_png)
+              return {
+                error: look.warnings?.[0] ?? `${channel} gave no picture — hint: is the window mapped?`,
+                ...(look.warnings?.length ? { warnings: look.warnings } : {}),
+              };
             return { image_png: look.image_png, ...(look.warnings?.length ? { warnings: look.warnings } : {}) };
           }
         }
@@ -273,7 +283,9 @@ export function openPanelSession(
       return toInvocationDetail(invocation_id, entries);
     },
     async listProviders() {
-      return hub.providers().map((p) => ({ provider_id: p.provider_id, version: p.version, driver: p.driver, interaction: p.interaction, capabilities: p.capabilities }));
+      return hub
+        .providers()
+        .map((p) => ({ provider_id: p.provider_id, version: p.version, driver: p.driver, interaction: p.interaction, capabilities: p.capabilities }));
     },
     async listAgents() {
       return hub.listAgents();
@@ -305,7 +317,13 @@ export function openPanelSession(
       return { entries: page.entries.map(toFleetEntry), next_before: page.next_before ?? null };
     },
     async explainSelection({ capability_id, version_requirement, provider_id, interaction }) {
-      return toPanelExplanation(await hub.explainSelection(capability_id, { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) }, version_requirement || undefined));
+      return toPanelExplanation(
+        await hub.explainSelection(
+          capability_id,
+          { ...(provider_id ? { provider_id } : {}), ...(interaction ? { interaction } : {}) },
+          version_requirement || undefined,
+        ),
+      );
     },
   };
 

@@ -88,5 +88,7 @@ export function serveStatic(root: string, req: IncomingMessage, res: ServerRespo
   const cache = file.endsWith('index.html') ? 'no-store' : 'public, max-age=31536000, immutable';
   res.writeHead(200, { ...headers, 'Content-Type': type, 'Cache-Control': cache });
   if (req.method === 'HEAD') return void res.end();
-  createReadStream(file).on('error', () => res.destroy()).pipe(res);
+  createReadStream(file)
+    .on('error', () => res.destroy())
+    .pipe(res);
 }

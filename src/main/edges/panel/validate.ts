@@ -22,11 +22,15 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; message: string }
 /** Checks a method name and its params; `undefined`/`null` params mean `{}`. */
 export function checkRequest(method: unknown, params: unknown): Checked<{ method: PanelMethod; params: unknown }> {
   if (!isPanelMethod(method)) {
-    return { ok: false, message: `unknown panel method ${JSON.stringify(String(method)).slice(0, 80)} — hint: the panel and hub versions differ; reload the panel` };
+    return {
+      ok: false,
+      message: `unknown panel method ${JSON.stringify(String(method)).slice(0, 80)} — hint: the panel and hub versions differ; reload the panel`,
+    };
   }
   const value = params ?? {};
   const validate = requests.get(method)!;
-  if (!validate(value)) return { ok: false, message: `invalid params for ${method}: ${describeSchemaError(validate.errors)} — hint: see PANEL_CALLS.${method}.request` };
+  if (!validate(value))
+    return { ok: false, message: `invalid params for ${method}: ${describeSchemaError(validate.errors)} — hint: see PANEL_CALLS.${method}.request` };
   return { ok: true, value: { method, params: value } };
 }
 

@@ -84,7 +84,11 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
       } catch {
         // A payload that is not JSON (a hub bug) must not take the connection or the hub down.
         const id = frame.t === 'result' ? frame.id : null;
-        text = JSON.stringify({ t: 'error', id, error: { code: 'failed', message: 'the hub produced a payload that is not JSON — hint: see the hub log' } } satisfies ServerFrame);
+        text = JSON.stringify({
+          t: 'error',
+          id,
+          error: { code: 'failed', message: 'the hub produced a payload that is not JSON — hint: see the hub log' },
+        } satisfies ServerFrame);
       }
       ws.send(text);
     };
@@ -142,7 +146,9 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
         reject(socket, 403, 'Forbidden: the panel WebSocket accepts only its own origin');
         return true;
       }
-      const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim());
+      const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+        .split(',')
+        .map((s) => s.trim());
       if (!offered.includes(PANEL_WS_PROTOCOL)) {
         reject(socket, 400, `Bad Request: subprotocol ${PANEL_WS_PROTOCOL} required`);
         return true;

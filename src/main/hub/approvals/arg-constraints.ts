@@ -58,7 +58,8 @@ function paramsOf(op: OpParams): Record<string, { type?: unknown }> {
  * value is bounded. `redacted`: arg names hidden in the request being decided, refused too.
  */
 export function checkArgConstraints(constraints: ArgConstraints, ops: readonly OpParams[], redacted: readonly string[] = []): void {
-  if (constraints === null || typeof constraints !== 'object' || Array.isArray(constraints)) throw invalid('args must map arg names to values or {glob}', 'e.g. {"keys": ["Enter"]}');
+  if (constraints === null || typeof constraints !== 'object' || Array.isArray(constraints))
+    throw invalid('args must map arg names to values or {glob}', 'e.g. {"keys": ["Enter"]}');
   const entries = Object.entries(constraints);
   if (entries.length > MAX_CONSTRAINTS) throw invalid(`a scope constrains at most ${MAX_CONSTRAINTS} args, not ${entries.length}`, 'keep the args that matter');
   const covered = ops.map((o) => `${o.driver}:${o.op}`).join(', ') || 'none';
@@ -66,15 +67,26 @@ export function checkArgConstraints(constraints: ArgConstraints, ops: readonly O
     const shownName = JSON.stringify(name.slice(0, 64));
     if (!ARG_NAME.test(name)) throw invalid(`arg ${shownName} is not a parameter name`, 'use the names shown in the request');
     const having = ops.filter((o) => Object.prototype.hasOwnProperty.call(paramsOf(o), name));
-    if (having.length === 0) throw invalid(`arg ${shownName} is not a parameter of the ops covered (${covered.slice(0, 200)})`, 'constrain only args the op takes (see its params_schema)');
+    if (having.length === 0)
+      throw invalid(
+        `arg ${shownName} is not a parameter of the ops covered (${covered.slice(0, 200)})`,
+        'constrain only args the op takes (see its params_schema)',
+      );
     if (redacted.includes(name) || ops.some((o) => o.sensitive_args?.includes(name))) {
-      throw invalid(`arg ${shownName} is sensitive and cannot be constrained`, 'leave it out: a sensitive value is never written to rules, the audit or the panel');
+      throw invalid(
+        `arg ${shownName} is sensitive and cannot be constrained`,
+        'leave it out: a sensitive value is never written to rules, the audit or the panel',
+      );
     }
     if (isGlob(c)) {
       if (c.glob.length === 0 || c.glob.length > MAX_GLOB || CONTROL.test(c.glob)) {
-        throw invalid(`the glob for ${shownName} must be 1 to ${MAX_GLOB} characters without control characters`, 'use * and ? for the parts that may vary, e.g. git status*');
+        throw invalid(
+          `the glob for ${shownName} must be 1 to ${MAX_GLOB} characters without control characters`,
+          'use * and ? for the parts that may vary, e.g. git status*',
+        );
       }
-      if (having.every((o) => paramsOf(o)[name]?.type !== 'string')) throw invalid(`arg ${shownName} is not a string, so a glob cannot match it`, 'give its exact value instead');
+      if (having.every((o) => paramsOf(o)[name]?.type !== 'string'))
+        throw invalid(`arg ${shownName} is not a string, so a glob cannot match it`, 'give its exact value instead');
     } else {
       let text: string | undefined;
       try {
@@ -82,7 +94,8 @@ export function checkArgConstraints(constraints: ArgConstraints, ops: readonly O
       } catch {
         text = undefined;
       }
-      if (text === undefined || text.length > MAX_VALUE_JSON) throw invalid(`the value for ${shownName} is not JSON of at most ${MAX_VALUE_JSON} characters`, 'constrain a shorter value, or a string by a glob');
+      if (text === undefined || text.length > MAX_VALUE_JSON)
+        throw invalid(`the value for ${shownName} is not JSON of at most ${MAX_VALUE_JSON} characters`, 'constrain a shorter value, or a string by a glob');
     }
   }
 }

@@ -77,7 +77,16 @@ const DECIDED_MEMORY = 2000;
 
 /** The fields every decision about a call carries. */
 function decisionOf(ctx: CallContext, at: number): Omit<AuditEntry, 'id'> {
-  return { at, type: 'decision', kind: 'decision', invocation_id: ctx.invocation_id, channel: ctx.channel, op: ctx.op, capability_id: ctx.capability_id, agent: ctx.recorded };
+  return {
+    at,
+    type: 'decision',
+    kind: 'decision',
+    invocation_id: ctx.invocation_id,
+    channel: ctx.channel,
+    op: ctx.op,
+    capability_id: ctx.capability_id,
+    agent: ctx.recorded,
+  };
 }
 
 /**
@@ -208,7 +217,8 @@ export class ApprovalBroker {
     const p = this.#pending.get(approvalId);
     if (!p) {
       const before = this.#decided.get(approvalId);
-      if (before) throw new HubError('core', 'Rejected', `approval ${approvalId} was already decided (${before})`, { hint: 'the first decision stands; nothing to do' });
+      if (before)
+        throw new HubError('core', 'Rejected', `approval ${approvalId} was already decided (${before})`, { hint: 'the first decision stands; nothing to do' });
       throw new HubError('core', 'NotFound', `no pending approval ${approvalId}`, { hint: 'list pending approvals in the panel' });
     }
     if (!['once', 'session', 'always', 'deny'].includes(decision.kind)) {
@@ -217,7 +227,10 @@ export class ApprovalBroker {
     const { ctx, via } = p;
     let ruleId: string | undefined;
     // "always" edits the config first: if that fails the prompt stays open and nothing is decided.
-    const scope = decision.kind === 'session' || decision.kind === 'always' ? decidedScope(ctx, decision.kind, decision.scope ?? {}, this.#host.opParams?.() ?? []) : undefined;
+    const scope =
+      decision.kind === 'session' || decision.kind === 'always'
+        ? decidedScope(ctx, decision.kind, decision.scope ?? {}, this.#host.opParams?.() ?? [])
+        : undefined;
     if (decision.kind === 'always') {
       ruleId = newId('rule');
       const rule: StandingRule = { id: ruleId, ...this.rules.fields(scope!), created_at: new Date(this.#host.now()).toISOString(), created_by: decision.by };
@@ -251,7 +264,16 @@ export class ApprovalBroker {
       };
       p.resolve({ granted, by: decision.by, ...(reason ? { reason } : {}), cause: denialError(ctx, denial) });
     }
-    this.#emit({ type: 'resolved', approval_id: approvalId, granted, authorized: 'operator', by: decision.by, decision: decision.kind, ...(reason ? { reason } : {}), ...(ruleId ? { rule_id: ruleId } : {}) });
+    this.#emit({
+      type: 'resolved',
+      approval_id: approvalId,
+      granted,
+      authorized: 'operator',
+      by: decision.by,
+      decision: decision.kind,
+      ...(reason ? { reason } : {}),
+      ...(ruleId ? { rule_id: ruleId } : {}),
+    });
     // The new grant covers prompts already queued from the same session, channel and op: they
     // would run without asking if sent now, so they run now, each recorded as the grant's.
     if (grant) {
@@ -303,7 +325,11 @@ export class ApprovalBroker {
       this.#deny(
         p,
         why === 'closed'
-          ? { reason: 'the hub stopped before the operator decided', hint: `${p.ctx.op} on ${p.ctx.channel} did not run; retry it once the hub is back if it is still wanted`, unavailable: true }
+          ? {
+              reason: 'the hub stopped before the operator decided',
+              hint: `${p.ctx.op} on ${p.ctx.channel} did not run; retry it once the hub is back if it is still wanted`,
+              unavailable: true,
+            }
           : { reason: `${p.ctx.op} on ${p.ctx.channel} was cancelled` },
         why,
       );
@@ -338,7 +364,18 @@ export class ApprovalBroker {
   revokeSessionGrant(grantId: string, by: string): void {
     const g = this.#sessionGrants.get(grantId)?.grant;
     if (!g) throw new HubError('core', 'NotFound', `no session grant ${grantId}`, { hint: 'list the session grants in the panel' });
-    this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, granted: false, reason: `session grant ${grantId} revoked: ${scopeInWords(g)} (session ${g.session})` }, true);
+    this.#host.record(
+      {
+        at: this.#host.now(),
+        type: 'decision',
+        kind: 'decision',
+        authorized: 'operator',
+        by,
+        granted: false,
+        reason: `session grant ${grantId} revoked: ${scopeInWords(g)} (session ${g.session})`,
+      },
+      true,
+    );
     this.#sessionGrants.delete(grantId);
   }
 

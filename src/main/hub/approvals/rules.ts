@@ -53,7 +53,10 @@ export class StandingRules {
     const out = unmatchableRules(rules);
     const error = this.#confirmed.error();
     if (error) out.push(error);
-    if (proposed) out.push(`${proposed} standing rule${proposed === 1 ? '' : 's'} in config.json ${proposed === 1 ? 'is' : 'are'} proposed, not in force — hint: the operator reviews proposed rules in the Uplink panel`);
+    if (proposed)
+      out.push(
+        `${proposed} standing rule${proposed === 1 ? '' : 's'} in config.json ${proposed === 1 ? 'is' : 'are'} proposed, not in force — hint: the operator reviews proposed rules in the Uplink panel`,
+      );
     return out;
   }
 
@@ -61,7 +64,9 @@ export class StandingRules {
   confirm(ruleId: string, digest: string, by: string): void {
     const rule = this.#rule(ruleId);
     if (ruleDigest(rule) !== digest) {
-      throw new HubError('core', 'Rejected', `standing rule ${ruleId} changed since the panel showed it`, { hint: 'review the rule as it is now, then confirm again' });
+      throw new HubError('core', 'Rejected', `standing rule ${ruleId} changed since the panel showed it`, {
+        hint: 'review the rule as it is now, then confirm again',
+      });
     }
     // Held to what the panel may make: a hand-written constraint on a sensitive arg is refused here.
     if (rule.args) checkArgConstraints(rule.args, coveredOps(this.#opParams(), { channel: rule.channel, ops: ruleOps(rule) }));
@@ -96,7 +101,6 @@ export class StandingRules {
     this.#ruleRecord(by, ruleId, `standing rule ${ruleId} ${proposed ? 'discarded (it was proposed)' : 'revoked'}`, false);
   }
 
-
   #rule(ruleId: string): StandingRule {
     const rule = this.#host.config.get().approvals.rules.find((r) => r.id === ruleId);
     if (!rule) throw new HubError('core', 'NotFound', `no standing rule ${ruleId}`, { hint: 'list the rules in the panel or in config.json approvals.rules' });
@@ -104,7 +108,12 @@ export class StandingRules {
   }
 
   fields(scope: RuleScope): Pick<StandingRule, 'channel' | 'op' | 'agent' | 'args'> {
-    return { channel: scope.channel, op: scope.ops.length === 1 ? scope.ops[0]! : scope.ops, ...(scope.agent !== undefined ? { agent: scope.agent } : {}), ...argsField(scope.args) };
+    return {
+      channel: scope.channel,
+      op: scope.ops.length === 1 ? scope.ops[0]! : scope.ops,
+      ...(scope.agent !== undefined ? { agent: scope.agent } : {}),
+      ...argsField(scope.args),
+    };
   }
 
   #opParams(): OpParams[] {
@@ -142,7 +151,6 @@ export class StandingRules {
     this.#host.record({ at: this.#host.now(), type: 'decision', kind: 'decision', authorized: 'operator', by, rule_id: ruleId, reason, granted }, true);
   }
 
-
   /**
    * A rule matches the channel's stable names only (its labels), never the address the call used:
    * pane and window ids are reused, so a rule on one could silently cover another target later.
@@ -150,14 +158,15 @@ export class StandingRules {
    */
   match(ctx: CallContext): StandingRule | undefined {
     const agentId = authenticatedId(ctx);
-    return this.#host.config.get().approvals.rules.find(
-      (r) =>
-        coversChannel(r.channel, ctx.driver, ctx.labels) &&
-        ruleOps(r).some((o) => globMatch(o, ctx.op)) &&
-        (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))) &&
-        argsMatch(r.args, ctx.rawArgs, ctx.args) &&
-        this.#confirmed.has(r),
-    );
+    return this.#host.config
+      .get()
+      .approvals.rules.find(
+        (r) =>
+          coversChannel(r.channel, ctx.driver, ctx.labels) &&
+          ruleOps(r).some((o) => globMatch(o, ctx.op)) &&
+          (r.agent === undefined || (agentId !== undefined && globMatch(r.agent, agentId))) &&
+          argsMatch(r.args, ctx.rawArgs, ctx.args) &&
+          this.#confirmed.has(r),
+      );
   }
-
 }

@@ -43,7 +43,10 @@ export function describeRule(r: Pick<StandingRule, 'channel' | 'op' | 'agent' | 
 export function unmatchableRules(rules: readonly StandingRule[]): string[] {
   return rules
     .filter((r) => namesReusableId(r.channel))
-    .map((r) => `standing rule ${r.id} names ${r.channel}, a reusable id, and never matches — hint: label the target and name the label instead (e.g. tmux:<@name>)`);
+    .map(
+      (r) =>
+        `standing rule ${r.id} names ${r.channel}, a reusable id, and never matches — hint: label the target and name the label instead (e.g. tmux:<@name>)`,
+    );
 }
 
 /** The op globs of a rule. */
@@ -60,17 +63,25 @@ const MAX_SCOPE_OPS = 32;
 /** A channel pattern an operator may grant on: `<driver>:<label or glob>`, never a reusable id. */
 export function checkChannelScope(channel: string): void {
   if (!CHANNEL_SCOPE.test(channel)) {
-    throw new HubError('core', 'Invalid', `channel ${JSON.stringify(channel.slice(0, 80))} is not a <driver>:<label or glob>`, { hint: 'name a label or a glob over labels, e.g. tmux:build-*' });
+    throw new HubError('core', 'Invalid', `channel ${JSON.stringify(channel.slice(0, 80))} is not a <driver>:<label or glob>`, {
+      hint: 'name a label or a glob over labels, e.g. tmux:build-*',
+    });
   }
   if (namesReusableId(channel)) {
-    throw new HubError('core', 'Invalid', `channel ${channel} names a reusable id, which can belong to another target later`, { hint: 'name the target by its label instead (label it first if it has none)' });
+    throw new HubError('core', 'Invalid', `channel ${channel} names a reusable id, which can belong to another target later`, {
+      hint: 'name the target by its label instead (label it first if it has none)',
+    });
   }
 }
 
 export function checkOpsScope(ops: readonly string[]): void {
-  if (ops.length === 0 || ops.length > MAX_SCOPE_OPS) throw new HubError('core', 'Invalid', `a scope names 1 to ${MAX_SCOPE_OPS} ops, not ${ops.length}`, { hint: 'list the ops to cover, e.g. write, send' });
+  if (ops.length === 0 || ops.length > MAX_SCOPE_OPS)
+    throw new HubError('core', 'Invalid', `a scope names 1 to ${MAX_SCOPE_OPS} ops, not ${ops.length}`, { hint: 'list the ops to cover, e.g. write, send' });
   const bad = ops.find((o) => !OP_SCOPE.test(o));
-  if (bad !== undefined) throw new HubError('core', 'Invalid', `op ${JSON.stringify(bad.slice(0, 80))} is not an op name or glob`, { hint: 'use letters, digits, _ . - and the globs * ?' });
+  if (bad !== undefined)
+    throw new HubError('core', 'Invalid', `op ${JSON.stringify(bad.slice(0, 80))} is not an op name or glob`, {
+      hint: 'use letters, digits, _ . - and the globs * ?',
+    });
 }
 
 /** A rule's scope as the panel edits it: checked like a scope chosen on a prompt. */
@@ -87,7 +98,9 @@ export function checkRuleScope(scope: RuleScope, ops: OpParams[]): void {
   checkChannelScope(scope.channel);
   checkOpsScope(scope.ops);
   if (scope.agent !== undefined && !AGENT_SCOPE.test(scope.agent)) {
-    throw new HubError('core', 'Invalid', `agent ${JSON.stringify(scope.agent.slice(0, 80))} is not an agent id or glob`, { hint: 'name an agent id from Agents, or choose any agent' });
+    throw new HubError('core', 'Invalid', `agent ${JSON.stringify(scope.agent.slice(0, 80))} is not an agent id or glob`, {
+      hint: 'name an agent id from Agents, or choose any agent',
+    });
   }
   if (scope.args) checkArgConstraints(scope.args, coveredOps(ops, scope));
 }
@@ -126,7 +139,9 @@ export function argsField(args: ArgConstraints | undefined): { args?: ArgConstra
 export function alwaysAgent(ctx: CallContext): string {
   const agent = authenticatedId(ctx);
   if (agent === undefined) {
-    throw new HubError('core', 'Rejected', `cannot approve always: the request's agent did not authenticate`, { hint: 'approve once or for the session instead' });
+    throw new HubError('core', 'Rejected', `cannot approve always: the request's agent did not authenticate`, {
+      hint: 'approve once or for the session instead',
+    });
   }
   return agent;
 }
@@ -142,9 +157,14 @@ export function alwaysChannel(ctx: CallContext): string {
   const label = stable.includes(addr) ? addr : stable[0];
   if (label === undefined) {
     const how = ctx.driver === 'tmux' ? `label the pane (\`tmux set -p -t ${addr} @name <name>\`)` : 'give the target a stable label';
-    throw new HubError('core', 'Rejected', `cannot approve always on ${ctx.channel}: it has no stable label, and its id can be reused by another target later`, {
-      hint: `${how}, or approve once or for the session instead`,
-    });
+    throw new HubError(
+      'core',
+      'Rejected',
+      `cannot approve always on ${ctx.channel}: it has no stable label, and its id can be reused by another target later`,
+      {
+        hint: `${how}, or approve once or for the session instead`,
+      },
+    );
   }
   return `${ctx.driver}:${label}`;
 }
@@ -160,23 +180,30 @@ export function decidedScope(ctx: CallContext, kind: 'session' | 'always', scope
   const agent = kind === 'always' && scope.agent !== 'any' ? alwaysAgent(ctx) : undefined;
   const opGlobs = scope.ops ?? [ctx.op];
   checkOpsScope(opGlobs);
-  if (!opGlobs.some((o) => globMatch(o, ctx.op))) throw new HubError('core', 'Invalid', `the ops ${opGlobs.join(', ')} do not include ${ctx.op}, the op being decided`, { hint: `add ${ctx.op}` });
+  if (!opGlobs.some((o) => globMatch(o, ctx.op)))
+    throw new HubError('core', 'Invalid', `the ops ${opGlobs.join(', ')} do not include ${ctx.op}, the op being decided`, { hint: `add ${ctx.op}` });
   // A session grant may stay on the address the call used: it ends with the session.
   let channel = scope.channel ?? (kind === 'session' ? ctx.channel : alwaysChannel(ctx));
   if (channel !== ctx.channel || kind === 'always') {
     channel = channel.trim();
     checkChannelScope(channel);
     if (!coversChannel(channel, ctx.driver, ctx.labels)) {
-      throw new HubError('core', 'Invalid', `${channel} does not cover ${ctx.channel}${ctx.labels.length ? ` (labels: ${ctx.labels.join(', ')})` : ' (it has no label)'}`, { hint: 'choose a pattern that matches one of its labels' });
+      throw new HubError(
+        'core',
+        'Invalid',
+        `${channel} does not cover ${ctx.channel}${ctx.labels.length ? ` (labels: ${ctx.labels.join(', ')})` : ' (it has no label)'}`,
+        { hint: 'choose a pattern that matches one of its labels' },
+      );
     }
   }
   const args = argsField(scope.args).args;
   if (args) {
     checkArgConstraints(args, coveredOps(ops, { channel, ops: opGlobs }), redactedNames(ctx));
     if (!argsMatch(args, ctx.rawArgs, ctx.args)) {
-      throw new HubError('core', 'Invalid', `the request's args do not meet ${describeArgs(args).slice(0, 200)}`, { hint: 'start from the args the request shows, and loosen strings with * and ?' });
+      throw new HubError('core', 'Invalid', `the request's args do not meet ${describeArgs(args).slice(0, 200)}`, {
+        hint: 'start from the args the request shows, and loosen strings with * and ?',
+      });
     }
   }
   return { channel, ops: opGlobs, ...(agent !== undefined ? { agent } : {}), ...(args ? { args } : {}) };
 }
-

@@ -21,7 +21,9 @@ export function editConfig(config: ConfigStore, edit: (raw: Record<string, unkno
   } catch (e) {
     const text = (e as Error).message;
     const i = text.indexOf(' — hint: ');
-    throw new HubError('core', 'Unavailable', `cannot ${what}: ${i >= 0 ? text.slice(0, i) : text}`, { hint: i >= 0 ? text.slice(i + 9) : 'check the file and its permissions' });
+    throw new HubError('core', 'Unavailable', `cannot ${what}: ${i >= 0 ? text.slice(0, i) : text}`, {
+      hint: i >= 0 ? text.slice(i + 9) : 'check the file and its permissions',
+    });
   }
 }
 
@@ -63,7 +65,8 @@ export class ConfirmedRules {
       if (!Array.isArray(parsed.digests)) throw new Error('no digests list');
       for (const d of parsed.digests) if (typeof d === 'string' && /^[0-9a-f]{64}$/.test(d)) this.#digests.add(d);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') this.#error = `${this.path} cannot be read (${(e as Error).message}); every standing rule is proposed, not in force`;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.#error = `${this.path} cannot be read (${(e as Error).message}); every standing rule is proposed, not in force`;
     }
   }
 
@@ -89,7 +92,9 @@ export class ConfirmedRules {
     try {
       writeFileAtomic(this.path, `${JSON.stringify({ digests: [...next] })}\n`, 0o600);
     } catch (e) {
-      throw new HubError('core', 'Unavailable', `cannot record the confirmed rules in ${this.path}: ${(e as Error).message}`, { hint: 'check the data dir and its permissions' });
+      throw new HubError('core', 'Unavailable', `cannot record the confirmed rules in ${this.path}: ${(e as Error).message}`, {
+        hint: 'check the data dir and its permissions',
+      });
     }
     this.#digests = next;
     this.#error = undefined;

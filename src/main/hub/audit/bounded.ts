@@ -93,7 +93,13 @@ export function boundedEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'i
   const long = (v: string | undefined): boolean => typeof v === 'string' && v.length > MAX_CLIENT_CHARS;
   if (agent && (long(agent.name) || long(agent.version) || long(agent.user) || long(agent.session))) {
     const bound = (v: string | undefined): string | undefined => (v === undefined ? v : cut(v, MAX_CLIENT_CHARS));
-    set('agent', { ...agent, name: bound(agent.name)!, ...(agent.version !== undefined ? { version: bound(agent.version) } : {}), ...(agent.user !== undefined ? { user: bound(agent.user) } : {}), ...(agent.session !== undefined ? { session: bound(agent.session) } : {}) });
+    set('agent', {
+      ...agent,
+      name: bound(agent.name)!,
+      ...(agent.version !== undefined ? { version: bound(agent.version) } : {}),
+      ...(agent.user !== undefined ? { user: bound(agent.user) } : {}),
+      ...(agent.session !== undefined ? { session: bound(agent.session) } : {}),
+    });
   }
   if (entry.args !== undefined) {
     const args = nestsDeeperThan(entry.args, MAX_DEPTH) ? deepPlaceholder() : capped(entry.args);
@@ -107,7 +113,28 @@ export function boundedEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'i
 }
 
 /** Text fields of an entry and the longest each is kept. */
-const TEXT_LIMITS: Array<[keyof AuditEntry & ('channel' | 'op' | 'message' | 'hint' | 'detail' | 'reason' | 'by' | 'invocation_id' | 'capability_id' | 'provider_id' | 'authorized' | 'error_code' | 'error_kind' | 'rule_id'), number]> = [
+const TEXT_LIMITS: Array<
+  [
+    keyof AuditEntry &
+      (
+        | 'channel'
+        | 'op'
+        | 'message'
+        | 'hint'
+        | 'detail'
+        | 'reason'
+        | 'by'
+        | 'invocation_id'
+        | 'capability_id'
+        | 'provider_id'
+        | 'authorized'
+        | 'error_code'
+        | 'error_kind'
+        | 'rule_id'
+      ),
+    number,
+  ]
+> = [
   ['channel', MAX_CHANNEL_CHARS],
   ['op', MAX_OP_CHARS],
   ['message', MAX_TEXT_CHARS],
@@ -123,4 +150,3 @@ const TEXT_LIMITS: Array<[keyof AuditEntry & ('channel' | 'op' | 'message' | 'hi
   ['error_kind', MAX_CLIENT_CHARS],
   ['rule_id', MAX_CLIENT_CHARS],
 ];
-

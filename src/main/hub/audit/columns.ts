@@ -43,7 +43,14 @@ export const COLUMNS: readonly Column[] = Object.entries(record.properties).flat
   const required = record.required.includes(field);
   if (!schema.properties) return [{ name: SQL_NAMES[field] ?? field, field, codec: codecOf(schema), short: 'enum' in schema, required }];
   // An object's own required fields are not the column's: a row may have no agent at all.
-  return Object.entries(schema.properties).map(([sub, s]) => ({ name: SQL_NAMES[`${field}.${sub}`] ?? `${field}_${sub}`, field, sub, codec: codecOf(s), short: 'enum' in s, required: false }));
+  return Object.entries(schema.properties).map(([sub, s]) => ({
+    name: SQL_NAMES[`${field}.${sub}`] ?? `${field}_${sub}`,
+    field,
+    sub,
+    codec: codecOf(s),
+    short: 'enum' in s,
+    required: false,
+  }));
 });
 
 export const COLUMN_NAMES = COLUMNS.map((c) => c.name);

@@ -40,7 +40,6 @@ const TRUNCATE_AT_BYTES = 256 * 1024;
 /** Journal files open in this process (several stores on one file must not replay each other's). */
 const OPEN_HERE = new Set<string>();
 
-
 /** This process's journal file, opened on first use. */
 export class AuditJournal {
   readonly dir: string;

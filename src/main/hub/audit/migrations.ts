@@ -47,7 +47,8 @@ export const AUDIT_SCHEMA_VERSION = HISTORY.length;
 
 const byName = new Map(COLUMNS.map((c) => [c.name, c]));
 const later = new Set(HISTORY.slice(1).flatMap((s) => s.columns ?? []));
-for (const name of later) if (!byName.has(name)) throw new Error(`audit migration names ${name}, which is no column of the record — hint: name a column of COLUMNS`);
+for (const name of later)
+  if (!byName.has(name)) throw new Error(`audit migration names ${name}, which is no column of the record — hint: name a column of COLUMNS`);
 
 /** The columns each version added, in the order they were added. */
 const added: string[][] = HISTORY.map((s, i) => (i === 0 ? COLUMNS.map((c) => c.name).filter((n) => !later.has(n)) : (s.columns ?? [])));
@@ -58,7 +59,8 @@ export const columnsAt = (version: number): string[] => added.slice(0, version).
 /** The SQL of one step. */
 function stepSql(step: Step, i: number): string {
   const columns = added[i]!.map((n) => columnSql(byName.get(n)!, i > 0));
-  const table = i === 0 ? [`CREATE TABLE entries (id INTEGER PRIMARY KEY, ${columns.join(', ')});`] : columns.map((c) => `ALTER TABLE entries ADD COLUMN ${c};`);
+  const table =
+    i === 0 ? [`CREATE TABLE entries (id INTEGER PRIMARY KEY, ${columns.join(', ')});`] : columns.map((c) => `ALTER TABLE entries ADD COLUMN ${c};`);
   const indexes = Object.entries(step.indexes ?? {}).map(([name, column]) => `CREATE INDEX ${name} ON entries(${column}, id);`);
   return [...table, ...indexes, ...(step.sql ? [step.sql] : [])].join('\n');
 }
@@ -84,17 +86,24 @@ export function migrate(db: Db, path: string): void {
   const present = new Set((db.pragma('table_info(entries)') as Array<{ name: string }>).map((c) => c.name));
   const missing = COLUMNS.filter((c) => !present.has(c.name)).map((c) => c.name);
   if (missing.length) {
-    throw new Error(`${path}: the audit table has no column ${missing.join(', ')} — hint: the audit record gained a field without a migration; add a step naming it to HISTORY in src/main/hub/audit/migrations.ts`);
+    throw new Error(
+      `${path}: the audit table has no column ${missing.join(', ')} — hint: the audit record gained a field without a migration; add a step naming it to HISTORY in src/main/hub/audit/migrations.ts`,
+    );
   }
 }
 
 /** The rows that ended a call before the hub stored `outcome`: given the one `outcomeOf` derives. */
 function fillOutcomes(db: Db): void {
-  const rows = db.prepare(`SELECT id, type, state, error_code, error_kind, invocation_id FROM entries WHERE outcome IS NULL AND (type = 'rejected' OR state IN ('succeeded', 'failed', 'cancelled'))`).all() as Array<OutcomeFacts & { id: number; invocation_id: string | null }>;
+  const rows = db
+    .prepare(
+      `SELECT id, type, state, error_code, error_kind, invocation_id FROM entries WHERE outcome IS NULL AND (type = 'rejected' OR state IN ('succeeded', 'failed', 'cancelled'))`,
+    )
+    .all() as Array<OutcomeFacts & { id: number; invocation_id: string | null }>;
   const timedOut = db.prepare(`SELECT 1 FROM entries WHERE invocation_id = ? AND type = 'decision' AND authorized = 'timeout' LIMIT 1`);
   const set = db.prepare('UPDATE entries SET outcome = ? WHERE id = ?');
   for (const r of rows) {
-    const decision: OutcomeFacts[] = r.error_code === 'policy_denied' && r.invocation_id && timedOut.get(r.invocation_id) ? [{ type: 'decision', authorized: 'timeout' }] : [];
+    const decision: OutcomeFacts[] =
+      r.error_code === 'policy_denied' && r.invocation_id && timedOut.get(r.invocation_id) ? [{ type: 'decision', authorized: 'timeout' }] : [];
     const outcome = outcomeOf([...decision, r]);
     if (outcome) set.run(outcome, r.id);
   }

@@ -30,7 +30,8 @@ export function redactArgs(args: JsonValue | undefined, sensitiveArgs: readonly 
   for (const [k, v] of Object.entries(args)) {
     // Under the flag, anything that can hold text is hidden (a list of keys spells a password too);
     // booleans, numbers and null (enter, timeouts) stay for the operator.
-    if (named.has(k) || (all && v !== null && (typeof v === 'string' || typeof v === 'object'))) out[k] = redactedText(typeof v === 'string' ? v : JSON.stringify(v));
+    if (named.has(k) || (all && v !== null && (typeof v === 'string' || typeof v === 'object')))
+      out[k] = redactedText(typeof v === 'string' ? v : JSON.stringify(v));
     else out[k] = v;
   }
   return out;

@@ -109,4 +109,3 @@ export function journaledRow(row: unknown): JournalRow {
   if (r.length <= V4_JOURNAL_COLUMNS.length) return COLUMN_NAMES.map((name) => cell(V4_JOURNAL_COLUMNS.indexOf(name)));
   return COLUMNS.map((_, i) => cell(i));
 }
-

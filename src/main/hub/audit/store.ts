@@ -97,7 +97,14 @@ export class AuditStore {
       const row = placeholderRow(entry, e);
       const info = this.#insert.run(row);
       const invocation = row[at('invocation_id')];
-      return { at: row[at('at')] as number, type: entry.type, kind: entry.kind, message: row[at('message')] as string, ...(invocation ? { invocation_id: invocation as string } : {}), id: Number(info.lastInsertRowid) };
+      return {
+        at: row[at('at')] as number,
+        type: entry.type,
+        kind: entry.kind,
+        message: row[at('message')] as string,
+        ...(invocation ? { invocation_id: invocation as string } : {}),
+        id: Number(info.lastInsertRowid),
+      };
     }
   }
 
@@ -223,7 +230,9 @@ export class AuditStore {
   /** Records that a standing rule approved a request. */
   touchRule(ruleId: string, at: number): void {
     this.#db
-      .prepare('INSERT INTO rule_usage (rule_id, last_used_at, uses) VALUES (?, ?, 1) ON CONFLICT(rule_id) DO UPDATE SET last_used_at = excluded.last_used_at, uses = uses + 1')
+      .prepare(
+        'INSERT INTO rule_usage (rule_id, last_used_at, uses) VALUES (?, ?, 1) ON CONFLICT(rule_id) DO UPDATE SET last_used_at = excluded.last_used_at, uses = uses + 1',
+      )
       .run(ruleId, at);
   }
 
@@ -250,7 +259,9 @@ export class AuditStore {
     eq('type', 'type', q.type);
     eq('invocation_id', 'invocation_id', q.invocation_id);
     if (q.text) {
-      where.push(`(channel LIKE @text ESCAPE '\\' OR op LIKE @text ESCAPE '\\' OR agent_id LIKE @text ESCAPE '\\' OR agent_name LIKE @text ESCAPE '\\' OR message LIKE @text ESCAPE '\\' OR reason LIKE @text ESCAPE '\\' OR args LIKE @text ESCAPE '\\' OR invocation_id LIKE @text ESCAPE '\\')`);
+      where.push(
+        `(channel LIKE @text ESCAPE '\\' OR op LIKE @text ESCAPE '\\' OR agent_id LIKE @text ESCAPE '\\' OR agent_name LIKE @text ESCAPE '\\' OR message LIKE @text ESCAPE '\\' OR reason LIKE @text ESCAPE '\\' OR args LIKE @text ESCAPE '\\' OR invocation_id LIKE @text ESCAPE '\\')`,
+      );
       params.text = `%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     }
     const forward = q.after !== undefined;

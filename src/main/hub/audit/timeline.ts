@@ -75,7 +75,14 @@ export interface EventOutcome {
 
 /** The audit entry for a kernel event of a call (`ctx`, its facts) or of an unknown invocation. */
 export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: () => number, outcome: EventOutcome = {}): Omit<AuditEntry, 'id'> {
-  const entry: Omit<AuditEntry, 'id'> = { at: e.at ?? now(), type: 'event', kind: e.kind, invocation_id: e.invocation_id, sequence: e.sequence, state: stateAfter(e.kind) };
+  const entry: Omit<AuditEntry, 'id'> = {
+    at: e.at ?? now(),
+    type: 'event',
+    kind: e.kind,
+    invocation_id: e.invocation_id,
+    sequence: e.sequence,
+    state: stateAfter(e.kind),
+  };
   if (e.provider_id) entry.provider_id = e.provider_id;
   if (!ctx) {
     if (e.error) {
@@ -225,7 +232,10 @@ export function startProgress(
     ticks++;
     const secs = Math.round((now() - ctx.accepted_at) / 1000);
     try {
-      report({ progress: ticks, message: waiting() ? `waiting for operator approval of ${ctx.op} on ${ctx.channel} (${secs} s)` : `${ctx.capability_id} running (${secs} s)` });
+      report({
+        progress: ticks,
+        message: waiting() ? `waiting for operator approval of ${ctx.op} on ${ctx.channel} (${secs} s)` : `${ctx.capability_id} running (${secs} s)`,
+      });
     } catch {
       // A broken progress sink must not fail the call.
     }

@@ -19,22 +19,28 @@ const UNFINISHED_SCAN = 10_000;
 export function recordUnfinishedCalls(hub: Hub): void {
   const ended = new Map<string, boolean>();
   let before: number | undefined;
-  scan: for (let seen = 0; seen < UNFINISHED_SCAN; ) {
+  scan: for (let seen = 0; seen < UNFINISHED_SCAN;) {
     const page = hub.queryAudit({ limit: 1000, ...(before !== undefined ? { before } : {}) });
     for (const e of page.entries) {
       if (e.type === 'rejected' && e.message?.startsWith(UNFINISHED)) break scan;
       // Newest first: a call's terminal event is met before its earlier ones.
-      if (e.type === 'event' && e.invocation_id && !ended.get(e.invocation_id)) ended.set(e.invocation_id, (TERMINAL_STATES as readonly string[]).includes(e.state ?? ''));
+      if (e.type === 'event' && e.invocation_id && !ended.get(e.invocation_id))
+        ended.set(e.invocation_id, (TERMINAL_STATES as readonly string[]).includes(e.state ?? ''));
     }
     seen += page.entries.length;
     if (page.next_cursor === undefined) break;
     before = page.next_cursor;
   }
-  const open = [...ended].filter(([, done]) => !done).map(([id]) => id).reverse();
+  const open = [...ended]
+    .filter(([, done]) => !done)
+    .map(([id]) => id)
+    .reverse();
   if (open.length === 0) return;
   const named = open.length > 50 ? `${open.slice(0, 50).join(', ')} and ${open.length - 50} more` : open.join(', ');
   hub.recordRejected(
     { agent: { kind: 'cli', name: 'uplink serve' } },
-    new HubError('core', 'Unavailable', `${UNFINISHED} ${named}`, { hint: 'a call that was waiting for the operator did not run; any other may have run part-way: check its channel before retrying' }),
+    new HubError('core', 'Unavailable', `${UNFINISHED} ${named}`, {
+      hint: 'a call that was waiting for the operator did not run; any other may have run part-way: check its channel before retrying',
+    }),
   );
 }

@@ -23,21 +23,35 @@ export interface CheckedCall {
 }
 
 /** Runs the checks; throws the HubError the caller gets (the hub records it as rejected). */
-export async function checkCall(registry: ChannelRegistry, channel: string, op: string, args: JsonValue, options: CallOptions, timeoutMs: number): Promise<CheckedCall> {
+export async function checkCall(
+  registry: ChannelRegistry,
+  channel: string,
+  op: string,
+  args: JsonValue,
+  options: CallOptions,
+  timeoutMs: number,
+): Promise<CheckedCall> {
   const driverName = driverOfChannel(channel);
   await registry.ready(channel);
   const spec = registry.op(channel, op);
   const { driver, addr, address } = registry.resolve(channel);
   if (options.expect && (options.expect === 'mutating') !== spec.mutating) {
     const wrong = options.expect === 'mutating' ? 'channel_act' : 'channel_observe';
-    throw new HubError(driverName, 'Invalid', `${op} is ${spec.mutating ? 'mutating' : 'read-only'}; call it with ${spec.tool}, not ${wrong}`, { hint: `use the ${spec.tool} tool` });
+    throw new HubError(driverName, 'Invalid', `${op} is ${spec.mutating ? 'mutating' : 'read-only'}; call it with ${spec.tool}, not ${wrong}`, {
+      hint: `use the ${spec.tool} tool`,
+    });
   }
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     throw new HubError(driverName, 'Invalid', `args for ${op} must be a JSON object`, { hint: `see channel_describe {channel: "${channel}", op: "${op}"}` });
   }
   // Refused before the kernel ever sees it: a "true" would read as "not sensitive" to a driver.
   if ('sensitive' in args && typeof args.sensitive !== 'boolean') {
-    throw new HubError(driverName, 'Invalid', `args.sensitive for ${op} must be true or false, not a ${args.sensitive === null ? 'null' : Array.isArray(args.sensitive) ? 'list' : typeof args.sensitive}`, { hint: 'pass "sensitive": true to keep the text out of the audit' });
+    throw new HubError(
+      driverName,
+      'Invalid',
+      `args.sensitive for ${op} must be true or false, not a ${args.sensitive === null ? 'null' : Array.isArray(args.sensitive) ? 'list' : typeof args.sensitive}`,
+      { hint: 'pass "sensitive": true to keep the text out of the audit' },
+    );
   }
   if (op === 'recv') return { spec, address, labels: [], ...(options.interaction ? { interaction: options.interaction } : {}) };
   const labels = (await registry.find(channel)).labels;
@@ -48,12 +62,19 @@ export async function checkCall(registry: ChannelRegistry, channel: string, op: 
   const usable = INTERACTION_KINDS.filter((k) => spec.interactions.includes(k) && available.includes(k));
   if (options.interaction) {
     if (!usable.includes(options.interaction)) {
-      throw new HubError(driverName, 'Unavailable', `${channel} cannot be driven through ${options.interaction} now (available: ${usable.join(', ') || 'none'})`, { hint: usable.length ? `use interaction ${usable[0]}` : 'run `uplink doctor`' });
+      throw new HubError(
+        driverName,
+        'Unavailable',
+        `${channel} cannot be driven through ${options.interaction} now (available: ${usable.join(', ') || 'none'})`,
+        { hint: usable.length ? `use interaction ${usable[0]}` : 'run `uplink doctor`' },
+      );
     }
     return checked;
   }
   if (usable.length === 0) {
-    throw new HubError(driverName, 'Unavailable', `nothing can drive ${channel} through ${op} now (no ${spec.interactions.join(' or ')})`, { hint: 'run `uplink doctor` to see what is missing' });
+    throw new HubError(driverName, 'Unavailable', `nothing can drive ${channel} through ${op} now (no ${spec.interactions.join(' or ')})`, {
+      hint: 'run `uplink doctor` to see what is missing',
+    });
   }
   return { ...checked, interaction: usable[0]! };
 }

@@ -18,7 +18,14 @@ import type {
   ProviderOutput,
 } from '../../kernel';
 // The messaging half's params and results are the driver protocol's own schemas.
-import { DriverError, isMutating, RecvBatchSchema as RECV_RESULT, RecvRequestSchema as RECV_PARAMS, SendReceiptSchema as SEND_RESULT, SendRequestSchema as SEND_PARAMS } from '../../drivers';
+import {
+  DriverError,
+  isMutating,
+  RecvBatchSchema as RECV_RESULT,
+  RecvRequestSchema as RECV_PARAMS,
+  SendReceiptSchema as SEND_RESULT,
+  SendRequestSchema as SEND_PARAMS,
+} from '../../drivers';
 import type { Driver, InvokeContext, OpSpec, ReplyHint } from '../../drivers';
 import type { CallContext } from '../call-context';
 import { Deadlines } from './deadlines';
@@ -71,7 +78,13 @@ export function messagingOps(driver: Driver): OpSpec[] {
   if (kind === 'capability') return [];
   return [
     { op: 'send', summary: 'Send a message to the channel (SendReceipt)', mutating: true, params_schema: SEND_PARAMS, result_schema: SEND_RESULT },
-    { op: 'recv', summary: 'Read replies and envelopes seen on the driver since a cursor', mutating: false, params_schema: RECV_PARAMS, result_schema: RECV_RESULT },
+    {
+      op: 'recv',
+      summary: 'Read replies and envelopes seen on the driver since a cursor',
+      mutating: false,
+      params_schema: RECV_PARAMS,
+      result_schema: RECV_RESULT,
+    },
   ];
 }
 
@@ -118,7 +131,11 @@ export class DriverProvider implements CapabilityProvider<CallContext> {
     return new Promise<ProviderOutput>((resolve, reject) => {
       const cancelDeadline = DEADLINES.add(ms, () => {
         call.abort?.(new Error('deadline'));
-        reject(new DriverError('Timeout', `${this.driverId}.${op} did not finish within ${Math.round(ms / 1000)} s`, { hint: 'the driver may be stuck; run `uplink doctor`, then retry' }));
+        reject(
+          new DriverError('Timeout', `${this.driverId}.${op} did not finish within ${Math.round(ms / 1000)} s`, {
+            hint: 'the driver may be stuck; run `uplink doctor`, then retry',
+          }),
+        );
       });
       this.#run(op, addr, input.args, invokeCtx, signal).then(
         (output) => {

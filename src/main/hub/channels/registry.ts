@@ -19,7 +19,15 @@ const CHANNEL_CACHE_MS = 1000;
 export async function withDeadline<T>(driver: string, what: string, ms: number, work: () => Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HubError(driver, 'Timeout', `${driver} did not answer ${what} within ${Math.round(ms / 1000)} s`, { hint: 'run `uplink doctor`; the driver may be stuck' })), ms);
+    timer = setTimeout(
+      () =>
+        reject(
+          new HubError(driver, 'Timeout', `${driver} did not answer ${what} within ${Math.round(ms / 1000)} s`, {
+            hint: 'run `uplink doctor`; the driver may be stuck',
+          }),
+        ),
+      ms,
+    );
   });
   try {
     return await Promise.race([work(), timeout]);
@@ -32,7 +40,13 @@ export async function withDeadline<T>(driver: string, what: string, ms: number, 
 export function describeOp(driver: string, op: OpSpec): OpDescription {
   const mutating = isMutating(op);
   const tool = op.op === 'send' ? 'channel_send' : op.op === 'recv' ? 'channel_recv' : mutating ? 'channel_act' : 'channel_observe';
-  return { ...op, mutating, capability_id: `${driver}.${op.op}`, tool, interactions: (op.interactions?.length ? op.interactions : ['typed']) as InteractionKind[] };
+  return {
+    ...op,
+    mutating,
+    capability_id: `${driver}.${op.op}`,
+    tool,
+    interactions: (op.interactions?.length ? op.interactions : ['typed']) as InteractionKind[],
+  };
 }
 
 /** Drivers by id, with cached channel listings. */
@@ -57,7 +71,10 @@ export class ChannelRegistry {
     const d = this.#drivers.get(id);
     if (!d) return;
     const own = d.ops().filter((o) => !(RESERVED_OPS as readonly string[]).includes(o.op));
-    this.#ops.set(id, [...own, ...messagingOps(d)].map((o) => describeOp(id, o)));
+    this.#ops.set(
+      id,
+      [...own, ...messagingOps(d)].map((o) => describeOp(id, o)),
+    );
   }
 
   /** Starts the channel's driver when it runs out of process and is not up, so its ops are known. */
@@ -102,8 +119,12 @@ export class ChannelRegistry {
     const { id } = this.resolve(channel);
     const found = this.opsOf(id).find((o) => o.op === op);
     if (!found) {
-      const names = this.opsOf(id).map((o) => o.op).join(', ');
-      throw new HubError(id, 'NotFound', `${id} has no op "${String(op)}" (ops: ${names})`, { hint: `describe the channel with channel_describe {channel: "${channel}"}` });
+      const names = this.opsOf(id)
+        .map((o) => o.op)
+        .join(', ');
+      throw new HubError(id, 'NotFound', `${id} has no op "${String(op)}" (ops: ${names})`, {
+        hint: `describe the channel with channel_describe {channel: "${channel}"}`,
+      });
     }
     return found;
   }
@@ -152,7 +173,10 @@ export class ChannelRegistry {
       this.drivers().map(async ({ id, driver }) => {
         const [health, listed] = await Promise.all([
           this.doctorOf(id),
-          this.channelsOf(id).then((c) => ({ c }), (e: unknown) => ({ e: toHubError(`${id}:`, e).rendered })),
+          this.channelsOf(id).then(
+            (c) => ({ c }),
+            (e: unknown) => ({ e: toHubError(`${id}:`, e).rendered }),
+          ),
         ]);
         const view: DriverOverview = { driver: id, info: driver.info(), health, channels: 'c' in listed ? listed.c : [] };
         if ('e' in listed) view.error = listed.e;

@@ -159,10 +159,14 @@ const RESERVED_FLEET_NAMES = ['history', 'presence', 'prompts'];
 /** What the schema cannot say in words a person can act on: one way to authenticate, a usable name, a CA only for TLS. */
 function fleetProblem(fleet: FleetSettings | undefined): string | undefined {
   if (!fleet) return undefined;
-  if (fleet.token_file && fleet.creds_file) return '/fleet has both token_file and creds_file — hint: keep the one the NATS server expects and remove the other';
-  if (!fleet.token_file && !fleet.creds_file) return '/fleet needs token_file or creds_file — hint: name the file holding the NATS token, or the .creds file from `nsc generate creds`';
-  if (RESERVED_FLEET_NAMES.includes(fleet.name)) return `/fleet/name ${fleet.name} is a word the fleet's own subjects use — hint: choose another name, e.g. ${fleet.name}-1`;
-  if (fleet.ca_file && !fleet.url.startsWith('tls://')) return '/fleet/ca_file is only used with a tls:// url — hint: write the url as tls://host:port, or remove ca_file';
+  if (fleet.token_file && fleet.creds_file)
+    return '/fleet has both token_file and creds_file — hint: keep the one the NATS server expects and remove the other';
+  if (!fleet.token_file && !fleet.creds_file)
+    return '/fleet needs token_file or creds_file — hint: name the file holding the NATS token, or the .creds file from `nsc generate creds`';
+  if (RESERVED_FLEET_NAMES.includes(fleet.name))
+    return `/fleet/name ${fleet.name} is a word the fleet's own subjects use — hint: choose another name, e.g. ${fleet.name}-1`;
+  if (fleet.ca_file && !fleet.url.startsWith('tls://'))
+    return '/fleet/ca_file is only used with a tls:// url — hint: write the url as tls://host:port, or remove ca_file';
   return undefined;
 }
 
@@ -372,7 +376,9 @@ export class ConfigStore {
     const taken = external.findIndex((id, i) => reserved.includes(id) || external.indexOf(id) !== i);
     if (taken !== -1) {
       const id = external[taken]!;
-      return { error: `${path}: /external_drivers/${taken}/id "${id}" is ${reserved.includes(id) ? "a built-in driver's id" : 'used twice'} — hint: give each external driver an id of its own` };
+      return {
+        error: `${path}: /external_drivers/${taken}/id "${id}" is ${reserved.includes(id) ? "a built-in driver's id" : 'used twice'} — hint: give each external driver an id of its own`,
+      };
     }
     return { raw };
   }

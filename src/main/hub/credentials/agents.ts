@@ -70,10 +70,14 @@ function validate(path: string, raw: unknown): AgentRecord[] | string {
 /** Checks a name given for a new agent; throws an `Invalid` the operator can act on. */
 export function checkAgentName(name: unknown): string {
   if (typeof name !== 'string' || !AGENT_ID_PATTERN.test(name)) {
-    throw new HubError('core', 'Invalid', `agent name ${JSON.stringify(String(name).slice(0, 80))} is not valid`, { hint: 'use 1 to 64 characters: a lowercase letter, then lowercase letters, digits, - or _ (e.g. claude-build)' });
+    throw new HubError('core', 'Invalid', `agent name ${JSON.stringify(String(name).slice(0, 80))} is not valid`, {
+      hint: 'use 1 to 64 characters: a lowercase letter, then lowercase letters, digits, - or _ (e.g. claude-build)',
+    });
   }
   if (RESERVED_AGENT_IDS.includes(name)) {
-    throw new HubError('core', 'Invalid', `agent name "${name}" is reserved for Uplink's own callers`, { hint: `pick another name (reserved: ${RESERVED_AGENT_IDS.join(', ')})` });
+    throw new HubError('core', 'Invalid', `agent name "${name}" is reserved for Uplink's own callers`, {
+      hint: `pick another name (reserved: ${RESERVED_AGENT_IDS.join(', ')})`,
+    });
   }
   return name;
 }
@@ -123,7 +127,9 @@ export class AgentCredentialStore {
     this.#edit((records) => {
       const existing = records.find((r) => r.id === id);
       if (existing && existing.revoked_at === undefined) {
-        throw new HubError('core', 'Rejected', `agent "${id}" already exists`, { hint: `revoke it first (\`uplink agents revoke ${id}\`) to issue a new token, or pick another name` });
+        throw new HubError('core', 'Rejected', `agent "${id}" already exists`, {
+          hint: `revoke it first (\`uplink agents revoke ${id}\`) to issue a new token, or pick another name`,
+        });
       }
       let next = records.filter((r) => r.id !== id);
       if (next.length >= MAX_AGENTS) {
@@ -143,13 +149,16 @@ export class AgentCredentialStore {
     this.#edit((records) => {
       const r = records.find((x) => x.id === name);
       if (!r) throw new HubError('core', 'NotFound', `no agent "${String(name).slice(0, 80)}"`, { hint: 'list them with `uplink agents`' });
-      if (r.revoked_at !== undefined) throw new HubError('core', 'Rejected', `agent "${name}" was already revoked at ${r.revoked_at}`, { hint: 'nothing to do' });
+      if (r.revoked_at !== undefined)
+        throw new HubError('core', 'Rejected', `agent "${name}" was already revoked at ${r.revoked_at}`, { hint: 'nothing to do' });
       return records.map((x) => (x === r ? { ...x, revoked_at: new Date(now).toISOString() } : x));
     });
   }
 
   #broken(): HubError {
-    return new HubError('core', 'Unavailable', `${this.#error}; no agent token is accepted until it is fixed`, { hint: `fix or remove ${this.path} (removing it drops every named agent)` });
+    return new HubError('core', 'Unavailable', `${this.#error}; no agent token is accepted until it is fixed`, {
+      hint: `fix or remove ${this.path} (removing it drops every named agent)`,
+    });
   }
 
   /** Reads the file fresh, applies `edit`, writes it atomically. Refuses while the file is broken. */

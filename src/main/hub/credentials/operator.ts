@@ -47,7 +47,6 @@ export interface OperatorAuth {
 
 const random = (bytes: number): string => randomBytes(bytes).toString('base64url');
 
-
 /** Reads one cookie from a `Cookie` header. */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (!header || header.length > 8192) return undefined;

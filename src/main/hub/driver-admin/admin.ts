@@ -59,7 +59,10 @@ export class ExternalDriverAdmin {
 
   #driver(id: string): ExternalDriver {
     const driver = this.#drivers.find((d) => d.id === id);
-    if (!driver) throw new HubError('core', 'NotFound', `no external driver ${id} runs in this hub (external: ${this.#drivers.map((d) => d.id).join(', ') || 'none'})`, { hint: 'add it to external_drivers (and hub.drivers, when present) in config.json and restart the hub' });
+    if (!driver)
+      throw new HubError('core', 'NotFound', `no external driver ${id} runs in this hub (external: ${this.#drivers.map((d) => d.id).join(', ') || 'none'})`, {
+        hint: 'add it to external_drivers (and hub.drivers, when present) in config.json and restart the hub',
+      });
     return driver;
   }
 }

@@ -40,7 +40,24 @@ export const LARGE_OP = 'uplink-check-large';
 /** What the large-result check asks for: far above a pipe's buffer, well below the line bound. */
 export const LARGE_BYTES = 8 * 1024 * 1024;
 
-export const CHECK_NAMES = ['handshake', 'info', 'channels', 'ops', 'schemas', 'mutating', 'doctor', 'recv', 'errors', 'invalid_args', 'unknown_method', 'malformed', 'cancel', 'deadline', 'large_result', 'crash_restart'] as const;
+export const CHECK_NAMES = [
+  'handshake',
+  'info',
+  'channels',
+  'ops',
+  'schemas',
+  'mutating',
+  'doctor',
+  'recv',
+  'errors',
+  'invalid_args',
+  'unknown_method',
+  'malformed',
+  'cancel',
+  'deadline',
+  'large_result',
+  'crash_restart',
+] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 export interface CheckResult {
@@ -142,7 +159,11 @@ async function stillServing(s: State, restarts: number, after: string): Promise<
   const { restarts: now, last_exit, stderr } = s.d.status();
   // Node ends a crash's stderr with its version: the line naming the error says more.
   const telling = stderr.findLast((l) => /error/i.test(l)) ?? stderr.at(-1) ?? 'nothing';
-  if (now !== restarts) fail(`it fell over after ${after} (${last_exit?.reason ?? 'its process ended'}; stderr: ${cut(telling)})`, 'keep serving: one bad message must not stop the driver');
+  if (now !== restarts)
+    fail(
+      `it fell over after ${after} (${last_exit?.reason ?? 'its process ended'}; stderr: ${cut(telling)})`,
+      'keep serving: one bad message must not stop the driver',
+    );
 }
 
 async function settle(p: Promise<unknown>): Promise<{ value?: unknown; error?: unknown }> {
@@ -162,7 +183,8 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     } catch (e) {
       // The host's own hint speaks of restarts and the panel; here a person typed a command.
       const message = e instanceof Error ? e.message : String(e);
-      if (/^driver could not be started/.test(message)) fail(`the ${message}`, 'check the command: its program must exist and be executable (an argv vector, no shell)');
+      if (/^driver could not be started/.test(message))
+        fail(`the ${message}`, 'check the command: its program must exist and be executable (an argv vector, no shell)');
       throw e;
     }
     s.started = true;
@@ -172,7 +194,11 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     const ext = init.extensions ?? [];
     const note = `${s.d.id}, protocol ${PROTOCOL_VERSION}, extensions: ${ext.length ? ext.join(', ') : 'none'}`;
     const unknown = ext.filter((e) => !(EXTENSIONS as readonly string[]).includes(e));
-    if (unknown.length) fail(`initialize's extensions lists ${unknown.map(show).join(', ')}, not a known extension`, `list only the optional methods you serve: ${EXTENSIONS.join(', ')}`);
+    if (unknown.length)
+      fail(
+        `initialize's extensions lists ${unknown.map(show).join(', ')}, not a known extension`,
+        `list only the optional methods you serve: ${EXTENSIONS.join(', ')}`,
+      );
     return note;
   },
 
@@ -182,17 +208,26 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     if (wrong) fail(`info answered ${show(info)}, not a DriverInfo: ${wrong}`, 'answer info with the DriverInfo of initialize');
     const { id, kind } = info as { id: string; kind: string };
     const was = (s.d.handshake() as InitializeResult).info;
-    if (id !== was.id || kind !== was.kind) fail(`info says ${show(id)} (${show(kind)}), initialize said "${was.id}" (${was.kind})`, 'answer info with the DriverInfo of initialize');
+    if (id !== was.id || kind !== was.kind)
+      fail(`info says ${show(id)} (${show(kind)}), initialize said "${was.id}" (${was.kind})`, 'answer info with the DriverInfo of initialize');
   },
 
   async channels(s) {
     const listed = await s.d.call('channels', {});
     const wrong = problem(ChannelsResultSchema, listed);
-    if (wrong) fail(`channels answered ${show(listed)}, not a list of ChannelEntry: ${wrong}`, 'answer channels with ChannelEntry objects (channel "<id>:<addr>", labels: strings, detail)');
+    if (wrong)
+      fail(
+        `channels answered ${show(listed)}, not a list of ChannelEntry: ${wrong}`,
+        'answer channels with ChannelEntry objects (channel "<id>:<addr>", labels: strings, detail)',
+      );
     // The host's own reading: it refuses a channel outside the driver's id.
     const entries = await s.d.channels();
     const bad = entries.find((e) => e.channel.length <= s.d.id.length + 1);
-    if (bad) fail(`the entry ${show(bad)} has no address after "${s.d.id}:"`, 'answer channels with ChannelEntry objects (channel "<id>:<addr>", labels: strings, detail)');
+    if (bad)
+      fail(
+        `the entry ${show(bad)} has no address after "${s.d.id}:"`,
+        'answer channels with ChannelEntry objects (channel "<id>:<addr>", labels: strings, detail)',
+      );
     s.addr = entries[0]?.channel.slice(s.d.id.length + 1);
     return entries.length ? `${entries.length} channel(s)` : 'no channel now: the checks that call one are skipped';
   },
@@ -200,11 +235,16 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
   async ops(s) {
     const ops = await s.d.call('ops', {});
     const wrong = problem(OpsResultSchema, ops);
-    if (wrong) fail(`ops answered ${show(ops)}, not a list of OpSpec: ${wrong}`, 'answer ops with a list of OpSpec (op, summary, mutating, params_schema, result_schema)');
+    if (wrong)
+      fail(
+        `ops answered ${show(ops)}, not a list of OpSpec: ${wrong}`,
+        'answer ops with a list of OpSpec (op, summary, mutating, params_schema, result_schema)',
+      );
     s.ops = ops as OpSpec[];
     const seen = new Set<string>();
     for (const { op } of s.ops) {
-      if (!isValidIdentifier(`${s.d.id}.${op}`)) fail(`the op name ${show(op)} cannot be offered`, 'an op name is lowercase letters and digits, with ".", "/" or "-" between them');
+      if (!isValidIdentifier(`${s.d.id}.${op}`))
+        fail(`the op name ${show(op)} cannot be offered`, 'an op name is lowercase letters and digits, with ".", "/" or "-" between them');
       if (seen.has(op)) fail(`the op "${op}" is declared twice`, 'declare each op once');
       seen.add(op);
     }
@@ -216,7 +256,11 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     for (const o of s.ops!) {
       for (const which of ['params_schema', 'result_schema'] as const) {
         const error = strictSchemaError(o[which]);
-        if (error) fail(`${o.op}'s ${which} does not compile as JSON Schema Draft 2020-12 in strict mode: ${cut(error)}`, 'fix the schema: strict mode refuses unknown keywords and other likely typos');
+        if (error)
+          fail(
+            `${o.op}'s ${which} does not compile as JSON Schema Draft 2020-12 in strict mode: ${cut(error)}`,
+            'fix the schema: strict mode refuses unknown keywords and other likely typos',
+          );
       }
     }
   },
@@ -224,7 +268,11 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
   async mutating(s) {
     if (!s.ops) skip('ops did not answer');
     const undeclared = s.ops!.filter((o) => typeof o.mutating !== 'boolean').map((o) => o.op);
-    if (undeclared.length) fail(`${undeclared.join(', ')} ${undeclared.length === 1 ? 'does' : 'do'} not declare "mutating" (missing counts as mutating: every call waits for the operator)`, 'declare "mutating": false on read-only ops and "mutating": true on the others');
+    if (undeclared.length)
+      fail(
+        `${undeclared.join(', ')} ${undeclared.length === 1 ? 'does' : 'do'} not declare "mutating" (missing counts as mutating: every call waits for the operator)`,
+        'declare "mutating": false on read-only ops and "mutating": true on the others',
+      );
   },
 
   async doctor(s) {
@@ -246,14 +294,19 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     const op = readOnlyOp(s);
     const addr = `uplink-check-no-such-channel-${process.pid}`;
     const { value, error } = await settle(s.d.invoke(addr, op.op, {}, context(s.timeoutMs)));
-    if (!error) fail(`${op.op} on ${s.d.id}:${addr}, a channel that does not exist, answered ${show(value)}`, 'answer an address you do not have with a DriverError of kind NotFound');
+    if (!error)
+      fail(
+        `${op.op} on ${s.d.id}:${addr}, a channel that does not exist, answered ${show(value)}`,
+        'answer an address you do not have with a DriverError of kind NotFound',
+      );
     const rpc = rpcErrorOf(error) ?? fail(`${op.op} on a channel that does not exist did not answer: ${describe(error)}`);
     const data = rpc.data as Partial<DriverErrorWire> | undefined;
     const fix = `answer {"code": -32000, "message": …, "data": {"kind": one of ${DRIVER_ERROR_KINDS.join(', ')}, "message": …, "hint": …}}`;
     if (!isRecord(data)) fail(`its error (${rpc.code} ${show(rpc.message)}) carries no DriverError in its data`, fix);
     const wrong = problem(DriverErrorWireSchema, data);
     if (wrong) fail(`its error's data is not a DriverError: ${wrong}`, fix);
-    if (/[\r\n]/.test(`${data!.message}${data!.hint ?? ''}`)) fail('its error message or hint spans several lines', 'an error is one line: what went wrong, and a hint');
+    if (/[\r\n]/.test(`${data!.message}${data!.hint ?? ''}`))
+      fail('its error message or hint spans several lines', 'an error is one line: what went wrong, and a hint');
     return cut(renderDriverError(s.d.id, error as DriverError), 200);
   },
 
@@ -267,16 +320,23 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     const { error } = await settle(s.d.invoke(addr, op.op, bad, context(s.timeoutMs)));
     const rpc = rpcErrorOf(error);
     const refused = rpc && (rpc.code === INVALID_PARAMS || (error as DriverError).kind === 'Invalid');
-    if (error && !refused) fail(`${op.op} with args its params_schema refuses (${show(bad)}) failed as ${describe(error)}`, 'answer args your params_schema refuses with a DriverError of kind Invalid');
+    if (error && !refused)
+      fail(
+        `${op.op} with args its params_schema refuses (${show(bad)}) failed as ${describe(error)}`,
+        'answer args your params_schema refuses with a DriverError of kind Invalid',
+      );
     await stillServing(s, restarts, `args its params_schema refuses (${show(bad)})`);
     if (!error) return `${op.op} answered ${show(bad)}: it relies on the hub's validation`;
   },
 
   async unknown_method(s) {
     const { value, error } = await settle(s.d.call('uplink-check-no-such-method', {}));
-    if (!error) fail(`it answered the unknown method uplink-check-no-such-method with ${show(value)}`, 'answer a method you do not serve with the JSON-RPC error -32601');
-    const rpc = rpcErrorOf(error) ?? fail(`it did not answer an unknown method: ${describe(error)}`, 'answer a method you do not serve with the JSON-RPC error -32601');
-    if (rpc.code !== METHOD_NOT_FOUND) fail(`it answered an unknown method with the error code ${rpc.code}, not -32601`, 'answer a method you do not serve with the JSON-RPC error -32601');
+    if (!error)
+      fail(`it answered the unknown method uplink-check-no-such-method with ${show(value)}`, 'answer a method you do not serve with the JSON-RPC error -32601');
+    const rpc =
+      rpcErrorOf(error) ?? fail(`it did not answer an unknown method: ${describe(error)}`, 'answer a method you do not serve with the JSON-RPC error -32601');
+    if (rpc.code !== METHOD_NOT_FOUND)
+      fail(`it answered an unknown method with the error code ${rpc.code}, not -32601`, 'answer a method you do not serve with the JSON-RPC error -32601');
   },
 
   async malformed(s) {
@@ -298,10 +358,15 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     const restarts = s.d.status().restarts;
     const ac = new AbortController();
     const slow = hasOp(s, SLOW_OP) && s.addr !== undefined;
-    const call = slow ? s.d.invoke(s.addr!, SLOW_OP, { ms: Math.round(s.timeoutMs / 2) }, context(s.timeoutMs), ac.signal) : s.d.call('channels', {}, { signal: ac.signal });
+    const call = slow
+      ? s.d.invoke(s.addr!, SLOW_OP, { ms: Math.round(s.timeoutMs / 2) }, context(s.timeoutMs), ac.signal)
+      : s.d.call('channels', {}, { signal: ac.signal });
     setTimeout(() => ac.abort(), slow ? 100 : 0);
     await settle(call);
-    const last = s.d.trace({ method: slow ? 'invoke' : 'channels' }).filter((t) => t.dir === 'out').at(-1);
+    const last = s.d
+      .trace({ method: slow ? 'invoke' : 'channels' })
+      .filter((t) => t.dir === 'out')
+      .at(-1);
     const sent = !!last && s.d.trace({ method: 'cancel', after: last.seq }).length > 0;
     // The call may be answered before the cancel goes out; the hub also sends one for an id just answered.
     if (!sent && last) await s.d.exchangeRaw([JSON.stringify({ jsonrpc: '2.0', method: 'cancel', params: { id: last.id } })], 100);
@@ -319,9 +384,14 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     const late = settle(s.d.invoke(addr, SLOW_OP, { ms: deadline * 10 }, context(deadline)));
     await sleep(50);
     const meanwhile = await settle(s.d.call('info', {}, { deadlineMs: deadline * 3 }));
-    if (meanwhile.error) fail(`it did not answer info while a slow call was in flight: ${describe(meanwhile.error)}`, 'serve requests concurrently: a slow call must not hold up the others');
+    if (meanwhile.error)
+      fail(
+        `it did not answer info while a slow call was in flight: ${describe(meanwhile.error)}`,
+        'serve requests concurrently: a slow call must not hold up the others',
+      );
     const { error } = await late;
-    if (!(error instanceof DriverError) || error.kind !== 'Timeout') fail(`a call past its deadline_ms (${deadline} ms) ended as ${error ? describe(error) : 'a result'}, not as a Timeout`);
+    if (!(error instanceof DriverError) || error.kind !== 'Timeout')
+      fail(`a call past its deadline_ms (${deadline} ms) ended as ${error ? describe(error) : 'a result'}, not as a Timeout`);
     await stillServing(s, restarts, 'a call past its deadline');
   },
 
@@ -330,7 +400,11 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     const addr = channelAddr(s);
     const r = await s.d.invoke(addr, LARGE_OP, { bytes: LARGE_BYTES }, context(Math.max(s.timeoutMs, 10_000)));
     const data = isRecord(r) ? r.data : undefined;
-    if (typeof data !== 'string' || data.length !== LARGE_BYTES) fail(`${LARGE_OP} {bytes: ${LARGE_BYTES}} answered ${typeof data === 'string' ? `${data.length} characters` : show(r)}`, `answer {"data": <a string of exactly bytes characters>}, as one line`);
+    if (typeof data !== 'string' || data.length !== LARGE_BYTES)
+      fail(
+        `${LARGE_OP} {bytes: ${LARGE_BYTES}} answered ${typeof data === 'string' ? `${data.length} characters` : show(r)}`,
+        `answer {"data": <a string of exactly bytes characters>}, as one line`,
+      );
     return `${LARGE_BYTES / 1024 / 1024} MiB`;
   },
 
@@ -342,11 +416,16 @@ const CHECKS: Record<CheckName, (s: State) => Promise<string | void>> = {
     await (slow ? sleep(100) : new Promise((r) => setImmediate(r)));
     if (pid !== undefined) process.kill(pid, 'SIGKILL');
     const { error } = await call;
-    if (error && !(error instanceof DriverError && error.kind === 'Unavailable')) fail(`the call in flight when the driver was killed ended as ${describe(error)}, not Unavailable`);
+    if (error && !(error instanceof DriverError && error.kind === 'Unavailable'))
+      fail(`the call in flight when the driver was killed ended as ${describe(error)}, not Unavailable`);
     // A call answered before the kill landed: the next one must not go to the dying process.
-    for (const until = Date.now() + s.timeoutMs; s.d.status().pid === pid && Date.now() < until; ) await sleep(10);
+    for (const until = Date.now() + s.timeoutMs; s.d.status().pid === pid && Date.now() < until;) await sleep(10);
     const again = await settle(s.d.call('ops', {}));
-    if (again.error) fail(`it did not start again after being killed: ${describe(again.error)}`, 'a driver must start cleanly after a crash: leave no lock file, port or state that stops the next start');
+    if (again.error)
+      fail(
+        `it did not start again after being killed: ${describe(again.error)}`,
+        'a driver must start cleanly after a crash: leave no lock file, port or state that stops the next start',
+      );
     if (s.d.status().restarts <= restarts) fail('the kill did not end the driver');
     return error ? 'the call in flight failed as Unavailable, the next call restarted it' : 'the call was answered before the kill; the next call restarted it';
   },
@@ -384,7 +463,13 @@ export async function checkDriver(options: CheckOptions): Promise<CheckResult[]>
       } catch (e) {
         if (e instanceof Skip) report({ name, status: 'skip', why: e.message });
         else if (e instanceof Failure) report({ name, status: 'fail', why: e.message, ...(e.hint ? { hint: e.hint } : {}) });
-        else report({ name, status: 'fail', why: e instanceof Error ? e.message : String(e), hint: (e instanceof DriverError && e.hint) || 'see docs/driver-protocol.md' });
+        else
+          report({
+            name,
+            status: 'fail',
+            why: e instanceof Error ? e.message : String(e),
+            hint: (e instanceof DriverError && e.hint) || 'see docs/driver-protocol.md',
+          });
       }
     }
   } finally {

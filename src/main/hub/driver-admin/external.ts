@@ -91,14 +91,20 @@ export async function externalStatus(driver: ExternalDriver, dataDir: string): P
  */
 export async function trustEntry(config: ConfigStore, dataDir: string, id: string, sha256: string): Promise<{ file: string; sha256: string }> {
   const entry = externalEntries(config).find((e) => e.id === id);
-  if (!entry) throw new HubError('core', 'NotFound', `no external driver ${id} in the config`, { hint: 'add it to external_drivers in config.json and restart the hub' });
+  if (!entry)
+    throw new HubError('core', 'NotFound', `no external driver ${id} in the config`, { hint: 'add it to external_drivers in config.json and restart the hub' });
   const file = entry.integrity?.file ?? integrityCandidate(entry.command, dataDir);
-  if (!file) throw new HubError(id, 'NotFound', `no file to trust for ${id}: no argument of ${JSON.stringify(entry.command)} names a file`, { hint: 'set integrity.file in config.json to the driver\'s program or script' });
+  if (!file)
+    throw new HubError(id, 'NotFound', `no file to trust for ${id}: no argument of ${JSON.stringify(entry.command)} names a file`, {
+      hint: "set integrity.file in config.json to the driver's program or script",
+    });
   const actual = await sha256File(file).catch((e: NodeJS.ErrnoException) => {
     throw new HubError(id, 'Unavailable', `cannot read ${file} to trust ${id} (${e.code ?? e.message})`, { hint: 'check the file exists and is readable' });
   });
   if (actual !== sha256.toLowerCase()) {
-    throw new HubError(id, 'Rejected', `${file} changed since you saw it: its sha256 is now ${actual}, you were shown ${sha256}`, { hint: 'look at the driver again and trust the hash it has now' });
+    throw new HubError(id, 'Rejected', `${file} changed since you saw it: its sha256 is now ${actual}, you were shown ${sha256}`, {
+      hint: 'look at the driver again and trust the hash it has now',
+    });
   }
   config.update((raw) => {
     const list = raw.external_drivers as ExternalDriverEntry[] | undefined;

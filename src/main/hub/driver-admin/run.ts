@@ -16,7 +16,8 @@ export const SERVABLE_DRIVERS = ['tmux', 'desktop'] as const;
 
 /** Serves the named driver until the hub sends `shutdown` or closes stdin, then exits. */
 export async function runBuiltInDriver(name: string, dataDir: string): Promise<void> {
-  if (!(SERVABLE_DRIVERS as readonly string[]).includes(name)) throw new HubError('core', 'Invalid', `no built-in driver "${name}"`, { hint: `use one of ${SERVABLE_DRIVERS.join(', ')}; see \`uplink --help\`` });
+  if (!(SERVABLE_DRIVERS as readonly string[]).includes(name))
+    throw new HubError('core', 'Invalid', `no built-in driver "${name}"`, { hint: `use one of ${SERVABLE_DRIVERS.join(', ')}; see \`uplink --help\`` });
   const { tmux, desktop } = await loadProductDrivers();
   const schema = name === 'tmux' ? tmux.tmuxConfigSchema : desktop.desktopConfigSchema;
   const path = dataPaths(dataDir).config;
@@ -40,7 +41,8 @@ export async function runBuiltInDriver(name: string, dataDir: string): Promise<v
     }
     return current();
   };
-  const driver: Driver = name === 'tmux' ? tmux.createTmuxDriver({ config: section }) : desktop.createDesktopDriver({ config: section as () => DesktopConfig | undefined });
+  const driver: Driver =
+    name === 'tmux' ? tmux.createTmuxDriver({ config: section }) : desktop.createDesktopDriver({ config: section as () => DesktopConfig | undefined });
   // A broken file is refused whole and the driver runs on the last good one: its doctor says so,
   // as the hub's does for its own config, since stderr alone is easy to miss.
   const doctor = driver.doctor.bind(driver);

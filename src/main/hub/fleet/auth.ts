@@ -59,7 +59,9 @@ export function readFleetCreds(path: string): Authenticator {
     // Signing a throwaway nonce runs the parse and seed decoding a connection would.
     probe = auth('uplink-creds-check') as { jwt?: string; nkey?: string };
   } catch {
-    throw new Error(`${path} is not a NATS credentials file (it needs a "BEGIN NATS USER JWT" block and a "BEGIN USER NKEY SEED" block with a valid seed) — hint: ${MAKE_CREDS}`);
+    throw new Error(
+      `${path} is not a NATS credentials file (it needs a "BEGIN NATS USER JWT" block and a "BEGIN USER NKEY SEED" block with a valid seed) — hint: ${MAKE_CREDS}`,
+    );
   }
   const { jwt = '', nkey = '' } = probe;
   if (!nkey.startsWith('U')) throw new Error(`${path} holds an NKey seed that is not a user's — hint: ${MAKE_CREDS}`);
@@ -72,7 +74,8 @@ export function readFleetCreds(path: string): Authenticator {
 /** Reads the CA bundle a `tls://` server's certificate is checked against (not secret). */
 export function readFleetCa(path: string): string {
   const ca = readSmallFile(path, MAX_CA_BYTES, false, 'PEM CA certificates').toString('utf8');
-  if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`${path} holds no PEM certificate — hint: point ca_file at the CA bundle (PEM) that signed the NATS server's certificate`);
+  if (!ca.includes('-----BEGIN CERTIFICATE-----'))
+    throw new Error(`${path} holds no PEM certificate — hint: point ca_file at the CA bundle (PEM) that signed the NATS server's certificate`);
   return ca;
 }
 

@@ -56,7 +56,10 @@ export class Fleet implements FleetLink {
       appeared: (hub) => void this.prompts.sync(hub),
       gone: (hub, why) => {
         this.prompts.withdrawAll(hub, `${why}; it still decides its own prompt`);
-        this.requests.fail(() => unavailable(`${why}, during a call to it; whether the call ran there is unknown`, `look at hub ${hub}'s audit log before retrying`), hub);
+        this.requests.fail(
+          () => unavailable(`${why}, during a call to it; whether the call ran there is unknown`, `look at hub ${hub}'s audit log before retrying`),
+          hub,
+        );
       },
       changed: () => this.#changed(),
     });
@@ -180,7 +183,12 @@ export class Fleet implements FleetLink {
       this.prompts.withdrawAll(hub, `hub ${hub} is out of reach (this hub lost the fleet's NATS server); it still decides its own prompt`);
     }
     this.#changed();
-    this.requests.fail((hub) => unavailable(`the fleet's NATS server was lost during a call to hub ${hub}; whether it ran there is unknown`, `look at hub ${hub}'s audit log, and retry once the fleet is back`));
+    this.requests.fail((hub) =>
+      unavailable(
+        `the fleet's NATS server was lost during a call to hub ${hub}; whether it ran there is unknown`,
+        `look at hub ${hub}'s audit log, and retry once the fleet is back`,
+      ),
+    );
   }
 
   async close(): Promise<void> {
@@ -202,7 +210,14 @@ export class Fleet implements FleetLink {
   // ── what the panel sees of the fleet ───────────────────────────────────────────────────
   status(): FleetMembership {
     const problem = this.#problem;
-    return { member: true, name: this.settings.name, url: this.settings.url, connected: this.#connected, ...(problem ? { problem } : {}), members: this.presence.members() };
+    return {
+      member: true,
+      name: this.settings.name,
+      url: this.settings.url,
+      connected: this.#connected,
+      ...(problem ? { problem } : {}),
+      members: this.presence.members(),
+    };
   }
 
   /** The fleet's merged history, newest first (empty until this hub has joined). */

@@ -205,7 +205,10 @@ export function startHistoryPublisher(o: { nc: NatsConnection; hub: string; sour
     const newest = source.newest();
     last = mine?.seq ?? 0;
     cursor = mine ? mine.seq : Math.max(0, newest - (o.backfill ?? 1000));
-    if (last > newest) o.log?.(`history: the stream holds records of hub ${hub} up to ${last} but its audit ends at ${newest}; its records are published once they pass ${last} — hint: is another hub (another data directory) using the name ${hub}?`);
+    if (last > newest)
+      o.log?.(
+        `history: the stream holds records of hub ${hub} up to ${last} but its audit ends at ${newest}; its records are published once they pass ${last} — hint: is another hub (another data directory) using the name ${hub}?`,
+      );
   }
 
   async function publishAll(): Promise<void> {
@@ -291,7 +294,13 @@ interface HubState {
  * one whose `prev` is above it means records are missing, which are fetched from that hub's
  * subject before it is kept.
  */
-export function startHistoryReader(o: { nc: NatsConnection; keep?: number; keepBytes?: number; log?: (line: string) => void; onEntry?: (e: FleetEntry) => void }): {
+export function startHistoryReader(o: {
+  nc: NatsConnection;
+  keep?: number;
+  keepBytes?: number;
+  log?: (line: string) => void;
+  onEntry?: (e: FleetEntry) => void;
+}): {
   query(q: { hub?: string; before?: number; limit?: number }): { entries: FleetEntry[]; next_before?: number };
   hubs(): Array<{ hub: string; last_seq: number; records: number }>;
   close(): Promise<void>;
@@ -350,7 +359,11 @@ export function startHistoryReader(o: { nc: NatsConnection; keep?: number; keepB
 
   /** Fetches `hub`'s records after the last one kept, up to (not including) stream sequence `until`. */
   async function fill(hub: string, st: HubState, until: number): Promise<void> {
-    const c = await js.consumers.get(HISTORY_STREAM, { filterSubjects: historySubject(hub), deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: st.streamSeq + 1 });
+    const c = await js.consumers.get(HISTORY_STREAM, {
+      filterSubjects: historySubject(hub),
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: st.streamSeq + 1,
+    });
     for (;;) {
       const m = await c.next({ expires: 2000 });
       if (!m || m.seq >= until) break;

@@ -88,7 +88,13 @@ export class FleetMember implements FleetHub {
     throw agent && err.driver === 'fleet' ? this.#core.recordRejected({ channel, op, agent }, err) : err;
   }
 
-  async #call(at: { hub: string; channel: string }, full: string, op: string, body: Extract<FleetBody, { method: 'invoke' | 'send' }>, options: CallOptions): Promise<JsonValue> {
+  async #call(
+    at: { hub: string; channel: string },
+    full: string,
+    op: string,
+    body: Extract<FleetBody, { method: 'invoke' | 'send' }>,
+    options: CallOptions,
+  ): Promise<JsonValue> {
     try {
       checkBounds(full, op, 'args' in body ? body.args : undefined);
       return await this.#fleet.requests.request(at.hub, options.onProgress ? { ...body, progress: true } : body, options.signal, undefined, options.onProgress);
@@ -150,7 +156,12 @@ export class FleetMember implements FleetHub {
     const at = this.#remote(channel);
     if (!at) return this.#core.describe(this.#local(channel), op, agent);
     try {
-      const got = (await this.#fleet.requests.request(at.hub, { method: 'describe', channel: at.channel, ...(op ? { op } : {}), ...(agent ? { agent: declared(agent) } : {}) })) as unknown as { channel: ChannelEntry; ops: OpDescription[] };
+      const got = (await this.#fleet.requests.request(at.hub, {
+        method: 'describe',
+        channel: at.channel,
+        ...(op ? { op } : {}),
+        ...(agent ? { agent: declared(agent) } : {}),
+      })) as unknown as { channel: ChannelEntry; ops: OpDescription[] };
       return { ...got, channel: prefixed(at.hub, got.channel) };
     } catch (e) {
       return this.#refused(channel, op ?? '', agent, e);
@@ -176,14 +187,28 @@ export class FleetMember implements FleetHub {
   invoke(channel: string, op: string, args: JsonValue | undefined, options: CallOptions): Promise<JsonValue> {
     const at = this.#remote(channel);
     if (!at) return this.#core.invoke(this.#local(channel), op, args, options);
-    const body = { method: 'invoke' as const, channel: at.channel, op, args: args ?? {}, agent: declared(options.agent), ...(options.expect ? { expect: options.expect } : {}), ...(options.interaction ? { interaction: options.interaction } : {}) };
+    const body = {
+      method: 'invoke' as const,
+      channel: at.channel,
+      op,
+      args: args ?? {},
+      agent: declared(options.agent),
+      ...(options.expect ? { expect: options.expect } : {}),
+      ...(options.interaction ? { interaction: options.interaction } : {}),
+    };
     return this.#call(at, channel, op, body, options);
   }
 
   async send(channel: string, request: HubSendRequest, options: CallOptions): Promise<SendReceipt> {
     const at = this.#remote(channel);
     if (!at) return this.#core.send(this.#local(channel), request, options);
-    const body = { method: 'send' as const, channel: at.channel, message: request.message, ...(request.reply_hint ? { reply_hint: request.reply_hint } : {}), agent: declared(options.agent) };
+    const body = {
+      method: 'send' as const,
+      channel: at.channel,
+      message: request.message,
+      ...(request.reply_hint ? { reply_hint: request.reply_hint } : {}),
+      agent: declared(options.agent),
+    };
     return (await this.#call(at, channel, 'send', body, options)) as unknown as SendReceipt;
   }
 
@@ -191,7 +216,12 @@ export class FleetMember implements FleetHub {
     if (options.driver === undefined) return this.#core.recv(cursor, options);
     let driver: string;
     try {
-      driver = this.#localOnly(options.driver, 'driver', "recv reads the messages of this hub's own drivers", (hub) => `read them on hub ${hub}; its channels take send here as <hub>/<channel>`);
+      driver = this.#localOnly(
+        options.driver,
+        'driver',
+        "recv reads the messages of this hub's own drivers",
+        (hub) => `read them on hub ${hub}; its channels take send here as <hub>/<channel>`,
+      );
     } catch (e) {
       return this.#refused(`${options.driver}:*`, 'recv', options.agent, e);
     }
@@ -244,7 +274,9 @@ export class FleetMember implements FleetHub {
   revealApprovalArgs(approvalId: string, by: string): JsonValue {
     const at = this.#remote(approvalId);
     if (!at) return this.#core.revealApprovalArgs(approvalId, by);
-    throw new HubError('fleet', 'Rejected', `the sensitive args of hub ${at.hub}'s prompt stay on that hub`, { hint: `reveal them on hub ${at.hub}'s own panel` });
+    throw new HubError('fleet', 'Rejected', `the sensitive args of hub ${at.hub}'s prompt stay on that hub`, {
+      hint: `reveal them on hub ${at.hub}'s own panel`,
+    });
   }
 
   subscribeApprovals(listener: (event: ApprovalEvent) => void): Disposer {
@@ -257,9 +289,17 @@ export class FleetMember implements FleetHub {
     const at = this.#remote(approvalId);
     if (!at) return this.#core.decide(approvalId, decision);
     if (decision.kind !== 'once' && decision.kind !== 'deny') {
-      throw new HubError('fleet', 'Rejected', `a prompt of hub ${at.hub} can be approved once or denied from this panel`, { hint: `approve it for the session or always on hub ${at.hub}'s own panel, where its rules live` });
+      throw new HubError('fleet', 'Rejected', `a prompt of hub ${at.hub} can be approved once or denied from this panel`, {
+        hint: `approve it for the session or always on hub ${at.hub}'s own panel, where its rules live`,
+      });
     }
-    const body = { method: 'decide' as const, approval_id: at.channel, decision: decision.kind, by: decision.by.slice(0, 256), ...(decision.reason ? { reason: decision.reason.slice(0, 2000) } : {}) };
+    const body = {
+      method: 'decide' as const,
+      approval_id: at.channel,
+      decision: decision.kind,
+      by: decision.by.slice(0, 256),
+      ...(decision.reason ? { reason: decision.reason.slice(0, 2000) } : {}),
+    };
     const got = (await this.#fleet.requests.request(at.hub, body)) as { granted?: unknown };
     return { approval_id: approvalId, granted: got.granted === true };
   }
@@ -282,7 +322,12 @@ export class FleetMember implements FleetHub {
   }
 
   async updateRule(ruleId: string, scope: RuleScope, by: string): Promise<void> {
-    const channel = this.#localOnly(scope.channel, 'channel', "this hub's rules decide its own channels' calls", (hub) => `write the rule on hub ${hub}'s own panel, where its calls are decided`);
+    const channel = this.#localOnly(
+      scope.channel,
+      'channel',
+      "this hub's rules decide its own channels' calls",
+      (hub) => `write the rule on hub ${hub}'s own panel, where its calls are decided`,
+    );
     return this.#core.updateRule(ruleId, { ...scope, channel }, by);
   }
 
@@ -321,7 +366,12 @@ export class FleetMember implements FleetHub {
 
   // ── human-only controls ────────────────────────────────────────────────────────────────
   async setTier(channel: string, tier: string, by: AgentIdentity): Promise<void> {
-    const own = this.#localOnly(channel, 'channel', 'a tier is set by a person at the hub that owns the channel', (hub) => `set it on hub ${hub}'s own panel, or with \`uplink tier\` on that host`);
+    const own = this.#localOnly(
+      channel,
+      'channel',
+      'a tier is set by a person at the hub that owns the channel',
+      (hub) => `set it on hub ${hub}'s own panel, or with \`uplink tier\` on that host`,
+    );
     return this.#core.setTier(own, tier, by);
   }
 
@@ -351,7 +401,11 @@ export class FleetMember implements FleetHub {
     return this.#core.providers();
   }
 
-  async explainSelection(capabilityId: string, constraints?: { provider_id?: string; interaction?: InteractionKind }, versionRequirement?: string): Promise<SelectionExplanation> {
+  async explainSelection(
+    capabilityId: string,
+    constraints?: { provider_id?: string; interaction?: InteractionKind },
+    versionRequirement?: string,
+  ): Promise<SelectionExplanation> {
     // Provider ids have a slash of their own (`uplink/tmux`): only the capability names a hub.
     const own = this.#localOnly(capabilityId, 'capability', "each hub's own kernel selects the providers of its calls", (hub) => `ask hub ${hub}'s own panel`);
     return this.#core.explainSelection(own, constraints, versionRequirement);

@@ -65,7 +65,15 @@ const FleetRequestSchema = Type.Union([
     closed,
   ),
   Type.Object(
-    { ...base, method: Type.Literal('send'), channel: CHANNEL, message: TEXT(65_536), reply_hint: Type.Optional(REPLY_HINT), agent: FleetAgentSchema, progress: Type.Optional(Type.Boolean()) },
+    {
+      ...base,
+      method: Type.Literal('send'),
+      channel: CHANNEL,
+      message: TEXT(65_536),
+      reply_hint: Type.Optional(REPLY_HINT),
+      agent: FleetAgentSchema,
+      progress: Type.Optional(Type.Boolean()),
+    },
     closed,
   ),
   Type.Object({ ...base, method: Type.Literal('prompts') }, closed),

@@ -58,7 +58,10 @@ export class Presence {
     if (!nc || !this.#link.connected) return;
     const panels = this.#ownPanels();
     try {
-      nc.publish(subjects.presence(this.#link.name), encode({ v: PROTOCOL_VERSION, hub: this.#link.name, instance: this.#instance, since: this.#since, panels, ...(leaving ? { leaving } : {}) }));
+      nc.publish(
+        subjects.presence(this.#link.name),
+        encode({ v: PROTOCOL_VERSION, hub: this.#link.name, instance: this.#instance, since: this.#since, panels, ...(leaving ? { leaving } : {}) }),
+      );
     } catch {
       // Closed meanwhile: the next beat (or nobody) says it.
     }
@@ -114,14 +117,21 @@ export class Presence {
       ...[...this.#lost].map(([hub, l]): FleetMemberStatus => ({ hub, state: 'unreachable', since: l.since, problem: l.problem })),
     ].sort((a, b) => a.hub.localeCompare(b.hub));
     const problem = this.#link.problem;
-    const self: FleetMemberStatus = { hub: this.#link.name, state: this.#link.connected ? 'self' : 'unreachable', since: this.#since, panels: this.#ownPanels(), ...(problem ? { problem } : {}) };
+    const self: FleetMemberStatus = {
+      hub: this.#link.name,
+      state: this.#link.connected ? 'self' : 'unreachable',
+      since: this.#since,
+      panels: this.#ownPanels(),
+      ...(problem ? { problem } : {}),
+    };
     return [self, ...others];
   }
 
   #beat(): void {
     this.announce();
     const stale = Date.now() - 3 * this.#heartbeatMs;
-    for (const [hub, p] of this.#peers) if (p.seen < stale) this.#gone(hub, `hub ${hub} has not been heard from for ${Math.round((Date.now() - p.seen) / 1000)} s`);
+    for (const [hub, p] of this.#peers)
+      if (p.seen < stale) this.#gone(hub, `hub ${hub} has not been heard from for ${Math.round((Date.now() - p.seen) / 1000)} s`);
   }
 
   #gone(hub: string, why: string): void {

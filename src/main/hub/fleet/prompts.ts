@@ -16,10 +16,18 @@ import { declared } from './names';
 export function toFleetPrompt(a: PendingApproval): FleetPrompt {
   const { hub: _hub, redacted_args: _redacted, agent, preview, ...rest } = a; // only the owner's panel may scope it
   const out: FleetPrompt = { ...rest, agent: declared(agent) };
-  if (preview) out.preview = { ...preview, ...(preview.warnings ? { warnings: preview.warnings.slice(0, 256) } : {}), ...(preview.lines ? { lines: preview.lines.slice(-256) } : {}) };
+  if (preview)
+    out.preview = {
+      ...preview,
+      ...(preview.warnings ? { warnings: preview.warnings.slice(0, 256) } : {}),
+      ...(preview.lines ? { lines: preview.lines.slice(-256) } : {}),
+    };
   if (out.preview?.image_png && encode({ v: PROTOCOL_VERSION, hub: 'x', type: 'added', approval: out }).byteLength > MAX_PROMPT_BYTES) {
     const { image_png: _image, ...small } = out.preview;
-    out.preview = { ...small, warnings: [...(small.warnings ?? []).slice(0, 255), "the screenshot is too large to travel in the fleet: see it on the owning hub's panel"] };
+    out.preview = {
+      ...small,
+      warnings: [...(small.warnings ?? []).slice(0, 255), "the screenshot is too large to travel in the fleet: see it on the owning hub's panel"],
+    };
   }
   return out;
 }
@@ -116,7 +124,8 @@ export class FleetPrompts {
       this.#emit({ type: 'added', approval });
     }
     // Gone there while this hub was not listening (one that arrived meanwhile is kept).
-    for (const id of before) if (!now.has(id) && mine.delete(id)) this.#emit({ type: 'withdrawn', approval_id: `${hub}/${id}`, reason: `hub ${hub} no longer has this prompt` });
+    for (const id of before)
+      if (!now.has(id) && mine.delete(id)) this.#emit({ type: 'withdrawn', approval_id: `${hub}/${id}`, reason: `hub ${hub} no longer has this prompt` });
   }
 
   /** Stops showing a hub's prompts (it is out of reach), saying why. */

@@ -40,15 +40,30 @@ export class FleetRequests {
     const link = this.#link;
     const nc = link.nc;
     if (!nc || !link.connected) {
-      return Promise.reject(unavailable(`hub ${hub} cannot be reached: ${link.problem ?? 'this hub is not in the fleet'}`, "local channels still work; check the NATS server and this hub's fleet settings, then retry"));
+      return Promise.reject(
+        unavailable(
+          `hub ${hub} cannot be reached: ${link.problem ?? 'this hub is not in the fleet'}`,
+          "local channels still work; check the NATS server and this hub's fleet settings, then retry",
+        ),
+      );
     }
     if (!this.#peers.has(hub)) {
       const known = this.#peers.hubs();
-      return Promise.reject(unavailable(`hub ${hub} is not connected to the fleet (connected: ${known.join(', ') || 'none'})`, `start hub ${hub} or check its fleet settings; list channels with channel_list`));
+      return Promise.reject(
+        unavailable(
+          `hub ${hub} is not connected to the fleet (connected: ${known.join(', ') || 'none'})`,
+          `start hub ${hub} or check its fleet settings; list channels with channel_list`,
+        ),
+      );
     }
     const id = randomBytes(12).toString('hex');
     const data = encode({ v: PROTOCOL_VERSION, id, from: link.name, ...body } as FleetRequest);
-    if (data.byteLength > MAX_REQUEST_BYTES) return Promise.reject(new HubError('fleet', 'Invalid', `the request is ${data.byteLength} bytes; a fleet request is at most ${MAX_REQUEST_BYTES}`, { hint: 'send less text per call' }));
+    if (data.byteLength > MAX_REQUEST_BYTES)
+      return Promise.reject(
+        new HubError('fleet', 'Invalid', `the request is ${data.byteLength} bytes; a fleet request is at most ${MAX_REQUEST_BYTES}`, {
+          hint: 'send less text per call',
+        }),
+      );
     return new Promise<JsonValue>((resolve, reject) => {
       const inbox = createInbox();
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -90,7 +105,8 @@ export class FleetRequests {
       this.#pending.set(id, { hub, fail: (err) => (settle(), reject(err)) });
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (timeoutMs) timer = setTimeout(() => (settle(), reject(unavailable(`hub ${hub} did not answer within ${timeoutMs} ms`, 'it may be busy; retry'))), timeoutMs);
+      if (timeoutMs)
+        timer = setTimeout(() => (settle(), reject(unavailable(`hub ${hub} did not answer within ${timeoutMs} ms`, 'it may be busy; retry'))), timeoutMs);
       nc.publish(subjects.call(hub), data, { reply: inbox });
     });
   }

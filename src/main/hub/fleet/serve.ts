@@ -38,15 +38,23 @@ export class FleetServer {
     const inbox = msg.reply;
     const nc = this.#link.nc;
     // Progress of a long call (waiting for an operator, long work) goes to the caller's inbox as it comes.
-    const onProgress = 'progress' in req && req.progress && nc
-      ? (p: { progress: number; total?: number; message: string }): void => {
-          try {
-            nc.publish(inbox, encode({ v: PROTOCOL_VERSION, id: req.id, progress: { progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), message: p.message.slice(0, 1024) } }));
-          } catch {
-            // NATS went away: the caller has been told it is unavailable.
+    const onProgress =
+      'progress' in req && req.progress && nc
+        ? (p: { progress: number; total?: number; message: string }): void => {
+            try {
+              nc.publish(
+                inbox,
+                encode({
+                  v: PROTOCOL_VERSION,
+                  id: req.id,
+                  progress: { progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), message: p.message.slice(0, 1024) },
+                }),
+              );
+            } catch {
+              // NATS went away: the caller has been told it is unavailable.
+            }
           }
-        }
-      : undefined;
+        : undefined;
     try {
       reply = { v: PROTOCOL_VERSION, id: req.id, ok: true, result: await this.#run(req, controller.signal, onProgress) };
     } catch (e) {
@@ -56,7 +64,17 @@ export class FleetServer {
     }
     let data = encode(reply);
     if (data.byteLength > MAX_REPLY_BYTES) {
-      data = encode({ v: PROTOCOL_VERSION, id: req.id, ok: false, error: { driver: 'fleet', kind: 'Invalid', message: `the result is ${data.byteLength} bytes; a fleet reply is at most ${MAX_REPLY_BYTES}`, hint: 'ask for less (fewer lines, a smaller region)' } });
+      data = encode({
+        v: PROTOCOL_VERSION,
+        id: req.id,
+        ok: false,
+        error: {
+          driver: 'fleet',
+          kind: 'Invalid',
+          message: `the result is ${data.byteLength} bytes; a fleet reply is at most ${MAX_REPLY_BYTES}`,
+          hint: 'ask for less (fewer lines, a smaller region)',
+        },
+      });
     }
     try {
       msg.respond(data);
@@ -73,20 +91,37 @@ export class FleetServer {
       case 'describe':
         return (await core.describe(req.channel, req.op, req.agent ? remoteAgent(req.from, req.agent) : undefined)) as unknown as JsonValue;
       case 'invoke': {
-        const options: CallOptions = { agent: remoteAgent(req.from, req.agent), signal, ...(onProgress ? { onProgress } : {}), ...(req.expect ? { expect: req.expect } : {}), ...(req.interaction ? { interaction: req.interaction as CallOptions['interaction'] } : {}) };
+        const options: CallOptions = {
+          agent: remoteAgent(req.from, req.agent),
+          signal,
+          ...(onProgress ? { onProgress } : {}),
+          ...(req.expect ? { expect: req.expect } : {}),
+          ...(req.interaction ? { interaction: req.interaction as CallOptions['interaction'] } : {}),
+        };
         return core.invoke(req.channel, req.op, req.args, options);
       }
       case 'send':
-        return (await core.send(req.channel, { message: req.message, ...(req.reply_hint ? { reply_hint: req.reply_hint } : {}) }, { agent: remoteAgent(req.from, req.agent), signal, ...(onProgress ? { onProgress } : {}) })) as unknown as JsonValue;
+        return (await core.send(
+          req.channel,
+          { message: req.message, ...(req.reply_hint ? { reply_hint: req.reply_hint } : {}) },
+          { agent: remoteAgent(req.from, req.agent), signal, ...(onProgress ? { onProgress } : {}) },
+        )) as unknown as JsonValue;
       case 'prompts': {
         // Screenshots stay home when the whole list would not fit one reply.
-        const list = core.pendingApprovals().filter((a) => !a.hub).map(toFleetPrompt);
+        const list = core
+          .pendingApprovals()
+          .filter((a) => !a.hub)
+          .map(toFleetPrompt);
         const fits = encode({ v: PROTOCOL_VERSION, id: req.id, ok: true, result: list as unknown as JsonValue }).byteLength <= MAX_REPLY_BYTES;
         return (fits ? list : list.map((p) => (p.preview?.image_png ? { ...p, preview: { ...p.preview, image_png: undefined } } : p))) as unknown as JsonValue;
       }
       case 'decide': {
         // A panel of another hub passes on its operator's answer; this hub records and enforces it.
-        const decided = await core.decide(req.approval_id, { kind: req.decision, by: `${req.by} on hub ${req.from}`, ...(req.reason ? { reason: req.reason } : {}) });
+        const decided = await core.decide(req.approval_id, {
+          kind: req.decision,
+          by: `${req.by} on hub ${req.from}`,
+          ...(req.reason ? { reason: req.reason } : {}),
+        });
         return { approval_id: decided.approval_id, granted: decided.granted };
       }
     }
