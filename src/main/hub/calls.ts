@@ -9,7 +9,7 @@ import { driverOfChannel } from '../drivers';
 import type { ApprovalPreview, InvokeContext } from '../drivers';
 import type { ApprovalBroker } from './approvals';
 import type { AuditStore, EventOutcome, Timeline } from './audit';
-import { auditUnavailable, eventEntry, isSensitive, kernelText, redactArgs, startProgress } from './audit';
+import { auditUnavailable, eventEntry, isSensitive, redactArgs, startProgress } from './audit';
 import { checkBounds, deepPlaceholder, MAX_DEPTH, nestsDeeperThan } from './bounds';
 import { authenticatedAgent, declaredClient } from './call-context';
 import type { CallContext } from './call-context';
@@ -207,7 +207,8 @@ export class CallPath {
       channel: ctx.channel,
       op: ctx.op,
       code: e.code,
-      message: kernelText(e.message),
+      // The kernel's own words without its hint: the agent's error carries the hub's hint.
+      message: e instanceof SoftwareUseError ? e.text : cause instanceof SoftwareUseError ? cause.text : e.message,
       cause,
       constraints: { provider_id: options.provider, interaction: options.interaction },
     });

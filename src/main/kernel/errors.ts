@@ -5,16 +5,25 @@
  */
 import type { ErrorCode, SoftwareUseErrorWire } from './types';
 
-/** A contract failure: `code` is stable, `message` is safe to show an agent, `retryable` says whether a new invocation may help. */
+/**
+ * A contract failure: `code` is stable, `message` is safe to show an agent, `retryable` says whether
+ * a new invocation may help. Uplink extension: `text` and `hint` keep the message's two parts apart
+ * (`message` is `<text> — hint: <hint>`), so a host words its own error without parsing the message.
+ */
 export class SoftwareUseError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
+  readonly text: string;
+  readonly hint: string | undefined;
 
-  constructor(code: ErrorCode, message: string, retryable: boolean = defaultRetryable(code)) {
-    super(message);
+  constructor(code: ErrorCode, text: string, options: { hint?: string; retryable?: boolean } | boolean = {}) {
+    const { hint, retryable = defaultRetryable(code) } = typeof options === 'boolean' ? { retryable: options } : options;
+    super(hint === undefined ? text : `${text} — hint: ${hint}`);
     this.name = 'SoftwareUseError';
     this.code = code;
     this.retryable = retryable;
+    this.text = text;
+    this.hint = hint;
   }
 
   /** The wire form (plain JSON, snake_case, no stack). */

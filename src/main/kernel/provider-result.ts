@@ -4,13 +4,16 @@
  * agent-facing error plus operator-only detail.
  */
 import { PROVIDER_BAD_RESULT, clip } from './errors';
+import type { SoftwareUseError } from './errors';
 import { NOT_JSON, jsonCopy } from './json';
 import { firstSchemaError, outputSchemaError } from './messages';
 import type { SpecEntry } from './registry';
 import type { DiagnosticKind, JsonValue, ProgressDetail, SoftwareUseErrorWire } from './types';
 
 /** The outcome of a provider's resolved value. */
-export type Verdict = { ok: true; output: JsonValue } | { ok: false; error: SoftwareUseErrorWire; kind: DiagnosticKind; detail: string };
+/** The outcome of a provider's resolved value; `cause` is the kernel's own error, for the host. */
+export type Verdict =
+  { ok: true; output: JsonValue } | { ok: false; error: SoftwareUseErrorWire; cause?: SoftwareUseError; kind: DiagnosticKind; detail: string };
 
 /** Checks a provider's resolved value against the port contract and the spec's output_schema. */
 export function judgeResult(result: unknown, spec: SpecEntry): Verdict {
@@ -31,7 +34,8 @@ export function judgeResult(result: unknown, spec: SpecEntry): Verdict {
   const validate = spec.validateOutput;
   if (!validate(copied)) {
     const e = firstSchemaError(validate.errors, spec.outputNames);
-    return { ok: false, error: outputSchemaError(spec, e.pointer, e.keyword), kind: 'output_schema', detail: `${e.raw || '/'} ${e.keyword}: ${e.message}` };
+    const error = outputSchemaError(spec, e.pointer, e.keyword);
+    return { ok: false, error: error.toWire(), cause: error, kind: 'output_schema', detail: `${e.raw || '/'} ${e.keyword}: ${e.message}` };
   }
   return { ok: true, output: copied };
 }

@@ -52,10 +52,9 @@ interface ProviderEntry {
 const RANK: Record<InteractionKind, number> = { typed: 0, semantic_ui: 1, visual_ui: 2 };
 
 function registerError(what: string): SoftwareUseError {
-  return new SoftwareUseError(
-    'invalid_request',
-    `cannot register provider: ${what} — hint: fix the provider's descriptor() or capabilities() so they follow the sua-sdk contract`,
-  );
+  return new SoftwareUseError('invalid_request', `cannot register provider: ${what}`, {
+    hint: `fix the provider's descriptor() or capabilities() so they follow the sua-sdk contract`,
+  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -347,16 +346,14 @@ export class Registry {
     if (selected !== undefined) return selected;
     const range = sel.range.range || '*';
     if (!inRange) {
-      return new SoftwareUseError(
-        'capability_unavailable',
-        `no provider offers ${sel.capabilityId} within version "${range}" — hint: call discover to see which capabilities and versions are offered`,
-      );
+      return new SoftwareUseError('capability_unavailable', `no provider offers ${sel.capabilityId} within version "${range}"`, {
+        hint: 'call discover to see which capabilities and versions are offered',
+      });
     }
     const wanted = [sel.providerId && `provider ${sel.providerId}`, sel.interaction && `interaction ${sel.interaction}`].filter(Boolean).join(' and ');
-    return new SoftwareUseError(
-      'constraint_unsatisfied',
-      `${sel.capabilityId} is offered within "${range}" but not through ${wanted} — hint: drop or change the constraints, or call discover to see the offers`,
-    );
+    return new SoftwareUseError('constraint_unsatisfied', `${sel.capabilityId} is offered within "${range}" but not through ${wanted}`, {
+      hint: 'drop or change the constraints, or call discover to see the offers',
+    });
   }
 
   #descriptor(provider: CapabilityProvider): ProviderDescriptor {

@@ -9,10 +9,10 @@ import { isValidIdentifier } from './identifier';
 import { NOT_JSON, jsonCopy } from './json';
 import type { CapabilityQuery, InteractionKind, InvocationConstraints, InvocationRequest } from './types';
 
-const HINT_SHAPE = 'hint: send {invocation_id, capability_id, version_requirement, input, constraints?} as in the sua-sdk contract';
+const HINT_SHAPE = 'send {invocation_id, capability_id, version_requirement, input, constraints?} as in the sua-sdk contract';
 
 function invalid(what: string, hint = HINT_SHAPE): SoftwareUseError {
-  return new SoftwareUseError('invalid_request', `${what} — ${hint}`);
+  return new SoftwareUseError('invalid_request', what, { hint });
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -48,7 +48,7 @@ export function parseRange(text: string): semver.Range | undefined {
 function checkRange(value: unknown, field: string): semver.Range {
   if (typeof value !== 'string' || value.length > 256) throw invalid(`${field} must be a semver range string`);
   const range = parseRange(value);
-  if (range === undefined) throw invalid(`${field} is not a valid semver range`, 'hint: use a range such as "^1", ">=1.2.0 <2" or "*"');
+  if (range === undefined) throw invalid(`${field} is not a valid semver range`, 'use a range such as "^1", ">=1.2.0 <2" or "*"');
   return range;
 }
 
@@ -56,7 +56,7 @@ function checkId(value: unknown, field: string): void {
   if (!isValidIdentifier(value)) {
     throw invalid(
       `${field} is not a valid identifier`,
-      'hint: use 1–128 lowercase letters, digits, ".", "/" or "-", starting with a letter and ending with a letter or digit',
+      'use 1–128 lowercase letters, digits, ".", "/" or "-", starting with a letter and ending with a letter or digit',
     );
   }
 }
@@ -146,11 +146,11 @@ export interface CheckedRequest extends CheckedSelection {
 
 /** Checks the selection part only (`explainSelection`). */
 export function checkSelection(value: unknown): CheckedSelection {
-  return guarded(() => readSelection(value), 'the selection query', 'hint: send {capability_id, version_requirement, constraints?}');
+  return guarded(() => readSelection(value), 'the selection query', 'send {capability_id, version_requirement, constraints?}');
 }
 
 function readSelection(value: unknown): CheckedSelection {
-  if (!isPlainObject(value)) throw invalid('the selection query must be an object', 'hint: send {capability_id, version_requirement, constraints?}');
+  if (!isPlainObject(value)) throw invalid('the selection query must be an object', 'send {capability_id, version_requirement, constraints?}');
   const capabilityId = value.capability_id; // each field is read once
   checkId(capabilityId, 'capability_id');
   const range = checkRange(value.version_requirement, 'version_requirement');
@@ -168,12 +168,12 @@ export interface CheckedQuery {
 
 /** Checks a `CapabilityQuery` strictly. */
 export function checkQuery(value: CapabilityQuery | undefined): CheckedQuery {
-  return guarded(() => readQuery(value), 'the discovery query', 'hint: send {capability_id?, version_requirement?, provider_id?, interaction?}');
+  return guarded(() => readQuery(value), 'the discovery query', 'send {capability_id?, version_requirement?, provider_id?, interaction?}');
 }
 
 function readQuery(value: unknown): CheckedQuery {
   if (value === undefined) return { capabilityId: undefined, range: undefined, providerId: undefined, interaction: undefined };
-  const hint = 'hint: send {capability_id?, version_requirement?, provider_id?, interaction?}';
+  const hint = 'send {capability_id?, version_requirement?, provider_id?, interaction?}';
   if (!isPlainObject(value)) throw invalid('the discovery query must be an object', hint);
   for (const key in value) {
     if (key !== 'capability_id' && key !== 'version_requirement' && key !== 'provider_id' && key !== 'interaction') {
@@ -202,7 +202,7 @@ export function checkInvocationId(value: unknown): string {
 export function checkCursor(value: unknown): number {
   if (value === undefined) return 0;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw invalid('after must be a non-negative integer event sequence', 'hint: pass the next_cursor of the previous page, or omit it to read from the start');
+    throw invalid('after must be a non-negative integer event sequence', 'pass the next_cursor of the previous page, or omit it to read from the start');
   }
   return value;
 }

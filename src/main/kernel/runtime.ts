@@ -54,7 +54,7 @@ import type {
 const DEFAULT_MAX_RETAINED = 10_000;
 
 function optionError(what: string): SoftwareUseError {
-  return new SoftwareUseError('invalid_request', `invalid runtime options: ${what} — hint: see RuntimeOptions in src/main/kernel/types.ts`);
+  return new SoftwareUseError('invalid_request', `invalid runtime options: ${what}`, { hint: 'see RuntimeOptions in src/main/kernel/types.ts' });
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -362,6 +362,7 @@ export class Runtime<C = unknown> implements InvocationPort {
     }
     if (!verdict.ok) {
       this.#diagnoseRun(inv, verdict.kind, verdict.detail);
+      inv.cause = verdict.cause;
       this.#fail(inv, verdict.error);
       return;
     }

@@ -80,3 +80,24 @@ describe('call context', () => {
     expect(prov.calls[0]!.context).toBeUndefined();
   });
 });
+
+describe('errors as values', () => {
+  it('a kernel error keeps its text and hint apart, and its message reads as before', () => {
+    const e = new SoftwareUseError('invalid_request', 'the request must be an object', { hint: 'send an object' });
+    expect(e.text).toBe('the request must be an object');
+    expect(e.hint).toBe('send an object');
+    expect(e.toWire()).toEqual({ code: 'invalid_request', message: 'the request must be an object — hint: send an object', retryable: false });
+  });
+
+  it("an output that breaks its schema ends with the kernel's own error as the host's cause", async () => {
+    const rt = new Runtime();
+    rt.register(provider('uplink/test', undefined, async () => ({ output: { text: 42 } })));
+    const req = request();
+    await rt.start(req);
+    const host = await rt.wait(req.invocation_id);
+    expect(host.error?.code).toBe('output_schema_violation');
+    expect(host.cause).toBeInstanceOf(SoftwareUseError);
+    expect((host.cause as SoftwareUseError).text).not.toContain('hint');
+    expect((host.cause as SoftwareUseError).hint).toBeTruthy();
+  });
+});

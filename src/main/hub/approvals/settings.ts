@@ -19,10 +19,8 @@ export function editConfig(config: ConfigStore, edit: (raw: Record<string, unkno
   try {
     config.update(edit);
   } catch (e) {
-    const text = (e as Error).message;
-    const i = text.indexOf(' — hint: ');
-    throw new HubError('core', 'Unavailable', `cannot ${what}: ${i >= 0 ? text.slice(0, i) : text}`, {
-      hint: i >= 0 ? text.slice(i + 9) : 'check the file and its permissions',
+    throw new HubError('core', 'Unavailable', `cannot ${what}: ${(e as Error).message}`, {
+      hint: (e instanceof HubError && e.hint) || 'check the file and its permissions',
     });
   }
 }

@@ -2,5 +2,5 @@
 export { AuditStore } from './store';
 export { recordUnfinishedCalls } from './unfinished';
 export { isSensitive, redactArgs } from './redact';
-export { Timeline, auditUnavailable, eventEntry, kernelText, startProgress } from './timeline';
+export { Timeline, auditUnavailable, eventEntry, startProgress } from './timeline';
 export type { EventOutcome } from './timeline';

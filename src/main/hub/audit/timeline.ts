@@ -54,12 +54,6 @@ export function stateAfter(kind: RuntimeEvent['kind']): InvocationState {
   }
 }
 
-/** Kernel wire messages carry their own hint; the hub renders its own, so keep only the first part. */
-export function kernelText(message: string): string {
-  const i = message.indexOf(' — hint:');
-  return i >= 0 ? message.slice(0, i) : message;
-}
-
 /** What the kernel says of an event's invocation, beyond the event itself (terminal events). */
 export interface EventOutcome {
   interaction?: InteractionKind;
@@ -87,7 +81,7 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
   if (!ctx) {
     if (e.error) {
       entry.error_code = e.error.code;
-      entry.message = kernelText(e.error.message);
+      entry.message = e.error.message;
     }
     return entry;
   }
@@ -116,7 +110,7 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
         entry.message = outcome.error.message;
         if (outcome.error.hint) entry.hint = outcome.error.hint;
       } else {
-        entry.message = kernelText(e.error.message);
+        entry.message = e.error.message;
       }
       if (outcome.detail && !ctx.sensitive) entry.detail = outcome.detail.slice(0, 8192);
     }

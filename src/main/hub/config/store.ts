@@ -20,6 +20,7 @@ import { describeSchemaError, schemaValidator } from '../../kernel';
 import type { JsonSchema } from '../../kernel';
 import { Emitter } from '../../../shared/emitter';
 import type { ArgConstraints } from '../../../shared/arg-constraints';
+import { HubError } from '../errors';
 import { readBoundedFile, writeFileAtomic } from '../files';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer } from '../types';
@@ -309,11 +310,13 @@ export class ConfigStore {
   update(edit: (raw: Record<string, unknown>) => void): void {
     const parsed = this.#readRaw();
     if ('error' in parsed) {
-      throw new Error(`${this.path} is broken (${parsed.error}) — hint: fix the file first (write {} to start from the defaults); ${this.#fallback}`);
+      throw new HubError('core', 'Unavailable', `${this.path} is broken (${parsed.error})`, {
+        hint: `fix the file first (write {} to start from the defaults); ${this.#fallback}`,
+      });
     }
     const raw: unknown = parsed.raw;
     edit(raw as Record<string, unknown>);
-    if (!this.#valid(raw)) throw new Error(`config edit would be invalid: ${describeSchemaError(this.#validate.errors)}`);
+    if (!this.#valid(raw)) throw new HubError('core', 'Invalid', `config edit would be invalid: ${describeSchemaError(this.#validate.errors)}`);
     writeFileAtomic(this.path, `${JSON.stringify(raw, null, 2)}\n`, 0o600);
     this.#error = undefined;
     this.#loaded = true;
