@@ -3,7 +3,7 @@
  * authenticated agent, never on the name a client declares — even a name equal to a built-in
  * identity or to the agent a standing rule names.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InvokeContext } from '../../../src/main/drivers';
 import type { AgentIdentity } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
@@ -52,5 +52,23 @@ describe('the call context', () => {
     expect(denied.kind).toBe('Rejected');
     const deployer: AgentIdentity = { kind: 'mcp', agent_id: 'deployer', name: 'anything', session: 's2' };
     expect(await hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: deployer })).toEqual({ written: 1 });
+  });
+});
+
+describe('a denial is a value', () => {
+  it("an agent hears why it was denied even when the denial's decision row cannot be written", async () => {
+    const { AuditStore } = await import('../../../src/main/hub/audit/store');
+    const { hub } = openHub();
+    const appendMany = AuditStore.prototype.appendMany;
+    const spy = vi.spyOn(AuditStore.prototype, 'appendMany').mockImplementation(function (this: InstanceType<typeof AuditStore>, ...args) {
+      if (args[1] === true) throw new Error('database is locked');
+      return appendMany.apply(this, args);
+    });
+    try {
+      const err = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: impostor('claude') }));
+      expect(err.message).toContain('needs operator approval and no Uplink panel is open');
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -165,7 +165,9 @@ export class ApprovalBroker {
   #askOperator(ctx: CallContext, via: Via): PolicyDecision {
     if (this.#panels === 0) {
       const denial = this.#noPanelDeny(ctx, 'no Uplink panel is open');
-      this.#decision(ctx, via, false, 'default_policy', undefined, 'no panel attached', true);
+      // A denial stands even when its decision row cannot be written: the call's own rejected row
+      // still reaches the journal before the agent hears it, and doctor shows the failing audit.
+      this.#safeDecision({ ctx, via }, 'no panel attached', 'default_policy');
       return { kind: 'deny', reason: denial.reason, cause: denialError(ctx, denial) };
     }
     return { kind: 'ask', approval: this.#ask(ctx, via) };
@@ -486,7 +488,7 @@ export class ApprovalBroker {
   }
 
   /** A denial that must happen even if the store is failing (timeouts, cancels, shutdown). */
-  #safeDecision(p: Pending, reason: string, authorized: RecordedAuthorization): void {
+  #safeDecision(p: Pick<Pending, 'ctx' | 'via'>, reason: string, authorized: RecordedAuthorization): void {
     try {
       this.#decision(p.ctx, p.via, false, authorized, undefined, reason, true);
     } catch {
