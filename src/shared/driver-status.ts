@@ -33,6 +33,11 @@ export const DriverProcessStatus = Type.Object({
     }),
   ),
   admission: DriverAdmission,
+  /**
+   * Who admitted what an `admitted` driver runs: the operator's trust (panel, `uplink drivers
+   * trust`), or an `integrity` written into config.json by hand (recorded in the audit as such).
+   */
+  admitted_by: Type.Optional(StringEnum(['operator', 'config'])),
   /** The file hashed at the last admission check, what the config admits, and what it has now. */
   integrity: Type.Object({ file: str, expected: str, actual: str }),
   /** Why the driver is not usable now, one line with its hint. */
@@ -41,6 +46,12 @@ export const DriverProcessStatus = Type.Object({
   stderr: Type.Array(Type.String()),
 });
 export type DriverProcessStatus = Static<typeof DriverProcessStatus>;
+
+/** The admission in words, for the panel and `uplink drivers` alike: who admitted an admitted driver, else the verdict. */
+export function describeAdmission(d: Pick<DriverProcessStatus, 'admission' | 'admitted_by'>): string {
+  if (d.admission !== 'admitted' || !d.admitted_by) return d.admission;
+  return d.admitted_by === 'config' ? 'admitted by config' : 'admitted by the operator';
+}
 
 /** One protocol message between the hub and an external driver (payloads masked and cut). */
 export const DriverTraceEntry = Type.Object({

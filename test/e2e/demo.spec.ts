@@ -115,7 +115,11 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
     // The app's own account: the form was saved and the sketch pad was clicked.
     expect(out).toContain('the app itself reports: saved Ada Lovelace <ada@example.com>, 1 click(s) in the sketch pad');
 
-    const log = execFileSync(process.execPath, [join(ROOT, 'bin/uplink'), 'log', '--json', '--limit', '5000'], { env, encoding: 'utf8' });
+    // The demo's hub keeps its audit in its own data dir inside the one it was given.
+    const log = execFileSync(process.execPath, [join(ROOT, 'bin/uplink'), 'log', '--json', '--limit', '5000'], {
+      env: { ...env, UPLINK_DATA_DIR: join(dataDir, 'demo-stage') },
+      encoding: 'utf8',
+    });
     const entries = log
       .split('\n')
       .filter((l) => l.startsWith('{'))

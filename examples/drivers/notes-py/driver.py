@@ -11,7 +11,8 @@ import re
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# The hub runs its own copy of the file it admitted and names the installed one in UPLINK_DRIVER_FILE.
+HERE = os.path.dirname(os.path.abspath(os.environ.get("UPLINK_DRIVER_FILE") or __file__))
 # The SDK is one file: beside this one when copied, else in the Uplink checkout.
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.join(HERE, "..", "..", "..", "sdk", "python"))

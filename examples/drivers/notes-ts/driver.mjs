@@ -9,9 +9,17 @@
  * else `notes` in the working directory (the hub starts drivers in its data directory).
  */
 import { appendFile, mkdir, readFile, readdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DriverError, serveDriver } from 'uplink/driver-sdk';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// The hub runs its own copy of the file it admitted (in its data directory) and names the installed
+// one in UPLINK_DRIVER_FILE: the SDK is found from there, as a static import would from here.
+const installed = process.env.UPLINK_DRIVER_FILE ?? fileURLToPath(import.meta.url);
+/** @type {typeof import('uplink/driver-sdk')} */
+const sdk = await import(pathToFileURL(createRequire(installed).resolve('uplink/driver-sdk')).href);
+const { DriverError, serveDriver } = sdk;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MAX_APPEND = 64 * 1024;

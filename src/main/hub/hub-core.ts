@@ -137,7 +137,13 @@ class HubCore implements Hub {
     const builtIn = set.create((name) => this.#config.section(name));
     // Out-of-process drivers are built but not started: each starts on its first call, once admitted.
     const entries = externalEntries(this.#config).filter((e) => !builtIn.some((d) => d.info().id === e.id));
-    this.#external = createExternalDrivers(this.#config, this.dataDir, entries, () => Math.min(this.#driverTimeout(), 15_000));
+    this.#external = createExternalDrivers(
+      this.#config,
+      this.dataDir,
+      entries,
+      () => Math.min(this.#driverTimeout(), 15_000),
+      (id, integrity) => this.#admin.admitted(id, integrity),
+    );
     const created: Driver[] = [...builtIn, ...this.#external];
     // `hub.drivers` lets an operator run only some drivers (a server without a display needs no
     // desktop driver, and `doctor` should not fail for it). Read once, at start.
@@ -149,6 +155,7 @@ class HubCore implements Hub {
       config: this.#config,
       dataDir: this.dataDir,
       record: (e, d) => this.#timeline.record(e, d),
+      query: (q) => this.#timeline.query(q),
       now: this.#now,
     });
     this.#disabled = created.filter((d) => !enabled.includes(d)).map((d) => d.info().id);

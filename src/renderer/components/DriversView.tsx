@@ -5,6 +5,7 @@
  */
 import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
+import { describeAdmission } from '../../shared/driver-status';
 import { escapeControl } from '../../shared/escape';
 import type { DriverProcessStatus, DriverTraceEntry } from '../../shared/panel-types';
 import { loadChannels, loadDrivers, loadProviders, pollTrace, restartDriver, trustDriver } from '../actions';
@@ -190,7 +191,14 @@ function ExternalDriver({ d, trace }: { d: DriverProcessStatus; trace: DriverTra
         {d.state === 'idle' && d.admission === 'unchecked' ? (
           <Badge tone="neutral">not started yet</Badge>
         ) : (
-          <Badge tone={ADMISSION_TONE[d.admission]}>{d.admission}</Badge>
+          <Badge
+            tone={d.admitted_by === 'config' ? 'info' : ADMISSION_TONE[d.admission]}
+            {...(d.admitted_by === 'config'
+              ? { title: 'Its integrity was written into config.json, not trusted in the panel or CLI; the audit records it' }
+              : {})}
+          >
+            {describeAdmission(d)}
+          </Badge>
         )}
         <span className="spacer" />
         <button type="button" className="btn btn-small" onClick={() => void restartDriver(d.id)}>

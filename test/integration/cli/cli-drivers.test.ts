@@ -97,7 +97,7 @@ describe('uplink drivers', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).external_drivers[0].integrity).toEqual({ file: DRIVER, sha256: SHA });
     const status = await cli('drivers');
-    expect(status.stdout).toMatch(/^notes\s+running\s+pid \d+\s+protocol 3\s+restarts \d+\s+admitted/m);
+    expect(status.stdout).toMatch(/^notes\s+running\s+pid \d+\s+protocol 3\s+restarts \d+\s+admitted by the operator$/m);
     expect((await cli('channels')).stdout).toContain('notes:todo');
   });
 

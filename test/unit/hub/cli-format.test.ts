@@ -1,7 +1,7 @@
 /** `uplink log` lines say how each call was authorized and by whom. */
 import { describe, expect, it } from 'vitest';
 import { present } from '../../../src/main/edges/cli/present';
-import { formatDoctor, formatEntry, jsonForTerminal } from '../../../src/main/edges/cli/format';
+import { formatDoctor, formatDriver, formatEntry, jsonForTerminal } from '../../../src/main/edges/cli/format';
 import type { AuditEntry } from '../../../src/main/hub';
 
 const base: AuditEntry = {
@@ -124,5 +124,27 @@ describe('send output', () => {
     expect(text).toContain('\\x1b]0;owned\\x07\\x1b[2J');
     // eslint-disable-next-line no-control-regex -- looking for raw control characters is the point
     expect(text.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f]/);
+  });
+});
+
+describe('uplink drivers', () => {
+  const driver = {
+    id: 'notes',
+    command: ['node', '/opt/notes/driver.mjs'],
+    state: 'running' as const,
+    pid: 42,
+    protocol_version: '3',
+    extensions: [],
+    restarts: 0,
+    admission: 'admitted' as const,
+    integrity: { file: '/opt/notes/driver.mjs', expected: 'a'.repeat(64), actual: 'a'.repeat(64) },
+    in_flight: 0,
+    stderr: [],
+  };
+
+  it('says who admitted a driver: the config (a hand-written integrity) apart from the operator', () => {
+    expect(formatDriver({ ...driver, admitted_by: 'config' }).split('\n')[0]).toMatch(/restarts 0 {2}admitted by config$/);
+    expect(formatDriver({ ...driver, admitted_by: 'operator' }).split('\n')[0]).toMatch(/restarts 0 {2}admitted by the operator$/);
+    expect(formatDriver(driver).split('\n')[0]).toMatch(/restarts 0 {2}admitted$/);
   });
 });

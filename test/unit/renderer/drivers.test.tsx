@@ -96,6 +96,19 @@ describe('the Drivers view', () => {
     expect(tmux.textContent).toContain('healthy');
   });
 
+  it('says who admitted a driver: "admitted by config" for a hand-written integrity, apart from the operator', async () => {
+    open({ driverStatus: [running({ admitted_by: 'config' })] });
+    const c = await screen.findByRole('article', { name: 'driver notes' });
+    const badge = within(c).getByText('admitted by config');
+    expect(badge.getAttribute('title')).toMatch(/written into config\.json, not trusted/);
+    stop();
+    cleanup();
+    open({ driverStatus: [running({ admitted_by: 'operator' })] });
+    const trusted = await screen.findByRole('article', { name: 'driver notes' });
+    expect(within(trusted).getByText('admitted by the operator')).toBeTruthy();
+    expect(within(trusted).queryByText('admitted by config')).toBeNull();
+  });
+
   it('updates while open: status and new trace messages arrive without a click', async () => {
     const [first, ...rest] = trace();
     let status = running({ restarts: 0 });

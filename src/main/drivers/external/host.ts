@@ -40,6 +40,13 @@ export interface ExternalDriverOptions {
    * command the person typed); with it, `undefined` means the operator has not trusted the driver.
    */
   integrity?: () => Integrity | undefined;
+  /**
+   * With `integrity`: the hub's private directory where each start copies the bytes it hashed and
+   * runs them from (docs/driver-protocol.md, Admission). Required with `integrity`.
+   */
+  admittedDir?: string;
+  /** Told after each admission that lets a start go ahead, before the process is spawned. */
+  onAdmitted?: (integrity: Integrity) => void;
   uplinkVersion?: string;
   /** Bound of the handshake and of calls that bring no deadline of their own (default 15 s). */
   callTimeoutMs?: number;
@@ -103,6 +110,8 @@ export class ExternalDriver implements Driver {
 
   constructor(options: ExternalDriverOptions) {
     if (options.command.length === 0) throw new Error(`external driver ${options.id} has an empty command`);
+    if (options.integrity && !options.admittedDir)
+      throw new Error(`external driver ${options.id} is admitted by integrity but has no admittedDir to run it from`);
     this.#options = options;
     this.#id = options.id;
     this.command = [...options.command];
@@ -306,10 +315,14 @@ export class ExternalDriver implements Driver {
       );
     }
     if (wait > 0) await sleep(wait, signal);
-    await this.#admit();
+    const run = await this.#admit();
     this.#setState('starting');
     this.#starts += 1;
-    const session = new Session(this.command, { cwd: this.#options.cwd, env: this.#options.env ?? process.env }, this.#host);
+    const env = this.#options.env ?? process.env;
+    // An admitted driver runs the hub's copy of its file; where it was installed, it finds in the environment.
+    const session = run
+      ? new Session(run.command, { cwd: this.#options.cwd, env: { ...env, UPLINK_DRIVER_FILE: run.file } }, this.#host)
+      : new Session(this.command, { cwd: this.#options.cwd, env }, this.#host);
     this.#session = session;
     try {
       const params: InitializeParams = { protocol_version: PROTOCOL_VERSION, uplink_version: this.#options.uplinkVersion ?? '0.1.0' };
@@ -341,18 +354,40 @@ export class ExternalDriver implements Driver {
     }
   }
 
-  /** Before every start: the file the operator admitted must still be that file. */
-  async #admit(): Promise<void> {
+  /**
+   * Before every start: the file the operator admitted must still be that file, and the start runs
+   * the bytes that were checked (the command to spawn, undefined when nothing is checked).
+   */
+  async #admit(): Promise<{ command: string[]; file: string } | undefined> {
     const get = this.#options.integrity;
-    if (!get) return;
-    const { admission, integrity, refusal } = await admit(this.id, get());
+    if (!get) return undefined;
+    const wanted = get();
+    const env = this.#options.env ?? process.env;
+    const { admission, integrity, refusal, run } = await admit(this.id, wanted, {
+      command: this.command,
+      cwd: this.#options.cwd,
+      path: env.PATH,
+      dir: this.#options.admittedDir!,
+    });
     this.#admission = admission;
     this.#integrity = integrity;
-    if (refusal) {
-      this.#error = refusal;
-      this.#setState('refused');
-      throw refusal;
+    let error = refusal;
+    if (!error) {
+      try {
+        this.#options.onAdmitted?.(wanted!);
+      } catch (e) {
+        // Not recorded, not run.
+        error = new DriverError('Unavailable', `${this.id} is not started: its admission could not be recorded (${(e as Error).message})`, {
+          hint: "check the hub's audit in doctor, then restart the driver",
+        });
+      }
     }
+    if (error) {
+      this.#error = error;
+      this.#setState('refused');
+      throw error;
+    }
+    return run;
   }
 
   /** The handshake's answer, once it speaks this protocol version and names this driver. */

@@ -7,6 +7,7 @@ import type { AgentIdentity, AuditEntry, ChannelEntry, HubDoctor, OpDescription 
 import { escapeControl } from '../../../shared/escape';
 import { describeAuthorization, outcomeOf } from '../../../shared/audit-record';
 import type { DriverProcessStatus } from '../../../shared/panel-types';
+import { describeAdmission } from '../../../shared/driver-status';
 
 /**
  * JSON for a terminal: JSON.stringify escapes C0 but leaves DEL, C1 and U+2028/9 raw, which some
@@ -101,7 +102,7 @@ export function formatDriver(d: DriverProcessStatus): string {
   if (d.pid !== undefined) head.push(`pid ${d.pid}`);
   if (d.protocol_version) head.push(`protocol ${d.protocol_version}`);
   head.push(`restarts ${d.restarts}`);
-  if (!idle) head.push(d.admission);
+  if (!idle) head.push(describeAdmission(d));
   const lines = [head.join('  '), `    command  ${d.command.join(' ')}`];
   if (d.integrity.file) lines.push(`    file     ${d.integrity.file}  sha256 ${d.integrity.actual ?? d.integrity.expected ?? 'unknown'}`);
   if (d.last_exit) lines.push(`    exited   ${new Date(d.last_exit.at).toISOString()}  ${d.last_exit.reason}`);

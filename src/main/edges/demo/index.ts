@@ -2,6 +2,11 @@
  * `uplink demo`: stages a private scene (stage.ts), serves the real hub, MCP and panel on it
  * (`uplink serve`'s startup), and plays the story (story.ts) with a scripted agent while the panel
  * shows a presenter strip. Everything the stage started goes when the demo does.
+ *
+ * The demo's hub has a data dir of its own: a temporary one in the stage, or `<data dir>/demo-stage`
+ * when `UPLINK_DATA_DIR` names one (so its audit outlives the demo). The operator's own config,
+ * audit and agents are never written, and a hub serving that data dir is left alone: the demo
+ * refuses before it starts or writes anything.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +18,9 @@ import { HubError } from '../../hub';
 import type { LoadDrivers } from '../../hub';
 import { startServing } from '../cli/serve';
 import { print } from '../cli/format';
+import { findRunningHub } from '../http/hub-json';
 import { openPanel, panelOpener } from './open-panel';
-import { demoRoot, startStage, stagePids } from './stage';
+import { DEMO_STAGE_DIR, demoRoot, startStage, stagePids } from './stage';
 import type { Stage } from './stage';
 import { playStory, STORY } from './story';
 
@@ -24,7 +30,7 @@ export interface DemoOptions {
   port: number;
   exitWhenDone: boolean;
   headless: boolean;
-  /** `UPLINK_DATA_DIR` when set; else the stage's own temporary one. */
+  /** `UPLINK_DATA_DIR` when set: the demo's hub runs in its `demo-stage` directory. Else the stage's own temporary one. */
   dataDir?: string;
   /** The hub's drivers: the product's unless given. */
   loadDrivers?: LoadDrivers;
@@ -49,8 +55,28 @@ function createPresenter(): PanelPresenter & { set(step: DemoStep): void } {
   };
 }
 
+/** The demo's own data dir inside the user's: the demo writes there, never beside it. */
+export function demoDataDir(dataDir: string): string {
+  return join(dataDir, DEMO_STAGE_DIR);
+}
+
+/**
+ * Refuses while a hub serves the user's data dir (or an earlier demo its stage): the demo runs a
+ * hub of its own and has no business with that one. Checked before anything is started or written.
+ */
+async function refuseServedDataDir(dataDir: string): Promise<void> {
+  for (const dir of [dataDir, demoDataDir(dataDir)]) {
+    const running = await findRunningHub(dir);
+    if (running)
+      throw new HubError('core', 'Unavailable', `a hub (pid ${running.pid}) already serves ${dir} at ${running.url}; the demo changed nothing`, {
+        hint: 'the demo runs a hub of its own: stop that hub first, or unset UPLINK_DATA_DIR to run the demo on a temporary data directory',
+      });
+  }
+}
+
 /** Runs the demo; resolves with the exit code (0 when the story completed). */
 export async function runDemo(options: DemoOptions): Promise<number> {
+  if (options.dataDir) await refuseServedDataDir(options.dataDir);
   const stopping = new AbortController();
   let signalled: NodeJS.Signals | undefined;
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -75,7 +101,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   const presenter = createPresenter();
   let served: Awaited<ReturnType<typeof startServing>> | undefined;
   try {
-    stage = await startStage({ headless: options.headless, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    stage = await startStage({ headless: options.headless, ...(options.dataDir ? { dataDir: demoDataDir(options.dataDir) } : {}) });
     print(
       `uplink demo: staged a private tmux server, ${stage.display.private ? `a private display (Xvfb ${stage.display.DISPLAY})` : `your display ${stage.display.DISPLAY}`} and the demo app`,
     );

@@ -19,6 +19,8 @@ import { HubError, writeFileAtomic } from '../../hub';
 export const STAGE_MARKER = 'UPLINK_DEMO_STAGE';
 /** Title of the demo app's window (demo/app.py). */
 export const DEMO_WINDOW_TITLE = 'Uplink Demo - Sign-up';
+/** The demo's data dir inside a data dir the user named (`UPLINK_DATA_DIR`). */
+export const DEMO_STAGE_DIR = 'demo-stage';
 /** The labels (`@name`) of the two agent panes. */
 export const PANES = { builder: 'builder', reviewer: 'reviewer' } as const;
 
@@ -152,7 +154,7 @@ export interface Stage {
 export interface StageOptions {
   /** A private Xvfb even when a display exists. */
   headless: boolean;
-  /** `UPLINK_DATA_DIR` when the user set it; else a fresh one inside the stage. */
+  /** The demo's own data dir (`<UPLINK_DATA_DIR>/demo-stage`), never the user's; else a fresh one inside the stage. */
   dataDir?: string;
   env?: NodeJS.ProcessEnv;
 }
@@ -230,7 +232,9 @@ export async function startStage(options: StageOptions): Promise<Stage> {
   try {
     const work = join(dir, 'work');
     mkdirSync(work);
-    const env = stageEnv(base, id, { PS1: '$ ', ENV: '', HOME: base.HOME ?? work, GIT_CEILING_DIRECTORIES: dir });
+    const dataDir = options.dataDir ?? join(dir, 'data');
+    // An `uplink` run in a pane (or the app) talks to the demo's hub, not the user's.
+    const env = stageEnv(base, id, { PS1: '$ ', ENV: '', HOME: base.HOME ?? work, GIT_CEILING_DIRECTORIES: dir, UPLINK_DATA_DIR: dataDir });
 
     // The display and its session bus.
     let display = base.DISPLAY ?? '';
@@ -278,7 +282,6 @@ export async function startStage(options: StageOptions): Promise<Stage> {
         .map((l) => JSON.parse(l) as Record<string, unknown>);
     await firstLine(app, 'the demo app (demo/app.py)', 20_000, (l) => (l.includes('"ready"') ? true : undefined));
 
-    const dataDir = options.dataDir ?? join(dir, 'data');
     writeDemoConfig(dataDir, socket);
     return {
       id,
@@ -298,9 +301,9 @@ export async function startStage(options: StageOptions): Promise<Stage> {
 }
 
 /**
- * The demo's config: the stage's tmux server, the two agent panes granted the operator tier (panes
- * start as observers), and prompts that wait as long as the presenter takes. Other settings of an
- * existing config.json are kept.
+ * The demo's config, in the demo's own data dir: the stage's tmux server, the two agent panes
+ * granted the operator tier (panes start as observers), and prompts that wait as long as the
+ * presenter takes. Other settings of an earlier demo's config.json are kept.
  */
 export function writeDemoConfig(dataDir: string, socket: string): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

@@ -1,13 +1,14 @@
 /**
  * Out-of-process drivers as the operator configures them (`external_drivers` in config.json):
  * building their hosts, and admission. A driver runs only when `integrity` names a file whose
- * SHA-256 is still the one the operator trusted; the host checks that before every start.
+ * SHA-256 is still the one the operator trusted; the host checks that before every start and runs
+ * its private copy of the bytes it checked (`<data dir>/admitted-drivers/<id>/`).
  */
 import { statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { describeSchemaError, schemaValidator } from '../../kernel';
 import { ExternalDriver, sha256File } from '../../drivers';
-import type { ExternalStatus, SchemaCheck } from '../../drivers';
+import type { ExternalStatus, Integrity, SchemaCheck } from '../../drivers';
 import type { ConfigStore, ExternalDriverEntry } from '../config';
 import { HubError } from '../errors';
 
@@ -28,8 +29,22 @@ export function externalEntries(config: ConfigStore): ExternalDriverEntry[] {
   return (config.get().external_drivers as ExternalDriverEntry[] | undefined) ?? [];
 }
 
-/** A host per entry; its integrity is read live, so a trust takes effect at the next start. */
-export function createExternalDrivers(config: ConfigStore, dataDir: string, entries: ExternalDriverEntry[], callTimeoutMs: () => number): ExternalDriver[] {
+/** The hub's private directory holding the copy of driver `id`'s admitted file that its starts run. */
+export function admittedDir(dataDir: string, id: string): string {
+  return join(dataDir, 'admitted-drivers', id);
+}
+
+/**
+ * A host per entry; its integrity is read live, so a trust takes effect at the next start.
+ * `admitted` is told each admission before the driver is spawned (the admin records it).
+ */
+export function createExternalDrivers(
+  config: ConfigStore,
+  dataDir: string,
+  entries: ExternalDriverEntry[],
+  callTimeoutMs: () => number,
+  admitted?: (id: string, integrity: Integrity) => void,
+): ExternalDriver[] {
   return entries.map(
     (entry) =>
       new ExternalDriver({
@@ -39,6 +54,8 @@ export function createExternalDrivers(config: ConfigStore, dataDir: string, entr
         cwd: dataDir,
         env: driverEnv(),
         integrity: () => externalEntries(config).find((e) => e.id === entry.id)?.integrity,
+        admittedDir: admittedDir(dataDir, entry.id),
+        ...(admitted ? { onAdmitted: (integrity: Integrity) => admitted(entry.id, integrity) } : {}),
         get callTimeoutMs() {
           return callTimeoutMs();
         },
@@ -87,9 +104,11 @@ export async function externalStatus(driver: ExternalDriver, dataDir: string): P
 
 /**
  * Writes `integrity` for an entry with the hash the operator saw, if the file still has it. The
- * file is the one already admitted (a changed driver trusted again), else the candidate.
+ * file is the one already admitted (a changed driver trusted again), else the candidate. `before`
+ * is told what will be written once it is checked, before the config changes (the admin records
+ * the operator's decision there, so no start can see the new integrity without it).
  */
-export async function trustEntry(config: ConfigStore, dataDir: string, id: string, sha256: string): Promise<{ file: string; sha256: string }> {
+export async function trustEntry(config: ConfigStore, dataDir: string, id: string, sha256: string, before?: (trusted: Integrity) => void): Promise<Integrity> {
   const entry = externalEntries(config).find((e) => e.id === id);
   if (!entry)
     throw new HubError('core', 'NotFound', `no external driver ${id} in the config`, { hint: 'add it to external_drivers in config.json and restart the hub' });
@@ -106,6 +125,7 @@ export async function trustEntry(config: ConfigStore, dataDir: string, id: strin
       hint: 'look at the driver again and trust the hash it has now',
     });
   }
+  before?.({ file, sha256: actual });
   config.update((raw) => {
     const list = raw.external_drivers as ExternalDriverEntry[] | undefined;
     const target = list?.find((e) => e.id === id);
