@@ -7,6 +7,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, write
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { externalPackages } from './esbuild-externals.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -30,19 +31,6 @@ const targets = [
   // `uplink/driver-sdk` (package.json `exports`): self-contained, for drivers outside this repo.
   { name: 'driver-sdk', entry: 'src/main/drivers/external/sdk.ts', out: 'dist/driver-sdk.mjs', format: 'esm' },
 ];
-
-/**
- * Packages stay external (node_modules resolves them at run time), except TypeBox, which the wire
- * shapes of src/shared are declared with: the preload cannot require it, and bundled it loads in
- * ~10 ms where resolving its ~200 modules at every CLI start takes ~100 ms.
- */
-const BUNDLED = /^@sinclair\/typebox(\/|$)/;
-const externalPackages = {
-  name: 'external-packages',
-  setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => (args.kind === 'entry-point' || BUNDLED.test(args.path) ? undefined : { path: args.path, external: true }));
-  },
-};
 
 if (only.length === 0) rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
@@ -68,7 +56,7 @@ for (const t of targets) {
     const required = [...readFileSync(join(root, t.out), 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]).filter((m) => m !== 'electron');
     if (required.length) {
       console.error(
-        `uplink error [build:Invalid]: ${t.out} requires ${[...new Set(required)].join(', ')}, which a sandboxed preload cannot load — hint: bundle it (see BUNDLED in scripts/build.mjs)`,
+        `uplink error [build:Invalid]: ${t.out} requires ${[...new Set(required)].join(', ')}, which a sandboxed preload cannot load — hint: bundle it (see BUNDLED in scripts/esbuild-externals.mjs)`,
       );
       process.exit(1);
     }

@@ -13,6 +13,7 @@ import { build } from 'esbuild';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { writeLauncherFile } from '../fixtures/launcher';
+import { externalPackages } from '../../scripts/esbuild-externals.mjs';
 
 export const ROOT = process.env.UPLINK_ROOT ?? fileURLToPath(new URL('../..', import.meta.url));
 export const CHROMIUM = '/usr/bin/chromium';
@@ -80,7 +81,7 @@ export async function testLauncher(entry = 'tmux-drivers.ts'): Promise<string> {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    packages: 'external',
+    plugins: [externalPackages],
     logLevel: 'warning',
   });
   const launcher = writeLauncherFile(join(dirname(out), 'uplink.mjs'), join(ROOT, 'dist/cli.mjs'), out);
