@@ -27,7 +27,7 @@ import type { AgentCredential, AgentSummary } from './credentials';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
 import type { FleetSettings } from './config';
-import { ChannelRegistry, DriverProvider, providerIdFor, withDeadline } from './channels';
+import { ChannelRegistry, DriverProviders, withDeadline } from './channels';
 import { ending, HubError, toHubError } from './errors';
 import type { DecideResult, Hub, ProviderView } from './hub';
 import { CallPath, precheckFor, previewFor } from './calls';
@@ -91,9 +91,7 @@ class HubCore implements Hub {
   #agents: AgentCredentialStore;
   #runtime: Runtime<CallContext>;
   #calls: CallPath;
-  #providers: DriverProvider[] = [];
-  /** Interaction kind by provider id (kernel events name the provider, not the kind). */
-  #interactions = new Map<string, InteractionKind>();
+  #providers: DriverProviders;
   #timeline: Timeline;
   #disposers: Disposer[] = [];
   #options: HubOptions;
@@ -172,10 +170,12 @@ class HubCore implements Hub {
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
     });
     this.#runtime = new Runtime<CallContext>({ policy: this.#broker.policy, now: this.#now });
-    for (const { id, driver } of this.#registry.drivers()) this.#registerProviders(id, driver);
+    this.#providers = new DriverProviders(this.#runtime, this.#registry);
+    for (const { id, driver } of this.#registry.drivers()) this.#providers.register(id, driver);
     // An external driver's ops are known once it has started, and may change when it restarts
     // (a built-in served out of process, too).
-    for (const d of enabled) if (d instanceof ExternalDriver) this.#disposers.push(d.onChange((what) => what === 'ops' && this.#reregister(d)));
+    for (const d of enabled)
+      if (d instanceof ExternalDriver) this.#disposers.push(d.onChange((what) => what === 'ops' && !this.#closed && this.#providers.reregister(d)));
     this.#calls = new CallPath({
       registry: this.#registry,
       runtime: this.#runtime,
@@ -183,45 +183,12 @@ class HubCore implements Hub {
       timeline: this.#timeline,
       audit: this.#audit,
       now: this.#now,
-      interactions: this.#interactions,
+      interactions: this.#providers.interactions,
       progressIntervalMs: options.progressIntervalMs ?? 2000,
       driverTimeout: () => this.#driverTimeout(),
       closed: () => this.#closed,
     });
     this.#disposers.push(this.#runtime.subscribe((e, ctx) => this.#calls.onEvent(e, ctx)));
-  }
-
-  #registerProviders(id: string, driver: Driver): void {
-    const ops = this.#registry.opsOf(id);
-    const kinds = [...new Set(ops.flatMap((o) => o.interactions))];
-    for (const kind of kinds) {
-      const provider = new DriverProvider(
-        driver,
-        kind,
-        ops.filter((o) => o.interactions.includes(kind)),
-      );
-      this.#runtime.register(provider);
-      this.#providers.push(provider);
-      this.#interactions.set(providerIdFor(id, kind), kind);
-    }
-  }
-
-  /** Replaces an external driver's providers with ones for the ops it now declares. */
-  #reregister(driver: ExternalDriver): void {
-    if (this.#closed) return;
-    const id = driver.id;
-    for (const p of this.#providers.filter((x) => x.driverId === id)) this.#runtime.unregister(providerIdFor(id, p.interaction));
-    this.#providers = this.#providers.filter((x) => x.driverId !== id);
-    this.#registry.refresh(id);
-    try {
-      this.#registerProviders(id, driver);
-    } catch (e) {
-      // Ops the kernel refuses (a schema it cannot compile): none of them is offered, and doctor says why.
-      for (const p of this.#providers.filter((x) => x.driverId === id)) this.#runtime.unregister(providerIdFor(id, p.interaction));
-      this.#providers = this.#providers.filter((x) => x.driverId !== id);
-      driver.refuse(`${id}'s ops cannot be offered: ${(e as Error).message}`);
-      this.#registry.refresh(id);
-    }
   }
 
   fleetSettings(): FleetSettings | undefined {
@@ -281,22 +248,8 @@ class HubCore implements Hub {
       ? `hub.drivers names ${this.#unknownDrivers.join(', ')}, which no driver is (known: ${[...this.#disabled, ...this.#registry.drivers().map((d) => d.id)].sort().join(', ')})`
       : undefined;
     const config = this.configStatus(unknown);
-    let audit: HubDoctor['audit'] = { ok: true, path: this.#audit.path };
-    try {
-      this.#audit.lastId();
-      const error = this.#audit.failure()
-        ? `the audit log cannot be written (${this.#audit.failure()}); new calls are refused until it can`
-        : this.#audit.damage();
-      if (error) audit = { ok: false, path: this.#audit.path, error };
-    } catch (e) {
-      audit = { ok: false, path: this.#audit.path, error: (e as Error).message };
-    }
-    const agentsError = this.#agents.error();
-    const agents = {
-      ok: agentsError === undefined,
-      path: this.#agents.path,
-      ...(agentsError ? { error: `${agentsError} — no named agent token is accepted until it is fixed` } : {}),
-    };
+    const audit = this.#audit.health();
+    const agents = this.#agents.health();
     const warnings = this.#broker.rules.warnings();
     return {
       ok: config.ok && audit.ok && agents.ok && drivers.every((d) => d.ok),
@@ -489,13 +442,7 @@ class HubCore implements Hub {
 
   // ── kernel views ─────────────────────────────────────────────────────────────────────────
   providers(): ProviderView[] {
-    return this.#providers.map((p) => ({
-      provider_id: providerIdFor(p.driverId, p.interaction),
-      version: p.descriptor().version,
-      driver: p.driverId,
-      interaction: p.interaction,
-      capabilities: p.capabilities().map((c) => c.spec.id),
-    }));
+    return this.#providers.views();
   }
 
   /** Which provider a call would pin; `versionRequirement` defaults to the `^1` every hub call uses. */

@@ -106,7 +106,8 @@ describe('external drivers', () => {
 
   it('fails a call past its deadline as Timeout and sends the driver cancel', async () => {
     const { hub } = hubWith({ driverTimeoutMs: 400 });
-    await hub.listChannels();
+    // Starting node may take longer than the 400 ms bound of one listing on a busy machine: wait until it is up.
+    await expect.poll(async () => (await hub.listChannels()).length, { timeout: 15_000, interval: 200 }).toBeGreaterThan(0);
     const err = await failure(hub.invoke('notes:todo', 'hang', {}, { agent }));
     expect(err.kind).toBe('Timeout');
     expect(err.rendered).toMatch(/^uplink error \[notes:Timeout\]/);

@@ -16,51 +16,18 @@ import type { Static } from '@sinclair/typebox';
 import { EXTENSIONS, PROTOCOL_VERSION } from './wire';
 import type { InitializeParams, InitializeResult, RpcResponse } from './wire';
 import { admit } from './admission';
-import type { Admission, Integrity } from './admission';
+import type { Admission } from './admission';
 import { AnswerChecks, CHECK_HINT } from './answers';
-import type { SchemaCheck } from './answers';
+
 import { rpcErrorOf, Session } from './session';
 import type { CallOptions, ExitInfo, SessionHost } from './session';
 import { cut, maskArgs, StderrTail, Trace } from './trace';
 import type { TraceEntry, TraceFilter } from './trace';
 import type { DriverProcessState, DriverProcessStatus } from '../../../shared/driver-status';
 import { Emitter } from '../../../shared/emitter';
+import type { ExternalDriverOptions } from './options';
 
-export interface ExternalDriverOptions {
-  /** The id the operator gave the driver; the driver's `info.id` must equal it. */
-  id: string;
-  /** How the driver's answers are checked against their schemas: the hub passes the kernel's validator. */
-  check: SchemaCheck;
-  /** argv vector, never a shell line. */
-  command: string[];
-  /** The working directory (the data dir). */
-  cwd: string;
-  /**
-   * Read before every start. Without this option nothing is checked (the conformance kit runs a
-   * command the person typed); with it, `undefined` means the operator has not trusted the driver.
-   */
-  integrity?: () => Integrity | undefined;
-  /**
-   * With `integrity`: the hub's private directory where each start copies the bytes it hashed and
-   * runs them from (docs/driver-protocol.md, Admission). Required with `integrity`.
-   */
-  admittedDir?: string;
-  /** Told after each admission that lets a start go ahead, before the process is spawned. */
-  onAdmitted?: (integrity: Integrity) => void;
-  uplinkVersion?: string;
-  /** Bound of the handshake and of calls that bring no deadline of their own (default 15 s). */
-  callTimeoutMs?: number;
-  /** First restart delay after a crash, doubled per crash in a row up to 30 s (default 500 ms). */
-  backoffMs?: number;
-  /** How long a stopping driver gets after its stdin closes, and after SIGTERM (default 2 s). */
-  stopGraceMs?: number;
-  env?: NodeJS.ProcessEnv;
-  /**
-   * Take the driver's own `info.id` at the handshake instead of requiring `id`: the conformance
-   * kit runs a command with no config to name it.
-   */
-  adoptId?: boolean;
-}
+export type { ExternalDriverOptions } from './options';
 
 export type ProcessState = DriverProcessState;
 

@@ -13,6 +13,8 @@ import type { CallContext } from '../call-context';
 import type { ConfigStore } from '../config';
 import type { DecideResult } from '../hub';
 import { HubError } from '../errors';
+import { AGENT_ASK_HINT, denialError } from './denial';
+import type { Denial } from './denial';
 import { describeAuthorization } from '../../../shared/audit-record';
 import { StandingRules } from './rules';
 import { alwaysChannel, argsField, coversChannel, decidedScope, redactedField } from './scope';
@@ -52,18 +54,6 @@ interface Via {
   interaction: InteractionKind;
 }
 
-/** Why the broker denied a call: what the agent is told, and what it can do. */
-interface Denial {
-  reason: string;
-  hint?: string;
-  /** Nobody refused: the hub stopped while the prompt waited (the agent should retry later). */
-  unavailable?: boolean;
-  /** The driver refused before anyone was asked: the agent gets the driver's own error. */
-  error?: HubError;
-  /** Nobody answered in time. */
-  timedOut?: boolean;
-}
-
 interface Pending {
   approval: PendingApproval;
   ctx: CallContext;
@@ -89,26 +79,8 @@ function decisionOf(ctx: CallContext, at: number): Omit<AuditEntry, 'id'> {
   };
 }
 
-/**
- * What an agent is told to do when nobody approved its call. Never how to approve itself: a rule
- * is the operator's to make, in the panel.
- */
-const AGENT_ASK_HINT = 'ask the operator to open the Uplink panel and approve it, then retry';
-
 function newId(prefix: string): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
-}
-
-/**
- * The error a denial gives the agent. It reaches the hub as the cause of the kernel's
- * `policy_denied`, so what the agent hears is this value, not text parsed back.
- */
-function denialError(ctx: CallContext, d: Denial): HubError {
-  if (d.error) return d.error;
-  const options = { ...(d.hint ? { hint: d.hint } : {}), code: 'policy_denied' as const };
-  // Nobody refused a prompt the stopping hub withdrew: the agent should retry later, not give up.
-  if (d.unavailable) return new HubError('core', 'Unavailable', d.reason, { ...options, outcome: 'denied' });
-  return new HubError(ctx.driver, 'Rejected', d.reason, { ...options, ...(d.timedOut ? { outcome: 'timed_out' as const } : {}) });
 }
 
 /** The approval broker. */

@@ -289,6 +289,18 @@ export class AuditStore {
    * a fraction of a second for hundreds of MB), or undefined when it is sound. Run at most every
    * INTEGRITY_EVERY_MS; between runs the last answer stands.
    */
+  /** Doctor's `audit` line: readable, writable, undamaged. */
+  health(): { ok: boolean; path: string; error?: string } {
+    try {
+      this.lastId();
+      const failure = this.failure();
+      const error = failure ? `the audit log cannot be written (${failure}); new calls are refused until it can` : this.damage();
+      return error ? { ok: false, path: this.path, error } : { ok: true, path: this.path };
+    } catch (e) {
+      return { ok: false, path: this.path, error: (e as Error).message };
+    }
+  }
+
   damage(): string | undefined {
     const now = Date.now();
     if (this.#checked && now - this.#checked.at < INTEGRITY_EVERY_MS) return this.#checked.damage;

@@ -3,3 +3,4 @@ export { CAPABILITY_VERSION, DriverProvider, capabilitySpec, providerIdFor } fro
 export { checkCall } from './call-checks';
 export type { CheckedCall } from './call-checks';
 export { ChannelRegistry, withDeadline } from './registry';
+export { DriverProviders } from './providers';

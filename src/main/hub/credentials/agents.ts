@@ -96,6 +96,14 @@ export class AgentCredentialStore {
   }
 
   /** Why the file is unusable (no agent token is accepted meanwhile), if it is. */
+  /** Doctor's `agents` line: whether named agents' tokens are accepted. */
+  health(): { ok: boolean; path: string; error?: string } {
+    const error = this.error();
+    return error === undefined
+      ? { ok: true, path: this.path }
+      : { ok: false, path: this.path, error: `${error} — no named agent token is accepted until it is fixed` };
+  }
+
   error(): string | undefined {
     this.#load();
     return this.#error;
