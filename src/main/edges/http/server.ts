@@ -14,6 +14,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { HubError } from '../../hub';
+import { clipName } from '../../../shared/escape';
 import type { AgentCredential, CallerEnvironment, Hub } from '../../hub';
 import { connectMcp, createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
@@ -259,7 +260,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       }
       const existing = owned(sessionId ? sessions.get(sessionId) : undefined);
       if (existing) return serve(existing, req, res, body);
-      if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${sessionId}`, 'initialize a new session');
+      if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${clipName(sessionId)}`, 'initialize a new session');
       if (!isInitializeRequest(body)) {
         const badInit = (body as { method?: unknown } | null)?.method === 'initialize';
         const message = badInit
@@ -306,7 +307,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
           res,
           400,
           'NotFound',
-          `cannot resume after event ${lastEventId.slice(0, 64)}: this session no longer holds it`,
+          `cannot resume after event ${clipName(lastEventId)}: this session no longer holds it`,
           'the hub keeps a bounded tail of each stream; send the request again (a call that was answered meanwhile is in `uplink log`)',
           {},
           RPC.invalidRequest,
@@ -363,15 +364,15 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       const url = new URL(req.url ?? '/', origin || 'http://127.0.0.1');
       // A page on a rebound DNS name reaches us as same-origin: Host is what tells.
       if (!ctx.hostAllowed(req.headers.host)) {
-        const err = sendError(res, 403, 'Rejected', `host ${String(req.headers.host).slice(0, 200)} is not this hub`, `address the hub as ${origin}`);
-        audit(`HTTP 403 on ${url.pathname}: foreign host ${String(req.headers.host).slice(0, 200)}`, err);
+        const err = sendError(res, 403, 'Rejected', `host ${clipName(req.headers.host)} is not this hub`, `address the hub as ${origin}`);
+        audit(`HTTP 403 on ${clipName(url.pathname)}: foreign host ${clipName(req.headers.host)}`, err);
         return;
       }
       // Browsers send Origin on cross-site requests; only the hub's own origin may talk to it.
       const o = req.headers.origin;
       if (!ctx.originAllowed(o)) {
-        const err = sendError(res, 403, 'Rejected', `origin ${o} is not allowed`, `only ${origin} may call this hub`);
-        audit(`HTTP 403 on ${url.pathname}: foreign origin ${String(o).slice(0, 200)}`, err);
+        const err = sendError(res, 403, 'Rejected', `origin ${clipName(o)} is not allowed`, `only ${origin} may call this hub`);
+        audit(`HTTP 403 on ${clipName(url.pathname)}: foreign origin ${clipName(o)}`, err);
         return;
       }
       if (url.pathname === '/health') {
