@@ -185,7 +185,8 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   sweeper.unref();
   /** Why a credential gets no new session: the status and the one-line error. */
   type Refusal = { status: 429 | 503; message: string; hint: string };
-  const perAgent = Math.max(1, Math.min(maxSessions, options.maxMcpSessionsPerAgent ?? Math.floor(maxSessions / 2)));
+  const asked = options.maxMcpSessionsPerAgent;
+  const perAgent = Math.max(1, Math.min(maxSessions, Number.isInteger(asked) ? asked! : Math.floor(maxSessions / 2)));
   const reserved = RESERVED_FOR_NEWCOMERS(maxSessions);
   /** Sessions admitted whose initialize is still being answered: counted, never closed. */
   const opening = new Set<McpSession>();
