@@ -32,3 +32,18 @@ export function wellFormed(text: string): string {
   // cheaper than the look-around below.
   return SURROGATE.test(text) ? text.replace(LONE_SURROGATE, '\ufffd') : text;
 }
+
+/** How much of a name an error quotes back. */
+export const NAME_ECHO_CHARS = 64;
+
+/**
+ * A name someone sent (a tool, method, op, channel, driver or id), as an error quotes it back: at
+ * most `max` characters, then `…`, so a megabyte name never comes back as a megabyte error. A cut
+ * never splits a surrogate pair.
+ */
+export function clipName(name: unknown, max: number = NAME_ECHO_CHARS): string {
+  const text = typeof name === 'string' ? name : String(name);
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}

@@ -8,6 +8,14 @@ import type { DriverErrorKind } from '../drivers';
 import type { ErrorCode } from '../kernel';
 import { outcomeOf } from '../../shared/audit-record';
 import type { Outcome, OutcomeFacts } from '../../shared/audit-record';
+import { clipName } from '../../shared/escape';
+
+/**
+ * Longest message or hint an error carries. Names in messages are clipped where they are quoted;
+ * this bounds whatever a quote missed (a driver's own text), so no error is ever megabytes.
+ */
+const MAX_ERROR_TEXT = 4096;
+const bounded = (text: string): string => (text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}… (cut, ${text.length} chars)` : text);
 
 /** A DriverError bound to the driver name used when rendering it. */
 export class HubError extends DriverError {
@@ -18,9 +26,10 @@ export class HubError extends DriverError {
   outcome?: Outcome;
 
   constructor(driver: string, kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: string; code?: ErrorCode; outcome?: Outcome } = {}) {
-    super(kind, message, options);
+    super(kind, bounded(message), { ...options, ...(options.hint !== undefined ? { hint: bounded(options.hint) } : {}) });
     this.name = 'HubError';
-    this.driver = driver;
+    // The driver name comes from the channel someone sent (`<driver>:…`): rendered in every error line.
+    this.driver = clipName(driver);
     if (options.code !== undefined) this.code = options.code;
     if (options.outcome !== undefined) this.outcome = options.outcome;
   }
@@ -91,33 +100,36 @@ export interface KernelErrorContext {
  */
 export function mapKernelError(ctx: KernelErrorContext): HubError {
   const driver = driverOfChannel(ctx.channel);
+  // The channel and op as the messages quote them (both were sent by the caller).
+  const channel = clipName(ctx.channel);
+  const op = clipName(ctx.op);
   const mk = (kind: DriverErrorKind, message: string, hint?: string): HubError => new HubError(driver, kind, message, { hint, code: ctx.code });
   switch (ctx.code) {
     case 'policy_denied':
       if (ctx.cause instanceof HubError) return ctx.cause;
-      return mk('Rejected', `${ctx.op} on ${ctx.channel} was denied by policy`, 'ask the operator to approve it in the Uplink panel');
+      return mk('Rejected', `${op} on ${channel} was denied by policy`, 'ask the operator to approve it in the Uplink panel');
     case 'input_schema_violation':
       return mk(
         'Invalid',
-        `args for ${ctx.op} do not match its params_schema: ${ctx.message}`,
-        `see the op's params_schema with channel_describe {channel, op: "${ctx.op}"}`,
+        `args for ${op} do not match its params_schema: ${ctx.message}`,
+        `see the op's params_schema with channel_describe {channel, op: "${op}"}`,
       );
     case 'output_schema_violation':
       return mk(
         'Invalid',
-        `the driver's result for ${ctx.op} breaks its result_schema: ${ctx.message}`,
+        `the driver's result for ${op} breaks its result_schema: ${ctx.message}`,
         'this is a driver bug; the operator can see it in `uplink log`',
       );
     case 'capability_unavailable':
-      return mk('NotFound', `no provider offers ${ctx.op} for ${ctx.channel}`, `list the channel's ops with channel_describe {channel: "${ctx.channel}"}`);
+      return mk('NotFound', `no provider offers ${op} for ${channel}`, `list the channel's ops with channel_describe {channel: "${channel}"}`);
     case 'invocation_not_found':
       return mk('NotFound', ctx.message, 'the invocation is no longer retained; see `uplink log`');
     case 'constraint_unsatisfied': {
       const c = ctx.constraints ?? {};
-      const what = [c.provider_id && `provider ${c.provider_id}`, c.interaction && `interaction ${c.interaction}`].filter(Boolean).join(' and ');
+      const what = [c.provider_id && `provider ${clipName(c.provider_id)}`, c.interaction && `interaction ${c.interaction}`].filter(Boolean).join(' and ');
       return mk(
         'Invalid',
-        `${ctx.op} is not offered under ${what || 'these constraints'}`,
+        `${op} is not offered under ${what || 'these constraints'}`,
         'drop the interaction/provider constraint, or pick one listed by channel_describe',
       );
     }
@@ -127,12 +139,12 @@ export function mapKernelError(ctx: KernelErrorContext): HubError {
       if (isDriverError(ctx.cause)) return HubError.fromDriverError(ctx.channel, ctx.cause);
       return mk('Upstream', 'the driver failed unexpectedly', 'the operator can see the detail in `uplink log`; retry, or run `uplink doctor`');
     case 'cancelled':
-      return mk('Rejected', `${ctx.op} on ${ctx.channel} was cancelled`, 'retry if it is still wanted');
+      return mk('Rejected', `${op} on ${channel} was cancelled`, 'retry if it is still wanted');
     case 'invalid_request':
       return mk('Invalid', ctx.message, 'check the channel, op and args');
     case 'duplicate_invocation':
     case 'internal':
-      return mk('Upstream', `the hub failed to run ${ctx.op}: ${ctx.code}`, 'retry; if it persists run `uplink doctor`');
+      return mk('Upstream', `the hub failed to run ${op}: ${ctx.code}`, 'retry; if it persists run `uplink doctor`');
     default: {
       const never: never = ctx.code;
       return mk('Upstream', `unexpected kernel error ${String(never)}`);

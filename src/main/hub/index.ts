@@ -15,7 +15,7 @@ export type { RuleScope } from './approvals';
 export type { HubOptions } from './hub-core';
 export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
 export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
-export { writeFileAtomic } from './files';
+export { readSmallFile, writeFileAtomic } from './files';
 export { CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './channels/driver-provider';
 export { CODE_TTL_MS, SESSION_TTL_MS, createOperatorAuth, ensureToken, operatorKeyPath, secretEquals } from './credentials';
 export type { AgentCredential, AgentSummary, OperatorAuth, OperatorSession } from './credentials';

@@ -211,9 +211,10 @@ describe('HTTP hardening', () => {
     }
   });
 
-  it('past the session cap the longest-idle MCP session goes; with all busy a new one gets 503', async () => {
+  it("past a credential's cap its own longest-idle MCP session goes; with all of them busy a new one gets 429 naming the cap", async () => {
     const dir = tmpDataDir();
-    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false, maxMcpSessions: 2 });
+    // 4 in all: 2 per credential, 1 kept for credentials that hold none.
+    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false, maxMcpSessions: 4 });
     const auth = { ...mcpHeaders, authorization: `Bearer ${server.token}` };
     const open = async (): Promise<string> => {
       const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
@@ -259,11 +260,150 @@ describe('HTTP hardening', () => {
       }
       await vi.waitFor(() => expect(streams).toBe(2), { timeout: 10_000 });
       const refused = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
-      expect(refused.status).toBe(503);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('5');
       expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
-        'uplink error [core:Unavailable]: all 2 MCP sessions are open and busy — hint: retry in a moment, or close MCP clients you no longer use',
+        'uplink error [core:Unavailable]: credential default already has 2 MCP sessions open and busy, its cap (of 4 in all) — hint: close MCP clients of this credential you no longer use, or wait for one of its calls to end; each agent should connect with a token of its own, which the operator issues',
       );
       expect(await clients[0]!.ping()).toEqual({});
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+      await server.close();
+    }
+  });
+
+  it('one credential holding its cap with long calls cannot lock out a named agent (default limits)', async () => {
+    const dir = tmpDataDir();
+    const driver = createTestDriver();
+    const h = createHub({ dataDir: dir, drivers: [driver] });
+    hubs.push(h);
+    const server = await startHubServer({ hub: h, dataDir: dir, announce: false });
+    const auth = { ...mcpHeaders, authorization: `Bearer ${server.token}` };
+    const calls = new AbortController();
+    const clients: Client[] = [];
+    try {
+      // The default token opens sessions and starts a long call in each, until the hub refuses.
+      const CAP = 128;
+      for (let i = 0; i < CAP; i++) {
+        const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
+        expect(res.status).toBe(200);
+        await res.text();
+        const sid = res.headers.get('mcp-session-id')!;
+        const call = { name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'slow', args: { ms: 60_000, timeout_ms: 60_000 } } };
+        void fetch(`${server.url}/mcp`, {
+          method: 'POST',
+          headers: { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: call }),
+          signal: calls.signal,
+        }).catch(() => undefined);
+      }
+      await vi.waitFor(() => expect(driver.state.invoked.filter((c) => c.op === 'slow')).toHaveLength(CAP), { timeout: 30_000 });
+      const refused = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
+        /^uplink error \[core:Unavailable\]: credential default already has 128 MCP sessions open and busy, its cap \(of 256 in all\) — hint: /,
+      );
+
+      // Named agents still connect and call, each with its own sessions.
+      for (const name of ['builder', 'reviewer']) {
+        const { token } = await h.createAgent(name, 'alice');
+        const c = new Client({ name, version: '1' });
+        await c.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+        clients.push(c);
+        const result = await c.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: name } } });
+        expect(result.isError).toBeFalsy();
+        expect(driver.state.invoked.at(-1)).toMatchObject({ op: 'echo', agent: name });
+      }
+    } finally {
+      calls.abort();
+      await Promise.all(clients.map((c) => c.close()));
+      await server.close();
+    }
+  }, 60_000);
+
+  it('a burst of initializes never leaves a credential more sessions than its cap', async () => {
+    const dir = tmpDataDir();
+    const server = await startHubServer({ hub: hub(dir), dataDir: dir, announce: false, maxMcpSessions: 4 });
+    const auth = { ...mcpHeaders, authorization: `Bearer ${server.token}` };
+    try {
+      const burst = await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: auth, body: initialize });
+          await res.text();
+          return res.headers.get('mcp-session-id');
+        }),
+      );
+      const live = [];
+      for (const sid of burst.filter((x): x is string => x !== null)) {
+        const res = await fetch(`${server.url}/mcp`, {
+          method: 'POST',
+          headers: { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+        });
+        await res.text();
+        if (res.status === 200) live.push(sid);
+      }
+      // Its cap is 2: never more live at once, however the burst was interleaved.
+      expect(live.length).toBeGreaterThan(0);
+      expect(live.length).toBeLessThanOrEqual(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the last sessions are kept for credentials that hold none', async () => {
+    const dir = tmpDataDir();
+    const h = hub(dir);
+    // 4 in all: 2 per credential, the last 1 kept for a credential that holds none.
+    const server = await startHubServer({ hub: h, dataDir: dir, announce: false, maxMcpSessions: 4 });
+    const clients: Client[] = [];
+    // SDK clients keep a GET stream open: their sessions are busy and are never evicted.
+    let streams = 0;
+    const counting: typeof fetch = async (url, init) => {
+      const res = await fetch(url, init);
+      if (init?.method === 'GET' && res.ok) streams++;
+      return res;
+    };
+    const connect = async (token: string): Promise<number> => {
+      const c = new Client({ name: 'busy', version: '1' });
+      try {
+        await c.connect(
+          new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { fetch: counting, requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+        );
+      } catch (e) {
+        return (e as { code?: number }).code ?? -1;
+      }
+      clients.push(c);
+      await c.ping();
+      return 200;
+    };
+    // An initialize, as a raw request: the status and the line.
+    const initializeAs = async (token: string): Promise<[number, string]> => {
+      const res = await fetch(`${server.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, authorization: `Bearer ${token}` }, body: initialize });
+      const text = await res.text();
+      return [res.status, res.status === 200 ? '' : (JSON.parse(text) as { error: { message: string } }).error.message];
+    };
+    try {
+      const alice = (await h.createAgent('alice', 'op')).token;
+      const bob = (await h.createAgent('bob', 'op')).token;
+      const carol = (await h.createAgent('carol', 'op')).token;
+      expect(await connect(server.token)).toBe(200);
+      expect(await connect(server.token)).toBe(200);
+      expect(await connect(alice)).toBe(200);
+      await vi.waitFor(() => expect(streams).toBe(3), { timeout: 10_000 });
+      // Every session is busy. Alice holds one, so the last is not hers.
+      expect(await initializeAs(alice)).toEqual([
+        503,
+        'uplink error [core:Unavailable]: 3 of 4 MCP sessions are open and busy, and the last 1 are kept for agents that hold none — hint: retry in a moment, or close MCP clients of credential alice you no longer use',
+      ]);
+      // Bob holds none: he gets it.
+      expect(await connect(bob)).toBe(200);
+      await vi.waitFor(() => expect(streams).toBe(4), { timeout: 10_000 });
+      // Now every session is busy: a newcomer is told so.
+      expect(await initializeAs(carol)).toEqual([
+        503,
+        'uplink error [core:Unavailable]: all 4 MCP sessions are open and busy — hint: retry in a moment, or close MCP clients you no longer use',
+      ]);
     } finally {
       await Promise.all(clients.map((c) => c.close()));
       await server.close();

@@ -105,12 +105,12 @@ describe('tmux through the CLI', () => {
     const peer = server.split("sh -c 'cat > /dev/null'");
     expect((await uplink('invoke', `tmux:${peer}`, 'read')).code).toBe(0);
     const token = 'hunter2-tmux-cli-7f3a';
-    // Refused at the tier: the error names both tiers and how a human grants; the text is still kept out.
+    // Refused at the tier: the error names both tiers and whom to ask; the text is still kept out.
     const denied = await uplink('invoke', `tmux:${peer}`, 'type', JSON.stringify({ text: token, sensitive: true }));
     expect(denied.code).toBe(1);
     expect(denied.stderr).toMatch(
       new RegExp(
-        `^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: a human can grant it in the Uplink panel, with \`tmux set -p -t ${peer} @uplink_profile operator\`, or with a tmux.write_allow entry`,
+        `^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: ask the operator to grant operator on this pane in the Uplink panel`,
       ),
     );
     expect(denied.stderr).not.toContain(token);
@@ -149,7 +149,9 @@ describe('tmux through the CLI', () => {
     ]) {
       const out = await uplink(...args);
       expect(out.code, args.join(' ')).toBe(1);
-      expect(out.stderr).toMatch(/^uplink error \[tmux:Rejected\]: \w+ refused: pane %\d+.* is read-blocked \(.*\) — hint: only a human can lift a read block/);
+      expect(out.stderr).toMatch(
+        /^uplink error \[tmux:Rejected\]: \w+ refused: pane %\d+.* is read-blocked \(.*\) — hint: only the operator can lift a read block/,
+      );
     }
     const idle = await uplink('invoke', `tmux:${off}`, 'await-idle', '{"quiet_ms": 300, "timeout_ms": 10000}');
     expect(JSON.parse(idle.stdout)).toEqual({ idle: true });

@@ -23,6 +23,14 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
+/**
+ * An agent refused for its tier is told to ask the operator, never how a grant is made: a pane
+ * option or a config entry is a recipe it could type into another pane it may write to.
+ */
+function expectNoGrantRecipe(text: string): void {
+  for (const recipe of ['@uplink_profile', 'set -p', 'write_allow', 'config.json']) expect(text).not.toContain(recipe);
+}
+
 interface Agent {
   server: TmuxTestServer;
   dataDir: string;
@@ -149,7 +157,10 @@ describe('tmux through MCP (uplink mcp)', () => {
     const a = await agent();
     const peer = a.server.split('cat');
     const typed = await a.call('channel_act', { channel: `tmux:${peer}`, op: 'type', args: { text: 'x' } });
-    expect(typed.text).toMatch(/^uplink error \[tmux:Rejected\]: type needs tier operator; pane %\d+ is observer .* — hint: a human can grant it/);
+    expect(typed.text).toMatch(
+      /^uplink error \[tmux:Rejected\]: type needs tier operator; pane %\d+ is observer .* — hint: ask the operator to grant operator on this pane in the Uplink panel$/,
+    );
+    expectNoGrantRecipe(typed.text);
     a.server.setOption(peer, '@uplink_profile', 'operator');
     const early = await a.call('channel_act', { channel: `tmux:${peer}`, op: 'keys', args: { keys: ['Enter'] } });
     expect(early.text).toMatch(/\[tmux:Rejected\].*read first/);
@@ -157,7 +168,8 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(await a.json('channel_act', { channel: `tmux:${peer}`, op: 'keys', args: { keys: ['Enter'] } })).toEqual({ sent: 1 });
     expect(await a.json('channel_act', { channel: `tmux:${peer}`, op: 'type', args: { text: 'hi', enter: true } })).toEqual({ typed: 2, enter: true });
     const chord = await a.call('channel_act', { channel: `tmux:${peer}`, op: 'keys', args: { keys: ['C-c'] } });
-    expect(chord.text).toMatch(/\[tmux:Rejected\].*needs tier godmode/);
+    expect(chord.text).toMatch(/\[tmux:Rejected\].*needs tier godmode.* — hint: ask the operator to grant godmode on this pane in the Uplink panel$/);
+    expectNoGrantRecipe(chord.text);
     const unknown = await a.call('channel_act', { channel: `tmux:${peer}`, op: 'keys', args: { keys: ['DoRootThings'] } });
     expect(unknown.text).toMatch(/^uplink error \[tmux:Invalid\]: unknown key "DoRootThings".* — hint: .*send literal text with the type op/);
   });
@@ -255,8 +267,9 @@ describe('tmux through MCP (uplink mcp)', () => {
       const r = await a.call(tool, args);
       expect(r.error).toBe(true);
       expect(r.text).toMatch(
-        /^uplink error \[tmux:Rejected\]: \w+ refused: pane %\d+ is read-blocked \(its pane option @uplink_read is off\) — hint: only a human can lift a read block/,
+        /^uplink error \[tmux:Rejected\]: \w+ refused: pane %\d+ is read-blocked \(its pane option @uplink_read is off\) — hint: only the operator can lift a read block; ask them if this pane should be readable$/,
       );
+      expectNoGrantRecipe(r.text);
     }
     expect(await a.json('channel_observe', { channel: `tmux:${peer}`, op: 'await-idle', args: { quiet_ms: 300, timeout_ms: 10_000 } })).toEqual({ idle: true });
     const listed = (await a.json<Array<{ channel: string; detail: Record<string, unknown> }>>('channel_list', {})).find((c) => c.channel === `tmux:${peer}`)!;
@@ -302,8 +315,9 @@ describe('tmux through MCP (uplink mcp)', () => {
     // A label into a grant glob is refused outright, even on our own pane…
     const raise = await a.call('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'label', args: { name: 'lab-me' } });
     expect(raise.text).toMatch(
-      /^uplink error \[tmux:Rejected\]: renaming %\d+ to "lab-me" would match a tmux.write_allow glob granting godmode; a rename can never raise a tier/,
+      /^uplink error \[tmux:Rejected\]: renaming %\d+ to "lab-me" would raise its tier to godmode; a rename can never raise a tier — hint: pick another name; to raise the tier, ask the operator to grant godmode on this pane in the Uplink panel$/,
     );
+    expectNoGrantRecipe(raise.text);
     // …and a label an agent set never grants, even when the config later matches it.
     expect(await a.json('channel_act', { channel: `tmux:${a.server.firstPane}`, op: 'label', args: { name: 'later-me' } })).toEqual({ label: 'later-me' });
     writeConfig(a.dataDir, {

@@ -74,7 +74,7 @@ describe('tmux writes the driver would refuse are refused before the operator is
     const err = await refusal(hub.invoke(`tmux:${peer}`, 'type', { text: 'hello' }, { agent }));
     expect(err.rendered).toMatch(
       new RegExp(
-        `^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: a human can grant it in the Uplink panel`,
+        `^uplink error \\[tmux:Rejected\\]: type needs tier operator; pane ${peer} is observer \\(from default\\) — hint: ask the operator to grant operator on this pane in the Uplink panel`,
       ),
     );
     expect(prompts).toEqual([]);

@@ -49,7 +49,7 @@ describe('the fleet token file', () => {
     expect(thrown(() => readFleetToken(file(dir, 'empty', '\n')))).toMatch(/is empty — hint: write the fleet's NATS token into it$/);
     expect(thrown(() => readFleetToken(file(dir, 'big', 'x'.repeat(5000))))).toMatch(/is over 4096 bytes — hint: /);
     mkdirSync(join(dir, 'd'), { mode: 0o700 });
-    expect(thrown(() => readFleetToken(join(dir, 'd')))).toMatch(/d is not a regular file — hint: /);
+    expect(thrown(() => readFleetToken(join(dir, 'd')))).toMatch(/d is a directory, not a regular file — hint: /);
   });
 });
 

@@ -47,7 +47,7 @@ describe('tmux policy', () => {
     expect(decide(pane({ malformed: true, readOff: true, profile: 'godmode' }), {})).toMatchObject({ tier: 'observer' });
   });
 
-  it('tier errors name the needed tier, the pane tier and how a human grants it', () => {
+  it('tier errors name the needed tier and the pane tier, and tell the agent to ask the operator, never how a grant is made', () => {
     const error = (() => {
       try {
         requireTier({ tier: 'observer', source: 'default' }, 'operator', 'type', pane({ label: 'codex' }));
@@ -58,7 +58,8 @@ describe('tmux policy', () => {
     })();
     expect(error.kind).toBe('Rejected');
     expect(error.message).toBe('type needs tier operator; pane %3 (codex) is observer (from default)');
-    expect(error.hint).toContain('tmux set -p -t %3 @uplink_profile operator');
+    expect(error.hint).toBe('ask the operator to grant operator on this pane in the Uplink panel');
+    for (const recipe of ['@uplink_profile', 'set -p', 'write_allow', 'config.json']) expect(`${error.message} ${error.hint}`).not.toContain(recipe);
   });
 
   it('reports config problems', () => {

@@ -9,7 +9,7 @@ import type { JsonValue } from '../../kernel';
 import { remember, type TmuxCore } from './core';
 import type { PaneInfo } from './panes';
 import { formatEnvelope, newCorrelationId, senderName } from './envelope';
-import { classifyKey, configTier, grantLabel, hasControlChars, paneName, requireReadable, tierRank, type Tier } from './policy';
+import { classifyKey, configTier, grantHint, grantLabel, hasControlChars, paneName, requireReadable, tierRank, type Tier } from './policy';
 import { awaitIdle, lastLines } from './watch';
 
 /** Runs one op on a pane address. */
@@ -159,13 +159,9 @@ async function guardLabel(core: TmuxCore, addr: string, args: Args, ctx?: Invoke
   const decision = own ? core.decide(pane) : core.gate(pane, 'label', 'operator', ctx);
   const wouldGrant = configTier([pane.id, name], core.config());
   if (tierRank(wouldGrant) > tierRank(decision.tier)) {
-    throw new DriverError(
-      'Rejected',
-      `renaming ${paneName(pane)} to "${name}" would match a tmux.write_allow glob granting ${wouldGrant}; a rename can never raise a tier`,
-      {
-        hint: `pick another name, or ask a human to label it (\`tmux set -p -t ${pane.id} @name ${name}\`)`,
-      },
-    );
+    throw new DriverError('Rejected', `renaming ${paneName(pane)} to "${name}" would raise its tier to ${wouldGrant}; a rename can never raise a tier`, {
+      hint: `pick another name; to raise the tier, ${grantHint(wouldGrant)}`,
+    });
   }
   const holder = (await core.listPanes()).find((p) => p.label === name && p.id !== pane.id);
   if (holder)

@@ -142,9 +142,13 @@ export function decide(marks: PaneMarks, cfg: TmuxConfig | undefined, seenLabels
   return decision;
 }
 
-/** How a human grants a tier, for error hints. */
-export function grantHint(paneId: string, needed: Tier): string {
-  return `a human can grant it in the Uplink panel, with \`tmux set -p -t ${paneId} @uplink_profile ${needed}\`, or with a tmux.write_allow entry in config.json`;
+/**
+ * Who to ask for a tier, for error hints. The agent reading it is the one refused: it is told to
+ * ask, never how a grant is made (a pane option or a config entry is a recipe it could type into
+ * another pane it may write to).
+ */
+export function grantHint(needed: Tier): string {
+  return `ask the operator to grant ${needed} on this pane in the Uplink panel`;
 }
 
 /** A pane as errors and previews name it: `%3 (codex)`. */
@@ -156,16 +160,15 @@ export function paneName(marks: Pick<PaneMarks, 'id' | 'label'>): string {
 export function requireTier(decision: PaneDecision, needed: Tier, what: string, marks: PaneMarks): void {
   if (tierRank(decision.tier) >= tierRank(needed)) return;
   throw new DriverError('Rejected', `${what} needs tier ${needed}; pane ${paneName(marks)} is ${decision.tier} (from ${decision.source})`, {
-    hint: grantHint(marks.id, needed),
+    hint: grantHint(needed),
   });
 }
 
 /** `Rejected` when the pane's content may not be touched. */
 export function requireReadable(decision: PaneDecision, what: string, marks: PaneMarks): void {
   if (!decision.readBlock) return;
-  const lift = marks.readOff ? `\`tmux set -pu -t ${marks.id} @uplink_read\`` : 'edit tmux.read_deny in config.json';
   throw new DriverError('Rejected', `${what} refused: pane ${paneName(marks)} is read-blocked (${decision.readBlock})`, {
-    hint: `only a human can lift a read block: ${lift}`,
+    hint: 'only the operator can lift a read block; ask them if this pane should be readable',
   });
 }
 

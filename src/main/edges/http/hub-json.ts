@@ -2,9 +2,9 @@
  * `<data dir>/hub.json`: a running hub announces `{url, pid, started_at}` so `uplink mcp` can
  * forward to it. A stale file (dead pid, or nobody answering) is ignored.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 // Straight from data-dir: the CLI's fast path reads this file and must not load the hub.
-import { dataPaths, pidAlive, writeFileAtomic } from '../../hub';
+import { dataPaths, pidAlive, readSmallFile, writeFileAtomic } from '../../hub';
 
 /** What a running hub announces. */
 export interface HubAnnouncement {
@@ -12,6 +12,9 @@ export interface HubAnnouncement {
   pid: number;
   started_at: string;
 }
+
+/** hub.json is one short line; a larger file is not an announcement. */
+const MAX_ANNOUNCEMENT_BYTES = 4096;
 
 /** Writes hub.json atomically (0600). */
 export function announceHub(dataDir: string, url: string): HubAnnouncement {
@@ -32,7 +35,8 @@ export function readAnnouncement(dataDir: string): HubAnnouncement | undefined {
   const path = dataPaths(dataDir).hubJson;
   if (!existsSync(path)) return undefined;
   try {
-    const a = JSON.parse(readFileSync(path, 'utf8')) as HubAnnouncement;
+    // A FIFO or device put in its place is refused without blocking the hub or the CLI.
+    const a = JSON.parse(readSmallFile(path, MAX_ANNOUNCEMENT_BYTES)) as HubAnnouncement;
     return typeof a.url === 'string' && typeof a.pid === 'number' ? a : undefined;
   } catch {
     return undefined;

@@ -14,6 +14,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { HubError } from '../../hub';
+import { clipName } from '../../../shared/escape';
 import type { AgentCredential, CallerEnvironment, Hub } from '../../hub';
 import { connectMcp, createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
@@ -28,6 +29,12 @@ import type { HttpContext, HttpMount } from './types';
 const SESSION_IDLE_MS = 10 * 60_000;
 /** Open MCP sessions at most; past it the longest-idle one goes. */
 const MAX_SESSIONS = 256;
+/**
+ * Of the open sessions, a credential that already holds one may not take the last ones: they are
+ * kept for credentials that hold none, so a token opening session after session (each busy with a
+ * long call) cannot lock every other agent out. One in sixteen, at least one.
+ */
+const RESERVED_FOR_NEWCOMERS = (max: number): number => Math.max(1, Math.floor(max / 16));
 /** How long a stopping server lets answers already being written reach their clients. */
 const FLUSH_MS = 2000;
 /** How long an SSE client waits before it reconnects (sent in the priming event's `retry`). */
@@ -84,6 +91,8 @@ export interface HubServerOptions {
   announce?: boolean;
   /** Open MCP sessions at most (default 256) and how long one may sit idle (default 10 min). */
   maxMcpSessions?: number;
+  /** Open MCP sessions one credential (the default token, or one named agent) may hold at most (default half of `maxMcpSessions`). */
+  maxMcpSessionsPerAgent?: number;
   mcpSessionIdleMs?: number;
   /** Where the SSE streams are kept for clients that reconnect (default: one bounded by `EVENT_LIMITS`). */
   mcpEvents?: EventBuffer;
@@ -174,13 +183,55 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     Math.min(60_000, Math.max(10, idleMs / 2)),
   );
   sweeper.unref();
-  /** Makes room for one more session: false when every open one is busy. */
-  const roomForSession = (): boolean => {
-    if (sessions.size < maxSessions) return true;
-    let idlest: [string, McpSession] | undefined;
-    for (const e of sessions) if (e[1].inflight === 0 && (!idlest || e[1].lastSeen < idlest[1].lastSeen)) idlest = e;
-    if (idlest) drop(...idlest);
-    return idlest !== undefined;
+  /** Why a credential gets no new session: the status and the one-line error. */
+  type Refusal = { status: 429 | 503; message: string; hint: string };
+  const asked = options.maxMcpSessionsPerAgent;
+  const perAgent = Math.max(1, Math.min(maxSessions, Number.isInteger(asked) ? asked! : Math.floor(maxSessions / 2)));
+  const reserved = RESERVED_FOR_NEWCOMERS(maxSessions);
+  /** Sessions admitted whose initialize is still being answered: counted, never closed. */
+  const opening = new Set<McpSession>();
+  /** The longest-idle of these sessions with nothing in flight (busy ones are never closed). */
+  const idlest = (entries: Iterable<[string, McpSession]>): [string, McpSession] | undefined => {
+    let found: [string, McpSession] | undefined;
+    for (const e of entries) if (e[1].inflight === 0 && (!found || e[1].lastSeen < found[1].lastSeen)) found = e;
+    return found;
+  };
+  /**
+   * Makes room for one more session of `agent`, or says why there is none. A credential holds at
+   * most `perAgent` sessions (at its cap its own longest-idle one goes); one that holds any leaves
+   * the last `reserved` for credentials that hold none; past the total the longest-idle session
+   * goes, the credential's own first.
+   */
+  const admit = (agent: string): Refusal | undefined => {
+    const own = (): Array<[string, McpSession]> => [...sessions].filter(([, s]) => s.agent_id === agent);
+    const held = (): number => own().length + [...opening].filter((s) => s.agent_id === agent).length;
+    if (held() >= perAgent) {
+      const victim = idlest(own());
+      if (!victim) {
+        return {
+          status: 429,
+          message: `credential ${agent} already has ${perAgent} MCP sessions open and busy, its cap (of ${maxSessions} in all)`,
+          hint: 'close MCP clients of this credential you no longer use, or wait for one of its calls to end; each agent should connect with a token of its own, which the operator issues',
+        };
+      }
+      drop(...victim);
+    }
+    for (;;) {
+      const holds = held();
+      const open = sessions.size + opening.size;
+      if (open < (holds === 0 ? maxSessions : maxSessions - reserved)) return undefined;
+      const victim = idlest(own()) ?? idlest(sessions);
+      if (!victim) {
+        return holds === 0 || open >= maxSessions
+          ? { status: 503, message: `all ${maxSessions} MCP sessions are open and busy`, hint: 'retry in a moment, or close MCP clients you no longer use' }
+          : {
+              status: 503,
+              message: `${open} of ${maxSessions} MCP sessions are open and busy, and the last ${reserved} are kept for agents that hold none`,
+              hint: `retry in a moment, or close MCP clients of credential ${agent} you no longer use`,
+            };
+      }
+      drop(...victim);
+    }
   };
   /** MCP requests still being answered (not the long-lived GET streams). */
   const answering = new Set<ServerResponse>();
@@ -259,7 +310,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       }
       const existing = owned(sessionId ? sessions.get(sessionId) : undefined);
       if (existing) return serve(existing, req, res, body);
-      if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${sessionId}`, 'initialize a new session');
+      if (sessionId) return void sendError(res, 404, 'NotFound', `unknown MCP session ${clipName(sessionId)}`, 'initialize a new session');
       if (!isInitializeRequest(body)) {
         const badInit = (body as { method?: unknown } | null)?.method === 'initialize';
         const message = badInit
@@ -267,16 +318,10 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
           : 'Bad Request: Server not initialized';
         return void sendError(res, 400, 'Invalid', message, 'send initialize first, without an Mcp-Session-Id header', {}, RPC.invalidRequest);
       }
-      if (!roomForSession()) {
-        const err = sendError(
-          res,
-          503,
-          'Unavailable',
-          `all ${maxSessions} MCP sessions are open and busy`,
-          'retry in a moment, or close MCP clients you no longer use',
-          { 'retry-after': '5' },
-        );
-        audit(`HTTP 503 on /mcp: ${err.message}`, err);
+      const refused = admit(credential.id);
+      if (refused) {
+        const err = sendError(res, refused.status, 'Unavailable', refused.message, refused.hint, { 'retry-after': '5' });
+        audit(`HTTP ${refused.status} on /mcp: ${err.message}`, err);
         return;
       }
       const grantsKey = randomUUID();
@@ -284,7 +329,10 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       const events = eventBuffer.forSession();
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, session),
+        onsessioninitialized: (id) => {
+          opening.delete(session);
+          sessions.set(id, session);
+        },
         eventStore: events,
         retryInterval: SSE_RETRY_MS,
       });
@@ -294,8 +342,14 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         events.drop();
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await connectMcp(server, transport);
-      return serve(session, req, res, body);
+      // Counted from admission on: concurrent initializes must not all fit in the same free slot.
+      opening.add(session);
+      try {
+        await connectMcp(server, transport);
+        return await serve(session, req, res, body);
+      } finally {
+        opening.delete(session);
+      }
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
       const existing = owned(sessionId ? sessions.get(sessionId) : undefined);
@@ -306,7 +360,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
           res,
           400,
           'NotFound',
-          `cannot resume after event ${lastEventId.slice(0, 64)}: this session no longer holds it`,
+          `cannot resume after event ${clipName(lastEventId)}: this session no longer holds it`,
           'the hub keeps a bounded tail of each stream; send the request again (a call that was answered meanwhile is in `uplink log`)',
           {},
           RPC.invalidRequest,
@@ -363,15 +417,15 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       const url = new URL(req.url ?? '/', origin || 'http://127.0.0.1');
       // A page on a rebound DNS name reaches us as same-origin: Host is what tells.
       if (!ctx.hostAllowed(req.headers.host)) {
-        const err = sendError(res, 403, 'Rejected', `host ${String(req.headers.host).slice(0, 200)} is not this hub`, `address the hub as ${origin}`);
-        audit(`HTTP 403 on ${url.pathname}: foreign host ${String(req.headers.host).slice(0, 200)}`, err);
+        const err = sendError(res, 403, 'Rejected', `host ${clipName(req.headers.host)} is not this hub`, `address the hub as ${origin}`);
+        audit(`HTTP 403 on ${clipName(url.pathname)}: foreign host ${clipName(req.headers.host)}`, err);
         return;
       }
       // Browsers send Origin on cross-site requests; only the hub's own origin may talk to it.
       const o = req.headers.origin;
       if (!ctx.originAllowed(o)) {
-        const err = sendError(res, 403, 'Rejected', `origin ${o} is not allowed`, `only ${origin} may call this hub`);
-        audit(`HTTP 403 on ${url.pathname}: foreign origin ${String(o).slice(0, 200)}`, err);
+        const err = sendError(res, 403, 'Rejected', `origin ${clipName(o)} is not allowed`, `only ${origin} may call this hub`);
+        audit(`HTTP 403 on ${clipName(url.pathname)}: foreign origin ${clipName(o)}`, err);
         return;
       }
       if (url.pathname === '/health') {

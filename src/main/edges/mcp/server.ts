@@ -13,6 +13,7 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import { driverOfChannel, HubError, toHubError } from '../../hub';
 import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress } from '../../hub';
 import type { Outcome } from '../../../shared/audit-record';
+import { clipName } from '../../../shared/escape';
 import { checkToolArgs, TOOLS } from './tools';
 import { describeAnswer, doctorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer } from './results';
 import type { ToolAnswer } from './results';
@@ -64,7 +65,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
       // Not a tool's failure but a request for a tool that does not exist: a protocol error, audited.
       const err = hub.recordRejected(
         { agent: agent() },
-        new HubError('core', 'NotFound', `no tool ${name}`, { hint: `the tools are ${TOOLS.map((t) => t.name).join(', ')}` }),
+        new HubError('core', 'NotFound', `no tool ${clipName(name)}`, { hint: `the tools are ${TOOLS.map((t) => t.name).join(', ')}` }),
       );
       throw new RpcRefusal(ErrorCode.InvalidParams, err.rendered);
     }

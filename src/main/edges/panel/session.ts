@@ -9,6 +9,7 @@ import type { ChannelList, DemoStep, PanelChannel, PanelSettings } from '../../.
 import type { JsonValue } from '../../../shared/wire';
 import { declaredApproval, toFleetEntry, toFleetView, toInvocationDetail, toPanelExplanation, toPanelRule, toTimelineEvent } from './mapping';
 import { renderError } from './errors';
+import { clipName } from '../../../shared/escape';
 
 /** Facts about the host the settings view shows. */
 export interface PanelHostInfo {
@@ -159,7 +160,7 @@ export function openPanelSession(
       const ops = await hub.ops(channel);
       const has = (op: string) => ops.some((o) => o.op === op && !o.mutating);
       const op = has('read') ? 'read' : has('screenshot') ? 'screenshot' : undefined;
-      if (!op) return { error: `${channel} has no read-only preview op — hint: run one of its ops from the form below` };
+      if (!op) return { error: `${clipName(channel)} has no read-only preview op — hint: run one of its ops from the form below` };
       try {
         // A window is looked at through its driver's preview (live views ask several times a
         // second): looking is not an action and writes no audit row. Text is read as an op.

@@ -6,6 +6,7 @@ import type { ValidateFunction } from 'ajv';
 import type { PanelEventName, PanelMethod } from '../../../shared/panel-api';
 import { PANEL_CALLS, PANEL_EVENTS, isPanelMethod } from '../../../shared/panel-channels';
 import { compileSchema, describeSchemaError } from '../schema';
+import { clipName } from '../../../shared/escape';
 
 const requests = new Map<PanelMethod, ValidateFunction>();
 const responses = new Map<PanelMethod, ValidateFunction>();
@@ -24,7 +25,7 @@ export function checkRequest(method: unknown, params: unknown): Checked<{ method
   if (!isPanelMethod(method)) {
     return {
       ok: false,
-      message: `unknown panel method ${JSON.stringify(String(method)).slice(0, 80)} — hint: the panel and hub versions differ; reload the panel`,
+      message: `unknown panel method ${JSON.stringify(clipName(method))} — hint: the panel and hub versions differ; reload the panel`,
     };
   }
   const value = params ?? {};

@@ -15,6 +15,7 @@ import type { DecideResult } from '../hub';
 import { HubError } from '../errors';
 import { AGENT_ASK_HINT, denialError } from './denial';
 import type { Denial } from './denial';
+import { clipName } from '../../../shared/escape';
 import { describeAuthorization } from '../../../shared/audit-record';
 import { StandingRules } from './rules';
 import { alwaysChannel, argsField, coversChannel, decidedScope, redactedField } from './scope';
@@ -192,11 +193,13 @@ export class ApprovalBroker {
     if (!p) {
       const before = this.#decided.get(approvalId);
       if (before)
-        throw new HubError('core', 'Rejected', `approval ${approvalId} was already decided (${before})`, { hint: 'the first decision stands; nothing to do' });
-      throw new HubError('core', 'NotFound', `no pending approval ${approvalId}`, { hint: 'list pending approvals in the panel' });
+        throw new HubError('core', 'Rejected', `approval ${clipName(approvalId)} was already decided (${before})`, {
+          hint: 'the first decision stands; nothing to do',
+        });
+      throw new HubError('core', 'NotFound', `no pending approval ${clipName(approvalId)}`, { hint: 'list pending approvals in the panel' });
     }
     if (!['once', 'session', 'always', 'deny'].includes(decision.kind)) {
-      throw new HubError('core', 'Invalid', `unknown decision ${String(decision.kind)}`, { hint: 'decide with once, session, always or deny' });
+      throw new HubError('core', 'Invalid', `unknown decision ${clipName(decision.kind)}`, { hint: 'decide with once, session, always or deny' });
     }
     const { ctx, via } = p;
     let ruleId: string | undefined;
@@ -283,7 +286,10 @@ export class ApprovalBroker {
    */
   reveal(approvalId: string, by: string): JsonValue {
     const p = this.#pending.get(approvalId);
-    if (!p) throw new HubError('core', 'NotFound', `no pending approval ${approvalId}`, { hint: 'only a prompt still waiting for a decision can be revealed' });
+    if (!p)
+      throw new HubError('core', 'NotFound', `no pending approval ${clipName(approvalId)}`, {
+        hint: 'only a prompt still waiting for a decision can be revealed',
+      });
     const { ctx } = p;
     if (ctx.sensitive) this.#host.record({ ...decisionOf(ctx, this.#host.now()), by, reason: 'operator revealed sensitive args' }, true);
     return ctx.rawArgs ?? {};
@@ -337,7 +343,7 @@ export class ApprovalBroker {
   /** Ends one session grant: its calls ask again. */
   revokeSessionGrant(grantId: string, by: string): void {
     const g = this.#sessionGrants.get(grantId)?.grant;
-    if (!g) throw new HubError('core', 'NotFound', `no session grant ${grantId}`, { hint: 'list the session grants in the panel' });
+    if (!g) throw new HubError('core', 'NotFound', `no session grant ${clipName(grantId)}`, { hint: 'list the session grants in the panel' });
     this.#host.record(
       {
         at: this.#host.now(),

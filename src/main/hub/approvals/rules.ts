@@ -8,6 +8,7 @@ import type { AuditStore } from '../audit';
 import type { CallContext } from '../call-context';
 import type { ConfigStore } from '../config';
 import { HubError } from '../errors';
+import { clipName } from '../../../shared/escape';
 import type { AuditEntry, StandingRule, StandingRuleStatus } from '../types';
 import { argsMatch, checkArgConstraints } from './arg-constraints';
 import type { OpParams } from './arg-constraints';
@@ -64,7 +65,7 @@ export class StandingRules {
   confirm(ruleId: string, digest: string, by: string): void {
     const rule = this.#rule(ruleId);
     if (ruleDigest(rule) !== digest) {
-      throw new HubError('core', 'Rejected', `standing rule ${ruleId} changed since the panel showed it`, {
+      throw new HubError('core', 'Rejected', `standing rule ${clipName(ruleId)} changed since the panel showed it`, {
         hint: 'review the rule as it is now, then confirm again',
       });
     }
@@ -103,7 +104,8 @@ export class StandingRules {
 
   #rule(ruleId: string): StandingRule {
     const rule = this.#host.config.get().approvals.rules.find((r) => r.id === ruleId);
-    if (!rule) throw new HubError('core', 'NotFound', `no standing rule ${ruleId}`, { hint: 'list the rules in the panel or in config.json approvals.rules' });
+    if (!rule)
+      throw new HubError('core', 'NotFound', `no standing rule ${clipName(ruleId)}`, { hint: 'list the rules in the panel or in config.json approvals.rules' });
     return rule;
   }
 

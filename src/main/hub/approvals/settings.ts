@@ -3,12 +3,11 @@
  * operator confirmed. Each change is written atomically and recorded (fsynced) as the operator's decision.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../../../shared/arg-constraints';
 import type { ConfigStore } from '../config';
 import { HubError } from '../errors';
-import { writeFileAtomic } from '../files';
+import { readSmallFile, writeFileAtomic } from '../files';
 import type { AuditEntry } from '../types';
 
 /** Records an entry; `durable` commits it fsynced. */
@@ -44,6 +43,9 @@ export function ruleDigest(rule: object): string {
   return createHash('sha256').update(canonicalJson(rule)).digest('hex');
 }
 
+/** Confirmations are 64 hex digits each; a file past this is not ours. */
+const MAX_CONFIRMED_BYTES = 4 * 1024 * 1024;
+
 /**
  * Which standing rules the operator made or confirmed in the panel, kept by the hub as digests in
  * a 0600 file beside config.json. A rule in config.json is in force only while its exact content
@@ -59,7 +61,7 @@ export class ConfirmedRules {
   constructor(dataDir: string) {
     this.path = join(dataDir, 'confirmed-rules.json');
     try {
-      const parsed = JSON.parse(readFileSync(this.path, 'utf8')) as { digests?: unknown };
+      const parsed = JSON.parse(readSmallFile(this.path, MAX_CONFIRMED_BYTES)) as { digests?: unknown };
       if (!Array.isArray(parsed.digests)) throw new Error('no digests list');
       for (const d of parsed.digests) if (typeof d === 'string' && /^[0-9a-f]{64}$/.test(d)) this.#digests.add(d);
     } catch (e) {

@@ -14,10 +14,11 @@
  * the highest `seq` of each file it committed (`journal_marks`), so a replay inserts only lines
  * above the mark and never twice.
  */
-import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pidAlive } from '../data-dir';
+import { readSmallFile } from '../files';
 
 /** A row as the store inserts it: its column values in the store's column order. */
 export type JournalRow = Array<string | number | null>;
@@ -157,7 +158,8 @@ export class AuditJournal {
   read(name: string): JournalRecord[] | undefined {
     let text: string;
     try {
-      text = readFileSync(join(this.dir, name), 'utf8');
+      // Whatever else was put there (a FIFO would block the hub's start) is not a journal.
+      text = readSmallFile(join(this.dir, name), Number.MAX_SAFE_INTEGER);
     } catch {
       return undefined;
     }

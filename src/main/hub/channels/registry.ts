@@ -11,6 +11,7 @@ import { messagingOps, RESERVED_OPS } from './driver-provider';
 import type { DriverOverview, OpDescription } from '../types';
 import { parseChannelAddress } from '../../../shared/channel-address';
 import type { ChannelAddress } from '../../../shared/channel-address';
+import { clipName } from '../../../shared/escape';
 
 /** How long a listing may stay cached before a miss forces a refresh. */
 const CHANNEL_CACHE_MS = 1000;
@@ -102,14 +103,14 @@ export class ChannelRegistry {
   resolve(channel: string): { id: string; driver: Driver; addr: string; address: ChannelAddress } {
     const address = parseChannelAddress(channel);
     if (!address) {
-      throw new HubError('core', 'NotFound', `"${String(channel)}" is not a channel address (<driver>:<addr>)`, { hint: LIST_CHANNELS_HINT });
+      throw new HubError('core', 'NotFound', `"${clipName(channel)}" is not a channel address (<driver>:<addr>)`, { hint: LIST_CHANNELS_HINT });
     }
     // This hub's registry routes its own channels only: a fleet address names no local driver.
     const id = address.hub === undefined ? address.driver : `${address.hub}/${address.driver}`;
     const driver = address.hub === undefined ? this.#drivers.get(id) : undefined;
     if (!driver) {
       const known = [...this.#drivers.keys()].join(', ') || 'none';
-      throw new HubError(id, 'NotFound', `no driver named ${id} (enabled drivers: ${known})`, { hint: LIST_CHANNELS_HINT });
+      throw new HubError(id, 'NotFound', `no driver named ${clipName(id)} (enabled drivers: ${known})`, { hint: LIST_CHANNELS_HINT });
     }
     return { id, driver, addr: address.addr, address };
   }
@@ -122,8 +123,8 @@ export class ChannelRegistry {
       const names = this.opsOf(id)
         .map((o) => o.op)
         .join(', ');
-      throw new HubError(id, 'NotFound', `${id} has no op "${String(op)}" (ops: ${names})`, {
-        hint: `describe the channel with channel_describe {channel: "${channel}"}`,
+      throw new HubError(id, 'NotFound', `${id} has no op "${clipName(op)}" (ops: ${names})`, {
+        hint: `describe the channel with channel_describe {channel: "${clipName(channel)}"}`,
       });
     }
     return found;
@@ -153,7 +154,7 @@ export class ChannelRegistry {
     }
     const hit = match(await this.channelsOf(id));
     if (hit) return hit;
-    throw new HubError(id, 'NotFound', `no channel ${channel}`, { hint: LIST_CHANNELS_HINT });
+    throw new HubError(id, 'NotFound', `no channel ${clipName(channel)}`, { hint: LIST_CHANNELS_HINT });
   }
 
   /** A driver's doctor report; a failing or hanging doctor is reported as not ok. */

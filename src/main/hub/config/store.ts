@@ -10,7 +10,7 @@
  * broken, never "the defaults". Only a data dir where no config was ever loaded runs on defaults.
  */
 import { jsonDepth } from '../bounds';
-import { chmodSync, existsSync, readFileSync, watch } from 'node:fs';
+import { chmodSync, existsSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { Type } from '@sinclair/typebox';
@@ -21,7 +21,7 @@ import type { JsonSchema } from '../../kernel';
 import { Emitter } from '../../../shared/emitter';
 import type { ArgConstraints } from '../../../shared/arg-constraints';
 import { HubError } from '../errors';
-import { readBoundedFile, writeFileAtomic } from '../files';
+import { readBoundedFile, readSmallFile, writeFileAtomic } from '../files';
 import { jsonErrorLocation } from './json-locate';
 import type { Disposer } from '../types';
 
@@ -39,7 +39,7 @@ export const MAX_CONFIG_DEPTH = 64;
 /** The config file's text, or its size when it is over `limit` (an oversized file is not read whole). */
 function readBounded(path: string, limit: number): { text: string } | { size: number } {
   const file = readBoundedFile(path, limit);
-  if (!file.regular) throw new Error('not a regular file');
+  if (!file.regular) throw new Error(`it is ${file.type}, not a regular file`);
   // Tightened on load: the file names panes, grants and rules, which are nobody else's business.
   if ((file.mode & 0o077) !== 0) {
     try {
@@ -262,7 +262,7 @@ export class ConfigStore {
   #saveLastGood(raw: ConfigFile): void {
     const text = `${JSON.stringify(raw, null, 2)}\n`;
     try {
-      if (existsSync(this.lastGoodPath) && readFileSync(this.lastGoodPath, 'utf8') === text) return;
+      if (existsSync(this.lastGoodPath) && readSmallFile(this.lastGoodPath, MAX_CONFIG_BYTES) === text) return;
       writeFileAtomic(this.lastGoodPath, text, 0o600);
     } catch {
       // A read-only data dir: the copy is a convenience; the live config is unaffected.

@@ -8,11 +8,11 @@
  * cannot be read or does not validate accepts no agent token at all until it is fixed.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDataDir } from '../data-dir';
 import { HubError } from '../errors';
-import { writeFileAtomic } from '../files';
+import { readSmallFile, writeFileAtomic } from '../files';
 
 /** At most this many agents (revoked ones included) are kept. */
 export const MAX_AGENTS = 256;
@@ -195,8 +195,7 @@ export class AgentCredentialStore {
     this.#error = undefined;
     if (!existsSync(this.path)) return;
     try {
-      if (statSync(this.path).size > MAX_FILE_BYTES) throw new Error(`larger than ${MAX_FILE_BYTES} bytes`);
-      const result = validate(this.path, JSON.parse(readFileSync(this.path, 'utf8')));
+      const result = validate(this.path, JSON.parse(readSmallFile(this.path, MAX_FILE_BYTES)));
       if (typeof result === 'string') this.#error = result;
       else this.#records = result;
     } catch (e) {

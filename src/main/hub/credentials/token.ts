@@ -3,16 +3,27 @@
  * Compared in constant time; never logged.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { dataPaths, ensureDataDir } from '../data-dir';
-import { writeFileAtomic } from '../files';
+import { HubError } from '../errors';
+import { readSmallFile, writeFileAtomic } from '../files';
+
+/** A token file is one line of base64url; a larger one is not ours. */
+const MAX_TOKEN_BYTES = 4096;
 
 /** Reads the token, creating it (0600) when missing or empty. */
 export function ensureToken(dataDir: string): string {
   ensureDataDir(dataDir);
   const path = dataPaths(dataDir).token;
   if (existsSync(path)) {
-    const token = readFileSync(path, 'utf8').trim();
+    let token: string;
+    try {
+      token = readSmallFile(path, MAX_TOKEN_BYTES).trim();
+    } catch (e) {
+      throw new HubError('core', 'Unavailable', `cannot read the MCP token file ${path}: ${(e as Error).message}`, {
+        hint: 'remove it and start again (a new token is made)',
+      });
+    }
     if (token.length >= 32) {
       // Tighten permissions if someone loosened them.
       if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);

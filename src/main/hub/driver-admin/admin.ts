@@ -10,6 +10,7 @@
 import type { ExternalDriver, ExternalStatus, Integrity, TraceEntry, TraceFilter } from '../../drivers';
 import type { ConfigStore } from '../config';
 import { HubError } from '../errors';
+import { clipName } from '../../../shared/escape';
 import type { AuditEntry, AuditPage, AuditQuery } from '../types';
 import { externalStatus, trustEntry } from './external';
 
@@ -126,9 +127,14 @@ export class ExternalDriverAdmin {
   #driver(id: string): ExternalDriver {
     const driver = this.#drivers.find((d) => d.id === id);
     if (!driver)
-      throw new HubError('core', 'NotFound', `no external driver ${id} runs in this hub (external: ${this.#drivers.map((d) => d.id).join(', ') || 'none'})`, {
-        hint: 'add it to external_drivers (and hub.drivers, when present) in config.json and restart the hub',
-      });
+      throw new HubError(
+        'core',
+        'NotFound',
+        `no external driver ${clipName(id)} runs in this hub (external: ${this.#drivers.map((d) => d.id).join(', ') || 'none'})`,
+        {
+          hint: 'add it to external_drivers (and hub.drivers, when present) in config.json and restart the hub',
+        },
+      );
     return driver;
   }
 }

@@ -11,6 +11,7 @@ import { ExternalDriver, sha256File } from '../../drivers';
 import type { ExternalStatus, Integrity, SchemaCheck } from '../../drivers';
 import type { ConfigStore, ExternalDriverEntry } from '../config';
 import { HubError } from '../errors';
+import { clipName } from '../../../shared/escape';
 
 /** What the panel shows of an external driver: the host's status, with the file to trust when untrusted. */
 export type ExternalDriverStatus = ExternalStatus;
@@ -111,7 +112,9 @@ export async function externalStatus(driver: ExternalDriver, dataDir: string): P
 export async function trustEntry(config: ConfigStore, dataDir: string, id: string, sha256: string, before?: (trusted: Integrity) => void): Promise<Integrity> {
   const entry = externalEntries(config).find((e) => e.id === id);
   if (!entry)
-    throw new HubError('core', 'NotFound', `no external driver ${id} in the config`, { hint: 'add it to external_drivers in config.json and restart the hub' });
+    throw new HubError('core', 'NotFound', `no external driver ${clipName(id)} in the config`, {
+      hint: 'add it to external_drivers in config.json and restart the hub',
+    });
   const file = entry.integrity?.file ?? integrityCandidate(entry.command, dataDir);
   if (!file)
     throw new HubError(id, 'NotFound', `no file to trust for ${id}: no argument of ${JSON.stringify(entry.command)} names a file`, {
@@ -129,7 +132,8 @@ export async function trustEntry(config: ConfigStore, dataDir: string, id: strin
   config.update((raw) => {
     const list = raw.external_drivers as ExternalDriverEntry[] | undefined;
     const target = list?.find((e) => e.id === id);
-    if (!target) throw new HubError('core', 'NotFound', `no external driver ${id} in the config`, { hint: 'add it to external_drivers in config.json' });
+    if (!target)
+      throw new HubError('core', 'NotFound', `no external driver ${clipName(id)} in the config`, { hint: 'add it to external_drivers in config.json' });
     target.integrity = { file, sha256: actual };
   });
   return { file, sha256: actual };

@@ -21,7 +21,7 @@ const MAKE_CREDS = 'make one with `nsc generate creds -a <account> -n <user>`';
 /** Reads a small regular file; a secret one must be readable by its owner only (it lets a process join the fleet). */
 function readSmallFile(path: string, limit: number, secret: boolean, holds: string): Buffer {
   const file = readBoundedFile(path, limit);
-  if (!file.regular) throw new Error(`${path} is not a regular file — hint: point the setting at the file that holds ${holds}`);
+  if (!file.regular) throw new Error(`${path} is ${file.type}, not a regular file — hint: point the setting at the file that holds ${holds}`);
   if (secret && (file.mode & 0o077) !== 0) throw new Error(`${path} is readable by others (mode ${(file.mode & 0o777).toString(8)}) — hint: chmod 600 ${path}`);
   if (!file.bytes) throw new Error(`${path} is over ${limit} bytes — hint: it should hold ${holds} only`);
   return file.bytes;
