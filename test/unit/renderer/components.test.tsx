@@ -11,6 +11,7 @@ import { ArgsView } from '../../../src/renderer/components/ArgsView';
 import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/components/SchemaForm';
 import { mcpCommands } from '../../../src/renderer/components/SettingsView';
 import { scopeInWords } from '../../../src/shared/arg-constraints';
+import { recordAgentLabel } from '../../../src/renderer/format';
 import { useFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
@@ -47,6 +48,16 @@ describe('ApprovalCard', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Show all' }));
     expect(screen.queryByText((_, el) => el?.className === 'arg-text' && el.textContent === 'line one\\n\nline "two"')).not.toBeNull();
     expect(card.textContent).toMatch(/auto-deny in 1 min 5\d s/);
+  });
+
+  it('a client declaring a built-in name ("operator") reads as its credential, the name marked as declared', () => {
+    const declared: PendingApproval = { ...a1, agent: { kind: 'mcp', agent_id: 'default', name: 'operator' } };
+    render(<ApprovalCard approval={declared} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    const card = screen.getByRole('article', { name: 'default (declares "operator") wants send on tmux:%3' });
+    expect(card.querySelector('.agent')?.textContent).toBe('default (declares "operator")');
+    // A row no credential proved never shows the declared name as who it is.
+    expect(recordAgentLabel({ name: 'operator' })).toBe('unauthenticated (declares "operator")');
+    expect(recordAgentLabel({ agent_id: 'operator', name: 'operator' })).toBe('operator');
   });
 
   it("a prompt stamped ahead of this clock (another hub's, or the first instant) has waited 0 ms, not an unknown time", () => {
