@@ -126,8 +126,21 @@ export const RecvBatchSchema = Type.Object({ items: Type.Array(RecvItemSchema), 
 export const DoctorReportSchema = Type.Object({ driver: Type.String(), ok: Type.Boolean(), lines: Type.Array(Type.String()) });
 
 export const CallerEnvironmentSchema = Type.Object(
-  { tmux: Type.Optional(Type.String()), tmux_pane: Type.Optional(Type.String()) },
-  { description: "Uplink extension: the calling agent's terminal environment ($TMUX, $TMUX_PANE), as its process saw it." },
+  {
+    pid: Type.Optional(
+      Type.Integer({
+        minimum: 2,
+        description:
+          "The calling process, as the hub established it (the one process that holds the caller's connection). Absent: the hub has no evidence of where the caller runs.",
+      }),
+    ),
+    tmux: Type.Optional(Type.String({ description: 'Not sent by this hub: $TMUX as a caller claims it proves nothing (see pid).' })),
+    tmux_pane: Type.Optional(Type.String({ description: 'Not sent by this hub: $TMUX_PANE as a caller claims it proves nothing (see pid).' })),
+  },
+  {
+    description:
+      "Uplink extension: a caller outside the hub's own process. Present (even empty): the call is not the driver process's own, so the driver's environment says nothing about it. A terminal is the caller's only when pid proves it (a tmux pane's process is pid or one of its ancestors).",
+  },
 );
 
 export const InvokeContextSchema = Type.Object(

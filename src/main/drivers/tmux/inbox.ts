@@ -34,7 +34,7 @@ export class Inbox {
   }
 
   async #scan(): Promise<void> {
-    const own = this.#core.ownPane();
+    const own = this.#core.envPane();
     let panes: PaneInfo[];
     if (own) {
       const pane = await this.#core.pane(own).catch(() => undefined);
