@@ -116,9 +116,23 @@ export const RecvRequestSchema = Type.Object({ cursor: Type.Optional(Type.Intege
 export const RecvItemSchema = Type.Object({
   cursor: Type.Integer(),
   at: Type.String({ description: 'RFC 3339 time the item was seen.' }),
-  from: Type.Optional(Type.String()),
-  id: Type.Optional(Type.String()),
+  from: Type.Optional(Type.String({ description: 'The sender the text names: a claim of whoever wrote it, not an identity.' })),
+  id: Type.Optional(
+    Type.String({ description: 'The correlation id the item carries; absent on a reply seen where its id was never sent (not_from_addressee).' }),
+  ),
   raw: Type.String(),
+  channel: Type.Optional(
+    Type.String({ description: 'Uplink extension: the channel the item was read from (<driver>:<addr>). A messaging driver sets it on every item.' }),
+  ),
+  sent_to: Type.Optional(
+    Type.String({ description: 'Uplink extension: on a reply, the channel its correlation id was sent to, when the driver remembers it.' }),
+  ),
+  not_from_addressee: Type.Optional(
+    Type.Boolean({
+      description:
+        "Uplink extension: true on a reply that appeared neither where its correlation id was sent nor in the sender's own channel: someone else wrote it, so it is no answer (its id is left out).",
+    }),
+  ),
 });
 
 export const RecvBatchSchema = Type.Object({ items: Type.Array(RecvItemSchema), next_cursor: Type.Integer() });

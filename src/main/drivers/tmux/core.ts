@@ -45,6 +45,12 @@ function callerOf(ctx: InvokeContext | undefined): TmuxCaller | undefined {
   return caller && typeof caller === 'object' && !Array.isArray(caller) ? (caller as TmuxCaller) : undefined;
 }
 
+/** Where an envelope went (`to`) and the pane it named as its sender's (`from`, when known). */
+export interface SentEnvelope {
+  to: string;
+  from?: string;
+}
+
 /** How long a `read` keeps `type`/`keys` unlocked. */
 export const READ_GUARD_MS = 60_000;
 const VERIFY_TIMEOUT_MS = 5000;
@@ -68,6 +74,8 @@ export class TmuxCore {
   #serverPid: string | undefined;
   /** Ids of envelopes we sent: an echo of them in some pane is not inbound. */
   readonly sentIds = new Set<string>();
+  /** Where each id we sent went, and the pane it named as ours: a reply anywhere else is not the addressee's. */
+  readonly sentTo = new Map<string, SentEnvelope>();
 
   constructor(options: TmuxDriverOptions) {
     this.#options = options;
@@ -181,6 +189,7 @@ export class TmuxCore {
       this.#serverPid = pane.serverPid;
       this.#seenLabels.clear();
       this.#lastRead.clear();
+      this.sentTo.clear();
     }
     let labels = this.#seenLabels.get(pane.id);
     if (!labels) this.#seenLabels.set(pane.id, (labels = new Set()));
@@ -269,11 +278,12 @@ export class TmuxCore {
    * presses Enter. No retry: on failure the text stays in the input line, and the error carries
    * what the screen showed.
    */
-  deliver(pane: PaneInfo, line: string, id: string): Promise<SendReceipt> {
-    return this.exclusive(pane.id, () => this.#deliver(pane, line, id));
+  deliver(pane: PaneInfo, line: string, id: string, ownPane?: string): Promise<SendReceipt> {
+    return this.exclusive(pane.id, () => this.#deliver(pane, line, id, ownPane));
   }
 
-  async #deliver(pane: PaneInfo, line: string, id: string): Promise<SendReceipt> {
+  async #deliver(pane: PaneInfo, line: string, id: string, ownPane: string | undefined): Promise<SendReceipt> {
+    this.#rememberSent(id, { to: pane.id, ...(ownPane ? { from: ownPane } : {}) });
     await this.run(['send-keys', '-t', pane.id, '-l', '--', line]);
     const injectedAt = new Date(this.now()).toISOString();
     remember(this.sentIds, id);
@@ -291,6 +301,12 @@ export class TmuxCore {
       verify_excerpt: result.line.length > 300 ? `${result.line.slice(0, 297)}...` : result.line,
       injected_at: injectedAt,
     };
+  }
+
+  #rememberSent(id: string, sent: SentEnvelope): void {
+    this.sentTo.delete(id);
+    this.sentTo.set(id, sent);
+    if (this.sentTo.size > MEMORY_LIMIT) this.sentTo.delete(this.sentTo.keys().next().value as string);
   }
 
   /** The last `n` lines of a pane (wrapped lines joined, trailing blank lines dropped). */

@@ -186,7 +186,7 @@ async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeConte
 }
 
 /**
- * The envelope line and a fresh id for a message. `from:`
+ * The envelope line and a fresh id for a message, and the pane it names as the sender's. `from:`
  * is the context's agent: the id the hub authenticated, never a name the client declared.
  */
 export async function envelopeFor(
@@ -194,10 +194,10 @@ export async function envelopeFor(
   message: string,
   hint: 'full' | 'short' | 'none',
   ctx?: InvokeContext,
-): Promise<{ id: string; line: string }> {
+): Promise<{ id: string; line: string; own: string | undefined }> {
   const id = newCorrelationId();
   const own = await core.ownPane(ctx);
-  return { id, line: formatEnvelope(senderName(ctx?.agent), own, id, message, hint) };
+  return { id, line: formatEnvelope(senderName(ctx?.agent), own, id, message, hint), own };
 }
 
 /** send without reply block → await-idle → everything the peer printed after the question. */
@@ -214,8 +214,8 @@ async function ask(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext
   const timeoutMs = args.timeout_ms as number;
   const started = Date.now();
   const pane = await guardAsk(core, addr, args, ctx);
-  const { id, line } = await envelopeFor(core, message, 'none', ctx);
-  const receipt: SendReceipt = await core.deliver(pane, line, id);
+  const { id, line, own } = await envelopeFor(core, message, 'none', ctx);
+  const receipt: SendReceipt = await core.deliver(pane, line, id, own);
   const idle = await awaitIdle(core.probe(pane), quietMs, Math.max(0, timeoutMs - (Date.now() - started)), signal);
   const after = await core.pane(pane.id);
   const back = Math.max(0, after.historySize - pane.historySize) + after.height + 5;
