@@ -101,6 +101,13 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
           )}
         </section>
       )}
+      {d?.error_detail && !(d.error || row.message) && (
+        // What a call that succeeded found for the operator (a reply its addressee did not write).
+        <section>
+          <h4>Operator-only detail</h4>
+          <pre className="error-pre">{d.error_detail}</pre>
+        </section>
+      )}
       {d?.output !== undefined && (
         <section>
           <h4>Output</h4>

@@ -12,6 +12,7 @@ import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/compon
 import { mcpCommands } from '../../../src/renderer/components/SettingsView';
 import { scopeInWords } from '../../../src/shared/arg-constraints';
 import { recordAgentLabel } from '../../../src/renderer/format';
+import { InvocationDetailPane } from '../../../src/renderer/components/InvocationDetailPane';
 import { useFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
@@ -445,5 +446,33 @@ describe('settings', () => {
       http: 'claude mcp add --transport http uplink http://127.0.0.1:7420/mcp --header "Authorization: Bearer tok"',
       stdio: 'claude mcp add uplink -- /opt/uplink/bin/uplink mcp',
     });
+  });
+});
+
+describe('InvocationDetailPane', () => {
+  it("shows a succeeded call's operator-only detail (a reply its addressee did not write) and the agent as its credential", () => {
+    const row = {
+      key: 'inv-9',
+      invocation_id: 'inv-9',
+      channel: 'tmux:*',
+      op: 'recv',
+      state: 'succeeded' as const,
+      first_at: 1,
+      last_at: 2,
+      first_cursor: 1,
+      events: [],
+    };
+    const detail = {
+      invocation_id: 'inv-9',
+      agent: { kind: 'mcp' as const, agent_id: 'default', name: 'operator' },
+      state: 'succeeded' as const,
+      error_detail: 'reply not from its addressee: tmux:%5 shows "[reply id:0badf00d] yes" for an id sent to tmux:%3',
+      events: [],
+    };
+    render(<InvocationDetailPane row={row} detail={{ loading: false, data: detail }} onClose={() => {}} />);
+    const pane = screen.getByRole('complementary', { name: 'Invocation detail' });
+    expect(pane.textContent).toContain('Operator-only detail');
+    expect(pane.textContent).toContain('reply not from its addressee: tmux:%5');
+    expect(pane.textContent).toContain('default (declares "operator")');
   });
 });
