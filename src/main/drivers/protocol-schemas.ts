@@ -160,7 +160,9 @@ export const CallerEnvironmentSchema = Type.Object(
 export const InvokeContextSchema = Type.Object(
   {
     interaction: Type.Optional(InteractionSchema),
-    agent: Type.Optional(Type.String({ description: 'Who asked (for envelopes and the audit).' })),
+    agent: Type.Optional(
+      Type.String({ description: 'Who asked: the id the caller authenticated as, never a name a client declared (for envelopes and the audit).' }),
+    ),
     invocation_id: Type.Optional(Type.String()),
     caller: Type.Optional(CallerEnvironmentSchema),
     deadline_ms: Type.Optional(Type.Number({ description: "How many milliseconds the hub waits for this call's answer." })),
