@@ -1,4 +1,5 @@
 /** Small formatting helpers shared by the views. */
+import { agentInWords, type AgentNames } from '../shared/agent-label';
 
 /** `850 ms`, `12.3 s`, `4 min 05 s`, `2 h 03 min`. */
 export function formatDuration(ms: number): string {
@@ -29,17 +30,18 @@ export function formatAgo(at: number, now: number): string {
 }
 
 /**
- * An agent as the operator reads it: the authenticated id with the client name it declared beside
- * it (`default (claude-code)`); the declared name alone is marked as such.
+ * An agent as the operator reads it: the authenticated id, the client name it declared marked as
+ * declared (`default (declares "claude-code")`), so a client declaring `operator` never reads as the
+ * operator.
  */
-export function agentLabel(x: { agent?: string; agent_name?: string }): string {
-  if (x.agent === undefined) return x.agent_name ? `${x.agent_name} (unauthenticated)` : '—';
-  return x.agent_name && x.agent_name !== x.agent ? `${x.agent} (${x.agent_name})` : x.agent;
+export function agentLabel(x: { agent?: string | undefined; agent_name?: string | undefined }): string {
+  if (x.agent === undefined && !x.agent_name) return '—';
+  return agentInWords({ agent_id: x.agent, name: x.agent_name });
 }
 
 /** The same label for the agent a prompt or an audit record names (its id, the name it declared). */
-export function recordAgentLabel(a: { agent_id?: string; name: string }): string {
-  return agentLabel({ ...(a.agent_id !== undefined ? { agent: a.agent_id } : {}), agent_name: a.name });
+export function recordAgentLabel(a: AgentNames): string {
+  return agentInWords(a);
 }
 
 /**

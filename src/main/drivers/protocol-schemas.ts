@@ -116,9 +116,23 @@ export const RecvRequestSchema = Type.Object({ cursor: Type.Optional(Type.Intege
 export const RecvItemSchema = Type.Object({
   cursor: Type.Integer(),
   at: Type.String({ description: 'RFC 3339 time the item was seen.' }),
-  from: Type.Optional(Type.String()),
-  id: Type.Optional(Type.String()),
+  from: Type.Optional(Type.String({ description: 'The sender the text names: a claim of whoever wrote it, not an identity.' })),
+  id: Type.Optional(
+    Type.String({ description: 'The correlation id the item carries; absent on a reply seen where its id was never sent (not_from_addressee).' }),
+  ),
   raw: Type.String(),
+  channel: Type.Optional(
+    Type.String({ description: 'Uplink extension: the channel the item was read from (<driver>:<addr>). A messaging driver sets it on every item.' }),
+  ),
+  sent_to: Type.Optional(
+    Type.String({ description: 'Uplink extension: on a reply, the channel its correlation id was sent to, when the driver remembers it.' }),
+  ),
+  not_from_addressee: Type.Optional(
+    Type.Boolean({
+      description:
+        "Uplink extension: true on a reply that appeared neither where its correlation id was sent nor in the sender's own channel: someone else wrote it, so it is no answer (its id is left out).",
+    }),
+  ),
 });
 
 export const RecvBatchSchema = Type.Object({ items: Type.Array(RecvItemSchema), next_cursor: Type.Integer() });
@@ -126,14 +140,29 @@ export const RecvBatchSchema = Type.Object({ items: Type.Array(RecvItemSchema), 
 export const DoctorReportSchema = Type.Object({ driver: Type.String(), ok: Type.Boolean(), lines: Type.Array(Type.String()) });
 
 export const CallerEnvironmentSchema = Type.Object(
-  { tmux: Type.Optional(Type.String()), tmux_pane: Type.Optional(Type.String()) },
-  { description: "Uplink extension: the calling agent's terminal environment ($TMUX, $TMUX_PANE), as its process saw it." },
+  {
+    pid: Type.Optional(
+      Type.Integer({
+        minimum: 2,
+        description:
+          "The calling process, as the hub established it (the one process that holds the caller's connection). Absent: the hub has no evidence of where the caller runs.",
+      }),
+    ),
+    tmux: Type.Optional(Type.String({ description: 'Not sent by this hub: $TMUX as a caller claims it proves nothing (see pid).' })),
+    tmux_pane: Type.Optional(Type.String({ description: 'Not sent by this hub: $TMUX_PANE as a caller claims it proves nothing (see pid).' })),
+  },
+  {
+    description:
+      "Uplink extension: a caller outside the hub's own process. Present (even empty): the call is not the driver process's own, so the driver's environment says nothing about it. A terminal is the caller's only when pid proves it (a tmux pane's process is pid or one of its ancestors).",
+  },
 );
 
 export const InvokeContextSchema = Type.Object(
   {
     interaction: Type.Optional(InteractionSchema),
-    agent: Type.Optional(Type.String({ description: 'Who asked (for envelopes and the audit).' })),
+    agent: Type.Optional(
+      Type.String({ description: 'Who asked: the id the caller authenticated as, never a name a client declared (for envelopes and the audit).' }),
+    ),
     invocation_id: Type.Optional(Type.String()),
     caller: Type.Optional(CallerEnvironmentSchema),
     deadline_ms: Type.Optional(Type.Number({ description: "How many milliseconds the hub waits for this call's answer." })),

@@ -7,6 +7,7 @@
  * `moveTop()`. Pure over small interfaces so Node tests can prove it.
  */
 import type { PendingApproval } from '../../shared/panel-types';
+import { agentInWords } from '../../shared/agent-label';
 
 /** The window surface this module may touch (a subset of BrowserWindow, on purpose). */
 export interface AttentionWindow {
@@ -43,7 +44,7 @@ export interface AttentionDeps {
 export function approvalNotification(a: PendingApproval): NotificationOptions {
   const labels = a.channel_labels.length ? ` (${a.channel_labels.join(', ')})` : '';
   return {
-    title: `Uplink: ${a.agent.agent_id ?? a.agent.name} wants ${a.op}`,
+    title: `Uplink: ${agentInWords(a.agent)} wants ${a.op}`,
     body: `on ${a.channel}${labels} — approve or deny in the Uplink panel`,
     silent: false,
   };

@@ -31,7 +31,7 @@ export interface CallContext {
   readonly declared: DeclaredClient;
   /** One connection (an MCP session); "approve for the session" grants are scoped to it. */
   readonly session?: string;
-  /** Where the caller says it runs (its terminal); drivers verify it before relying on it. */
+  /** Where the caller runs, as the hub established it (the process holding its connection); never a claim. */
   readonly caller?: CallerEnvironment;
   /** Who asked, in the audit record's form. */
   readonly recorded: AgentIdentity;

@@ -263,7 +263,11 @@ export class CallPath {
     if (ctx) {
       const interaction = e.provider_id === undefined ? undefined : this.#interactions.get(e.provider_id);
       if (interaction) outcome.interaction = interaction;
-      if (e.kind === 'succeeded' && !ctx.sensitive) outcome.output = this.#runtime.peek(e.invocation_id).result?.output;
+      if (e.kind === 'succeeded' && !ctx.sensitive) {
+        outcome.output = this.#runtime.peek(e.invocation_id).result?.output;
+        const forged = ctx.op === 'recv' ? forgedReplies(outcome.output) : undefined;
+        if (forged) outcome.detail = forged;
+      }
       if (e.kind === 'failed' && e.error) {
         const last = this.#runtime.peek(e.invocation_id);
         outcome.error = ending(this.#mapError(ctx, e.error, last.cause, {}), { state: 'failed' });
@@ -319,6 +323,24 @@ function operatorDetail(last: HostSnapshot, error: HubError): string | undefined
   if (!d) return undefined;
   const evidence = isDriverError(last.cause) ? error.evidence : undefined;
   return [`${d.kind}: ${d.detail}`, evidence && `evidence: ${evidence}`].filter(Boolean).join('\n');
+}
+
+/**
+ * What the operator is told of replies a driver saw outside their addressee's channel (an item
+ * marked `not_from_addressee`): someone other than the addressee wrote an answer to another
+ * agent's question. The agent gets them marked and without their id; the record says who and where.
+ */
+function forgedReplies(output: JsonValue | undefined): string | undefined {
+  const items = output && typeof output === 'object' && !Array.isArray(output) && Array.isArray(output.items) ? output.items : [];
+  const lines: string[] = [];
+  for (const item of items) {
+    if (!item || typeof item !== 'object' || Array.isArray(item) || item.not_from_addressee !== true) continue;
+    const text = (v: JsonValue | undefined): string => (typeof v === 'string' ? v : '?');
+    lines.push(
+      `reply not from its addressee: ${text(item.channel)} shows ${JSON.stringify(text(item.raw).slice(0, 300))} for an id sent to ${text(item.sent_to)}`,
+    );
+  }
+  return lines.length ? lines.join('\n') : undefined;
 }
 
 /** The default a params schema gives one top-level arg, if it gives one. */

@@ -30,7 +30,10 @@ export interface AgentIdentity {
   user?: string;
   /** One connection (an MCP session); "approve for the session" grants are scoped to it. */
   session?: string;
-  /** Where the agent runs (relayed `uplink mcp`): passed to drivers, never stored. */
+  /**
+   * A caller outside the hub's process (an HTTP edge sets it, `{}` when nothing is established):
+   * the process the hub found holding its connection. Passed to drivers, never stored.
+   */
   caller?: CallerEnvironment;
 }
 

@@ -1,6 +1,7 @@
 /** Approvals: the pending list, decisions (final, sent once) and notifications. */
 import type { ApprovalResolved, Decision, DecisionScope, PendingApproval } from '../../shared/panel-types';
 import type { JsonValue } from '../../shared/wire';
+import { agentInWords } from '../../shared/agent-label';
 import { getApi } from '../api';
 import { get, message, set, toast } from './common';
 import { loadRules, loadSessionGrants } from './views';
@@ -100,7 +101,7 @@ function notifyApproval(a: PendingApproval): void {
   if (get().connection.host !== 'browser' || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
   try {
     // silent focus: the notification never steals focus from the window an action targets.
-    new Notification(`Uplink: ${a.agent.agent_id ?? a.agent.name} wants ${a.op} on ${a.channel}`, {
+    new Notification(`Uplink: ${agentInWords(a.agent)} wants ${a.op} on ${a.channel}`, {
       body: 'Approve or deny in the Uplink panel',
       tag: a.approval_id,
     });

@@ -10,7 +10,7 @@ import { describeAuthorization, outcomeOf } from '../../shared/audit-record';
 import { escapeControl } from '../../shared/escape';
 import { MAX_FLEET_ENTRIES, loadFleetStatus, loadFleetTimeline, setFleetHub } from '../actions';
 import { useStore } from '../store';
-import { agentLabel, formatAgo, formatClock, formatDateTime } from '../format';
+import { recordAgentLabel, formatAgo, formatClock, formatDateTime } from '../format';
 import { Badge, Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
 import type { Tone } from './common';
 import { EVENT_WORDS } from './TimelineRow';
@@ -109,7 +109,7 @@ function recordMessage(r: FleetTimelineEntry['event']): string {
 const FleetRow = memo(function FleetRow({ entry }: { entry: FleetTimelineEntry }) {
   const r = entry.event;
   const outcome = outcomeOf(r);
-  const agent = r.agent ? agentLabel({ ...(r.agent.agent_id !== undefined ? { agent: r.agent.agent_id } : {}), agent_name: r.agent.name }) : '—';
+  const agent = r.agent ? recordAgentLabel(r.agent) : '—';
   const text = escapeControl(recordMessage(r));
   return (
     <tr>

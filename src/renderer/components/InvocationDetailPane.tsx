@@ -3,7 +3,7 @@ import type { InvocationDetail, TimelineEvent } from '../../shared/panel-types';
 import type { Loadable } from '../store';
 import type { InvocationRow } from '../store/timeline-model';
 import { describeAuthorization, invocationAuthorization } from '../../shared/audit-record';
-import { agentLabel, formatClock, formatDateTime, formatDuration } from '../format';
+import { agentLabel, recordAgentLabel, formatClock, formatDateTime, formatDuration } from '../format';
 import { ArgsView } from './ArgsView';
 import { Badge, ErrorBox, Loading, stateTone } from './common';
 
@@ -55,7 +55,7 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
             <Badge tone={stateTone(state)}>{state}</Badge> {d?.duration_ms !== undefined && <span className="muted">in {formatDuration(d.duration_ms)}</span>}
           </dd>
           <dt>Agent</dt>
-          <dd>{agentLabel(d?.agent ? { agent: d.agent.agent_id, agent_name: d.agent.name } : row)}</dd>
+          <dd>{d?.agent ? recordAgentLabel(d.agent) : agentLabel(row)}</dd>
           <dt>Capability</dt>
           <dd className="mono">{d?.capability_id ?? '—'}</dd>
           <dt>Provider</dt>
@@ -99,6 +99,13 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
               <pre className="error-pre">{d.error_detail}</pre>
             </>
           )}
+        </section>
+      )}
+      {d?.error_detail && !(d.error || row.message) && (
+        // What a call that succeeded found for the operator (a reply its addressee did not write).
+        <section>
+          <h4>Operator-only detail</h4>
+          <pre className="error-pre">{d.error_detail}</pre>
         </section>
       )}
       {d?.output !== undefined && (

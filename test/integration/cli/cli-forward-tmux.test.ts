@@ -4,8 +4,10 @@
  * CLI user.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { userInfo } from 'node:os';
-import { runCli, startServe, tmpDataDir } from '../../fixtures/hub-build';
+import { cliEnv, runCli, startServe, tmpDataDir } from '../../fixtures/hub-build';
+import { runInPane } from '../../fixtures/in-pane';
 import type { Served } from '../../fixtures/hub-build';
 import { eventually, TmuxTestServer } from '../../fixtures/tmux-server';
 import { buildTmuxHub, writeConfig } from '../tmux/hub-helpers';
@@ -52,5 +54,39 @@ describe('tmux through a running hub', () => {
       .filter((e) => e.type === 'decision');
     expect(decisions.map((e) => e.op)).toEqual(['keys', 'set-tier', 'keys', 'send']);
     for (const e of decisions) expect(e).toMatchObject({ authorized: 'cli', by: userInfo().username });
+  });
+
+  it('a forwarded command run inside a pane is known by that pane; one that only claims it is not', async () => {
+    const b = await buildTmuxHub();
+    const server = TmuxTestServer.start('sh');
+    cleanup.push(() => server.stop());
+    const peer = server.split('cat');
+    server.setOption(peer, '@uplink_profile', 'operator');
+    const dataDir = tmpDataDir('uplink-tmux-forward-pane-');
+    writeConfig(dataDir, {});
+    // The hub runs outside tmux: its own environment names no pane.
+    const hub: Served = await startServe(b, dataDir, { UPLINK_TEST_TMUX_SOCKET: server.socket });
+    cleanup.push(() => hub.stop());
+    const env = cliEnv(b, dataDir) as Record<string, string>;
+    const inPane = await runInPane(server, [process.execPath, b.launcher, 'send', `tmux:${peer}`, 'from a pane', '--reply-hint', 'short', '--json'], {
+      UPLINK_DATA_DIR: env.UPLINK_DATA_DIR!,
+    });
+    expect(inPane.code, inPane.stderr).toBe(0);
+    const id = (JSON.parse(inPane.stdout) as { correlation_id: string }).correlation_id;
+    await eventually(() => /\[uplink from:uplink-cli pane:%\d+ id:/.test(server.capture(peer)), 10_000, 'the envelope of the CLI in its pane');
+    const line = server
+      .capture(peer)
+      .split('\n')
+      .find((l) => l.includes(`id:${id}]`))!;
+    const cliPane = /pane:(%\d+)/.exec(line)![1]!;
+    expect([server.firstPane, peer]).not.toContain(cliPane);
+    // The same command from outside, its environment naming the first pane: a claim, no pane.
+    const claimed = spawnSync(process.execPath, [b.launcher, 'send', `tmux:${peer}`, 'claimed', '--reply-hint', 'short', '--json'], {
+      env: { ...env, ...server.ownEnv(), UPLINK_DATA_DIR: dataDir },
+      encoding: 'utf8',
+    });
+    expect(claimed.status, claimed.stderr).toBe(0);
+    const claimedId = (JSON.parse(claimed.stdout) as { correlation_id: string }).correlation_id;
+    await eventually(() => server.capture(peer).includes(`[uplink from:uplink-cli pane:none id:${claimedId}] claimed`), 10_000, 'pane:none');
   });
 });

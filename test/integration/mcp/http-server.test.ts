@@ -29,22 +29,39 @@ function hub(dir: string): Hub {
 }
 
 describe('startHubServer', () => {
-  it("a relayed agent's own tmux pane (uplink mcp's headers) reaches the driver with each call", async () => {
+  it('relay headers claiming a pane never reach the driver: only the process the hub finds holding the connection does', async () => {
     const dir = tmpDataDir();
     const driver = createTestDriver();
     const h = createHub({ dataDir: dir, drivers: [driver] });
     hubs.push(h);
     const server = await startHubServer({ hub: h, dataDir: dir, announce: false });
-    const headers = { authorization: `Bearer ${server.token}`, [CALLER_HEADERS.tmux]: '/tmp/tmux-1000/default,4242,0', [CALLER_HEADERS.tmux_pane]: '%7' };
-    const client = new Client({ name: 'relayed-agent', version: '1.0.0' });
+    const claim = { [CALLER_HEADERS.tmux]: '/tmp/tmux-1000/default,4242,0', [CALLER_HEADERS.tmux_pane]: '%7' };
+    /** The caller the driver heard for one session opened with these headers. */
+    const callerWith = async (extra: Record<string, string>): Promise<unknown> => {
+      const client = new Client({ name: 'operator', version: '1.0.0' });
+      try {
+        const headers = { authorization: `Bearer ${server.token}`, ...extra };
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
+        const result = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } });
+        expect(result.isError).toBeFalsy();
+        // The driver hears the credential's id (the hub token's `default`), never the declared client name.
+        expect(driver.state.invoked.at(-1)).toMatchObject({ op: 'echo', agent: 'default' });
+        return driver.state.invoked.at(-1)!.caller;
+      } finally {
+        await client.close();
+      }
+    };
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
-      const result = await client.callTool({ name: 'channel_observe', arguments: { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } } });
-      expect(result.isError).toBeFalsy();
-      // The driver hears the credential's id (the hub token's `default`), never the declared client name.
-      expect(driver.state.invoked.at(-1)).toMatchObject({ op: 'echo', agent: 'default', caller: { tmux: '/tmp/tmux-1000/default,4242,0', tmux_pane: '%7' } });
+      const linux = existsSync('/proc/net/tcp');
+      // The claim only makes the hub look: this process holds the client's connection, so its pid
+      // is what the driver gets; the claimed pane is dropped.
+      expect(await callerWith(claim)).toEqual(linux ? { pid: process.pid } : {});
+      expect(await callerWith({ ...claim, [CALLER_HEADERS.pid]: String(process.pid) })).toEqual(linux ? { pid: process.pid } : {});
+      // A pid the connection does not belong to is no evidence: the caller is nobody known.
+      expect(await callerWith({ ...claim, [CALLER_HEADERS.pid]: '1' })).toEqual({});
+      // No claim: a caller from outside whose terminal is unknown (never the hub's own environment).
+      expect(await callerWith({})).toEqual({});
     } finally {
-      await client.close();
       await server.close();
     }
   });

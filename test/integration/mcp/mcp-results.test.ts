@@ -109,7 +109,7 @@ describe('tool results', () => {
 
     const recv = await call(client, 'channel_recv', {});
     expect(recv.structuredContent).toMatchObject({ items: [{ cursor: 1, from: 'beta', raw: 'hello' }], next_cursor: 1 });
-    expect(line(recv)).toBe('1 item from beta; next_cursor 1');
+    expect(line(recv)).toBe('1 item, naming beta as sender; next_cursor 1');
 
     const doctor = await call(client, 'channel_doctor', {});
     expect(doctor.structuredContent).toMatchObject({ ok: true, drivers: [{ driver: 'test', ok: true }] });

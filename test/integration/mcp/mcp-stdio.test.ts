@@ -238,11 +238,11 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     expect(entries.some((e) => e.kind === 'failed' && e.op === 'bad-output' && e.error_code === 'output_schema_violation')).toBe(true);
     const human = await runCli(b, dir, ['log', '--limit', '1000']);
     // The embedded hub's own client is `stdio`; the name it declared is shown beside it.
-    expect(human.stdout).toMatch(/agent=mcp:stdio \(vitest-agent@9\.9\.9\)/);
+    expect(human.stdout).toMatch(/agent=mcp:stdio \(declares "vitest-agent@9\.9\.9"\)/);
     // How each call was authorized, in the human log too.
-    expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*read-only: no approval needed/);
+    expect(human.stdout).toMatch(/accepted\s+test:alpha\s+echo\s+agent=mcp:stdio \(declares "vitest-agent@9\.9\.9"\) .*read-only: no approval needed/);
     expect(human.stdout).toMatch(
-      /decision\s+test:alpha\s+write\s+agent=mcp:stdio \(vitest-agent@9\.9\.9\) .*denied by the default policy: “no panel attached”/,
+      /decision\s+test:alpha\s+write\s+agent=mcp:stdio \(declares "vitest-agent@9\.9\.9"\) .*denied by the default policy: “no panel attached”/,
     );
   });
 });
@@ -437,7 +437,7 @@ describe("uplink mcp forwarding: approvals reach the running hub's panel", () =>
       });
       const human = await runCli(b, d, ['log', '--op', 'write']);
       expect(human.stdout).toMatch(
-        /decision\s+test:alpha\s+write\s+agent=mcp:default \(relayed-agent@9\.9\.9\) .*approved once by the operator \(stand-in-operator\)/,
+        /decision\s+test:alpha\s+write\s+agent=mcp:default \(declares "relayed-agent@9\.9\.9"\) .*approved once by the operator \(stand-in-operator\)/,
       );
     } finally {
       await c.close();

@@ -60,6 +60,15 @@ describe('attention for a new approval (Electron main)', () => {
     });
   });
 
+  it('a declared client name is marked as declared: a client calling itself "operator" is not the operator', () => {
+    expect(approvalNotification({ ...approval, agent: { kind: 'mcp', agent_id: 'default', name: 'operator' } }).title).toBe(
+      'Uplink: default (declares "operator") wants send',
+    );
+    expect(approvalNotification({ ...approval, agent: { kind: 'mcp', name: 'operator' } }).title).toBe(
+      'Uplink: unauthenticated (declares "operator") wants send',
+    );
+  });
+
   it('an unfocused window gets an OS notification and a flashing task-bar entry, never focus', () => {
     const w = fakeWindow({ focused: false });
     const n = fakeNotifications();

@@ -39,7 +39,7 @@ describe('formatEntry', () => {
     [{ invocation_id: 'inv_1', authorized: 'session', granted: true }, /approved for the session \(granted earlier by the operator\)$/],
     [
       { type: 'event', kind: 'accepted', authorized: 'default_policy', granted: true },
-      /accepted {2}tmux:%3 {2}send {2}agent=mcp:default \(claude-code@2\.1\.0\) {2}read-only: no approval needed$/,
+      /accepted {2}tmux:%3 {2}send {2}agent=mcp:default \(declares "claude-code@2\.1\.0"\) {2}read-only: no approval needed$/,
     ],
     // An operator's action outside any call: the reason says what was done.
     [
@@ -49,7 +49,12 @@ describe('formatEntry', () => {
     // Records that say nothing about authorization keep who and why as they are.
     [{ type: 'decision', kind: 'decision', by: 'alice', reason: 'operator revealed sensitive args' }, /by=alice {2}reason="operator revealed sensitive args"$/],
     // Rows recorded before agents authenticated say so rather than pass the declared name off as the agent.
-    [{ agent: { kind: 'mcp', name: 'claude-code' } }, /agent=mcp:claude-code \(unauthenticated\)$/],
+    [{ agent: { kind: 'mcp', name: 'claude-code' } }, /agent=mcp:unauthenticated \(declares "claude-code"\)$/],
+    // A client declaring a built-in identity reads as its credential, the name marked as declared.
+    [{ agent: { kind: 'mcp', agent_id: 'default', name: 'operator' } }, /agent=mcp:default \(declares "operator"\)$/],
+    [{ agent: { kind: 'mcp', agent_id: 'default', name: 'uplink-cli' } }, /agent=mcp:default \(declares "uplink-cli"\)$/],
+    // Quoted as JSON: a declared name cannot close the mark and add words of its own.
+    [{ agent: { kind: 'mcp', agent_id: 'default', name: 'x") (operator' } }, /agent=mcp:default \(declares "x\\"\) \(operator"\)$/],
     [
       { type: 'event', kind: 'started', provider_id: 'uplink/desktop-semantic', interaction: 'semantic_ui' },
       /provider=uplink\/desktop-semantic {2}interaction=semantic_ui/,

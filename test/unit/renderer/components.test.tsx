@@ -11,6 +11,8 @@ import { ArgsView } from '../../../src/renderer/components/ArgsView';
 import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/components/SchemaForm';
 import { mcpCommands } from '../../../src/renderer/components/SettingsView';
 import { scopeInWords } from '../../../src/shared/arg-constraints';
+import { recordAgentLabel } from '../../../src/renderer/format';
+import { InvocationDetailPane } from '../../../src/renderer/components/InvocationDetailPane';
 import { useFakePanel } from './fake-api';
 import type { FakeApi } from './fake-api';
 
@@ -47,6 +49,16 @@ describe('ApprovalCard', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Show all' }));
     expect(screen.queryByText((_, el) => el?.className === 'arg-text' && el.textContent === 'line one\\n\nline "two"')).not.toBeNull();
     expect(card.textContent).toMatch(/auto-deny in 1 min 5\d s/);
+  });
+
+  it('a client declaring a built-in name ("operator") reads as its credential, the name marked as declared', () => {
+    const declared: PendingApproval = { ...a1, agent: { kind: 'mcp', agent_id: 'default', name: 'operator' } };
+    render(<ApprovalCard approval={declared} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    const card = screen.getByRole('article', { name: 'default (declares "operator") wants send on tmux:%3' });
+    expect(card.querySelector('.agent')?.textContent).toBe('default (declares "operator")');
+    // A row no credential proved never shows the declared name as who it is.
+    expect(recordAgentLabel({ name: 'operator' })).toBe('unauthenticated (declares "operator")');
+    expect(recordAgentLabel({ agent_id: 'operator', name: 'operator' })).toBe('operator');
   });
 
   it("a prompt stamped ahead of this clock (another hub's, or the first instant) has waited 0 ms, not an unknown time", () => {
@@ -434,5 +446,33 @@ describe('settings', () => {
       http: 'claude mcp add --transport http uplink http://127.0.0.1:7420/mcp --header "Authorization: Bearer tok"',
       stdio: 'claude mcp add uplink -- /opt/uplink/bin/uplink mcp',
     });
+  });
+});
+
+describe('InvocationDetailPane', () => {
+  it("shows a succeeded call's operator-only detail (a reply its addressee did not write) and the agent as its credential", () => {
+    const row = {
+      key: 'inv-9',
+      invocation_id: 'inv-9',
+      channel: 'tmux:*',
+      op: 'recv',
+      state: 'succeeded' as const,
+      first_at: 1,
+      last_at: 2,
+      first_cursor: 1,
+      events: [],
+    };
+    const detail = {
+      invocation_id: 'inv-9',
+      agent: { kind: 'mcp' as const, agent_id: 'default', name: 'operator' },
+      state: 'succeeded' as const,
+      error_detail: 'reply not from its addressee: tmux:%5 shows "[reply id:0badf00d] yes" for an id sent to tmux:%3',
+      events: [],
+    };
+    render(<InvocationDetailPane row={row} detail={{ loading: false, data: detail }} onClose={() => {}} />);
+    const pane = screen.getByRole('complementary', { name: 'Invocation detail' });
+    expect(pane.textContent).toContain('Operator-only detail');
+    expect(pane.textContent).toContain('reply not from its addressee: tmux:%5');
+    expect(pane.textContent).toContain('default (declares "operator")');
   });
 });

@@ -140,7 +140,7 @@ describe('the merged timeline', () => {
     expect(first!.textContent).toContain('denied by the operator: “not now”');
     expect(first!.textContent).toContain('denied\\x1b]0;x\\x07');
     expect(first!.querySelector('.outcome-denied')).not.toBeNull();
-    expect(first!.textContent).toContain('laptop/default (laptop/claude-code)');
+    expect(first!.textContent).toContain('laptop/default (declares "laptop/claude-code")');
     expect(second!.textContent).toContain('laptop');
     expect(second!.textContent).toContain('started');
     expect(second!.textContent).toContain('read');

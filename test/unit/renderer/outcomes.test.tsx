@@ -126,7 +126,7 @@ describe('Recently decided', () => {
     act(() => resolveApproval({ approval_id: 'a1', granted: false, authorized: 'operator', by: 'alice', decision: 'deny', reason: 'wrong pane' }));
     render(<ApprovalsView />);
     const item = () => within(screen.getByLabelText('Recently decided')).getByRole('listitem');
-    expect(item().textContent).toContain('send on tmux:%3 · builder (claude-code)');
+    expect(item().textContent).toContain('send on tmux:%3 · builder (declares "claude-code")');
     expect(item().textContent).toContain('denied by the operator (alice): “wrong pane”');
     expect(item().textContent).toContain('in progress');
     act(() => ingestTimeline([ev('no', { kind: 'failed', state: 'failed', error_code: 'policy_denied', outcome: 'denied' })]));

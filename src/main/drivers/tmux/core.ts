@@ -9,6 +9,7 @@ import { decide, paneName, requireReadable, requireTier, type PaneDecision, type
 import { PANE_FORMAT, parsePaneLine, parsePaneList, unreadablePanes, type PaneInfo } from './panes';
 import { TmuxTransport } from './transport';
 import { waitForToken, type PaneProbe } from './watch';
+import { nearestAncestor } from './process-tree';
 
 /** Options of `createTmuxDriver`. */
 export interface TmuxDriverOptions {
@@ -30,18 +31,24 @@ export interface TmuxDriverOptions {
 }
 
 /**
- * The calling agent's tmux identity when the hub knows it (its `$TMUX` and `$TMUX_PANE`, e.g.
- * relayed by `uplink mcp` from the agent's pane to a hub running elsewhere), as an optional
- * `caller` field of the invoke context. Absent: the driver process's own environment decides.
+ * A caller outside the driver's own process, as the invoke context's `caller` says: `pid` is the
+ * calling process as the hub established it (absent: the hub has no evidence of where it runs).
+ * What a caller's environment claims (`$TMUX_PANE`) is never read. Absent altogether: the driver
+ * process's own environment decides.
  */
 export interface TmuxCaller {
-  tmux?: string;
-  tmux_pane?: string;
+  pid?: number;
 }
 
 function callerOf(ctx: InvokeContext | undefined): TmuxCaller | undefined {
   const caller = (ctx as { caller?: unknown } | undefined)?.caller;
   return caller && typeof caller === 'object' && !Array.isArray(caller) ? (caller as TmuxCaller) : undefined;
+}
+
+/** Where an envelope went (`to`) and the pane it named as its sender's (`from`, when known). */
+export interface SentEnvelope {
+  to: string;
+  from?: string;
 }
 
 /** How long a `read` keeps `type`/`keys` unlocked. */
@@ -67,6 +74,8 @@ export class TmuxCore {
   #serverPid: string | undefined;
   /** Ids of envelopes we sent: an echo of them in some pane is not inbound. */
   readonly sentIds = new Set<string>();
+  /** Where each id we sent went, and the pane it named as ours: a reply anywhere else is not the addressee's. */
+  readonly sentTo = new Map<string, SentEnvelope>();
 
   constructor(options: TmuxDriverOptions) {
     this.#options = options;
@@ -96,13 +105,21 @@ export class TmuxCore {
   }
 
   /**
-   * Our own pane: `$TMUX_PANE`, but only when `$TMUX` (if set) names the server we talk to — a
-   * pane id of another server would point at a stranger's pane.
+   * The caller's own pane: for a call from outside this process (the context has a `caller`), the
+   * pane it proved it runs in; otherwise our environment's (`envPane`).
    */
-  ownPane(ctx?: InvokeContext, serverPid?: string): string | undefined {
+  async ownPane(ctx?: InvokeContext): Promise<string | undefined> {
     const caller = callerOf(ctx);
-    // A caller the hub identified is someone else than this process: never fall back to our env.
-    if (caller) return this.#callerPane(caller, serverPid);
+    // A caller from elsewhere is someone else than this process: never fall back to our env.
+    if (caller) return this.#callerPane(caller);
+    return this.envPane();
+  }
+
+  /**
+   * This process's own pane: `$TMUX_PANE`, but only when `$TMUX` (if set) names the server we talk
+   * to — a pane id of another server would point at a stranger's pane.
+   */
+  envPane(): string | undefined {
     const pane = this.#env.TMUX_PANE;
     if (!pane || !/^%\d+$/.test(pane)) return undefined;
     const envSocket = this.#envSocket();
@@ -111,15 +128,18 @@ export class TmuxCore {
   }
 
   /**
-   * The caller's pane, only when its `$TMUX` names our server (same socket path, or the same
-   * server pid, its second field): a pane id of another server would point at a stranger's pane.
+   * The pane a caller runs in, from evidence only: on our server, the pane whose process is the
+   * calling process the hub established (`pid`) or its nearest ancestor. No pid, no pane: any
+   * process can put any `$TMUX_PANE` in its environment or a header, so a claim proves nothing.
    */
-  #callerPane(caller: TmuxCaller, serverPid: string | undefined): string | undefined {
-    const pane = caller.tmux_pane;
-    if (typeof pane !== 'string' || !/^%\d+$/.test(pane) || typeof caller.tmux !== 'string') return undefined;
-    const [path, pid] = caller.tmux.split(',');
-    if (path && path === this.socket()) return pane;
-    return serverPid !== undefined && serverPid !== '' && pid === serverPid ? pane : undefined;
+  async #callerPane(caller: TmuxCaller): Promise<string | undefined> {
+    const pid = caller.pid;
+    if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 1) return undefined;
+    const panes = await this.listPanes().catch(() => [] as PaneInfo[]);
+    const byPid = new Map<number, string>();
+    for (const p of panes) if (p.pid !== undefined) byPid.set(p.pid, p.id);
+    const holder = await nearestAncestor(pid, byPid);
+    return holder === undefined ? undefined : byPid.get(holder);
   }
 
   run(args: readonly string[]): Promise<string[]> {
@@ -169,6 +189,7 @@ export class TmuxCore {
       this.#serverPid = pane.serverPid;
       this.#seenLabels.clear();
       this.#lastRead.clear();
+      this.sentTo.clear();
     }
     let labels = this.#seenLabels.get(pane.id);
     if (!labels) this.#seenLabels.set(pane.id, (labels = new Set()));
@@ -187,8 +208,8 @@ export class TmuxCore {
   }
 
   /** The common gate of a writing op: not our pane, readable, tier, usable. */
-  gate(pane: PaneInfo, what: string, needed: Tier, ctx?: InvokeContext): PaneDecision {
-    if (pane.id === this.ownPane(ctx, pane.serverPid)) {
+  async gate(pane: PaneInfo, what: string, needed: Tier, ctx?: InvokeContext): Promise<PaneDecision> {
+    if (pane.id === (await this.ownPane(ctx))) {
       throw new DriverError('Rejected', `${what} to our own pane ${pane.id} is refused (it would loop back to us)`, {
         hint: 'address another pane; list channels to see them',
       });
@@ -257,11 +278,12 @@ export class TmuxCore {
    * presses Enter. No retry: on failure the text stays in the input line, and the error carries
    * what the screen showed.
    */
-  deliver(pane: PaneInfo, line: string, id: string): Promise<SendReceipt> {
-    return this.exclusive(pane.id, () => this.#deliver(pane, line, id));
+  deliver(pane: PaneInfo, line: string, id: string, ownPane?: string): Promise<SendReceipt> {
+    return this.exclusive(pane.id, () => this.#deliver(pane, line, id, ownPane));
   }
 
-  async #deliver(pane: PaneInfo, line: string, id: string): Promise<SendReceipt> {
+  async #deliver(pane: PaneInfo, line: string, id: string, ownPane: string | undefined): Promise<SendReceipt> {
+    this.#rememberSent(id, { to: pane.id, ...(ownPane ? { from: ownPane } : {}) });
     await this.run(['send-keys', '-t', pane.id, '-l', '--', line]);
     const injectedAt = new Date(this.now()).toISOString();
     remember(this.sentIds, id);
@@ -279,6 +301,12 @@ export class TmuxCore {
       verify_excerpt: result.line.length > 300 ? `${result.line.slice(0, 297)}...` : result.line,
       injected_at: injectedAt,
     };
+  }
+
+  #rememberSent(id: string, sent: SentEnvelope): void {
+    this.sentTo.delete(id);
+    this.sentTo.set(id, sent);
+    if (this.sentTo.size > MEMORY_LIMIT) this.sentTo.delete(this.sentTo.keys().next().value as string);
   }
 
   /** The last `n` lines of a pane (wrapped lines joined, trailing blank lines dropped). */

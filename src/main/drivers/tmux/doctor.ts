@@ -54,7 +54,7 @@ export async function doctor(core: TmuxCore): Promise<DoctorReport> {
       );
     }
   }
-  const own = core.ownPane();
+  const own = core.envPane();
   lines.push(
     own
       ? `own pane: ${own} (envelopes carry pane:${own}; recv scans it for replies)`

@@ -35,7 +35,7 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
     }),
 
     async channels(): Promise<ChannelEntry[]> {
-      const own = core.ownPane();
+      const own = core.envPane();
       return (await core.listPanes()).map((pane) => {
         const decision = core.decide(pane);
         const detail: { [key: string]: JsonValue } = {
@@ -57,8 +57,8 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
 
     async send(addr: string, request: SendRequest, ctx?: InvokeContext): Promise<SendReceipt> {
       const pane = await guardSend(core, addr, request?.message, request?.reply_hint, ctx);
-      const { id, line } = envelopeFor(core, request.message, request.reply_hint ?? 'full', ctx, pane.serverPid);
-      return core.deliver(pane, line, id);
+      const { id, line, own } = await envelopeFor(core, request.message, request.reply_hint ?? 'full', ctx);
+      return core.deliver(pane, line, id, own);
     },
 
     invoke: (addr: string, op: string, args: JsonValue, ctx?: InvokeContext, signal?: AbortSignal) => runOp(core, addr, op, args, ctx, signal),

@@ -34,7 +34,7 @@ export class Inbox {
   }
 
   async #scan(): Promise<void> {
-    const own = this.#core.ownPane();
+    const own = this.#core.envPane();
     let panes: PaneInfo[];
     if (own) {
       const pane = await this.#core.pane(own).catch(() => undefined);
@@ -58,9 +58,17 @@ export class Inbox {
     const key = `${pane.id}\u0000${raw}`;
     if (this.#seen.has(key)) return;
     remember(this.#seen, key);
-    const item: RecvItem = { cursor: this.#next++, at: new Date(this.#core.now()).toISOString(), raw };
+    const item: RecvItem = { cursor: this.#next++, at: new Date(this.#core.now()).toISOString(), raw, channel: `tmux:${pane.id}` };
     if (inbound.from) item.from = inbound.from;
-    if (inbound.id) item.id = inbound.id;
+    const sent = inbound.kind === 'reply' && inbound.id ? this.#core.sentTo.get(inbound.id) : undefined;
+    if (sent) {
+      item.sent_to = `tmux:${sent.to}`;
+      // A genuine answer shows where the question went (the peer printed it) or in the pane the
+      // question named as ours (the peer typed it there, as the recipe says). Anywhere else a third
+      // party wrote it: it is kept, marked, without the id a reader would match it by.
+      if (pane.id !== sent.to && pane.id !== sent.from) item.not_from_addressee = true;
+      else item.id = inbound.id!;
+    } else if (inbound.id) item.id = inbound.id;
     this.#items.push(item);
     if (this.#items.length > INBOX_LIMIT) this.#items.shift();
   }

@@ -77,7 +77,7 @@ export async function guardSend(core: TmuxCore, addr: string, message: unknown, 
   if (!(REPLY_HINTS as readonly unknown[]).includes(hint))
     throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
   const pane = await core.pane(addr);
-  core.gate(pane, 'send', 'operator', ctx);
+  await core.gate(pane, 'send', 'operator', ctx);
   return pane;
 }
 
@@ -113,7 +113,7 @@ async function idle(core: TmuxCore, addr: string, args: Args, signal?: AbortSign
 async function guardType(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<PaneInfo> {
   requireOneLine(args.text as string, 'typed text');
   const pane = await core.pane(addr);
-  core.gate(pane, 'type', 'operator', ctx);
+  await core.gate(pane, 'type', 'operator', ctx);
   core.requireRecentRead(pane, 'type');
   return pane;
 }
@@ -134,7 +134,7 @@ async function guardKeys(core: TmuxCore, addr: string, args: Args, ctx?: InvokeC
   const names = args.keys as string[];
   const needed: Tier = names.map(classifyKey).includes('dangerous') ? 'godmode' : 'operator';
   const pane = await core.pane(addr);
-  core.gate(pane, needed === 'godmode' ? `keys ${names.filter((k) => classifyKey(k) === 'dangerous').join(' ')} (dangerous chord)` : 'keys', needed, ctx);
+  await core.gate(pane, needed === 'godmode' ? `keys ${names.filter((k) => classifyKey(k) === 'dangerous').join(' ')} (dangerous chord)` : 'keys', needed, ctx);
   core.requireRecentRead(pane, 'keys');
   return pane;
 }
@@ -155,8 +155,8 @@ async function guardLabel(core: TmuxCore, addr: string, args: Args, ctx?: Invoke
   const name = args.name as string;
   requireOneLine(name, 'a label');
   const pane = await core.pane(addr);
-  const own = pane.id === core.ownPane(ctx, pane.serverPid);
-  const decision = own ? core.decide(pane) : core.gate(pane, 'label', 'operator', ctx);
+  const own = pane.id === (await core.ownPane(ctx));
+  const decision = own ? core.decide(pane) : await core.gate(pane, 'label', 'operator', ctx);
   const wouldGrant = configTier([pane.id, name], core.config());
   if (tierRank(wouldGrant) > tierRank(decision.tier)) {
     throw new DriverError('Rejected', `renaming ${paneName(pane)} to "${name}" would raise its tier to ${wouldGrant}; a rename can never raise a tier`, {
@@ -181,23 +181,26 @@ async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeConte
   return { label: name };
 }
 
-/** The envelope line and a fresh id for a message. */
-export function envelopeFor(
+/**
+ * The envelope line and a fresh id for a message, and the pane it names as the sender's. `from:`
+ * is the context's agent: the id the hub authenticated, never a name the client declared.
+ */
+export async function envelopeFor(
   core: TmuxCore,
   message: string,
   hint: 'full' | 'short' | 'none',
   ctx?: InvokeContext,
-  serverPid?: string,
-): { id: string; line: string } {
+): Promise<{ id: string; line: string; own: string | undefined }> {
   const id = newCorrelationId();
-  return { id, line: formatEnvelope(senderName(ctx?.agent), core.ownPane(ctx, serverPid), id, message, hint) };
+  const own = await core.ownPane(ctx);
+  return { id, line: formatEnvelope(senderName(ctx?.agent), own, id, message, hint), own };
 }
 
 /** send without reply block → await-idle → everything the peer printed after the question. */
 async function guardAsk(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<PaneInfo> {
   requireOneLine(args.message as string, 'an ask message');
   const pane = await core.pane(addr);
-  core.gate(pane, 'ask', 'operator', ctx);
+  await core.gate(pane, 'ask', 'operator', ctx);
   return pane;
 }
 
@@ -207,8 +210,8 @@ async function ask(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext
   const timeoutMs = args.timeout_ms as number;
   const started = Date.now();
   const pane = await guardAsk(core, addr, args, ctx);
-  const { id, line } = envelopeFor(core, message, 'none', ctx, pane.serverPid);
-  const receipt: SendReceipt = await core.deliver(pane, line, id);
+  const { id, line, own } = await envelopeFor(core, message, 'none', ctx);
+  const receipt: SendReceipt = await core.deliver(pane, line, id, own);
   const idle = await awaitIdle(core.probe(pane), quietMs, Math.max(0, timeoutMs - (Date.now() - started)), signal);
   const after = await core.pane(pane.id);
   const back = Math.max(0, after.historySize - pane.historySize) + after.height + 5;

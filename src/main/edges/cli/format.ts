@@ -3,9 +3,10 @@
  * Everything agents or panes wrote (channel names, messages, args) goes through `escapeControl`:
  * a newline would forge a log line, an ESC sequence would drive the operator's terminal.
  */
-import type { AgentIdentity, AuditEntry, ChannelEntry, HubDoctor, OpDescription } from '../../hub';
+import type { AuditEntry, ChannelEntry, HubDoctor, OpDescription } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
 import { describeAuthorization, outcomeOf } from '../../../shared/audit-record';
+import { agentInWords } from '../../../shared/agent-label';
 import type { DriverProcessStatus } from '../../../shared/panel-types';
 import { describeAdmission } from '../../../shared/driver-status';
 
@@ -59,22 +60,12 @@ export function formatOps(ops: OpDescription[]): string {
   return ops.map((o) => escapeControl(`${o.op.padEnd(width)}  ${o.mutating ? 'mutating ' : 'read-only'}  ${o.tool.padEnd(15)}  ${o.summary}`)).join('\n');
 }
 
-/**
- * An agent as people read it: the authenticated id, the declared client name beside it when it
- * differs (`default (claude-code@2.1.0)`); rows from before agents authenticated say so.
- */
-function agentText(a: AgentIdentity): string {
-  const declared = `${a.name}${a.version ? `@${a.version}` : ''}`;
-  if (a.agent_id === undefined) return `${declared} (unauthenticated)`;
-  return a.agent_id === a.name ? declared : `${a.agent_id} (${declared})`;
-}
-
 /** One audit entry as one log line, whatever its fields hold. */
 export function formatEntry(e: AuditEntry): string {
   const parts = [new Date(e.at).toISOString(), `#${e.id}`, e.type === 'event' ? e.kind : e.type];
   if (e.channel) parts.push(e.channel);
   if (e.op) parts.push(e.op);
-  if (e.agent) parts.push(`agent=${e.agent.kind}:${agentText(e.agent)}${e.agent.user ? `(${e.agent.user})` : ''}`);
+  if (e.agent) parts.push(`agent=${e.agent.kind}:${agentInWords(e.agent)}${e.agent.user ? `(${e.agent.user})` : ''}`);
   if (e.invocation_id) parts.push(e.invocation_id);
   if (e.provider_id) parts.push(`provider=${e.provider_id}`);
   if (e.interaction) parts.push(`interaction=${e.interaction}`);

@@ -9,11 +9,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HubError, isDriverError, toHubError } from '../../hub';
-import type { Hub } from '../../hub';
+import type { CallerEnvironment, Hub } from '../../hub';
 import { cliAgent, executeCli } from '../cli/execute';
 import { MAX_CLI_BODY_BYTES, parseCliBody } from '../cli/request';
 import type { CliRequest } from '../cli/request';
 import { isLoopbackPeer } from './loopback';
+import { connectionOwner } from './peer-process';
 
 /** What the route needs from the server. */
 export interface CliRouteOptions {
@@ -98,9 +99,13 @@ export function createCliRoute(options: CliRouteOptions): (req: IncomingMessage,
     const write = (line: string): void => {
       if (!res.destroyed) res.write(line);
     };
+    // The CLI's `$TMUX_PANE` is a claim, like an agent's: the pane is found from the process that
+    // holds this connection (searched for, as the CLI names no pid), or stays unknown.
+    const pid = body.caller ? await connectionOwner(req.socket).catch(() => undefined) : undefined;
+    const caller: CallerEnvironment = pid === undefined ? {} : { pid };
     try {
       const result = await executeCli(options.hub, request, {
-        agent: cliAgent(body.user, body.caller),
+        agent: { ...cliAgent(body.user), caller },
         signal: abort.signal,
         onEntry: (entry) => write(`${JSON.stringify({ entry })}\n`),
       });

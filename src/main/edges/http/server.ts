@@ -22,6 +22,7 @@ import { announceHub, retractHub } from './hub-json';
 import { EventBuffer } from './event-store';
 import type { SessionEvents } from './event-store';
 import { isLoopbackHost, isLoopbackPeer } from './loopback';
+import { connectionOwner } from './peer-process';
 import { createOperatorAuth, ensureToken, secretEquals, SESSION_TTL_MS } from '../../hub';
 import type { HttpContext, HttpMount } from './types';
 
@@ -52,17 +53,29 @@ interface McpSession {
   events: SessionEvents;
 }
 
-/** Headers `uplink mcp` sets when it relays an agent to this hub: where that agent runs. */
-export const CALLER_HEADERS = { tmux: 'x-uplink-tmux', tmux_pane: 'x-uplink-tmux-pane' } as const;
+/**
+ * Headers `uplink mcp` sets when it relays an agent to this hub: the agent's `$TMUX`/`$TMUX_PANE`
+ * and the relay's own pid. They are claims and only ask the hub to locate the caller.
+ */
+export const CALLER_HEADERS = { tmux: 'x-uplink-tmux', tmux_pane: 'x-uplink-tmux-pane', pid: 'x-uplink-pid' } as const;
 
-/** The relayed agent's `$TMUX`/`$TMUX_PANE`, if sent (drivers verify them before use). */
-function callerFrom(req: IncomingMessage): CallerEnvironment | undefined {
-  const caller: CallerEnvironment = {};
-  for (const [key, header] of Object.entries(CALLER_HEADERS) as Array<[keyof CallerEnvironment, string]>) {
-    const value = req.headers[header];
-    if (typeof value === 'string' && value.length > 0 && value.length <= 4096) caller[key] = value;
-  }
-  return Object.keys(caller).length ? caller : undefined;
+/**
+ * Where a relayed agent runs, from evidence only. No header is believed: when a client claims a
+ * terminal, the hub finds which process holds the other end of this very connection (the kernel's
+ * tables, `peer-process.ts`; a claimed pid is only where it looks first) and passes that pid on;
+ * drivers find the caller's pane from it on their own server. Without evidence the caller is `{}`:
+ * someone outside the hub's process whose terminal nobody knows, never the hub's own.
+ */
+async function callerFrom(req: IncomingMessage): Promise<CallerEnvironment> {
+  const header = (name: string): string | undefined => {
+    const value = req.headers[name];
+    return typeof value === 'string' && value.length > 0 && value.length <= 4096 ? value : undefined;
+  };
+  const claimedPid = header(CALLER_HEADERS.pid);
+  if (claimedPid === undefined && header(CALLER_HEADERS.tmux) === undefined && header(CALLER_HEADERS.tmux_pane) === undefined) return {};
+  const hint = claimedPid !== undefined && /^\d{1,10}$/.test(claimedPid) ? Number(claimedPid) : undefined;
+  const pid = await connectionOwner(req.socket, hint).catch(() => undefined);
+  return pid === undefined ? {} : { pid };
 }
 
 /** Largest request body accepted on `/mcp`. */
@@ -325,7 +338,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         return;
       }
       const grantsKey = randomUUID();
-      const server = createMcpServer(options.hub, credential, grantsKey, callerFrom(req));
+      const server = createMcpServer(options.hub, credential, grantsKey, await callerFrom(req));
       const events = eventBuffer.forSession();
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),

@@ -63,12 +63,23 @@ export function sendAnswer(channel: string, r: SendReceipt): ToolAnswer {
   return answer(text, structured);
 }
 
+/**
+ * A `from:` is whatever the line says (anyone can print `[uplink from:operator …]`), so the text
+ * calls it a name the line gives, says where items were read, and puts a reply seen outside its
+ * addressee's pane first, as no answer.
+ */
 export function recvAnswer(b: RecvBatch): ToolAnswer {
-  const from = [...new Set(b.items.map((i) => i.from).filter((f): f is string => typeof f === 'string'))];
+  const distinct = (values: Array<string | undefined>): string[] => [...new Set(values.filter((v): v is string => typeof v === 'string'))];
+  const from = distinct(b.items.map((i) => i.from));
+  const where = distinct(b.items.map((i) => i.channel));
+  const forged = b.items.filter((i) => i.not_from_addressee === true);
+  const warning = forged.length
+    ? `${forged.length} repl${forged.length === 1 ? 'y' : 'ies'} NOT from the addressee (seen in ${names(distinct(forged.map((i) => i.channel)))}, answering an id sent to ${names(distinct(forged.map((i) => i.sent_to)))}: no answer); `
+    : '';
   const text =
     b.items.length === 0
       ? `No new items; next_cursor ${b.next_cursor}`
-      : `${b.items.length} item${b.items.length === 1 ? '' : 's'}${from.length ? ` from ${names(from)}` : ''}; next_cursor ${b.next_cursor}`;
+      : `${warning}${b.items.length} item${b.items.length === 1 ? '' : 's'}${where.length ? ` read in ${names(where)}` : ''}${from.length ? `, naming ${names(from)} as sender` : ''}; next_cursor ${b.next_cursor}`;
   const structured: ToolOutput<'channel_recv'> = b;
   return answer(text, structured);
 }

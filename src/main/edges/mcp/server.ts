@@ -39,8 +39,8 @@ function ok(answer: ToolAnswer): CallToolResult {
 /**
  * Creates an MCP server bound to the hub for one authenticated agent: `credential` is who the
  * connection authenticated as (the agent of every call; the client's declared name travels beside
- * it, untrusted). `session` scopes "approve for the session" grants; `caller` is where a relayed
- * agent runs (its `$TMUX`/`$TMUX_PANE`), passed on to drivers.
+ * it, untrusted). `session` scopes "approve for the session" grants; `caller` is what the hub
+ * established of where the agent runs (the process holding its connection), passed on to drivers.
  */
 export function createMcpServer(hub: Hub, credential: AgentCredential, session: string = randomUUID(), caller?: CallerEnvironment): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });

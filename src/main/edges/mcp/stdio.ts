@@ -136,8 +136,10 @@ async function relay(dataDir: string): Promise<number> {
   // A named agent authenticates with its own token; otherwise the data dir's default one.
   const token = process.env.UPLINK_AGENT_TOKEN?.trim() || ensureToken(dataDir);
   const stdio = new StdioServerTransport();
-  // The running hub's drivers cannot see this process's environment: say where the agent runs
-  // (its own tmux pane), so envelopes, replies and the own-pane guard refer to the agent's pane.
+  // The running hub's drivers cannot see this process's environment. Inside tmux, the relay asks
+  // the hub to locate it: the hub believes none of these headers, but checks which process holds
+  // the connection (this one, whose pid it looks at first) and the driver finds the pane holding
+  // that process — so envelopes, replies and the own-pane guard refer to the agent's own pane.
   const headers: Record<string, string> = {
     authorization: `Bearer ${token}`,
     'content-type': 'application/json',
@@ -145,6 +147,7 @@ async function relay(dataDir: string): Promise<number> {
   };
   if (process.env.TMUX) headers[CALLER_HEADERS.tmux] = process.env.TMUX;
   if (process.env.TMUX_PANE) headers[CALLER_HEADERS.tmux_pane] = process.env.TMUX_PANE;
+  if (process.env.TMUX || process.env.TMUX_PANE) headers[CALLER_HEADERS.pid] = String(process.pid);
   const reply = (message: JSONRPCMessage): void => void stdio.send(message).catch(() => undefined);
   const noHub = (hint: string): RelayError => unavailable(`no Uplink hub is running for ${dataDir}`, hint);
   const post = (url: URL, message: unknown, s?: HubSession, signal?: AbortSignal): Promise<Response> =>

@@ -61,7 +61,7 @@ export interface EventOutcome {
   output?: JsonValue;
   /** A `failed` event's error as the agent hears it. */
   error?: HubError;
-  /** Operator-only detail of a failure (left out for sensitive calls). */
+  /** Operator-only detail of a failure, or of what a success found (left out for sensitive calls). */
   detail?: string;
   /** How the call ended, where its event alone does not say (else `error`'s, else derived). */
   ended?: Outcome;
@@ -112,8 +112,9 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
       } else {
         entry.message = e.error.message;
       }
-      if (outcome.detail && !ctx.sensitive) entry.detail = outcome.detail.slice(0, 8192);
     }
+    // A failure's detail, or what a success found that the operator must see (a forged reply).
+    if (outcome.detail && !ctx.sensitive) entry.detail = outcome.detail.slice(0, 8192);
     const ended = outcome.ended ?? outcome.error?.outcome;
     if (ended) entry.outcome = ended;
   }

@@ -3,6 +3,7 @@
  * is declared to another hub and recorded there (an agent of the calling hub, never a person).
  */
 import type { AgentIdentity } from '../types';
+import { UNAUTHENTICATED } from '../call-context';
 import type { FleetAgent } from './messages';
 
 const HUB_NAME = /^([a-z][a-z0-9-]*)\/(.+)$/;
@@ -13,15 +14,21 @@ export function splitFleetChannel(channel: string): { hub: string; channel: stri
   return m ? { hub: m[1]!, channel: m[2]! } : undefined;
 }
 
-/** The identity a call from another hub runs under here: an agent of that hub, never a person. */
+/**
+ * The identity a call from another hub runs under here: an agent of that hub, never a person. Its
+ * id is the one that hub authenticated; one it does not name is that hub's unauthenticated agent,
+ * never an id made of the client's declared name.
+ */
 export function remoteAgent(from: string, a: FleetAgent): AgentIdentity {
   return {
     kind: 'mcp',
     name: `${from}/${a.name}`,
-    agent_id: `${from}/${a.agent_id ?? `${a.kind}:${a.name}`}`,
+    agent_id: `${from}/${a.agent_id ?? UNAUTHENTICATED}`,
     ...(a.version ? { version: a.version } : {}),
     ...(a.user ? { user: `${from}/${a.user}` } : {}),
     ...(a.session ? { session: `${from}/${a.session}` } : {}),
+    // It runs behind another hub: nothing of this hub's own environment (its pane) is its.
+    caller: {},
   };
 }
 
