@@ -12,7 +12,6 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { HubError } from '../../hub';
 import { clipName } from '../../../shared/escape';
 import type { AgentCredential, CallerEnvironment, Hub } from '../../hub';
@@ -20,38 +19,18 @@ import { connectMcp, createMcpServer } from '../mcp/server';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { EventBuffer } from './event-store';
-import type { SessionEvents } from './event-store';
+
 import { isLoopbackHost, isLoopbackPeer } from './loopback';
 import { connectionOwner } from './peer-process';
+import { McpSessions } from './sessions';
+import type { McpSession } from './sessions';
 import { createOperatorAuth, ensureToken, secretEquals, SESSION_TTL_MS } from '../../hub';
 import type { HttpContext, HttpMount } from './types';
 
-/** An MCP session idle this long (no request in flight) is closed: clients vanish without DELETE. */
-const SESSION_IDLE_MS = 10 * 60_000;
-/** Open MCP sessions at most; past it the longest-idle one goes. */
-const MAX_SESSIONS = 256;
-/**
- * Of the open sessions, a credential that already holds one may not take the last ones: they are
- * kept for credentials that hold none, so a token opening session after session (each busy with a
- * long call) cannot lock every other agent out. One in sixteen, at least one.
- */
-const RESERVED_FOR_NEWCOMERS = (max: number): number => Math.max(1, Math.floor(max / 16));
 /** How long a stopping server lets answers already being written reach their clients. */
 const FLUSH_MS = 2000;
 /** How long an SSE client waits before it reconnects (sent in the priming event's `retry`). */
 const SSE_RETRY_MS = 1000;
-
-/** One Streamable HTTP MCP session. */
-interface McpSession {
-  transport: StreamableHTTPServerTransport;
-  server: McpServer;
-  lastSeen: number;
-  inflight: number;
-  /** The agent that opened it. */
-  agent_id: string;
-  /** What its streams sent, for a client that reconnects with Last-Event-ID. */
-  events: SessionEvents;
-}
 
 /**
  * Headers `uplink mcp` sets when it relays an agent to this hub: the agent's `$TMUX`/`$TMUX_PANE`
@@ -180,72 +159,12 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     tokenMatches: (c) => secretEquals(token, c),
     panelSession: (req) => operator.sessionOf(req.headers.cookie),
   };
-  const maxSessions = options.maxMcpSessions ?? MAX_SESSIONS;
-  const idleMs = options.mcpSessionIdleMs ?? SESSION_IDLE_MS;
-  const sessions = new Map<string, McpSession>();
+  const sessions = new McpSessions({
+    max: options.maxMcpSessions,
+    perAgent: options.maxMcpSessionsPerAgent,
+    idleMs: options.mcpSessionIdleMs,
+  });
   const eventBuffer = options.mcpEvents ?? new EventBuffer();
-  const drop = (id: string, s: McpSession): void => {
-    sessions.delete(id);
-    void s.server.close().catch(() => undefined);
-  };
-  const sweeper = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, s] of sessions) if (s.inflight === 0 && now - s.lastSeen > idleMs) drop(id, s);
-    },
-    Math.min(60_000, Math.max(10, idleMs / 2)),
-  );
-  sweeper.unref();
-  /** Why a credential gets no new session: the status and the one-line error. */
-  type Refusal = { status: 429 | 503; message: string; hint: string };
-  const asked = options.maxMcpSessionsPerAgent;
-  const perAgent = Math.max(1, Math.min(maxSessions, Number.isInteger(asked) ? asked! : Math.floor(maxSessions / 2)));
-  const reserved = RESERVED_FOR_NEWCOMERS(maxSessions);
-  /** Sessions admitted whose initialize is still being answered: counted, never closed. */
-  const opening = new Set<McpSession>();
-  /** The longest-idle of these sessions with nothing in flight (busy ones are never closed). */
-  const idlest = (entries: Iterable<[string, McpSession]>): [string, McpSession] | undefined => {
-    let found: [string, McpSession] | undefined;
-    for (const e of entries) if (e[1].inflight === 0 && (!found || e[1].lastSeen < found[1].lastSeen)) found = e;
-    return found;
-  };
-  /**
-   * Makes room for one more session of `agent`, or says why there is none. A credential holds at
-   * most `perAgent` sessions (at its cap its own longest-idle one goes); one that holds any leaves
-   * the last `reserved` for credentials that hold none; past the total the longest-idle session
-   * goes, the credential's own first.
-   */
-  const admit = (agent: string): Refusal | undefined => {
-    const own = (): Array<[string, McpSession]> => [...sessions].filter(([, s]) => s.agent_id === agent);
-    const held = (): number => own().length + [...opening].filter((s) => s.agent_id === agent).length;
-    if (held() >= perAgent) {
-      const victim = idlest(own());
-      if (!victim) {
-        return {
-          status: 429,
-          message: `credential ${agent} already has ${perAgent} MCP sessions open and busy, its cap (of ${maxSessions} in all)`,
-          hint: 'close MCP clients of this credential you no longer use, or wait for one of its calls to end; each agent should connect with a token of its own, which the operator issues',
-        };
-      }
-      drop(...victim);
-    }
-    for (;;) {
-      const holds = held();
-      const open = sessions.size + opening.size;
-      if (open < (holds === 0 ? maxSessions : maxSessions - reserved)) return undefined;
-      const victim = idlest(own()) ?? idlest(sessions);
-      if (!victim) {
-        return holds === 0 || open >= maxSessions
-          ? { status: 503, message: `all ${maxSessions} MCP sessions are open and busy`, hint: 'retry in a moment, or close MCP clients you no longer use' }
-          : {
-              status: 503,
-              message: `${open} of ${maxSessions} MCP sessions are open and busy, and the last ${reserved} are kept for agents that hold none`,
-              hint: `retry in a moment, or close MCP clients of credential ${agent} you no longer use`,
-            };
-      }
-      drop(...victim);
-    }
-  };
   /** MCP requests still being answered (not the long-lived GET streams). */
   const answering = new Set<ServerResponse>();
   const serve = (s: McpSession, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
@@ -331,7 +250,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
           : 'Bad Request: Server not initialized';
         return void sendError(res, 400, 'Invalid', message, 'send initialize first, without an Mcp-Session-Id header', {}, RPC.invalidRequest);
       }
-      const refused = admit(credential.id);
+      const refused = sessions.admit(credential.id);
       if (refused) {
         const err = sendError(res, refused.status, 'Unavailable', refused.message, refused.hint, { 'retry-after': '5' });
         audit(`HTTP ${refused.status} on /mcp: ${err.message}`, err);
@@ -343,7 +262,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          opening.delete(session);
+          sessions.opened(session);
           sessions.set(id, session);
         },
         eventStore: events,
@@ -356,12 +275,12 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
       // Counted from admission on: concurrent initializes must not all fit in the same free slot.
-      opening.add(session);
+      sessions.opening(session);
       try {
         await connectMcp(server, transport);
         return await serve(session, req, res, body);
       } finally {
-        opening.delete(session);
+        sessions.opened(session);
       }
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
@@ -491,7 +410,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     async close() {
       if (closed) return;
       closed = true;
-      clearInterval(sweeper);
+      sessions.stopSweeping();
       if (options.announce !== false) retractHub(options.dataDir);
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       // A hub that stopped has answered its waiting calls; closing the sockets now would cut those
