@@ -7,6 +7,7 @@ import type { Static } from '@sinclair/typebox';
 import type { InteractionKind, JsonValue } from '../kernel';
 import { escapeControl } from '../../shared/escape';
 import type * as S from './protocol-schemas';
+import { parseChannelAddress } from '../../shared/channel-address';
 
 // The wire shapes, each derived from its one declaration in ./protocol-schemas (the schema the
 // protocol checks it with); field notes are the schemas' descriptions.
@@ -110,11 +111,11 @@ export class DriverError extends Error {
   }
 }
 
-/** The driver name used in a rendered error: the channel's prefix before the first `:`, else `core`. */
+/** The driver name used in a rendered error: the channel's driver (`<hub>/<driver>` for a fleet member's), else `core`. */
 export function driverOfChannel(channel: string | undefined): string {
-  if (!channel) return 'core';
-  const i = channel.indexOf(':');
-  return i > 0 ? channel.slice(0, i) : 'core';
+  const address = parseChannelAddress(channel);
+  if (!address) return 'core';
+  return address.hub === undefined ? address.driver : `${address.hub}/${address.driver}`;
 }
 
 /**

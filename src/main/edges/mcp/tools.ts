@@ -13,6 +13,7 @@ import {
   ChannelEntrySchema,
   checkBounds,
   DoctorReportSchema,
+  driverOfChannel,
   HubError,
   INTERACTION_KINDS,
   MAX_OP_CHARS,
@@ -192,7 +193,7 @@ export function checkToolArgs(name: string, raw: unknown): Record<string, unknow
   const validate = validators.get(name);
   let input = (raw ?? {}) as Record<string, unknown>;
   const chan = typeof input.channel === 'string' ? input.channel : undefined;
-  const driver = chan && chan.indexOf(':') > 0 ? chan.slice(0, chan.indexOf(':')) : 'core';
+  const driver = driverOfChannel(chan);
   // Channel and op bounds before anything looks at them (the schema check, the driver name, the
   // audit record). Args are bounded once, by the hub every call reaches: nothing here walks them.
   checkBounds(input.channel, input.op, undefined);

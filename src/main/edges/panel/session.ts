@@ -3,6 +3,7 @@
  * and the hub's streams forwarded as panel events. While a session is open it counts as an
  * attached panel, so mutating requests ask the operator instead of being denied.
  */
+import { driverOfChannel } from '../../hub';
 import type { AgentIdentity, ChannelEntry, DriverInfo, Hub } from '../../hub';
 import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
 import type { ChannelList, DemoStep, PanelChannel, PanelSettings } from '../../../shared/panel-types';
@@ -152,7 +153,7 @@ export function openPanelSession(
     },
     async describeChannel({ channel }) {
       const described = await hub.describe(channel);
-      const driver = channel.slice(0, channel.indexOf(':'));
+      const driver = driverOfChannel(channel);
       const info = hub.drivers().find((d) => d.id === driver);
       return { channel: toPanelChannel(info, driver, described.channel), ops: described.ops };
     },
