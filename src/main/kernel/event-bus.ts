@@ -10,8 +10,9 @@ import type { RuntimeEvent, RuntimeListener } from './types';
 /** The runtime's listener list and delivery queue. */
 export class EventBus {
   #listeners: RuntimeListener[] = [];
-  /** Pairs: event, then the invocation's context. */
-  readonly #queue: unknown[] = [];
+  readonly #queue: RuntimeEvent[] = [];
+  /** The context of each queued event's invocation, at the same index. */
+  readonly #contexts: unknown[] = [];
   #dispatching = false;
 
   /** Adds a listener; returns its idempotent remover. */
@@ -29,7 +30,8 @@ export class EventBus {
   /** Queues the invocation's latest event (built only when someone listens). */
   enqueue(inv: Invocation, hasExtra: boolean): void {
     if (this.#listeners.length === 0) return;
-    this.#queue.push(inv.lastEvent(hasExtra), inv.context);
+    this.#queue.push(inv.lastEvent(hasExtra));
+    this.#contexts.push(inv.context);
   }
 
   /** Delivers everything queued, unless a delivery is already under way further up the stack. */
@@ -37,9 +39,9 @@ export class EventBus {
     if (this.#dispatching) return;
     this.#dispatching = true;
     try {
-      for (let i = 0; i < this.#queue.length; i += 2) {
-        const event = this.#queue[i] as RuntimeEvent;
-        const context = this.#queue[i + 1];
+      for (let i = 0; i < this.#queue.length; i++) {
+        const event = this.#queue[i]!;
+        const context = this.#contexts[i];
         for (const listener of this.#listeners) {
           try {
             listener(event, context);
@@ -50,6 +52,7 @@ export class EventBus {
       }
     } finally {
       this.#queue.length = 0;
+      this.#contexts.length = 0;
       this.#dispatching = false;
     }
   }
