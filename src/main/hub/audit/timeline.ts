@@ -2,7 +2,7 @@
  * The timeline: a projection of recorded kernel events (an event + the call's immutable facts +
  * what the kernel says of its outcome → an audit entry), plus decisions and rejected requests,
  * committed to the audit store in batches and fed to live subscribers (the panel) with their ids
- * once stored.
+ * once stored. Every entry is masked first: no live secret of the hub reaches the audit or the panel.
  */
 import type { InteractionKind, InvocationState, JsonValue, ProgressDetail, RuntimeEvent } from '../../kernel';
 import { boundedEntry } from './bounded';
@@ -126,9 +126,15 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
   return entry;
 }
 
+/** What the timeline needs of the hub's secret mask (credentials' `SecretMask`). */
+export interface EntryMask {
+  maskFields<T extends object>(record: T): T;
+}
+
 /** Batches entries into the audit store and feeds live subscribers. */
 export class Timeline {
   #audit: AuditStore;
+  #secrets: EntryMask | undefined;
   #pending: Array<Omit<AuditEntry, 'id'>> = [];
   /** How many of `#pending` (always a prefix) are in the journal, and the line holding the last. */
   #journaled = 0;
@@ -136,8 +142,9 @@ export class Timeline {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #entries = new Emitter<AuditEntry>();
 
-  constructor(audit: AuditStore) {
+  constructor(audit: AuditStore, secrets?: EntryMask) {
     this.#audit = audit;
+    this.#secrets = secrets;
   }
 
   subscribe(listener: (e: AuditEntry) => void): Disposer {
@@ -150,6 +157,8 @@ export class Timeline {
    * crash. Other entries commit in batches within FLUSH_MS (one WAL commit for many events).
    */
   record(entry: Omit<AuditEntry, 'id'>, durable = false): void {
+    // Masked before anything keeps it: the queue, the journal, the store and the panel's live feed.
+    if (this.#secrets) entry = this.#secrets.maskFields(entry);
     const ended = entry.outcome === undefined ? outcomeOf(entry) : undefined;
     if (ended) entry = { ...entry, outcome: ended };
     // Bounded now (a screenshot's output summarized), so the queue never holds a delivered payload.
