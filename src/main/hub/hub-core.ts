@@ -471,20 +471,21 @@ class HubCore implements Hub {
   }
 
   // ── out-of-process drivers ───────────────────────────────────────────────────────────────
-  driverStatus(): Promise<ExternalStatus[]> {
-    return this.#admin.status();
+  // A driver's stderr and protocol trace are its text too: masked like its results.
+  async driverStatus(): Promise<ExternalStatus[]> {
+    return this.#secrets.mask(await this.#admin.status());
   }
 
   driverTrace(id: string, filter?: TraceFilter): TraceEntry[] {
-    return this.#admin.trace(id, filter);
+    return this.#secrets.mask(this.#admin.trace(id, filter));
   }
 
-  trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus> {
-    return this.#admin.trust(id, sha256, by);
+  async trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus> {
+    return this.#secrets.mask(await this.#admin.trust(id, sha256, by));
   }
 
-  restartDriver(id: string, by: string): Promise<ExternalStatus> {
-    return this.#admin.restart(id, by);
+  async restartDriver(id: string, by: string): Promise<ExternalStatus> {
+    return this.#secrets.mask(await this.#admin.restart(id, by));
   }
 
   // ── kernel views ─────────────────────────────────────────────────────────────────────────

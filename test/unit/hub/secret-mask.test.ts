@@ -112,6 +112,25 @@ describe('SecretMask', () => {
     expect(mask.maskError(clean)).toBe(clean);
   });
 
+  it('remembers only what maskResult masked: a value changed afterwards is scanned again', () => {
+    const s = secret();
+    const mask = maskWith(s);
+    const live = { text: 'clean' };
+    expect(mask.mask(live)).toBe(live);
+    live.text = `now ${s}`;
+    expect(mask.mask(live)).toEqual({ text: `now ${M}` });
+    const output = { text: s };
+    const masked = mask.maskResult(output);
+    expect(masked).toEqual({ text: M });
+    expect(mask.mask(output)).toBe(masked);
+    expect(mask.mask(masked)).toBe(masked);
+    // A new secret: remembered results are scanned anew.
+    const other = secret();
+    mask.add(other);
+    const clean = { text: other };
+    expect(mask.maskResult(clean)).toEqual({ text: M });
+  });
+
   it('walks deep values without recursion', () => {
     const s = secret();
     const mask = maskWith(s);

@@ -100,7 +100,7 @@ export class SecretMask {
   #dirty = false;
   /** Bumped on every change: a cached result is good for one generation. */
   #generation = 0;
-  /** The last result per object value (a call's output is masked for the agent and for the audit). */
+  /** What `maskResult` made of each value (a call's output is masked for the audit, then for the agent). */
   #cache = new WeakMap<object, { generation: number; value: unknown }>();
 
   /** Registers a secret; too short ones and ones holding whitespace are ignored. */
@@ -194,9 +194,22 @@ export class SecretMask {
 
   /**
    * `value` with every registered secret in its strings (and object keys) replaced by the marker:
-   * the value itself when none occurs, else a masked copy. Walks with a stack, not recursion.
+   * the value itself when none occurs, else a masked copy. Walks with a stack, not recursion. A
+   * value `maskResult` masked before (and the secrets unchanged since) is not scanned again.
    */
   mask<T>(value: T): T {
+    return this.#mask(value, false);
+  }
+
+  /**
+   * `mask` for a value nobody changes afterwards — a call's output, the kernel's own copy — and
+   * remembered: masked for the audit, it is not scanned again for the agent.
+   */
+  maskResult<T>(value: T): T {
+    return this.#mask(value, true);
+  }
+
+  #mask<T>(value: T, remember: boolean): T {
     const c = this.#current();
     if (!c || value === null || value === undefined) return value;
     if (typeof value === 'string') return this.#maskText(c, value) as T;
@@ -204,13 +217,17 @@ export class SecretMask {
     const cached = this.#cache.get(value);
     if (cached && cached.generation === this.#generation) return cached.value as T;
     const masked = this.#occursIn(c, value) ? this.#maskedCopy(c, value) : value;
-    this.#cache.set(value, { generation: this.#generation, value: masked });
+    if (remember) {
+      const entry = { generation: this.#generation, value: masked };
+      this.#cache.set(value, entry);
+      if (masked !== value) this.#cache.set(masked, entry);
+    }
     return masked;
   }
 
   /**
    * A record with each field's value masked (a copy only when one changed). Each field is a value of
-   * its own: one masked before — a call's output, for the agent — is not scanned again.
+   * its own: one `maskResult` masked before — a call's output — is not scanned again.
    */
   maskFields<T extends object>(record: T): T {
     if (!this.#current()) return record;
