@@ -160,8 +160,7 @@ export class CallPath {
       }
       const last = await this.#runtime.wait(invocationId);
       if (last.state !== 'succeeded') throw ending(this.#endError(ctx, last, options), { state: last.state });
-      // The kernel's copy, masked once (for the audit, when its event was recorded): remembered.
-      output = this.#secrets.maskResult(last.result!.output);
+      output = this.#secrets.mask(last.result!.output);
     } catch (e) {
       this.replyAudited();
       throw e;
@@ -274,7 +273,8 @@ export class CallPath {
     if (ctx) {
       const interaction = e.provider_id === undefined ? undefined : this.#interactions.get(e.provider_id);
       if (interaction) outcome.interaction = interaction;
-      if (e.kind === 'succeeded' && !ctx.sensitive) outcome.output = this.#secrets.maskResult(this.#runtime.peek(e.invocation_id).result?.output);
+      // Masked by the timeline once bounded for the audit (a large output is scanned in full only for the agent).
+      if (e.kind === 'succeeded' && !ctx.sensitive) outcome.output = this.#runtime.peek(e.invocation_id).result?.output;
       if (e.kind === 'failed' && e.error) {
         const last = this.#runtime.peek(e.invocation_id);
         outcome.error = ending(this.#mapError(ctx, e.error, last.cause, {}), { state: 'failed' });

@@ -72,6 +72,19 @@ describe('secret masking in the call path', () => {
     expect(live.length).toBeGreaterThan(0);
   });
 
+  it('a long pane read is masked in full for the agent and as stored (bounded) in the audit', async () => {
+    const dir = tmpDataDir();
+    const token = ensureToken(dir);
+    const screen = `${token}\n${'scrollback line\n'.repeat(2000)}${token}`;
+    const { hub } = openHub({ dir, driver: leakyDriver(() => screen) });
+    const read = (await hub.invoke('test:alpha', 'echo', { text: 'x' }, { agent })) as { text: string };
+    expect(read.text.startsWith(`$ uplink panel-url\n${SECRET_MARKER}\n`)).toBe(true);
+    expect(read.text.endsWith(`${SECRET_MARKER}\n$ `)).toBe(true);
+    const stored = hub.queryAudit({ limit: 100 }).entries.find((e) => e.kind === 'succeeded');
+    expect(JSON.stringify(stored?.output)).toContain(SECRET_MARKER);
+    expect(JSON.stringify(hub.queryAudit({ limit: 100 }))).not.toContain(token);
+  });
+
   it('a used code and a revoked token are no longer masked; the session the code opened is', async () => {
     const dir = tmpDataDir();
     const operator = createOperatorAuth(dir, () => 7420);

@@ -112,23 +112,21 @@ describe('SecretMask', () => {
     expect(mask.maskError(clean)).toBe(clean);
   });
 
-  it('remembers only what maskResult masked: a value changed afterwards is scanned again', () => {
+  it('masks a record field by field, copying it only when a field changed', () => {
     const s = secret();
     const mask = maskWith(s);
-    const live = { text: 'clean' };
-    expect(mask.mask(live)).toBe(live);
-    live.text = `now ${s}`;
-    expect(mask.mask(live)).toEqual({ text: `now ${M}` });
-    const output = { text: s };
-    const masked = mask.maskResult(output);
-    expect(masked).toEqual({ text: M });
-    expect(mask.mask(output)).toBe(masked);
-    expect(mask.mask(masked)).toBe(masked);
-    // A new secret: remembered results are scanned anew.
-    const other = secret();
-    mask.add(other);
-    const clean = { text: other };
-    expect(mask.maskResult(clean)).toEqual({ text: M });
+    const clean = { at: 1, op: 'read', channel: 'tmux:%1', output: { text: 'fine' } };
+    expect(mask.maskFields(clean)).toBe(clean);
+    const leaky = { ...clean, output: { text: s }, message: `saw ${s}` };
+    expect(mask.maskFields(leaky)).toEqual({ ...clean, output: { text: M }, message: `saw ${M}` });
+    expect(leaky.output.text).toBe(s);
+    // Fields the caller vouches for are left alone.
+    expect(mask.maskFields({ id: s, text: s }, new Set(['id']))).toEqual({ id: s, text: M });
+  });
+
+  it('masks secrets that are not base64url too', () => {
+    const s = `${secret()}.+*?(|)`;
+    expect(maskWith(s).maskText(`a ${s} b`)).toBe(`a ${M} b`);
   });
 
   it('walks deep values without recursion', () => {

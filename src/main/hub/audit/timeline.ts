@@ -128,8 +128,32 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
 
 /** What the timeline needs of the hub's secret mask (credentials' `SecretMask`). */
 export interface EntryMask {
-  maskFields<T extends object>(record: T): T;
+  maskFields<T extends object>(record: T, skip?: ReadonlySet<string>): T;
 }
+
+/**
+ * Fields the hub fills from its own vocabulary — ids, enums, numbers, times — which no driver,
+ * agent or person writes: not scanned for secrets (every other field is, new ones included).
+ */
+const HUB_FIELDS: ReadonlySet<string> = new Set([
+  'at',
+  'type',
+  'kind',
+  'invocation_id',
+  'sequence',
+  'capability_id',
+  'provider_id',
+  'interaction',
+  'state',
+  'error_code',
+  'error_kind',
+  'authorized',
+  'granted',
+  'duration_ms',
+  'decision',
+  'rule_id',
+  'outcome',
+]);
 
 /** Batches entries into the audit store and feeds live subscribers. */
 export class Timeline {
@@ -157,12 +181,14 @@ export class Timeline {
    * crash. Other entries commit in batches within FLUSH_MS (one WAL commit for many events).
    */
   record(entry: Omit<AuditEntry, 'id'>, durable = false): void {
-    // Masked before anything keeps it: the queue, the journal, the store and the panel's live feed.
-    if (this.#secrets) entry = this.#secrets.maskFields(entry);
     const ended = entry.outcome === undefined ? outcomeOf(entry) : undefined;
     if (ended) entry = { ...entry, outcome: ended };
     // Bounded now (a screenshot's output summarized), so the queue never holds a delivered payload.
-    this.#pending.push(entry.output === undefined ? entry : boundedEntry(entry));
+    if (entry.output !== undefined) entry = boundedEntry(entry);
+    // Masked before anything keeps it (the queue, the journal, the store, the panel's live feed),
+    // once bounded: an output is scanned here as stored, at most its first 16 KiB.
+    if (this.#secrets) entry = this.#secrets.maskFields(entry, HUB_FIELDS);
+    this.#pending.push(entry);
     if (durable || this.#pending.length >= FLUSH_MAX) {
       this.flush(durable);
       return;

@@ -8,20 +8,23 @@
  * What is caught: every occurrence of a registered secret in any string of a JSON value (object keys
  * too), overlapping ones merged into one marker; one broken across lines with only whitespace and
  * the line break between its pieces (a hard wrap; tmux's `capture-pane -J` already joins soft
- * wraps), masked whole; and any piece of a secret at least half its length, wherever it stands — so
- * a secret broken once by anything else (a TUI's border drawn at each line's end) shows at most
- * the shorter piece. What is not: a secret the hub never saw in clear (a named agent's token created
- * by another process and never used here — only its hash is stored), pieces shorter than half a
- * secret (a secret cut into three or more, in a pane narrower than half of it; the tail cut off by
- * a read's own limit shows only if it is shorter than half), a secret encoded (base64, escaped,
- * letters spaced out) or only in pixels. Encoded images (a base64 PNG, JPEG, GIF or WebP under an
- * image-like key, as an op's result declares it) are not scanned: their letters are no text.
+ * wraps), masked whole; and a secret's beginning or end at least half its length, wherever it
+ * stands — so a secret broken once by anything else (a TUI's border drawn at each line's end) shows
+ * at most its shorter piece, and one cut off by a read's own limit at most a short tail. What is
+ * not: a secret the hub never saw in clear (a named agent's token created by another process and
+ * never used here — only its hash is stored), pieces under half a secret's length and middle pieces
+ * (a secret cut twice or more, in a pane narrower than half of it), a secret encoded (base64,
+ * escaped, its letters spaced out) or only in pixels. Encoded images (a base64 PNG, JPEG, GIF or
+ * WebP under an image-like key, as an op's result declares it) are not scanned: their letters are
+ * no text.
  *
- * Cheap when nothing matches: strings shorter than half the shortest secret are skipped by length,
- * the rest searched for each secret's halves (an intact secret holds both, one broken once at least
- * one) with the engine's native substring search, and an unchanged value is returned as is, without
- * a copy. Only a hit pays for finding positions (one RegExp of the escaped secrets and halves) and
- * building the masked copy.
+ * Cheap when nothing matches: strings shorter than half the shortest secret are skipped by length;
+ * when every secret is base64url (all the hub issues are), strings with no run of that many
+ * base64url characters by one native RegExp test; the rest are searched for each secret's halves
+ * (an intact secret holds both, one broken once at least one) with the engine's native substring
+ * search. An unchanged value is returned as is, without a copy; small values are walked without
+ * allocating. Only a hit pays for finding positions (one RegExp of the escaped secrets and halves)
+ * and building the masked copy.
  */
 import { resolve } from 'node:path';
 import { HubError } from '../errors';
@@ -34,6 +37,9 @@ export const SECRET_MARKER = '•••• (uplink secret)';
  */
 export const MIN_SECRET_LENGTH = 24;
 
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+/** Nesting walked by recursion before the walk takes a stack. */
+const SHALLOW = 32;
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 
 /** Fields whose name says they may hold an encoded image (as the MCP edge lifts them). */
@@ -46,8 +52,13 @@ const isEncodedImage = (key: string | undefined, s: string): boolean =>
 /** The registered secrets compiled: each one's halves for the quick search, one RegExp that finds each start. */
 interface Compiled {
   halves: string[];
-  at: RegExp;
   shortestHalf: number;
+  /**
+   * When every secret is base64url (all the hub issues are): a run of that many such characters,
+   * without which no half can be in a text — one native test rules out most strings at once.
+   */
+  run: RegExp | undefined;
+  at: RegExp;
   /** For each half: its secret and where in it the half begins. */
   halfOf: Map<string, { secret: string; offset: number }>;
 }
@@ -98,31 +109,22 @@ export class SecretMask {
   #secrets = new Set<string>();
   #compiled: Compiled | undefined;
   #dirty = false;
-  /** Bumped on every change: a cached result is good for one generation. */
-  #generation = 0;
-  /** What `maskResult` made of each value (a call's output is masked for the audit, then for the agent). */
-  #cache = new WeakMap<object, { generation: number; value: unknown }>();
 
   /** Registers a secret; too short ones and ones holding whitespace are ignored. */
   add(secret: string | undefined): void {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH || /\s/.test(secret) || this.#secrets.has(secret)) return;
     this.#secrets.add(secret);
-    this.#changed();
+    this.#dirty = true;
   }
 
   /** Drops a secret that is no longer live (a used or expired code, an ended session). */
   delete(secret: string | undefined): void {
-    if (secret !== undefined && this.#secrets.delete(secret)) this.#changed();
+    if (secret !== undefined && this.#secrets.delete(secret)) this.#dirty = true;
   }
 
   /** How many secrets are registered. */
   get size(): number {
     return this.#secrets.size;
-  }
-
-  #changed(): void {
-    this.#dirty = true;
-    this.#generation++;
   }
 
   #current(): Compiled | undefined {
@@ -135,15 +137,17 @@ export class SecretMask {
         halfOf.set(secret.slice(mid), { secret, offset: mid });
       }
       const halves = [...halfOf.keys()];
+      const shortestHalf = Math.min(...halves.map((h) => h.length));
       // Longest first: at one position the alternation takes the longest pattern that starts there
       // (a whole secret before its halves).
       const patterns = [...new Set([...this.#secrets, ...halves])].sort((a, b) => b.length - a.length);
       this.#compiled = patterns.length
         ? {
             halves,
-            halfOf,
+            shortestHalf,
+            run: [...this.#secrets].every((s) => BASE64URL.test(s)) ? new RegExp(`[A-Za-z0-9_-]{${shortestHalf}}`) : undefined,
             at: new RegExp(`(?=(${patterns.map(escapeRegExp).join('|')}))`, 'g'),
-            shortestHalf: Math.min(...halves.map((h) => h.length)),
+            halfOf,
           }
         : undefined;
     }
@@ -157,8 +161,8 @@ export class SecretMask {
   }
 
   /** Whether a secret, or a piece of one at least half its length, may be in `text`. */
-  #hit(c: Compiled, text: string, key?: string): boolean {
-    if (text.length < c.shortestHalf || isEncodedImage(key, text)) return false;
+  #hit(c: Compiled, text: string, key: string | undefined): boolean {
+    if (text.length < c.shortestHalf || (c.run && !c.run.test(text)) || isEncodedImage(key, text)) return false;
     for (const half of c.halves) if (text.includes(half)) return true;
     return false;
   }
@@ -194,47 +198,28 @@ export class SecretMask {
 
   /**
    * `value` with every registered secret in its strings (and object keys) replaced by the marker:
-   * the value itself when none occurs, else a masked copy. Walks with a stack, not recursion. A
-   * value `maskResult` masked before (and the secrets unchanged since) is not scanned again.
+   * the value itself when none occurs, else a masked copy. Walks with a stack, not recursion.
    */
   mask<T>(value: T): T {
-    return this.#mask(value, false);
-  }
-
-  /**
-   * `mask` for a value nobody changes afterwards — a call's output, the kernel's own copy — and
-   * remembered: masked for the audit, it is not scanned again for the agent.
-   */
-  maskResult<T>(value: T): T {
-    return this.#mask(value, true);
-  }
-
-  #mask<T>(value: T, remember: boolean): T {
     const c = this.#current();
-    if (!c || value === null || value === undefined) return value;
-    if (typeof value === 'string') return this.#maskText(c, value) as T;
-    if (typeof value !== 'object') return value;
-    const cached = this.#cache.get(value);
-    if (cached && cached.generation === this.#generation) return cached.value as T;
-    const masked = this.#occursIn(c, value) ? this.#maskedCopy(c, value) : value;
-    if (remember) {
-      const entry = { generation: this.#generation, value: masked };
-      this.#cache.set(value, entry);
-      if (masked !== value) this.#cache.set(masked, entry);
-    }
-    return masked;
+    return c ? this.#mask(c, value) : value;
   }
 
-  /**
-   * A record with each field's value masked (a copy only when one changed). Each field is a value of
-   * its own: one `maskResult` masked before — a call's output — is not scanned again.
-   */
-  maskFields<T extends object>(record: T): T {
-    if (!this.#current()) return record;
+  #mask<T>(c: Compiled, value: T): T {
+    if (typeof value === 'string') return this.#maskText(c, value) as T;
+    if (value === null || typeof value !== 'object') return value;
+    return this.#occursIn(c, value, undefined) ? this.#maskedCopy(c, value) : value;
+  }
+
+  /** A record with each field's value masked (a copy only when one changed); fields in `skip` are left as they are. */
+  maskFields<T extends object>(record: T, skip?: ReadonlySet<string>): T {
+    const c = this.#current();
+    if (!c) return record;
     let out = record;
     for (const key of Object.keys(record)) {
+      if (skip?.has(key)) continue;
       const value = (record as Record<string, unknown>)[key];
-      const masked = this.mask(value);
+      const masked = typeof value === 'string' ? this.#maskText(c, value, key) : this.#mask(c, value);
       if (masked === value) continue;
       if (out === record) out = { ...record };
       (out as Record<string, unknown>)[key] = masked;
@@ -242,19 +227,43 @@ export class SecretMask {
     return out;
   }
 
-  /** Whether any string (or key) in `root` may hold a secret; an array's items count under its key. */
-  #occursIn(c: Compiled, root: object): boolean {
-    const stack: Array<[unknown, string | undefined]> = [[root, undefined]];
-    while (stack.length) {
-      const [v, key] = stack.pop()!;
+  /**
+   * Whether any string (or key) in `v` may hold a secret; an array's items count under its key.
+   * Recursive while shallow (no allocation for the usual small value), with a stack below that.
+   */
+  #occursIn(c: Compiled, v: unknown, key: string | undefined, depth = 0): boolean {
+    if (typeof v === 'string') return this.#hit(c, v, key);
+    if (v === null || typeof v !== 'object') return false;
+    if (depth >= SHALLOW) return this.#occursInDeep(c, v, key);
+    if (Array.isArray(v)) {
+      for (const item of v) if (this.#occursIn(c, item, key, depth + 1)) return true;
+      return false;
+    }
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      if (this.#hit(c, k, undefined) || this.#occursIn(c, (v as Record<string, unknown>)[k], k, depth + 1)) return true;
+    }
+    return false;
+  }
+
+  #occursInDeep(c: Compiled, root: object, rootKey: string | undefined): boolean {
+    const values: unknown[] = [root];
+    const keys: Array<string | undefined> = [rootKey];
+    while (values.length) {
+      const v = values.pop();
+      const key = keys.pop();
       if (typeof v === 'string') {
         if (this.#hit(c, v, key)) return true;
       } else if (Array.isArray(v)) {
-        for (const item of v) stack.push([item, key]);
+        for (const item of v) {
+          values.push(item);
+          keys.push(key);
+        }
       } else if (v !== null && typeof v === 'object') {
         for (const k of Object.keys(v)) {
-          if (this.#hit(c, k)) return true;
-          stack.push([(v as Record<string, unknown>)[k], k]);
+          if (this.#hit(c, k, undefined)) return true;
+          values.push((v as Record<string, unknown>)[k]);
+          keys.push(k);
         }
       }
     }
