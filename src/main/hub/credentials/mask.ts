@@ -19,7 +19,7 @@
  * no text.
  *
  * Cheap when nothing matches: strings shorter than half the shortest secret are skipped by length;
- * when every secret is base64url (all the hub issues are), strings with no run of that many
+ * when every secret is base64url (all the hub issues are), short strings with no run of that many
  * base64url characters by one native RegExp test; the rest are searched for each secret's halves
  * (an intact secret holds both, one broken once at least one) with the engine's native substring
  * search. An unchanged value is returned as is, without a copy; small values are walked without
@@ -38,6 +38,12 @@ export const SECRET_MARKER = '•••• (uplink secret)';
 export const MIN_SECRET_LENGTH = 24;
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
+/**
+ * Longest string the base64url-run test is tried on first: it rules out a short string for less
+ * than the substring searches cost, but on a long text the engine re-scans each run from every
+ * start, many times slower than searching for the halves.
+ */
+const RUN_TEST_MAX = 512;
 /** Nesting walked by recursion before the walk takes a stack. */
 const SHALLOW = 32;
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
@@ -162,7 +168,7 @@ export class SecretMask {
 
   /** Whether a secret, or a piece of one at least half its length, may be in `text`. */
   #hit(c: Compiled, text: string, key: string | undefined): boolean {
-    if (text.length < c.shortestHalf || (c.run && !c.run.test(text)) || isEncodedImage(key, text)) return false;
+    if (text.length < c.shortestHalf || (c.run && text.length <= RUN_TEST_MAX && !c.run.test(text)) || isEncodedImage(key, text)) return false;
     for (const half of c.halves) if (text.includes(half)) return true;
     return false;
   }
