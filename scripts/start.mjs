@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: build, then launch the Electron app (hub + MCP over HTTP + panel). Where Electron
 // cannot start — no binary, no display — say why in one line and run the browser panel instead
-// (`uplink serve`), which prints its URL.
+// (`uplink serve`), which prints its one-time URL, except into a tmux pane the hub's tmux driver
+// serves: any agent may read that pane, so there it opens the URL in the browser or says how to get it.
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +32,7 @@ const passthrough = (child) => {
 if (!why) {
   passthrough(spawn(electron.bin, [root], { cwd: root, stdio: 'inherit' }));
 } else {
-  console.log(`uplink: not starting the Electron app: ${why} — starting the browser panel instead (open the URL below).`);
+  console.log(`uplink: not starting the Electron app: ${why} — starting the browser panel instead (\`uplink serve\` below says how to open it).`);
   const args = [join(root, 'bin/uplink'), 'serve', ...process.argv.slice(2)];
   passthrough(spawn(process.execPath, args, { cwd: root, stdio: 'inherit' }));
 }

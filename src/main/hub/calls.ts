@@ -1,6 +1,8 @@
 /**
  * The call path: bounds and checks, the call's context, a kernel invocation, its audit before the
  * reply, and the agent's error from what ended it. Every channel op, `send` and `recv` runs here.
+ * What a driver hands back — its output, its progress, its error with hint and evidence — is
+ * masked here for the agent (the timeline masks what is recorded): no live secret of the hub leaves.
  */
 import { randomBytes } from 'node:crypto';
 import { SoftwareUseError } from '../kernel';
@@ -15,6 +17,7 @@ import { authenticatedAgent, declaredClient } from './call-context';
 import type { CallContext } from './call-context';
 import { checkCall, withDeadline } from './channels';
 import type { ChannelRegistry, CheckedCall } from './channels';
+import type { SecretMask } from './credentials';
 import { ending, HubError, isDriverError, mapKernelError, toHubError } from './errors';
 import type { AgentIdentity, CallOptions, OpDescription } from './types';
 
@@ -28,6 +31,8 @@ export interface CallHost {
   now: () => number;
   /** The interaction kind of each provider (kernel events name the provider, not the kind). */
   interactions: ReadonlyMap<string, InteractionKind>;
+  /** The hub's live secrets: masked in what a driver returns before the agent gets it. */
+  secrets: SecretMask;
   /** How often a long call reports progress. */
   progressIntervalMs: number;
   driverTimeout(): number;
@@ -44,6 +49,7 @@ export class CallPath {
   #audit: AuditStore;
   #now: () => number;
   #interactions: ReadonlyMap<string, InteractionKind>;
+  #secrets: SecretMask;
   /** Invocation ids: a random prefix per hub (several processes share the audit) plus a counter. */
   #idPrefix = randomBytes(4).toString('hex');
   #idCounter = 0;
@@ -57,6 +63,7 @@ export class CallPath {
     this.#audit = host.audit;
     this.#now = host.now;
     this.#interactions = host.interactions;
+    this.#secrets = host.secrets;
   }
 
   /**
@@ -83,7 +90,7 @@ export class CallPath {
       this.#auditWritable();
       checked = await checkCall(this.#registry, channel, op, args, options, Math.min(this.#host.driverTimeout(), 15_000));
     } catch (e) {
-      const err = ending(toHubError(bounded ? channel : undefined, e), { type: 'rejected' });
+      const err = ending(this.#secrets.maskError(toHubError(bounded ? channel : undefined, e)), { type: 'rejected' });
       this.rejected(channel, op, args, agent, err, undefined, bounded);
       this.replyAudited();
       throw err;
@@ -145,13 +152,15 @@ export class CallPath {
         // The kernel can refuse after the policy asked (runtime disposed, retention full): withdraw
         // the prompt so the operator is not left deciding a call that will never run.
         this.#broker.abandon(invocationId, 'cancelled');
-        const err = ending(e instanceof SoftwareUseError ? this.#mapError(ctx, e, e.cause, options) : toHubError(channel, e), { type: 'rejected' });
+        const err = ending(e instanceof SoftwareUseError ? this.#mapError(ctx, e, e.cause, options) : this.#secrets.maskError(toHubError(channel, e)), {
+          type: 'rejected',
+        });
         this.rejected(channel, op, ctx.args, agent, err, ctx);
         throw err;
       }
       const last = await this.#runtime.wait(invocationId);
       if (last.state !== 'succeeded') throw ending(this.#endError(ctx, last, options), { state: last.state });
-      output = last.result!.output;
+      output = this.#secrets.mask(last.result!.output);
     } catch (e) {
       this.replyAudited();
       throw e;
@@ -201,17 +210,19 @@ export class CallPath {
     if (failure !== undefined) throw auditUnavailable(failure);
   }
 
-  /** The agent's error for a kernel error and its cause (the broker's denial, the driver's throw). */
+  /** The agent's error for a kernel error and its cause (the broker's denial, the driver's throw), masked. */
   #mapError(ctx: CallContext, e: Pick<SoftwareUseError, 'code' | 'message'>, cause: unknown, options: Pick<CallOptions, 'provider' | 'interaction'>): HubError {
-    return mapKernelError({
-      channel: ctx.channel,
-      op: ctx.op,
-      code: e.code,
-      // The kernel's own words without its hint: the agent's error carries the hub's hint.
-      message: e instanceof SoftwareUseError ? e.text : cause instanceof SoftwareUseError ? cause.text : e.message,
-      cause,
-      constraints: { provider_id: options.provider, interaction: options.interaction },
-    });
+    return this.#secrets.maskError(
+      mapKernelError({
+        channel: ctx.channel,
+        op: ctx.op,
+        code: e.code,
+        // The kernel's own words without its hint: the agent's error carries the hub's hint.
+        message: e instanceof SoftwareUseError ? e.text : cause instanceof SoftwareUseError ? cause.text : e.message,
+        cause,
+        constraints: { provider_id: options.provider, interaction: options.interaction },
+      }),
+    );
   }
 
   /** The agent's error for a call that did not succeed, from the kernel's host snapshot. */
@@ -258,11 +269,12 @@ export class CallPath {
 
   /** Projects each kernel event into the timeline, with the call's context and the kernel's outcome. */
   onEvent(e: RuntimeEvent, ctx: CallContext | undefined): void {
-    if (e.kind === 'progress' && e.progress) ctx?.progress?.(e.progress);
+    if (e.kind === 'progress' && e.progress) ctx?.progress?.(this.#secrets.mask(e.progress));
     const outcome: EventOutcome = {};
     if (ctx) {
       const interaction = e.provider_id === undefined ? undefined : this.#interactions.get(e.provider_id);
       if (interaction) outcome.interaction = interaction;
+      // Masked by the timeline once bounded for the audit (a large output is scanned in full only for the agent).
       if (e.kind === 'succeeded' && !ctx.sensitive) {
         outcome.output = this.#runtime.peek(e.invocation_id).result?.output;
         const forged = ctx.op === 'recv' ? forgedReplies(outcome.output) : undefined;

@@ -22,8 +22,8 @@ import { createExternalDrivers, externalEntries, ExternalDriverAdmin } from './d
 import { AuditStore, auditUnavailable, Timeline } from './audit';
 import { ApprovalBroker, setApprovalTimeout } from './approvals';
 import type { RuleScope } from './approvals';
-import { AgentCredentialStore } from './credentials';
-import type { AgentCredential, AgentSummary } from './credentials';
+import { AgentCredentialStore, liveSecrets, readToken } from './credentials';
+import type { AgentCredential, AgentSummary, SecretMask } from './credentials';
 import type { CallContext } from './call-context';
 import { ConfigStore } from './config';
 import type { FleetSettings } from './config';
@@ -89,6 +89,8 @@ class HubCore implements Hub {
   #registry: ChannelRegistry;
   #broker: ApprovalBroker;
   #agents: AgentCredentialStore;
+  /** The live secrets of this data directory, masked in whatever a driver returns. */
+  #secrets: SecretMask;
   #runtime: Runtime<CallContext>;
   #calls: CallPath;
   #providers: DriverProviders;
@@ -114,9 +116,12 @@ class HubCore implements Hub {
     this.#config = new ConfigStore(paths.config, schemas);
     if (options.watchConfig !== false) this.#disposers.push(this.#config.watch());
     this.#audit = new AuditStore(paths.audit);
+    this.#secrets = liveSecrets(this.dataDir);
+    // The MCP token, if the data directory has one yet (the HTTP server registers the rest it issues).
+    readToken(this.dataDir);
     this.#agents = new AgentCredentialStore(this.dataDir);
     this.#audit.onFailureChange = (failure) => this.#auditListeners.emit(failure);
-    this.#timeline = new Timeline(this.#audit);
+    this.#timeline = new Timeline(this.#audit, this.#secrets);
     // A broken config file is recorded once per distinct error (the file is the operator's input).
     const configRejected = (error: string): void =>
       this.#timeline.record({
@@ -163,7 +168,7 @@ class HubCore implements Hub {
       config: this.#config,
       audit: this.#audit,
       record: (entry, durable) => this.#timeline.record(entry, durable),
-      preview: (ctx) => previewFor(this.#registry, ctx, this.#options.previewTimeoutMs ?? 4000),
+      preview: async (ctx) => this.#secrets.mask(await previewFor(this.#registry, ctx, this.#options.previewTimeoutMs ?? 4000)),
       precheck: (ctx, args, interaction) => precheckFor(this.#registry, ctx, args, interaction, Math.min(this.#driverTimeout(), 15_000)),
       opParams: () => this.#registry.drivers().flatMap(({ id }) => this.#registry.opsOf(id).map((o) => ({ driver: id, ...o }))),
       now: this.#now,
@@ -184,6 +189,7 @@ class HubCore implements Hub {
       audit: this.#audit,
       now: this.#now,
       interactions: this.#providers.interactions,
+      secrets: this.#secrets,
       progressIntervalMs: options.progressIntervalMs ?? 2000,
       driverTimeout: () => this.#driverTimeout(),
       closed: () => this.#closed,
@@ -200,12 +206,13 @@ class HubCore implements Hub {
   }
 
   // ── channels ──────────────────────────────────────────────────────────────────────────────
-  overview(): Promise<DriverOverview[]> {
-    return this.#registry.overview();
+  async overview(): Promise<DriverOverview[]> {
+    return this.#secrets.mask(await this.#registry.overview());
   }
 
-  listChannels(): Promise<ChannelEntry[]> {
-    return this.#registry.listAll();
+  // What drivers say of their channels (titles, labels) and of their health reaches agents too: masked.
+  async listChannels(): Promise<ChannelEntry[]> {
+    return this.#secrets.mask(await this.#registry.listAll());
   }
 
   drivers(): DriverInfo[] {
@@ -220,21 +227,21 @@ class HubCore implements Hub {
     const canonical = (await this.#registry.describe(channel)).channel.channel;
     const { id, driver, addr } = this.#registry.resolve(canonical);
     if (!driver.preview) return undefined;
-    return withDeadline(id, 'preview()', this.#options.previewTimeoutMs ?? 4000, () => driver.preview!(addr, 'screenshot', {}));
+    return this.#secrets.mask(await withDeadline(id, 'preview()', this.#options.previewTimeoutMs ?? 4000, () => driver.preview!(addr, 'screenshot', {})));
   }
 
   async describe(channel: string, op?: string, agent?: AgentIdentity): Promise<{ channel: ChannelEntry; ops: OpDescription[] }> {
     try {
-      return await this.#registry.describe(channel, op);
+      return this.#secrets.mask(await this.#registry.describe(channel, op));
     } catch (e) {
       // An unknown channel or op asked about by an agent is bad input too: it goes to the audit.
-      const err = toHubError(channel, e);
+      const err = this.#secrets.maskError(toHubError(channel, e));
       throw agent ? this.recordRejected({ channel, ...(op ? { op } : {}), agent }, err) : err;
     }
   }
 
   async driverReports(): Promise<DoctorReport[]> {
-    return Promise.all(this.#registry.drivers().map(({ id }) => this.#registry.doctorOf(id)));
+    return this.#secrets.mask(await Promise.all(this.#registry.drivers().map(({ id }) => this.#registry.doctorOf(id))));
   }
 
   configStatus(problem?: string): HubDoctor['config'] {
@@ -424,20 +431,21 @@ class HubCore implements Hub {
   }
 
   // ── out-of-process drivers ───────────────────────────────────────────────────────────────
-  driverStatus(): Promise<ExternalStatus[]> {
-    return this.#admin.status();
+  // A driver's stderr and protocol trace are its text too: masked like its results.
+  async driverStatus(): Promise<ExternalStatus[]> {
+    return this.#secrets.mask(await this.#admin.status());
   }
 
   driverTrace(id: string, filter?: TraceFilter): TraceEntry[] {
-    return this.#admin.trace(id, filter);
+    return this.#secrets.mask(this.#admin.trace(id, filter));
   }
 
-  trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus> {
-    return this.#admin.trust(id, sha256, by);
+  async trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus> {
+    return this.#secrets.mask(await this.#admin.trust(id, sha256, by));
   }
 
-  restartDriver(id: string, by: string): Promise<ExternalStatus> {
-    return this.#admin.restart(id, by);
+  async restartDriver(id: string, by: string): Promise<ExternalStatus> {
+    return this.#secrets.mask(await this.#admin.restart(id, by));
   }
 
   // ── kernel views ─────────────────────────────────────────────────────────────────────────

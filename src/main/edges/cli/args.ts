@@ -32,6 +32,7 @@ const VALUED = new Set([
   'driver',
   'sha256',
   'timeout',
+  'out',
 ]);
 /** Flags that are switches. */
 const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list']);

@@ -13,14 +13,19 @@
 // snippet are imported when a command needs them.
 import { HubError, isDriverError, resolveDataDir, runBuiltInDriver, tmuxSnippet, toHubError } from '../../hub';
 import type { LoadDrivers } from '../../hub';
+import { statSync } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { escapeControl } from '../../../shared/escape';
 import { DEFAULT_SERVE_PORT, flag, intFlag, isUsage, parseArgs, usage } from './args';
 import type { ParsedArgs } from './args';
 import { print } from './format';
 import { forward } from './forward';
+import { presentTokenFile } from './present';
 import type { present } from './present';
 import { requestFromArgs } from './request';
 import type { CliRequest } from './request';
+import { servedPane, withheld } from './served-pane';
 import type { DriverProcessStatus } from '../../../shared/panel-types';
 
 export const HELP = `uplink — channels for AI agents, through one kernel, with operator approvals
@@ -34,7 +39,9 @@ Usage:
   uplink invoke <channel> <op> [json-args] [--interaction kind] [--provider id]
   uplink log [--follow] [--limit N] [--channel C] [--op O] [--agent A] [--state outcome] [--text T]
   uplink tier <channel> <tier>                    set a channel's permission tier (human-only)
-  uplink agents [create <name> | revoke <name>]   named agent credentials (a new token is shown once)
+  uplink agents [create <name> [--out FILE] | revoke <name>]
+                                                  named agent credentials (a new token is shown once, or
+                                                  written to FILE, 0600; never into a tmux pane agents can read)
   uplink drivers                                  out-of-process drivers: process, admission, last stderr
   uplink drivers trust <id> [--yes --sha256 H]    admit a new or changed driver (asks on a terminal; scripts pass the hash)
   uplink drivers restart <id>                     restart an out-of-process driver
@@ -43,6 +50,7 @@ Usage:
   uplink serve [--port N] [--host H]              hub + MCP (Streamable HTTP) + panel on 127.0.0.1 (port 7420; 0 = any);
                                                   a non-loopback --host also needs --insecure-plain-http
   uplink panel-url                                a fresh one-time URL that opens the running hub's panel
+                                                  (in a tmux pane agents can read: opened in the browser, not shown)
   uplink driver run <tmux|desktop>                serve a built-in driver over the driver protocol on stdio (no hub)
   uplink driver check [--timeout ms] -- <command…>
                                                   start a driver and check it speaks the driver protocol,
@@ -115,6 +123,31 @@ async function confirmTrust(
   return undefined;
 }
 
+/**
+ * `agents create`: the new token is a live secret, so it is never printed into a tmux pane the
+ * hub's tmux driver serves (refused before the agent exists); `--out FILE` writes it to FILE
+ * (0600) instead, wherever the command runs.
+ */
+async function createAgent(dataDir: string, request: CliRequest, json: boolean, options: CliOptions, out: string | undefined): Promise<number> {
+  if (out === undefined) {
+    const pane = await servedPane(dataDir);
+    if (pane)
+      throw withheld('a new agent token', pane, 'pass --out FILE to have it written to FILE (mode 0600), or run it from a terminal outside that tmux server');
+    return callHub(dataDir, request, json, options);
+  }
+  if (out === '') throw usage('--out needs a file path');
+  const file = resolve(out);
+  let dir: Stats | undefined;
+  try {
+    dir = statSync(dirname(file));
+  } catch {
+    dir = undefined;
+  }
+  // Checked before the agent exists: a token that cannot be written is lost.
+  if (!dir?.isDirectory()) throw usage(`--out ${out}: no directory ${dirname(file)} to write the token in`);
+  return callHub(dataDir, request, json, options, presentTokenFile(file));
+}
+
 async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
   const json = args.flags.has('json');
   const [command] = args.positionals;
@@ -130,6 +163,9 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
         if (refused !== undefined) return refused;
       }
     }
+    const out = flag(args, 'out');
+    if (out !== undefined && (request.command !== 'agents' || request.args.action !== 'create')) throw usage('--out is for agents create');
+    if (request.command === 'agents' && request.args.action === 'create') return createAgent(dataDir, request, json, options, out);
     return callHub(dataDir, request, json, options);
   }
   switch (command) {

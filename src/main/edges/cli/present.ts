@@ -2,6 +2,7 @@
  * Prints a request's payload and picks the exit code — one function for the embedded hub and the
  * forwarded call, so both print byte for byte the same.
  */
+import { HubError, writeFileAtomic } from '../../hub';
 import type { AgentSummary, AuditEntry, ChannelEntry, HubDoctor, OpDescription, RecvBatch, SendReceipt } from '../../hub';
 import { escapeControl } from '../../../shared/escape';
 import type { DriverProcessStatus } from '../../../shared/panel-types';
@@ -41,6 +42,47 @@ function presentAgents(request: Extract<CliRequest, { command: 'agents' }>, resu
       `or over stdio: run \`uplink mcp\` with UPLINK_AGENT_TOKEN=${token} in its environment.`,
     ].join('\n'),
   );
+}
+
+/** A path as a POSIX shell reads it back (quoted unless plain). */
+function shellWord(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * `agents create --out FILE`: the new token goes into FILE (0600, the one atomic write), never to
+ * the terminal; what is printed refers to the file.
+ */
+export function presentTokenFile(file: string): typeof present {
+  return (_request, result, json) => {
+    const { id, token, mcp_url: mcpUrl } = result as { id: string; token: string; mcp_url: string };
+    try {
+      writeFileAtomic(file, `${token}\n`, 0o600);
+    } catch (e) {
+      throw new HubError(
+        'core',
+        'Unavailable',
+        `agent ${id} was created but its token could not be written to ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+        {
+          hint: `revoke it (\`uplink agents revoke ${id}\`) and create it again with a writable --out path`,
+        },
+      );
+    }
+    if (json) {
+      print(JSON.stringify({ id, mcp_url: mcpUrl, token_file: file }));
+      return 0;
+    }
+    const read = `$(cat ${shellWord(file)})`;
+    print(
+      [
+        `agent ${id} created. Its token is in ${file} (mode 0600; Uplink keeps only its hash).`,
+        'Connect Claude Code with it:',
+        `  claude mcp add --transport http uplink ${mcpUrl} --header "Authorization: Bearer ${read}"`,
+        `or over stdio: run \`uplink mcp\` with UPLINK_AGENT_TOKEN=${read} in its environment.`,
+      ].join('\n'),
+    );
+    return 0;
+  };
 }
 
 /** Prints `result` as the command prints it; returns the exit code. */

@@ -2,6 +2,10 @@
  * `uplink serve`: the hub without Electron — MCP over Streamable HTTP at /mcp and the panel on the
  * same loopback port. Prints the panel URL (a one-time code in the fragment) and the MCP URL.
  * One serve per data directory: a second one would take over hub.json from a live hub.
+ *
+ * The one-time link is a live secret: in a tmux pane the hub's tmux driver serves (any agent may
+ * read it) neither `serve` nor `panel-url` prints it — they open it in the browser where they can,
+ * and otherwise say to run `uplink panel-url` from a terminal outside that tmux server.
  */
 import { readFileSync } from 'node:fs';
 import { createHub, HubError, loadDrivers, recordUnfinishedCalls } from '../../hub';
@@ -16,6 +20,8 @@ import { createPanelMount } from '../panel';
 import type { PanelPresenter } from '../panel';
 import { usage } from './args';
 import { print } from './format';
+import { browserOpener, openInBrowser } from './open-browser';
+import { paneName, servedPane, withheld } from './served-pane';
 
 export { DEFAULT_SERVE_PORT } from './args';
 
@@ -75,9 +81,18 @@ export async function startServing(options: Omit<ServeOptions, 'json'> & { prese
 /** Runs until SIGINT/SIGTERM; resolves with the exit code. */
 export async function runServe(options: ServeOptions): Promise<number> {
   const { hub, server } = await startServing(options);
-  if (options.json) print(JSON.stringify({ url: server.url, panel_url: server.panelUrl, mcp_url: server.mcpUrl, pid: process.pid }));
-  else {
-    print(`Uplink hub serving\n  panel: ${server.panelUrl}  (opens once, within 10 minutes; \`uplink panel-url\` prints a fresh one)`);
+  const pane = await servedPane(options.dataDir);
+  // In a served pane the link is opened, never shown; `why` says why it could not be opened.
+  const why = pane ? await openInBrowser(server.panelUrl) : undefined;
+  if (options.json) {
+    const panel = pane ? { panel: why ? 'withheld' : 'opened' } : { panel_url: server.panelUrl };
+    print(JSON.stringify({ url: server.url, ...panel, mcp_url: server.mcpUrl, pid: process.pid }));
+  } else {
+    print(
+      pane
+        ? `Uplink hub serving\n  panel: ${server.url}/  (${why ? 'its one-time sign-in link is not shown' : 'opened in your browser; its one-time sign-in link is not shown'} in ${paneName(pane)}, which agents can read${why ? `; ${why}: run \`uplink panel-url\` from a terminal outside that tmux server` : ''})`
+        : `Uplink hub serving\n  panel: ${server.panelUrl}  (opens once, within 10 minutes; \`uplink panel-url\` prints a fresh one)`,
+    );
     print(`  MCP:   ${server.mcpUrl}  (Authorization: Bearer <the token file in the data directory>)`);
   }
   await new Promise<void>((resolve) => {
@@ -91,11 +106,24 @@ export async function runServe(options: ServeOptions): Promise<number> {
   return 0;
 }
 
-/** `uplink panel-url`: a fresh one-time panel URL from the running hub of this data directory. */
+/**
+ * `uplink panel-url`: a fresh one-time panel URL from the running hub of this data directory,
+ * printed — or, in a pane the hub's tmux driver serves, opened in the browser and never printed.
+ */
 export async function runPanelUrl(dataDir: string, json: boolean): Promise<number> {
   const running = await findRunningHub(dataDir);
   if (!running)
     throw new HubError('core', 'Unavailable', 'no hub is running for this data directory', { hint: 'start one with `uplink serve` (or `npm start`)' });
+  const pane = await servedPane(dataDir);
+  const refuse = (why: string): HubError =>
+    withheld(
+      'a panel sign-in link',
+      pane!,
+      `run \`uplink panel-url\` from a terminal outside that tmux server, or where it can open your browser (here: ${why})`,
+    );
+  // Nowhere to open it: refused before a code is minted.
+  const opener = pane ? browserOpener() : undefined;
+  if (opener && 'why' in opener) throw refuse(opener.why);
   let key: string;
   try {
     key = readFileSync(operatorKeyPath(dataDir), 'utf8').trim();
@@ -114,6 +142,15 @@ export async function runPanelUrl(dataDir: string, json: boolean): Promise<numbe
     throw new HubError('core', 'Rejected', `the hub at ${running.url} refused a panel link (HTTP ${res.status})`, {
       hint: 'run it as the user that runs the hub; if the hub was restarted, try again',
     });
+  }
+  if (pane) {
+    // The code was minted for the browser only; unopened, it is never shown and expires unused.
+    const why = await openInBrowser(body.panel_url);
+    if (why) throw refuse(why);
+    print(
+      json ? JSON.stringify({ opened: true }) : `opened the panel in your browser (its one-time link is not shown in ${paneName(pane)}, which agents can read)`,
+    );
+    return 0;
   }
   print(json ? JSON.stringify({ panel_url: body.panel_url }) : body.panel_url);
   return 0;

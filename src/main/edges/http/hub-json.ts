@@ -1,6 +1,8 @@
 /**
  * `<data dir>/hub.json`: a running hub announces `{url, pid, started_at}` so `uplink mcp` can
- * forward to it. A stale file (dead pid, or nobody answering) is ignored.
+ * forward to it, and the tmux server it runs in (`tmux_socket`, its `$TMUX`): with no socket in
+ * config.json that is the server its tmux driver serves, which the CLI must not print secrets into.
+ * A stale file (dead pid, or nobody answering) is ignored.
  */
 import { existsSync, rmSync } from 'node:fs';
 // Straight from data-dir: the CLI's fast path reads this file and must not load the hub.
@@ -11,6 +13,8 @@ export interface HubAnnouncement {
   url: string;
   pid: number;
   started_at: string;
+  /** The socket of the tmux server the hub's process runs in (the first field of its `$TMUX`). */
+  tmux_socket?: string;
 }
 
 /** hub.json is one short line; a larger file is not an announcement. */
@@ -18,7 +22,8 @@ const MAX_ANNOUNCEMENT_BYTES = 4096;
 
 /** Writes hub.json atomically (0600). */
 export function announceHub(dataDir: string, url: string): HubAnnouncement {
-  const a: HubAnnouncement = { url, pid: process.pid, started_at: new Date().toISOString() };
+  const tmux = process.env.TMUX?.split(',')[0];
+  const a: HubAnnouncement = { url, pid: process.pid, started_at: new Date().toISOString(), ...(tmux ? { tmux_socket: tmux } : {}) };
   const path = dataPaths(dataDir).hubJson;
   writeFileAtomic(path, `${JSON.stringify(a)}\n`, 0o600);
   return a;

@@ -3,4 +3,4 @@ export { AuditStore } from './store';
 export { recordUnfinishedCalls } from './unfinished';
 export { isSensitive, redactArgs } from './redact';
 export { Timeline, auditUnavailable, eventEntry, startProgress } from './timeline';
-export type { EventOutcome } from './timeline';
+export type { EntryMask, EventOutcome } from './timeline';

@@ -2,7 +2,7 @@
  * The timeline: a projection of recorded kernel events (an event + the call's immutable facts +
  * what the kernel says of its outcome → an audit entry), plus decisions and rejected requests,
  * committed to the audit store in batches and fed to live subscribers (the panel) with their ids
- * once stored.
+ * once stored. Every entry is masked first: no live secret of the hub reaches the audit or the panel.
  */
 import type { InteractionKind, InvocationState, JsonValue, ProgressDetail, RuntimeEvent } from '../../kernel';
 import { boundedEntry } from './bounded';
@@ -121,9 +121,39 @@ export function eventEntry(e: RuntimeEvent, ctx: CallContext | undefined, now: (
   return entry;
 }
 
+/** What the timeline needs of the hub's secret mask (credentials' `SecretMask`). */
+export interface EntryMask {
+  maskFields<T extends object>(record: T, skip?: ReadonlySet<string>): T;
+}
+
+/**
+ * Fields the hub fills from its own vocabulary — ids, enums, numbers, times — which no driver,
+ * agent or person writes: not scanned for secrets (every other field is, new ones included).
+ */
+const HUB_FIELDS: ReadonlySet<string> = new Set([
+  'at',
+  'type',
+  'kind',
+  'invocation_id',
+  'sequence',
+  'capability_id',
+  'provider_id',
+  'interaction',
+  'state',
+  'error_code',
+  'error_kind',
+  'authorized',
+  'granted',
+  'duration_ms',
+  'decision',
+  'rule_id',
+  'outcome',
+]);
+
 /** Batches entries into the audit store and feeds live subscribers. */
 export class Timeline {
   #audit: AuditStore;
+  #secrets: EntryMask | undefined;
   #pending: Array<Omit<AuditEntry, 'id'>> = [];
   /** How many of `#pending` (always a prefix) are in the journal, and the line holding the last. */
   #journaled = 0;
@@ -131,8 +161,9 @@ export class Timeline {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #entries = new Emitter<AuditEntry>();
 
-  constructor(audit: AuditStore) {
+  constructor(audit: AuditStore, secrets?: EntryMask) {
     this.#audit = audit;
+    this.#secrets = secrets;
   }
 
   subscribe(listener: (e: AuditEntry) => void): Disposer {
@@ -148,7 +179,11 @@ export class Timeline {
     const ended = entry.outcome === undefined ? outcomeOf(entry) : undefined;
     if (ended) entry = { ...entry, outcome: ended };
     // Bounded now (a screenshot's output summarized), so the queue never holds a delivered payload.
-    this.#pending.push(entry.output === undefined ? entry : boundedEntry(entry));
+    if (entry.output !== undefined) entry = boundedEntry(entry);
+    // Masked before anything keeps it (the queue, the journal, the store, the panel's live feed),
+    // once bounded: an output is scanned here as stored, at most its first 16 KiB.
+    if (this.#secrets) entry = this.#secrets.maskFields(entry, HUB_FIELDS);
+    this.#pending.push(entry);
     if (durable || this.#pending.length >= FLUSH_MAX) {
       this.flush(durable);
       return;

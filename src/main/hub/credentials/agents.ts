@@ -4,6 +4,9 @@
  * itself is shown once, at creation, and never stored. A call's agent is the credential it
  * authenticated with; the MCP client's declared name is only shown beside it.
  *
+ * The hub masks a named agent's token in what drivers return only once it has seen it in clear: the
+ * process that created it, or that it authenticated (`mask.ts`); the stored hash cannot be matched.
+ *
  * The file is re-read when it changes (the CLI creates agents beside a running hub). A file that
  * cannot be read or does not validate accepts no agent token at all until it is fixed.
  */
@@ -13,6 +16,8 @@ import { join } from 'node:path';
 import { ensureDataDir } from '../data-dir';
 import { HubError } from '../errors';
 import { readSmallFile, writeFileAtomic } from '../files';
+import { liveSecrets } from './mask';
+import type { SecretMask } from './mask';
 
 /** At most this many agents (revoked ones included) are kept. */
 export const MAX_AGENTS = 256;
@@ -89,10 +94,20 @@ export class AgentCredentialStore {
   #stamp = '';
   #records: AgentRecord[] = [];
   #error: string | undefined;
+  #secrets: SecretMask;
+  /** Tokens seen in clear (created or authenticated here), by their hash: revoking one unregisters it. */
+  #seen = new Map<string, string>();
 
   constructor(dataDir: string) {
     this.#dir = dataDir;
     this.path = join(dataDir, 'agents.json');
+    this.#secrets = liveSecrets(dataDir);
+  }
+
+  #sawToken(token: string, hash: string): void {
+    if (this.#seen.has(hash)) return;
+    this.#seen.set(hash, token);
+    this.#secrets.add(token);
   }
 
   /** Why the file is unusable (no agent token is accepted meanwhile), if it is. */
@@ -125,7 +140,9 @@ export class AgentCredentialStore {
     let found: AgentRecord | undefined;
     // Every record is compared, in constant time, so timing says nothing about which one matched.
     for (const r of this.#records) if (timingSafeEqual(hash, Buffer.from(r.token_sha256, 'hex')) && !found) found = r;
-    return found && found.revoked_at === undefined ? { id: found.id } : undefined;
+    if (!found || found.revoked_at !== undefined) return undefined;
+    this.#sawToken(bearer, found.token_sha256);
+    return { id: found.id };
   }
 
   /** Creates an agent (a revoked one of the same name is replaced); returns its token, shown once. */
@@ -149,18 +166,26 @@ export class AgentCredentialStore {
       next.push({ id, created_at: new Date(now).toISOString(), created_by: by.slice(0, 200), token_sha256: sha256(token).toString('hex') });
       return next;
     });
+    this.#sawToken(token, sha256(token).toString('hex'));
     return { id, token };
   }
 
   /** Revokes an agent: its token is refused from now on. */
   revoke(name: string, now: number): void {
+    let hash: string | undefined;
     this.#edit((records) => {
       const r = records.find((x) => x.id === name);
       if (!r) throw new HubError('core', 'NotFound', `no agent "${String(name).slice(0, 80)}"`, { hint: 'list them with `uplink agents`' });
       if (r.revoked_at !== undefined)
         throw new HubError('core', 'Rejected', `agent "${name}" was already revoked at ${r.revoked_at}`, { hint: 'nothing to do' });
+      hash = r.token_sha256;
       return records.map((x) => (x === r ? { ...x, revoked_at: new Date(now).toISOString() } : x));
     });
+    // A revoked token opens nothing any more: it is no longer a live secret.
+    if (hash !== undefined) {
+      this.#secrets.delete(this.#seen.get(hash));
+      this.#seen.delete(hash);
+    }
   }
 
   #broken(): HubError {

@@ -5,12 +5,15 @@
  * in its origin's storage and proves in its first WebSocket frame. Cookies are shared by every
  * port of a host, so a cookie alone could leak to another local server the operator's browser
  * visits; the key cannot. `uplink panel-url` mints new codes with `<data dir>/operator.key`
- * (rotated at every start, mode 0600), which is neither the token nor in the token file.
+ * (rotated at every start, mode 0600), which is neither the token nor in the token file. The key,
+ * each live code and each session's id and key are registered with the hub's secret mask while they
+ * live, so none of them reaches an agent through what a driver reads.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../files';
 import { secretEquals } from './secret';
+import { liveSecrets } from './mask';
 
 /** A one-time code is good for this long. */
 export const CODE_TTL_MS = 10 * 60_000;
@@ -61,14 +64,25 @@ export function cookieValue(header: string | undefined, name: string): string | 
 export function createOperatorAuth(dataDir: string, port: () => number, now: () => number = Date.now): OperatorAuth {
   const key = random(32);
   const path = operatorKeyPath(dataDir);
+  const secrets = liveSecrets(dataDir);
+  secrets.add(key);
   writeFileAtomic(path, `${key}\n`, 0o600);
 
   // Maps keep insertion order, so the first entry is the oldest.
   const codes = new Map<string, number>();
   const sessions = new Map<string, OperatorSession & { expires: number }>();
-  const prune = <V>(map: Map<string, V>, expired: (v: V) => boolean, max: number): void => {
-    for (const [k, v] of map) if (expired(v)) map.delete(k);
-    while (map.size > max) map.delete(map.keys().next().value as string);
+  const forgetSession = (id: string): void => {
+    secrets.delete(id);
+    secrets.delete(sessions.get(id)?.key);
+    sessions.delete(id);
+  };
+  const forgetCode = (code: string): void => {
+    secrets.delete(code);
+    codes.delete(code);
+  };
+  const prune = <V>(map: Map<string, V>, expired: (v: V) => boolean, max: number, forget: (k: string) => void): void => {
+    for (const [k, v] of map) if (expired(v)) forget(k);
+    while (map.size > max) forget(map.keys().next().value as string);
   };
   const cookieName = (): string => `uplink_panel_${port()}`;
   return {
@@ -76,7 +90,8 @@ export function createOperatorAuth(dataDir: string, port: () => number, now: () 
     mintCode() {
       const code = random(24);
       codes.set(code, now() + CODE_TTL_MS);
-      prune(codes, (expires) => expires <= now(), MAX_CODES);
+      secrets.add(code);
+      prune(codes, (expires) => expires <= now(), MAX_CODES, forgetCode);
       return code;
     },
     redeem(code) {
@@ -85,12 +100,14 @@ export function createOperatorAuth(dataDir: string, port: () => number, now: () 
       // each code lives ten minutes and dies on first use.
       const expires = codes.get(code);
       if (expires === undefined) return undefined;
-      codes.delete(code);
+      forgetCode(code);
       if (expires <= now()) return undefined;
       const id = random(32);
       const session = { label: random(6), key: random(32), expires: now() + SESSION_TTL_MS };
       sessions.set(id, session);
-      prune(sessions, (s) => s.expires <= now(), MAX_SESSIONS);
+      secrets.add(id);
+      secrets.add(session.key);
+      prune(sessions, (s) => s.expires <= now(), MAX_SESSIONS, forgetSession);
       return { id, session: { label: session.label, key: session.key } };
     },
     sessionOf(cookieHeader) {
@@ -98,7 +115,7 @@ export function createOperatorAuth(dataDir: string, port: () => number, now: () 
       const s = id ? sessions.get(id) : undefined;
       if (!s) return undefined;
       if (s.expires <= now()) {
-        sessions.delete(id!);
+        forgetSession(id!);
         return undefined;
       }
       return { label: s.label, key: s.key };
