@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { SoftwareUseError } from '../kernel';
 import type { HostSnapshot, InteractionKind, JsonValue, Runtime, RuntimeEvent } from '../kernel';
-import { driverOfChannel } from '../drivers';
 import type { ApprovalPreview, InvokeContext } from '../drivers';
 import type { ApprovalBroker } from './approvals';
 import type { AuditStore, EventOutcome, Timeline } from './audit';
@@ -106,7 +105,7 @@ export class CallPath {
       recorded: Object.freeze({ ...agent }),
       address,
       channel,
-      driver: driverOfChannel(channel),
+      driver: address.driver,
       op,
       capability_id: spec.capability_id,
       safety: spec.mutating ? ('mutating' as const) : ('read_only' as const),
@@ -117,7 +116,7 @@ export class CallPath {
       deadline_ms: this.#deadlineFor(spec, args),
       sensitive: isSensitive(args, spec.sensitive_args),
     };
-    const progress = startProgress(facts, options, this.#host.progressIntervalMs ?? 2000, this.#now, () => this.#awaitingApproval(invocationId));
+    const progress = startProgress(facts, options, this.#host.progressIntervalMs, this.#now, () => this.#awaitingApproval(invocationId));
     const ctx: CallContext = progress.forward ? { ...facts, progress: progress.forward } : facts;
     const onAbort = (): void => void this.#runtime.cancel(invocationId).catch(() => undefined);
     // Adding and removing a listener on the caller's signal costs more than a quick call, which
