@@ -5,7 +5,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { AuditStore } from '../../../src/main/hub/audit/store';
-import { buildForTests, runCli, tmpDataDir } from '../../fixtures/hub-build';
+import { spawn } from 'node:child_process';
+import { buildForTests, cliEnv, runCli, tmpDataDir } from '../../fixtures/hub-build';
 import type { TestBuild } from '../../fixtures/hub-build';
 
 let b: TestBuild;
@@ -68,6 +69,33 @@ describe('uplink log flags', () => {
     expect(ops[0]).toBe('op-100');
     expect(ops[4999]).toBe('op-5099');
     expect(new Set(ops).size).toBe(5000);
+  });
+
+  it('a reader that closes early (`uplink log | head -1`) ends the CLI quietly, with no stack', async () => {
+    const d = tmpDataDir();
+    const store = new AuditStore(join(d, 'audit.sqlite'));
+    store.appendMany(
+      Array.from({ length: 3000 }, (_, i) => ({
+        at: 1_700_000_000_000 + i,
+        type: 'rejected' as const,
+        kind: 'rejected' as const,
+        channel: 'test:alpha',
+        op: `op-${i}`,
+        state: 'rejected' as const,
+      })),
+    );
+    store.close();
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [b.launcher, 'log', '--limit', '3000'], { env: cliEnv(b, d), cwd: process.cwd() });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      // Like `head -1`: read the first chunk, then close the pipe while the CLI is still writing.
+      child.stdout.once('data', () => child.stdout.destroy());
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
   });
 
   it('an unknown --state is refused, listing the valid ones', async () => {

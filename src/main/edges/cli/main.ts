@@ -247,7 +247,20 @@ function need(args: ParsedArgs, min: number, max: number, what: string): void {
  * The CLI entry (bundled to dist/cli.mjs, run by bin/uplink without `options`: the product
  * drivers). Resolves with the exit code.
  */
+/**
+ * A reader that stops early (`uplink log | head`) closes our stdout: that ends the command, as
+ * SIGPIPE ends a C tool, instead of an unhandled EPIPE with a stack. Installed once per process.
+ */
+function endQuietlyOnClosedStdout(): void {
+  if (process.stdout.listenerCount('error') > 0) return;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
+}
+
 export async function main(argv: string[], options: CliOptions = {}): Promise<number> {
+  endQuietlyOnClosedStdout();
   try {
     const args = parseArgs(argv);
     if (args.flags.has('help')) {
