@@ -6,7 +6,8 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { StringEnum } from './schema';
 
-export const DriverProcessState = StringEnum(['idle', 'starting', 'running', 'backoff', 'refused', 'incompatible', 'stopped']);
+/** `off`: configured in `external_drivers` but left out by `hub.drivers`, so never started. */
+export const DriverProcessState = StringEnum(['idle', 'starting', 'running', 'backoff', 'refused', 'incompatible', 'stopped', 'off']);
 export type DriverProcessState = Static<typeof DriverProcessState>;
 /** `unchecked`: not hashed yet (an admitted driver before its first start), or no integrity option (the conformance kit). */
 export const DriverAdmission = StringEnum(['admitted', 'untrusted', 'mismatch', 'unchecked']);

@@ -160,6 +160,7 @@ class HubCore implements Hub {
       record: (e, d) => this.#timeline.record(e, d),
       query: (q) => this.#timeline.query(q),
       now: this.#now,
+      leftOut: entries.filter((e) => !this.#external.some((d) => d.id === e.id)),
     });
     this.#disabled = created.filter((d) => !enabled.includes(d)).map((d) => d.info().id);
     this.#unknownDrivers = (wanted ?? []).filter((id) => !created.some((d) => d.info().id === id));

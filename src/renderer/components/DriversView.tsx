@@ -26,6 +26,7 @@ const STATE_TONE: Record<DriverProcessStatus['state'], Tone> = {
   refused: 'bad',
   incompatible: 'bad',
   stopped: 'neutral',
+  off: 'neutral',
 };
 const ADMISSION_TONE: Record<DriverProcessStatus['admission'], Tone> = { admitted: 'ok', unchecked: 'neutral', untrusted: 'warn', mismatch: 'bad' };
 

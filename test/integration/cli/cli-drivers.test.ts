@@ -82,6 +82,12 @@ describe('uplink drivers', () => {
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).external_drivers[0].integrity).toBeUndefined();
   });
 
+  it('a restart that leaves the driver not running says so, and exits 1', async () => {
+    const r = await cli('drivers', 'restart', 'notes');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^notes restarted, but it is not running \(refused\):\nnotes\s+refused/);
+  });
+
   it('on a terminal shows the command, file and hash, and "no" trusts nothing', async () => {
     const r = await onTerminal(['drivers', 'trust', 'notes'], 'n\n');
     expect(r.out).toContain(`file     ${DRIVER}`);
@@ -93,7 +99,7 @@ describe('uplink drivers', () => {
 
   it('on a terminal "y" trusts the hash shown; the driver starts and its channels appear', async () => {
     const r = await onTerminal(['drivers', 'trust', 'notes'], 'y\n');
-    expect(r.out).toContain('notes trusted:');
+    expect(r.out).toContain('notes trusted, running:');
     expect(r.code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).external_drivers[0].integrity).toEqual({ file: DRIVER, sha256: SHA });
     const status = await cli('drivers');
@@ -105,7 +111,7 @@ describe('uplink drivers', () => {
     const before = (JSON.parse((await cli('drivers', '--json')).stdout) as Array<{ pid: number }>)[0]!.pid;
     const r = await cli('drivers', 'restart', 'notes');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^notes restarted:\nnotes\s+running\s+pid (\d+)/);
+    expect(r.stdout).toMatch(/^notes restarted, running:\nnotes\s+running\s+pid (\d+)/);
     expect(Number(/pid (\d+)/.exec(r.stdout)![1])).not.toBe(before);
     const log = (await cli('log', '--op', 'driver-restart')).stdout;
     expect(log).toContain('driver-restart');
@@ -113,5 +119,20 @@ describe('uplink drivers', () => {
     const unknown = await cli('drivers', 'restart', 'nope');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no external driver nope runs in this hub');
+  });
+});
+
+describe('uplink drivers with hub.drivers', () => {
+  it('lists a configured driver that hub.drivers leaves out as off, saying how to turn it on', async () => {
+    const d = tmpDataDir();
+    writeFileSync(
+      join(d, 'config.json'),
+      JSON.stringify({ hub: { drivers: ['tmux'] }, external_drivers: [{ id: 'notes', command: [process.execPath, DRIVER] }] }),
+    );
+    const r = await runCli(b, d, ['drivers']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('no out-of-process drivers');
+    expect(r.stdout).toMatch(/^notes\s+off\s+restarts 0/m);
+    expect(r.stdout).toContain('left out by hub.drivers in config.json — hint: add "notes" to hub.drivers and restart the hub');
   });
 });

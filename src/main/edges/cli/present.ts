@@ -137,7 +137,12 @@ export function present(request: CliRequest, result: unknown, json: boolean): nu
       const { action, id } = request.args;
       if (json) print(JSON.stringify(result, null, 2));
       else if (action === 'status') print(formatDrivers(result as DriverProcessStatus[]));
-      else print(`${escapeControl(id ?? '')} ${action === 'trust' ? 'trusted' : 'restarted'}:\n${formatDriver(result as DriverProcessStatus)}`);
+      else {
+        const d = result as DriverProcessStatus;
+        const done = action === 'trust' ? 'trusted' : 'restarted';
+        const outcome = d.state === 'running' ? `${done}, running` : `${done}, but it is not running (${d.state})`;
+        print(`${escapeControl(id ?? '')} ${outcome}:\n${formatDriver(d)}`);
+      }
       // Trust and restart are asked for to get the driver running: a script learns when it is not.
       return action === 'status' || (result as DriverProcessStatus).state === 'running' ? 0 : 1;
     }

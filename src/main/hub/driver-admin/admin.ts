@@ -8,7 +8,7 @@
  * this hub, and the driver's status says which of the two admitted it.
  */
 import type { ExternalDriver, ExternalStatus, Integrity, TraceEntry, TraceFilter } from '../../drivers';
-import type { ConfigStore } from '../config';
+import type { ConfigStore, ExternalDriverEntry } from '../config';
 import { HubError } from '../errors';
 import { clipName } from '../../../shared/escape';
 import type { AuditEntry, AuditPage, AuditQuery } from '../types';
@@ -23,6 +23,8 @@ export interface DriverAdminHost {
   /** Reads the audit (the operator's earlier trust of a driver). */
   query(q: AuditQuery): AuditPage;
   now(): number;
+  /** Entries of `external_drivers` that `hub.drivers` leaves out: listed, never started. */
+  leftOut?: readonly ExternalDriverEntry[];
 }
 
 /** Who admitted what a driver runs now. */
@@ -41,8 +43,9 @@ export class ExternalDriverAdmin {
   }
 
   /** Every external driver: process state, admission, restarts, last exit, recent stderr. */
-  status(): Promise<ExternalStatus[]> {
-    return Promise.all(this.#drivers.map((d) => this.#status(d)));
+  async status(): Promise<ExternalStatus[]> {
+    const running = await Promise.all(this.#drivers.map((d) => this.#status(d)));
+    return [...running, ...(this.#host.leftOut ?? []).map(leftOutStatus)];
   }
 
   trace(id: string, filter?: TraceFilter): TraceEntry[] {
@@ -137,4 +140,20 @@ export class ExternalDriverAdmin {
       );
     return driver;
   }
+}
+
+/** A configured driver that `hub.drivers` leaves out, as `uplink drivers` and the panel list it. */
+function leftOutStatus(entry: ExternalDriverEntry): ExternalStatus {
+  return {
+    id: entry.id,
+    command: [...entry.command],
+    state: 'off',
+    extensions: [],
+    restarts: 0,
+    admission: 'unchecked',
+    integrity: {},
+    error: `left out by hub.drivers in config.json — hint: add "${entry.id}" to hub.drivers and restart the hub`,
+    in_flight: 0,
+    stderr: [],
+  };
 }
