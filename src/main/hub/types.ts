@@ -148,7 +148,8 @@ export type ApprovalEvent =
   | { type: 'withdrawn'; approval_id: string; reason: string };
 
 /** A standing rule in `<data dir>/config.json` `approvals.rules`: auto-approves matching requests. */
-export type StandingRule = Static<typeof StandingRuleSchema>;
+/** A standing rule as the hub uses it: always with an id (derived for a hand-written rule without one). */
+export type StandingRule = Static<typeof StandingRuleSchema> & { id: string };
 
 /** A standing rule with its usage. */
 export interface StandingRuleStatus extends StandingRule {

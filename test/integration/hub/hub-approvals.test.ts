@@ -315,6 +315,23 @@ describe('approvals', () => {
     await expect(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: { kind: 'mcp', name: 'other' } })).rejects.toThrow(/no Uplink panel/);
   });
 
+  it('a hand-written rule may leave out its id: it gets one derived from its content, and can be confirmed and revoked by it', async () => {
+    const dir = tmpDataDir();
+    const handWritten = { channel: 'test:a*', op: 'write', agent: 'build*' };
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [handWritten, { ...handWritten, op: 'read' }] } }));
+    const { hub } = open(dir);
+    const rules = hub.listRules();
+    expect(rules.map((r) => r.id)).toEqual([expect.stringMatching(/^rule-[0-9a-f]{8}$/), expect.stringMatching(/^rule-[0-9a-f]{8}$/)]);
+    expect(rules[0]!.id).not.toBe(rules[1]!.id);
+    // The same content gives the same id in another process.
+    expect(open(dir).hub.listRules()[0]!.id).toBe(rules[0]!.id);
+    await hub.confirmRule(rules[0]!.id, rules[0]!.digest, 'alice');
+    expect(await hub.invoke('test:alpha', 'write', { text: 'x' }, { agent })).toEqual({ written: 1 });
+    await hub.revokeRule(rules[0]!.id, 'alice');
+    const file = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { approvals: { rules: object[] } };
+    expect(file.approvals.rules).toEqual([{ ...handWritten, op: 'read' }]);
+  });
+
   it('a standing rule matches with the shared glob: ? is one code point, / an ordinary character', async () => {
     const dir = tmpDataDir();
     writeConfirmedConfig(dir, { approvals: { rules: [{ id: 'bots', channel: 'test:a', op: 'wri?e', agent: '?-build/*' }] } });

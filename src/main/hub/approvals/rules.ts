@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { globMatch } from '../../drivers';
 import type { AuditStore } from '../audit';
 import type { CallContext } from '../call-context';
+import { ruleId as idOf } from '../config';
 import type { ConfigStore } from '../config';
 import { HubError } from '../errors';
 import { clipName } from '../../../shared/escape';
@@ -90,8 +91,8 @@ export class StandingRules {
     const rule = this.#rule(ruleId);
     const proposed = !this.#confirmed.has(rule);
     editConfig(this.#host.config, (raw) => {
-      const approvals = (raw.approvals ?? {}) as { rules?: Array<{ id: string }> };
-      approvals.rules = (approvals.rules ?? []).filter((r) => r.id !== ruleId);
+      const approvals = (raw.approvals ?? {}) as { rules?: StandingRule[] };
+      approvals.rules = (approvals.rules ?? []).filter((r) => idOf(r) !== ruleId);
       raw.approvals = approvals;
     });
     try {
@@ -134,7 +135,7 @@ export class StandingRules {
         (raw) => {
           const approvals = (raw.approvals ?? {}) as { rules?: StandingRule[] };
           const rules = approvals.rules ?? [];
-          approvals.rules = old ? rules.map((r) => (r.id === old.id ? rule : r)) : [...rules, rule];
+          approvals.rules = old ? rules.map((r) => (idOf(r) === old.id ? rule : r)) : [...rules, rule];
           raw.approvals = approvals;
         },
         what,

@@ -1,3 +1,3 @@
 /** Config: `config.json`, validated, watched, last-good on breakage, edited atomically. */
-export { ConfigStore } from './store';
+export { ConfigStore, ruleId } from './store';
 export type { ExternalDriverEntry, FleetSettings, StandingRuleSchema } from './store';

@@ -10,6 +10,7 @@
  * broken, never "the defaults". Only a data dir where no config was ever loaded runs on defaults.
  */
 import { jsonDepth } from '../bounds';
+import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, watch } from 'node:fs';
 import type { FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -54,10 +55,14 @@ function readBounded(path: string, limit: number): { text: string } | { size: nu
 const NAME_PATTERN = '^[a-z][a-z0-9-]*$';
 const PATH = Type.String({ minLength: 1, maxLength: 4096 });
 
-/** A standing rule in `approvals.rules`: auto-approves matching requests. */
+/**
+ * A standing rule in `approvals.rules`: auto-approves matching requests. Rules the panel writes
+ * carry an `id`; a hand-written rule may leave it out and gets one derived from its content
+ * (`ruleId`), stable for as long as the rule is unchanged.
+ */
 export const StandingRuleSchema = Type.Object(
   {
-    id: Type.String({ minLength: 1, maxLength: 128 }),
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     /**
      * Glob (`*`, `?`) on the channel's stable names, `<driver>:<label>` for each of its labels (a tmux
      * pane's `@name`, a desktop window's title or class), e.g. `tmux:codex`. Never matched against
@@ -149,7 +154,8 @@ type ConfigFile = Static<ReturnType<typeof fileSchema>>;
 
 /** The config as the hub reads it: the file with defaults filled in; driver sections validated by their schema. */
 export type UplinkConfig = Omit<ConfigFile, 'approvals' | 'hub'> & {
-  approvals: Required<Static<typeof ApprovalsSchema>>;
+  /** Every rule with its id (derived for a hand-written rule without one). */
+  approvals: { timeout_ms: number; rules: Array<Static<typeof StandingRuleSchema> & { id: string }> };
   hub: Static<typeof HubSettingsSchema> & { driver_timeout_ms: number };
   [section: string]: unknown;
 };
@@ -171,13 +177,35 @@ function fleetProblem(fleet: FleetSettings | undefined): string | undefined {
   return undefined;
 }
 
+/** A rule as written in config.json: `id` may be left out. */
+type RuleInFile = Static<typeof StandingRuleSchema>;
+
+/** A rule's id: its own, else `rule-` and 8 hex digits of the hash of its content (keys sorted). */
+export function ruleId(rule: RuleInFile): string {
+  if (rule.id !== undefined) return rule.id;
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return `rule-${createHash('sha256')
+    .update(JSON.stringify(sorted(rule)))
+    .digest('hex')
+    .slice(0, 8)}`;
+}
+
 /** Normalizes a validated raw object into the hub's view (defaults filled in). */
 function normalize(raw: ConfigFile): UplinkConfig {
   const approvals = raw.approvals ?? {};
   const hub = raw.hub ?? {};
   return {
     ...raw,
-    approvals: { timeout_ms: approvals.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS, rules: approvals.rules ?? [] },
+    approvals: { timeout_ms: approvals.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS, rules: (approvals.rules ?? []).map((r) => ({ ...r, id: ruleId(r) })) },
     hub: { driver_timeout_ms: hub.driver_timeout_ms ?? DEFAULT_DRIVER_TIMEOUT_MS, ...(hub.drivers ? { drivers: hub.drivers } : {}) },
   };
 }
@@ -369,9 +397,16 @@ export class ConfigStore {
     }
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { error: `${path}: the top level must be a JSON object` };
     if (!this.#valid(raw)) return { error: `${path}: ${describeSchemaError(this.#validate.errors)}` };
-    const rules = (raw.approvals?.rules ?? []).map((r) => r.id);
-    const dup = rules.find((id, i) => rules.indexOf(id) !== i);
-    if (dup) return { error: `${path}: /approvals/rules has the rule id "${dup}" twice` };
+    const rules = (raw.approvals?.rules ?? []).map(ruleId);
+    const dup = rules.findIndex((id, i) => rules.indexOf(id) !== i);
+    if (dup !== -1) {
+      const derived = raw.approvals!.rules![dup]!.id === undefined;
+      return {
+        error: derived
+          ? `${path}: /approvals/rules/${dup} repeats an earlier rule word for word — hint: delete one of them`
+          : `${path}: /approvals/rules has the rule id "${rules[dup]}" twice — hint: give each rule an id of its own, or leave id out to have one derived`,
+      };
+    }
     const fleet = fleetProblem(raw.fleet);
     if (fleet) return { error: `${path}: ${fleet}` };
     const external = (raw.external_drivers ?? []).map((d) => d.id);
