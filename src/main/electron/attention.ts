@@ -8,6 +8,7 @@
  */
 import type { PendingApproval } from '../../shared/panel-types';
 import { agentInWords } from '../../shared/agent-label';
+import { opPhrase } from '../../shared/op-phrase';
 
 /** The window surface this module may touch (a subset of BrowserWindow, on purpose). */
 export interface AttentionWindow {
@@ -44,7 +45,7 @@ export interface AttentionDeps {
 export function approvalNotification(a: PendingApproval): NotificationOptions {
   const labels = a.channel_labels.length ? ` (${a.channel_labels.join(', ')})` : '';
   return {
-    title: `Uplink: ${agentInWords(a.agent)} wants ${a.op}`,
+    title: `Uplink: ${agentInWords(a.agent)} wants to ${opPhrase(a.op)}`,
     body: `on ${a.channel}${labels} — approve or deny in the Uplink panel`,
     silent: false,
   };

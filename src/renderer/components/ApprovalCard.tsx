@@ -10,6 +10,7 @@ import type { JsonValue } from '../../shared/wire';
 import { revealApprovalArgs } from '../actions';
 import { describeRequest, formatDuration, recordAgentLabel } from '../format';
 import { ArgsView } from './ArgsView';
+import { opPhrase } from '../../shared/op-phrase';
 import { Badge, Kbd } from './common';
 
 /** The four actions, their labels and shortcut keys (shown on the buttons). */
@@ -372,7 +373,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
     <article
       className={`approval ${next ? 'approval-next' : ''} ${deciding ? 'approval-deciding' : ''}`}
       aria-label={escapeControl(
-        `${recordAgentLabel(a.agent)} wants ${a.op} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`,
+        `${recordAgentLabel(a.agent)} wants to ${opPhrase(a.op)} on ${a.channel}${a.hub !== undefined ? ` on hub ${a.hub}` : ''}${count > 1 ? ` (${count} identical requests)` : ''}`,
       )}
       aria-current={next ? 'true' : undefined}
       data-approval-id={a.approval_id}
@@ -386,7 +387,9 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           )}
           <span className="agent">{escapeControl(recordAgentLabel(a.agent))}</span>
           <span className="muted"> wants to </span>
-          <span className="op">{escapeControl(a.op)}</span>
+          <span className="op" title={`op ${a.op}`}>
+            {escapeControl(opPhrase(a.op))}
+          </span>
           <span className="muted"> on </span>
           <span className="channel">{escapeControl(a.channel)}</span>
           {a.channel_labels.length > 0 && <span className="labels"> ({escapeControl(a.channel_labels.join(', '))})</span>}

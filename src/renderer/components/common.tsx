@@ -108,7 +108,7 @@ const OUTCOME_MEANING: Record<Outcome, string> = {
   cancelled: 'the agent cancelled it',
   rejected: 'refused before it could run (bad args, unknown op, a precheck)',
 };
-const OUTCOME_MARK: Record<Outcome, string> = { succeeded: '✓', failed: '✕', denied: '⊘', timed_out: '⏱', cancelled: '↶', rejected: '!' };
+const OUTCOME_MARK: Record<Outcome, string> = { succeeded: '✓', failed: '✕', denied: '⊘', timed_out: '◷', cancelled: '↶', rejected: '!' };
 
 /** How a call ended: its own colour and mark, and the word (never colour alone). */
 export function OutcomeBadge({ outcome }: { outcome: Outcome }) {

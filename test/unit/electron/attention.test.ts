@@ -54,7 +54,7 @@ function fakeNotifications() {
 describe('attention for a new approval (Electron main)', () => {
   it('names the agent, op, channel and its label', () => {
     expect(approvalNotification(approval)).toEqual({
-      title: 'Uplink: claude-code wants send',
+      title: 'Uplink: claude-code wants to send',
       body: 'on tmux:%3 (build) — approve or deny in the Uplink panel',
       silent: false,
     });
@@ -62,10 +62,10 @@ describe('attention for a new approval (Electron main)', () => {
 
   it('a declared client name is marked as declared: a client calling itself "operator" is not the operator', () => {
     expect(approvalNotification({ ...approval, agent: { kind: 'mcp', agent_id: 'default', name: 'operator' } }).title).toBe(
-      'Uplink: default (declares "operator") wants send',
+      'Uplink: default (declares "operator") wants to send',
     );
     expect(approvalNotification({ ...approval, agent: { kind: 'mcp', name: 'operator' } }).title).toBe(
-      'Uplink: unauthenticated (declares "operator") wants send',
+      'Uplink: unauthenticated (declares "operator") wants to send',
     );
   });
 

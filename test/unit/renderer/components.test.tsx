@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import type { PendingApproval } from '../../../src/shared/panel-types';
 import { addApproval, ingestTimeline } from '../../../src/renderer/actions';
@@ -36,9 +36,17 @@ let fake: FakeApi;
 useFakePanel((f) => (fake = f));
 
 describe('ApprovalCard', () => {
+  it('titles read as English: an op that is not a verb is worded, an unknown one quoted', () => {
+    render(<ApprovalCard approval={{ ...a1, op: 'keys' }} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    expect(screen.getByRole('article', { name: 'claude-code wants to press keys on tmux:%3' })).toBeTruthy();
+    cleanup();
+    render(<ApprovalCard approval={{ ...a1, op: 'frobnicate' }} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
+    expect(screen.getByRole('article', { name: 'claude-code wants to run "frobnicate" on tmux:%3' })).toBeTruthy();
+  });
+
   it('shows agent, channel with label, op, provider, interaction and the message as text', () => {
     render(<ApprovalCard approval={a1} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
-    const card = screen.getByRole('article', { name: 'claude-code wants send on tmux:%3' });
+    const card = screen.getByRole('article', { name: 'claude-code wants to send on tmux:%3' });
     expect(card.textContent).toContain('codex');
     expect(card.textContent).toContain('uplink/tmux');
     expect(card.textContent).toContain('typed');
@@ -54,7 +62,7 @@ describe('ApprovalCard', () => {
   it('a client declaring a built-in name ("operator") reads as its credential, the name marked as declared', () => {
     const declared: PendingApproval = { ...a1, agent: { kind: 'mcp', agent_id: 'default', name: 'operator' } };
     render(<ApprovalCard approval={declared} now={Date.now()} next onDecide={() => {}} reason="" onReason={() => {}} />);
-    const card = screen.getByRole('article', { name: 'default (declares "operator") wants send on tmux:%3' });
+    const card = screen.getByRole('article', { name: 'default (declares "operator") wants to send on tmux:%3' });
     expect(card.querySelector('.agent')?.textContent).toBe('default (declares "operator")');
     // A row no credential proved never shows the declared name as who it is.
     expect(recordAgentLabel({ name: 'operator' })).toBe('unauthenticated (declares "operator")');
@@ -73,7 +81,7 @@ describe('ApprovalCard', () => {
         onReason={() => {}}
       />,
     );
-    const card = screen.getByRole('article', { name: 'claude-code wants send on tmux:%3' });
+    const card = screen.getByRole('article', { name: 'claude-code wants to send on tmux:%3' });
     expect(card.textContent).toMatch(/waited 0 ms ·/);
   });
 
@@ -278,7 +286,7 @@ describe('ApprovalsView', () => {
     for (const a of [a1, c1, twin]) addApproval(a);
     render(<ApprovalsView />);
     expect(screen.getAllByRole('article')).toHaveLength(2);
-    const card = screen.getByRole('article', { name: 'claude-code wants send on tmux:%3 (2 identical requests)' });
+    const card = screen.getByRole('article', { name: 'claude-code wants to send on tmux:%3 (2 identical requests)' });
     await act(async () => void fireEvent.click(within(card).getByRole('button', { name: /^Approve for session \(2\)/ })));
     expect(decided()).toEqual([
       { approval_id: 'a1', decision: 'session' },
@@ -302,7 +310,7 @@ describe('ApprovalsView', () => {
     fake.replies.denyAll = { denied: 2 };
     for (const a of [a1, c1]) addApproval(a);
     render(<ApprovalsView />);
-    const card = screen.getByRole('article', { name: 'claude-code wants send on tmux:%4' });
+    const card = screen.getByRole('article', { name: 'claude-code wants to send on tmux:%4' });
     fireEvent.change(within(card).getByLabelText(/Reason/), { target: { value: 'runaway loop' } });
     await act(async () => void fireEvent.click(within(card).getByRole('button', { name: 'Deny all from claude-code' })));
     expect(fake.calls.filter((c) => c.method === 'denyAll').map((c) => c.params)).toEqual([{ agent: 'claude-code', reason: 'runaway loop' }]);
