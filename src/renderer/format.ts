@@ -18,10 +18,11 @@ export function formatClock(at: number): string {
   return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
 }
 
-/** Date and time for history entries. */
+/** Local date and 24-hour time for history entries: `2026-12-02 14:03:07`. */
 export function formatDateTime(at: number): string {
   const d = new Date(at);
-  return `${d.toISOString().slice(0, 10)} ${formatClock(at).slice(0, 8)}`;
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${formatClock(at).slice(0, 8)}`;
 }
 
 /** `3 min ago`. */

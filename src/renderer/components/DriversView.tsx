@@ -10,6 +10,7 @@ import { escapeControl } from '../../shared/escape';
 import type { DriverProcessStatus, DriverTraceEntry } from '../../shared/panel-types';
 import { loadChannels, loadDrivers, loadProviders, pollTrace, restartDriver, trustDriver } from '../actions';
 import { useStore } from '../store';
+import { formatClock, formatDateTime } from '../format';
 import { Badge, Empty, ErrorBox, Loading } from './common';
 import type { Tone } from './common';
 
@@ -66,8 +67,6 @@ export function traceTargets(driver: string, entries: readonly DriverTraceEntry[
   }
   return out;
 }
-
-const clock = (at: number): string => new Date(at).toISOString().slice(11, 23);
 
 function TrustPrompt({ d }: { d: DriverProcessStatus }) {
   const [refusal, setRefusal] = useState<string>();
@@ -165,7 +164,7 @@ function TraceTable({ d, entries }: { d: DriverProcessStatus; entries: DriverTra
           <tbody>
             {shown.map((e) => (
               <tr key={e.seq} className={`trace-${e.type}`}>
-                <td className="mono">{clock(e.at)}</td>
+                <td className="mono">{formatClock(e.at)}</td>
                 <td title={e.dir === 'out' ? 'hub → driver' : 'driver → hub'}>{e.dir === 'out' ? '→' : '←'}</td>
                 <td>{e.type}</td>
                 <td className="mono">{e.method ? escapeControl(e.method) : ''}</td>
@@ -224,7 +223,7 @@ function ExternalDriver({ d, trace }: { d: DriverProcessStatus; trace: DriverTra
         <dt>Last exit</dt>
         <dd>
           {d.last_exit
-            ? `${new Date(d.last_exit.at).toLocaleTimeString()} — ${escapeControl(d.last_exit.reason)} (code ${d.last_exit.code ?? '—'}, signal ${d.last_exit.signal ?? '—'})`
+            ? `${formatDateTime(d.last_exit.at)} — ${escapeControl(d.last_exit.reason)} (code ${d.last_exit.code ?? '—'}, signal ${d.last_exit.signal ?? '—'})`
             : '—'}
         </dd>
         <dt>Integrity</dt>
