@@ -82,6 +82,8 @@ export const SessionGrantEntry = Type.Object({
   /** The authenticated agent id, else the declared name. */
   agent: Type.String(),
   session: Type.String(),
+  /** The client name the session declared when the grant was made: shown as declared, never trusted. */
+  client: Type.Optional(Type.String()),
   channel: Type.String(),
   ops: Type.Array(Type.String()),
   /** Covers only calls whose args meet these. */

@@ -228,6 +228,15 @@ function RuleRow({ rule: r, now }: { rule: ApprovalRule; now: number }) {
   );
 }
 
+/**
+ * A session as an operator tells sessions apart: its client (as declared) and the first digits of
+ * its id, the whole id in the tooltip, rather than a bare UUID.
+ */
+export function sessionInWords(g: { session: string; client?: string | undefined }): string {
+  const id = g.session.length > 12 ? `${g.session.slice(0, 8)}…` : g.session;
+  return escapeControl(g.client ? `${id} (client declares "${g.client}")` : id);
+}
+
 /** Live "approve for the session" grants: what each covers, who granted it, and Revoke. */
 function SessionGrantsSection({ now }: { now: number }) {
   const grants = useStore((s) => s.settings.sessionGrants);
@@ -255,7 +264,7 @@ function SessionGrantsSection({ now }: { now: number }) {
             {grants.data.map((g) => (
               <tr key={g.grant_id}>
                 <td className="mono">{escapeControl(scopeInWords(g))}</td>
-                <td className="mono">{escapeControl(g.session)}</td>
+                <td title={`session ${escapeControl(g.session)}`}>{sessionInWords(g)}</td>
                 <td>{`${formatAgo(g.granted_at, now)} by ${escapeControl(g.granted_by)}`}</td>
                 <td>
                   <button type="button" className="btn btn-small btn-danger" onClick={() => void revokeSessionGrant(g.grant_id)}>

@@ -115,7 +115,9 @@ describe('session grants', () => {
     await call;
     expect(await hub.invoke('test:alpha', 'login', { user: 'u', password: 'p' }, { agent: builder })).toEqual({ ok: true });
     const grants = (await panel('listSessionGrants')) as SessionGrantEntry[];
-    expect(grants).toEqual([expect.objectContaining({ agent: 'builder', session: 's1', channel: 'test:?', ops: ['write', 'login'], granted_by: 'alice' })]);
+    expect(grants).toEqual([
+      expect.objectContaining({ agent: 'builder', session: 's1', client: 'claude-code', channel: 'test:?', ops: ['write', 'login'], granted_by: 'alice' }),
+    ]);
     // Another session of the same agent is not covered.
     const elsewhere = await prompted(hub, { ...builder, session: 's2' });
     await panel('decide', { approval_id: elsewhere.approval.approval_id, decision: 'deny' });

@@ -9,7 +9,7 @@ import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
 import { ApprovalsView, ARM_DELAY_MS } from '../../../src/renderer/components/ApprovalsView';
 import { ArgsView } from '../../../src/renderer/components/ArgsView';
 import { SchemaForm, buildArgs, schemaProps } from '../../../src/renderer/components/SchemaForm';
-import { mcpCommands } from '../../../src/renderer/components/SettingsView';
+import { mcpCommands, sessionInWords } from '../../../src/renderer/components/SettingsView';
 import { scopeInWords } from '../../../src/shared/arg-constraints';
 import { recordAgentLabel } from '../../../src/renderer/format';
 import { InvocationDetailPane } from '../../../src/renderer/components/InvocationDetailPane';
@@ -34,6 +34,14 @@ const a1: PendingApproval = {
 
 let fake: FakeApi;
 useFakePanel((f) => (fake = f));
+
+describe('sessionInWords', () => {
+  it('names a session by its declared client and the first digits of its id, not a bare UUID', () => {
+    const session = '3f2a9c1e-5b7d-4e2f-9a8b-1c2d3e4f5a6b';
+    expect(sessionInWords({ session, client: 'claude-code' })).toBe('3f2a9c1e… (client declares "claude-code")');
+    expect(sessionInWords({ session: 'stdio' })).toBe('stdio');
+  });
+});
 
 describe('ApprovalCard', () => {
   it('titles read as English: an op that is not a verb is worded, an unknown one quoted', () => {

@@ -2,6 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatClock, formatDateTime } from '../../../src/renderer/format';
 
+// Node's environment: changing TZ re-zones Date in this process (the renderer's types know no process).
+declare const process: { env: Record<string, string | undefined> };
+
 const tz = process.env.TZ;
 afterEach(() => {
   if (tz === undefined) delete process.env.TZ;

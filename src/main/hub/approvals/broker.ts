@@ -219,6 +219,7 @@ export class ApprovalBroker {
         grant_id: newId('grant'),
         agent: ctx.agent.id,
         session: ctx.session ?? ctx.agent.id,
+        ...(ctx.declared.name ? { client: ctx.declared.name } : {}),
         channel: scope!.channel,
         ops: scope!.ops,
         ...argsField(scope!.args),
