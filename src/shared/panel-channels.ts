@@ -130,6 +130,8 @@ export const PANEL_EVENTS = {
   approvalResolved: ApprovalResolved,
   rulesChanged: Type.Array(ApprovalRule),
   sessionGrantsChanged: Type.Array(SessionGrantEntry),
+  /** The settings after config.json changed (by the panel, a hand edit, the CLI) or broke. */
+  settingsChanged: PanelSettings,
   hubStatus: HubStatus,
   /** A running demo's current step (sent on connect and on every change; never while no demo runs). */
   demoStep: DemoStep,

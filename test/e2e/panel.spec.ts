@@ -220,6 +220,15 @@ test('"always" with config.json broken shows why, the card stays, and the call c
   await expect(prompt().getByRole('button', { name: /^Always/ })).toHaveAttribute('title', /covers type on tmux:e2e-target for /);
   await prompt().getByRole('button', { name: 'Scope' }).click();
   await expect(prompt().getByRole('region', { name: 'What session and always cover' })).toContainText('Always: type on tmux:e2e-target');
+  // Each check box sits on its label's line, beside its words (not stacked above them).
+  const only = prompt().getByRole('checkbox', { name: 'Only these args' });
+  await only.check();
+  for (const box of await prompt().locator('.scope-args label').all()) {
+    const [b, l] = await Promise.all([box.locator('input').boundingBox(), box.boundingBox()]);
+    expect(b!.height).toBeGreaterThan(l!.height / 2);
+    expect(b!.y + b!.height / 2).toBeCloseTo(l!.y + l!.height / 2, -1);
+  }
+  await only.uncheck();
   const file = join(serve.dataDir, 'config.json');
   const good = readFileSync(file, 'utf8');
   writeFileSync(file, '{ "approvals": ');

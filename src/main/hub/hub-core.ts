@@ -245,6 +245,11 @@ class HubCore implements Hub {
     return this.#secrets.mask(await Promise.all(this.#registry.drivers().map(({ id }) => this.#registry.doctorOf(id))));
   }
 
+  onConfigChange(listener: () => void): Disposer {
+    const off = [this.#config.onChange(() => listener()), this.#config.onError(() => listener())];
+    return () => off.forEach((d) => d());
+  }
+
   configStatus(problem?: string): HubDoctor['config'] {
     const error = this.#config.error() === undefined ? problem : `${this.#config.error()} (${this.#config.fallback()})`;
     return { ok: error === undefined, path: this.#config.path, ...(error ? { error } : {}) };

@@ -80,6 +80,8 @@ export interface Hub {
   doctor(): Promise<HubDoctor>;
   /** The config file's state (doctor's `config`): a broken file says its error and which config is in force. */
   configStatus(): HubDoctor['config'];
+  /** Told after config.json changes (an edit by anyone, a reload) or breaks: views that show it reload. */
+  onConfigChange(listener: () => void): Disposer;
   /** Each driver's own doctor report. */
   driverReports(): Promise<DoctorReport[]>;
 

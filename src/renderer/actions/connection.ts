@@ -19,6 +19,7 @@ export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Dispose
     api.on('approvalAdded', (a) => addApproval(a)),
     api.on('approvalResolved', (r) => resolveApproval(r)),
     api.on('rulesChanged', (rules) => set((s) => ({ settings: { ...s.settings, rules: { loading: false, data: rules } } }))),
+    api.on('settingsChanged', (settings) => set((s) => ({ settings: { ...s.settings, settings: { loading: false, data: settings } } }))),
     api.on('sessionGrantsChanged', (grants) => set((s) => ({ settings: { ...s.settings, sessionGrants: { loading: false, data: grants } } }))),
     api.on('hubStatus', (status) => set((s) => ({ connection: { ...s.connection, status } }))),
     api.on('demoStep', (demo) => set({ demo })),

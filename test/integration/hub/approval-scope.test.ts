@@ -4,7 +4,7 @@
  * afterwards, live session grants listed and revoked, and rules that reach config.json any other
  * way waiting as proposed until the operator confirms them.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentIdentity, Hub } from '../../../src/main/hub';
@@ -335,5 +335,24 @@ describe('argument constraints', () => {
     expect(answer.message).toMatch(/arg "text" is sensitive/);
     await panel('decide', { approval_id: flagged.approval.approval_id, decision: 'deny' });
     await failure(flagged.call);
+  });
+});
+
+describe('an open panel follows config.json', () => {
+  it('a hand edit of config.json redraws the rules and settings of a panel that is already open', async () => {
+    const { hub, dir } = openHub();
+    const events: Array<{ event: string; payload: unknown }> = [];
+    const session = openPanelSession(hub, { version: '0', user: 'alice' }, createBroadcast(), (event, payload) => events.push({ event, payload }), Date.now());
+    panels.push(() => session.close());
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { timeout_ms: 45_000, rules: [{ id: 'by-hand', channel: 'test:a', op: 'write' }] } }));
+    await vi.waitFor(() => {
+      expect(events).toContainEqual({ event: 'rulesChanged', payload: [expect.objectContaining({ rule_id: 'by-hand', proposed: true })] });
+      expect(events).toContainEqual({ event: 'settingsChanged', payload: expect.objectContaining({ approval_timeout_ms: 45_000 }) });
+    });
+    events.length = 0;
+    writeFileSync(join(dir, 'config.json'), '{ "approvals": ');
+    await vi.waitFor(() =>
+      expect(events).toContainEqual({ event: 'settingsChanged', payload: expect.objectContaining({ config_error: expect.stringContaining('invalid JSON') }) }),
+    );
   });
 });

@@ -121,6 +121,7 @@ export function createFakeHub(): FakeHub {
     panelsAttached: () => hub.attached,
     pendingApprovals: () => [...hub.pending],
     configStatus: () => ({ ok: true, path: '/data/config.json' }),
+    onConfigChange: () => () => undefined,
     revealApprovalArgs(id) {
       const p = hub.pending.find((a) => a.approval_id === id);
       if (!p) throw new DriverError('NotFound', `no pending approval ${id}`, { hint: 'only a pending prompt can be revealed' });

@@ -138,6 +138,13 @@ export function openPanelSession(
     return out;
   };
   const rulesChanged = (): void => broadcast.emit('rulesChanged', hub.listRules().map(toPanelRule));
+  // A hand edit of config.json reaches an open panel too: its rules and settings are redrawn.
+  disposers.push(
+    hub.onConfigChange(() => {
+      emit('rulesChanged', hub.listRules().map(toPanelRule));
+      emit('settingsChanged', settings());
+    }),
+  );
   const grantsChanged = (): void => broadcast.emit('sessionGrantsChanged', hub.listSessionGrants());
 
   const handlers: PanelHandlers = {

@@ -179,6 +179,10 @@ export class FleetMember implements FleetHub {
     return this.#core.configStatus();
   }
 
+  onConfigChange(listener: () => void): Disposer {
+    return this.#core.onConfigChange(listener);
+  }
+
   driverReports(): Promise<DoctorReport[]> {
     return this.#core.driverReports();
   }
