@@ -274,6 +274,15 @@ describe('uplink approvals / approve / deny', () => {
     expect(results.map((r) => !!r.isError).sort()).toEqual([false, true]);
   });
 
+  it('with no panel attached nothing waits, and the empty list says why', async () => {
+    const d = tmpDataDir();
+    await serve(d);
+    const r = await runCli(b, d, ['approvals']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('no approvals pending (no panel is attached');
+    expect((await runCli(b, d, ['approvals', '--json'])).stdout).toBe('[]\n');
+  });
+
   it('without a running hub: exit 2 and where prompts live', async () => {
     const d = tmpDataDir();
     for (const args of [['approvals'], ['approve', 'abcd1234'], ['deny', 'abcd1234', '--reason', 'no']]) {

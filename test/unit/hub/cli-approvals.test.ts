@@ -76,6 +76,7 @@ describe('the approvals table', () => {
     expect(text).not.toContain('\u001b');
     expect(lines[1]).toMatch(/^appr-3f2a9c01b2d4\s+1m00s\s+default \(declares "a\\nb"\)\s+tmux:x\\x1b\[31m\s+type\s+1m00s\s+\{"text":"make"\}$/);
     expect(formatApprovals([], 0)).toBe('no approvals pending');
+    expect(formatApprovals([], 0, 0)).toContain('no panel is attached');
   });
 
   it('summarises by the preview in words when there is one, and leaves the picture out', () => {

@@ -167,7 +167,7 @@ export async function executeCli(hub: Hub, request: CliRequest, ctx: ExecuteCont
     case 'log':
       return log(hub, request.args, ctx);
     case 'approvals':
-      return hub.pendingApprovals().map(approvalForCli);
+      return { pending: hub.pendingApprovals().map(approvalForCli), panels_attached: hub.panelsAttached() };
     case 'approve':
     case 'deny': {
       const approval = matchApproval(hub.pendingApprovals(), request.args.id);

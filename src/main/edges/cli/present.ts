@@ -148,8 +148,8 @@ export function present(request: CliRequest, result: unknown, json: boolean): nu
       // The entries were printed as they came.
       return 0;
     case 'approvals': {
-      const list = result as PendingApproval[];
-      print(json ? jsonForTerminal(approvalsJson(list, Date.now()), 2) : formatApprovals(list, Date.now()));
+      const { pending, panels_attached: panels } = result as { pending: PendingApproval[]; panels_attached: number };
+      print(json ? jsonForTerminal(approvalsJson(pending, Date.now()), 2) : formatApprovals(pending, Date.now(), panels));
       return 0;
     }
     case 'approve':
