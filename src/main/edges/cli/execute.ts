@@ -9,6 +9,9 @@ import type { AgentIdentity, AuditEntry, AuditPage, AuditQuery, Hub, JsonValue }
 import { readAnnouncement } from '../http/hub-json';
 import { DEFAULT_SERVE_PORT } from './args';
 import type { CliCaller, CliCommands, CliRequest } from './request';
+import { approvalForCli, matchApproval } from './approvals';
+import type { CliDecision } from './approvals';
+import { agentInWords } from '../../../shared/agent-label';
 
 /** The OS user running this process ("unknown" without a passwd entry, as in some containers). */
 export function osUser(): string {
@@ -163,5 +166,28 @@ export async function executeCli(hub: Hub, request: CliRequest, ctx: ExecuteCont
     }
     case 'log':
       return log(hub, request.args, ctx);
+    case 'approvals':
+      return { pending: hub.pendingApprovals().map(approvalForCli), panels_attached: hub.panelsAttached() };
+    case 'approve':
+    case 'deny': {
+      const approval = matchApproval(hub.pendingApprovals(), request.args.id);
+      const decision = request.command === 'deny' ? 'deny' : request.args.decision;
+      const reason = request.command === 'deny' ? request.args.reason : undefined;
+      // Recorded like a panel's decision, naming the way it came: `alice via cli`.
+      const decidedBy = `${by} via cli`;
+      const result = await hub.decide(approval.approval_id, { kind: decision, by: decidedBy, ...(reason ? { reason } : {}) });
+      const out: CliDecision = {
+        approval_id: result.approval_id,
+        decision,
+        granted: result.granted,
+        ...(result.rule_id ? { rule_id: result.rule_id } : {}),
+        channel: approval.channel,
+        op: approval.op,
+        agent: agentInWords(approval.agent),
+        by: decidedBy,
+        ...(reason ? { reason } : {}),
+      };
+      return out as unknown as JsonValue;
+    }
   }
 }

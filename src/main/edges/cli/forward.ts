@@ -8,13 +8,12 @@
  * announced, or the connection refused. Once the request may have reached the hub, a broken
  * connection is an error, never a second run.
  */
-import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { DRIVER_ERROR_KINDS, HubError, pidAlive } from '../../hub';
 import type { DriverErrorKind } from '../../hub';
 import { readAnnouncement } from '../http/hub-json';
-import { operatorKeyPath } from '../../hub';
 import { osUser } from './execute';
+import { readOperatorKey } from './operator-key';
 import { present, printEntry } from './present';
 import type { CliBody, CliCaller, CliRequest } from './request';
 
@@ -50,19 +49,7 @@ function callerEnv(): CliCaller | undefined {
 export async function forward(dataDir: string, request: CliRequest, json: boolean, show: typeof present = present): Promise<number | undefined> {
   const hub = readAnnouncement(dataDir);
   if (!hub || !pidAlive(hub.pid)) return undefined;
-  let key: string;
-  try {
-    key = readFileSync(operatorKeyPath(dataDir), 'utf8').trim();
-  } catch (e) {
-    throw new HubError(
-      'core',
-      'Unavailable',
-      `a hub (pid ${hub.pid}) runs for this data directory but its operator key cannot be read (${(e as NodeJS.ErrnoException).code ?? 'unreadable'})`,
-      {
-        hint: 'run uplink as the user that runs the hub; a hub of an older Uplink writes no key: restart it',
-      },
-    );
-  }
+  const key = readOperatorKey(dataDir, hub.pid);
   const caller = callerEnv();
   const body: CliBody = { command: request.command, args: request.args, user: osUser(), ...(caller ? { caller } : {}) };
   const payload = JSON.stringify(body);

@@ -39,6 +39,11 @@ Usage:
   uplink invoke <channel> <op> [json-args] [--interaction kind] [--provider id]
   uplink log [--follow] [--limit N] [--channel C] [--op O] [--agent A] [--state outcome] [--text T]
   uplink tier <channel> <tier>                    set a channel's permission tier (human-only)
+  uplink approvals                                pending approval prompts of the running hub: id, age, agent,
+                                                  channel, op, a one-line summary, time left
+  uplink approve <id> [--session|--always]        approve a prompt once, for the agent's session, or always (a
+                                                  standing rule), as the panel's buttons do; <id>: a unique prefix will do
+  uplink deny <id> [--reason R]                   deny a prompt; the reason is sent to the agent
   uplink agents [create <name> [--out FILE] | revoke <name>]
                                                   named agent credentials (a new token is shown once, or
                                                   written to FILE, 0600; never into a tmux pane agents can read)
@@ -74,6 +79,21 @@ async function callHub(dataDir: string, request: CliRequest, json: boolean, opti
   if (code !== undefined) return code;
   const { runEmbedded } = await import('./embedded');
   return runEmbedded(dataDir, request, json, show, options.loadDrivers);
+}
+
+/**
+ * `approvals`, `approve`, `deny`: prompts live in the running hub only (a hub embedded for one
+ * command has none), so without one this is exit 2 — like a usage error, the command could not
+ * have been answered.
+ */
+async function decideInHub(dataDir: string, request: CliRequest, json: boolean): Promise<number> {
+  const code = await forward(dataDir, request, json);
+  if (code !== undefined) return code;
+  const err = new HubError('core', 'Unavailable', `no hub is running for this data directory (${dataDir}), so no approval is pending`, {
+    hint: 'prompts wait in a running hub: `uplink serve` or the desktop app; set UPLINK_DATA_DIR if it uses another data directory',
+  });
+  process.stderr.write(`${err.rendered}\n`);
+  return 2;
 }
 
 /** One line from the terminal. */
@@ -166,6 +186,7 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
     const out = flag(args, 'out');
     if (out !== undefined && (request.command !== 'agents' || request.args.action !== 'create')) throw usage('--out is for agents create');
     if (request.command === 'agents' && request.args.action === 'create') return createAgent(dataDir, request, json, options, out);
+    if (request.command === 'approvals' || request.command === 'approve' || request.command === 'deny') return decideInHub(dataDir, request, json);
     return callHub(dataDir, request, json, options);
   }
   switch (command) {

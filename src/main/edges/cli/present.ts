@@ -8,6 +8,9 @@ import { escapeControl } from '../../../shared/escape';
 import type { DriverProcessStatus } from '../../../shared/panel-types';
 import { escapeLines, formatChannels, formatDoctor, formatDriver, formatDrivers, formatEntry, formatOps, jsonForTerminal, print } from './format';
 import type { CliRequest } from './request';
+import { approvalsJson, formatApprovals, formatDecision } from './approvals';
+import type { CliDecision } from './approvals';
+import type { PendingApproval } from '../../hub';
 
 /** One `log` entry as a line. */
 export function printEntry(entry: AuditEntry, json: boolean): void {
@@ -148,6 +151,15 @@ export function present(request: CliRequest, result: unknown, json: boolean): nu
     }
     case 'log':
       // The entries were printed as they came.
+      return 0;
+    case 'approvals': {
+      const { pending, panels_attached: panels } = result as { pending: PendingApproval[]; panels_attached: number };
+      print(json ? jsonForTerminal(approvalsJson(pending, Date.now()), 2) : formatApprovals(pending, Date.now(), panels));
+      return 0;
+    }
+    case 'approve':
+    case 'deny':
+      print(json ? jsonForTerminal(result) : formatDecision(result as CliDecision));
       return 0;
   }
 }

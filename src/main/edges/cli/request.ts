@@ -8,6 +8,8 @@ import { HubError } from '../../hub';
 import { OUTCOMES } from '../../../shared/audit-record';
 import { enumFlag, flag, intFlag, usage } from './args';
 import type { ParsedArgs } from './args';
+import { MIN_PREFIX_CHARS, tooShortPrefix } from './approvals';
+import { escapeControl } from '../../../shared/escape';
 
 /** What `--state` may be: how a call ended. */
 export const LOG_STATES = OUTCOMES;
@@ -18,6 +20,12 @@ export const INTERACTIONS = ['typed', 'semantic_ui', 'visual_ui'] as const;
 export const AGENT_ACTIONS = ['list', 'create', 'revoke'] as const;
 export const DRIVER_ACTIONS = ['status', 'trust', 'restart'] as const;
 const SHA256 = /^[0-9a-fA-F]{64}$/;
+/** What `approve` grants: once (default), `--session`, `--always` — the panel's buttons. */
+export const APPROVALS = ['once', 'session', 'always'] as const;
+/** The longest `--reason` the hub keeps (the panel's bound too). */
+export const MAX_REASON_CHARS = 2000;
+/** An approval id, or the unique prefix of one, is short; the bound keeps a pasted blob out of errors. */
+export const MAX_APPROVAL_ID_CHARS = 256;
 
 type Str = string;
 /** Each command's args. Optional fields are absent, never undefined (the body is JSON). */
@@ -34,6 +42,12 @@ export interface CliCommands {
   /** `sha256`: the hash the operator checked; the hub refuses the trust when the file has another. */
   drivers: { action: (typeof DRIVER_ACTIONS)[number]; id?: Str; sha256?: Str };
   log: { follow: boolean; limit: number; channel?: Str; op?: Str; agent?: Str; state?: (typeof LOG_STATES)[number]; text?: Str };
+  /** The pending approval prompts, oldest first. */
+  approvals: Record<string, never>;
+  /** `id`: an approval id or a unique prefix of one (the hub resolves it). */
+  approve: { id: Str; decision: (typeof APPROVALS)[number] };
+  /** `reason` is returned to the agent. */
+  deny: { id: Str; reason?: Str };
 }
 export type CliCommand = keyof CliCommands;
 export type CliRequest = { [C in CliCommand]: { command: C; args: CliCommands[C] } }[CliCommand];
@@ -70,9 +84,27 @@ function defined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
+/** `--session`, `--always` and `--reason` belong to approve and deny only. */
+function decisionFlags(args: ParsedArgs, command: string | undefined): void {
+  const misplaced = (['session', 'always', 'reason'] as const).filter(
+    (f) => args.flags.has(f) && !(command === 'approve' && f !== 'reason') && !(command === 'deny' && f === 'reason'),
+  );
+  if (misplaced.length) throw usage(`--${misplaced[0]} is for ${misplaced[0] === 'reason' ? 'deny' : 'approve'}`);
+}
+
+/** The approval id operand of approve/deny: an id or a prefix of at least 4 characters. */
+function approvalId(args: ParsedArgs, what: string): string {
+  const [id] = need(args, 1, 1, what);
+  if (id!.length > MAX_APPROVAL_ID_CHARS) throw usage(`an approval id is at most ${MAX_APPROVAL_ID_CHARS} characters`, 'list them with `uplink approvals`');
+  if (tooShortPrefix(id!))
+    throw usage(`approval id "${escapeControl(id!)}" is too short: give at least ${MIN_PREFIX_CHARS} characters of it`, 'copy it from `uplink approvals`');
+  return id!;
+}
+
 /** The request a command line asks for, or undefined for commands that are not hub calls. */
 export function requestFromArgs(args: ParsedArgs): CliRequest | undefined {
   const command = args.positionals[0];
+  decisionFlags(args, command);
   switch (command) {
     case 'doctor':
     case 'channels':
@@ -134,13 +166,27 @@ export function requestFromArgs(args: ParsedArgs): CliRequest | undefined {
           text: flag(args, 'text') || undefined,
         }),
       };
+    case 'approvals':
+      need(args, 0, 0, 'no operands');
+      return { command, args: {} };
+    case 'approve': {
+      const id = approvalId(args, '<id> (an approval id or a unique prefix of it, from `uplink approvals`)');
+      if (args.flags.has('session') && args.flags.has('always')) throw usage('approve takes --session or --always, not both');
+      return { command, args: { id, decision: args.flags.has('always') ? 'always' : args.flags.has('session') ? 'session' : 'once' } };
+    }
+    case 'deny': {
+      const id = approvalId(args, '<id> (an approval id or a unique prefix of it, from `uplink approvals`)');
+      const reason = flag(args, 'reason');
+      if (reason !== undefined && reason.length > MAX_REASON_CHARS) throw usage(`--reason is at most ${MAX_REASON_CHARS} characters`);
+      return { command, args: defined({ id, reason: reason || undefined }) };
+    }
     default:
       return undefined;
   }
 }
 
 /** A field's type: a string, one of some strings, a bounded integer, or a switch. */
-type Field = { type: 'string'; values?: readonly string[] } | { type: 'int'; min: number; max: number } | { type: 'bool' };
+type Field = { type: 'string'; values?: readonly string[]; max?: number } | { type: 'int'; min: number; max: number } | { type: 'bool' };
 const str: Field = { type: 'string' };
 const oneOf = (values: readonly string[]): Field => ({ type: 'string', values });
 /** Per command: its fields, required ones marked with a trailing `!`. */
@@ -163,6 +209,9 @@ const FIELDS: { [C in CliCommand]: Record<string, Field> } = {
     state: oneOf(LOG_STATES),
     text: str,
   },
+  approvals: {},
+  approve: { 'id!': { type: 'string', max: MAX_APPROVAL_ID_CHARS }, 'decision!': oneOf(APPROVALS) },
+  deny: { 'id!': { type: 'string', max: MAX_APPROVAL_ID_CHARS }, reason: { type: 'string', max: MAX_REASON_CHARS } },
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -178,6 +227,7 @@ function checkField(where: string, field: Field, v: unknown): void {
   if (field.type === 'string') {
     if (typeof v !== 'string') throw invalid(`${where} must be a string`);
     if (field.values && !field.values.includes(v)) throw invalid(`${where} must be one of ${field.values.join(', ')}`);
+    if (field.max !== undefined && v.length > field.max) throw invalid(`${where} must be at most ${field.max} characters`);
   }
 }
 

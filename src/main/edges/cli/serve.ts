@@ -7,12 +7,10 @@
  * read it) neither `serve` nor `panel-url` prints it — they open it in the browser where they can,
  * and otherwise say to run `uplink panel-url` from a terminal outside that tmux server.
  */
-import { readFileSync } from 'node:fs';
 import { createHub, HubError, loadDrivers, recordUnfinishedCalls } from '../../hub';
 import type { Hub, LoadDrivers } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { isLoopbackHost } from '../http/loopback';
-import { operatorKeyPath } from '../../hub';
 import { startHubServer } from '../http/server';
 import type { HubServer } from '../http/server';
 import type { HttpContext, HttpMount } from '../http/types';
@@ -21,6 +19,7 @@ import type { PanelPresenter } from '../panel';
 import { usage } from './args';
 import { print } from './format';
 import { browserOpener, openInBrowser } from './open-browser';
+import { readOperatorKey } from './operator-key';
 import { paneName, servedPane, withheld } from './served-pane';
 
 export { DEFAULT_SERVE_PORT } from './args';
@@ -124,14 +123,7 @@ export async function runPanelUrl(dataDir: string, json: boolean): Promise<numbe
   // Nowhere to open it: refused before a code is minted.
   const opener = pane ? browserOpener() : undefined;
   if (opener && 'why' in opener) throw refuse(opener.why);
-  let key: string;
-  try {
-    key = readFileSync(operatorKeyPath(dataDir), 'utf8').trim();
-  } catch {
-    throw new HubError('core', 'Unavailable', 'the running hub left no operator key in the data directory', {
-      hint: 'restart the hub with this version of Uplink',
-    });
-  }
+  const key = readOperatorKey(dataDir, running.pid);
   const res = await fetch(new URL('/panel/code', running.url), {
     method: 'POST',
     headers: { authorization: `Operator ${key}` },

@@ -97,6 +97,9 @@ export function openPanelSession(
         case 'resolved': {
           const { type: _type, ...rest } = event;
           emit('approvalResolved', JSON.parse(JSON.stringify(rest)) as PanelEvents['approvalResolved']);
+          // Whoever decided (this panel, another, `uplink approve`), every panel sees the new rule or grant.
+          if (event.decision === 'always') emit('rulesChanged', hub.listRules().map(toPanelRule));
+          if (event.decision === 'session') emit('sessionGrantsChanged', hub.listSessionGrants());
           break;
         }
         case 'withdrawn':
@@ -211,9 +214,8 @@ export function openPanelSession(
     },
     async decide({ approval_id, decision, reason, scope }) {
       try {
+        // The resolution tells every panel of a new rule or grant (see subscribeApprovals above).
         const result = await hub.decide(approval_id, { kind: decision, by, ...(reason ? { reason } : {}), ...(scope ? { scope } : {}) });
-        if (decision === 'always') rulesChanged();
-        if (decision === 'session') grantsChanged();
         return { accepted: true, granted: result.granted, ...(result.rule_id ? { rule_id: result.rule_id } : {}) };
       } catch (error) {
         // A second decision, or one after the timeout, is not an error for the panel: it is final.
