@@ -158,8 +158,11 @@ test('a busy queue: five cards fit an 860 px window, j moves the focus, A approv
       ?.filter((q) => q !== focused) ?? [],
   ).toEqual([]);
   await expect(page.locator('article.approval')).toHaveCount(5);
-  await prompt().getByLabel('Reason').fill('runaway');
   await prompt().getByRole('button', { name: 'Deny all from default' }).click();
+  const ask = page.getByRole('alertdialog', { name: 'Deny all from default' });
+  await expect(ask).toContainText('Deny all 5 requests waiting from default?');
+  await ask.getByLabel(/Reason for all 5 requests/).fill('runaway');
+  await ask.getByRole('button', { name: 'Deny 5 requests' }).click();
   await expect(page.locator('article.approval')).toHaveCount(0);
   const results = await Promise.all(calls);
   expect(results.filter((r) => r.isError).map((r) => toolText(r))).toEqual(Array(5).fill(expect.stringContaining('runaway')));

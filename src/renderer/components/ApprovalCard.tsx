@@ -407,7 +407,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
               className="btn btn-small btn-quiet-danger"
               disabled={!!deciding}
               onClick={onDenyAll}
-              title="Deny every request this agent has waiting, with the Reason below"
+              title="Deny every request this agent has waiting: asks first, with how many and a reason for all of them"
             >
               Deny all from {escapeControl(agentId(a))}
             </button>

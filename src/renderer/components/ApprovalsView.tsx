@@ -59,8 +59,11 @@ export function ApprovalsView() {
     })),
   );
   const now = useNow(250);
+  // A card's reason and scope belong to its prompt (its first one's id), never to what the prompt
+  // asks: a new prompt asking the same thing starts with an empty reason.
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [scopes, setScopes] = useState<Record<string, ScopeEdit>>({});
+  const [denyAllOf, setDenyAllOf] = useState<string>();
   const groups = useMemo(() => groupApprovals(pending), [pending]);
   const [focusKey, setFocusKey] = useState<string>();
   const focused = groups.find((g) => g.key === focusKey) ?? groups[0];
@@ -73,8 +76,8 @@ export function ApprovalsView() {
     void decide(
       g.items.map((a) => a.approval_id),
       decision,
-      reasons[g.key] ?? '',
-      scopeFor(decision, scopes[g.key] ?? DEFAULT_SCOPE),
+      reasons[cardKey(g)] ?? '',
+      scopeFor(decision, scopes[cardKey(g)] ?? DEFAULT_SCOPE),
     );
 
   useEffect(() => {
@@ -127,13 +130,27 @@ export function ApprovalsView() {
                   now={now}
                   next={g === focused}
                   deciding={deciding[a.approval_id]}
-                  reason={reasons[g.key] ?? ''}
-                  onReason={(r) => setReasons((m) => ({ ...m, [g.key]: r }))}
-                  scope={scopes[g.key] ?? DEFAULT_SCOPE}
-                  onScope={(sc) => setScopes((m) => ({ ...m, [g.key]: sc }))}
+                  reason={reasons[cardKey(g)] ?? ''}
+                  onReason={(r) => setReasons((m) => ({ ...m, [cardKey(g)]: r }))}
+                  scope={scopes[cardKey(g)] ?? DEFAULT_SCOPE}
+                  onScope={(sc) => setScopes((m) => ({ ...m, [cardKey(g)]: sc }))}
                   onDecide={(d) => send(g, d)}
-                  {...(agentId === undefined || a.hub !== undefined ? {} : { onDenyAll: () => void denyAll(agentId, reasons[g.key] ?? '') })}
+                  {...(agentId === undefined || a.hub !== undefined ? {} : { onDenyAll: () => setDenyAllOf(agentId) })}
                 />
+                {denyAllOf !== undefined &&
+                  denyAllOf === agentId &&
+                  a.hub === undefined &&
+                  g === groups.find((x) => x.items[0]!.agent.agent_id === agentId && x.items[0]!.hub === undefined) && (
+                    <DenyAllConfirm
+                      agent={agentId}
+                      count={pending.filter((p) => p.agent.agent_id === agentId && p.hub === undefined).length}
+                      onCancel={() => setDenyAllOf(undefined)}
+                      onConfirm={(reason) => {
+                        setDenyAllOf(undefined);
+                        void denyAll(agentId, reason);
+                      }}
+                    />
+                  )}
               </div>
             );
           })}
@@ -150,6 +167,45 @@ export function ApprovalsView() {
         </div>
       )}
     </section>
+  );
+}
+
+/** The state key of a card: its first prompt's id. */
+const cardKey = (g: Group): string => g.items[0]!.approval_id;
+
+/**
+ * "Deny all from <agent>" asks first: how many prompts it ends, and a reason of its own for all of
+ * them (empty: no card's reason is reused for prompts it was not written for).
+ */
+function DenyAllConfirm({ agent, count, onCancel, onConfirm }: { agent: string; count: number; onCancel: () => void; onConfirm: (reason: string) => void }) {
+  const [reason, setReason] = useState('');
+  const who = escapeControl(agent);
+  const what = `${count} request${count === 1 ? '' : 's'}`;
+  return (
+    <div
+      role="alertdialog"
+      aria-label={`Deny all from ${who}`}
+      className="deny-all-confirm"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') onCancel();
+      }}
+    >
+      <p>
+        Deny all {what} waiting from <strong>{who}</strong>?
+      </p>
+      <label>
+        Reason for all {what} (sent to the agent)
+        <input autoFocus value={reason} maxLength={2000} onChange={(e) => setReason(e.target.value)} placeholder="optional" />
+      </label>
+      <div className="row">
+        <button type="button" className="btn btn-danger" onClick={() => onConfirm(reason)}>
+          Deny {what}
+        </button>
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </div>
   );
 }
 

@@ -2,7 +2,7 @@
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import type { PendingApproval } from '../../../src/shared/panel-types';
-import { addApproval, ingestTimeline } from '../../../src/renderer/actions';
+import { addApproval, ingestTimeline, resolveApproval } from '../../../src/renderer/actions';
 import { useStore } from '../../../src/renderer/store';
 import { App } from '../../../src/renderer/App';
 import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
@@ -314,15 +314,36 @@ describe('ApprovalsView', () => {
     expect(screen.getAllByRole('button', { name: /^Deny all from/ })).toHaveLength(2);
   });
 
-  it('"Deny all from <agent>" asks the hub to deny every prompt of that agent, with the Reason', async () => {
+  it('"Deny all from <agent>" asks first, with the count and a reason of its own, then asks the hub', async () => {
     fake.replies.denyAll = { denied: 2 };
     for (const a of [a1, c1]) addApproval(a);
     render(<ApprovalsView />);
     const card = screen.getByRole('article', { name: 'claude-code wants to send on tmux:%4' });
-    fireEvent.change(within(card).getByLabelText(/Reason/), { target: { value: 'runaway loop' } });
+    fireEvent.change(within(card).getByLabelText(/Reason/), { target: { value: 'this card only' } });
     await act(async () => void fireEvent.click(within(card).getByRole('button', { name: 'Deny all from claude-code' })));
+    expect(fake.calls.filter((c) => c.method === 'denyAll')).toHaveLength(0);
+    const ask = screen.getByRole('alertdialog', { name: 'Deny all from claude-code' });
+    expect(ask.textContent).toContain('Deny all 2 requests waiting from claude-code?');
+    // Its reason starts empty: one card's reason is never sent to prompts it was not written for.
+    const reason = within(ask).getByLabelText(/Reason for all 2 requests/);
+    expect((reason as HTMLInputElement).value).toBe('');
+    await act(async () => void fireEvent.click(within(ask).getByRole('button', { name: 'Cancel' })));
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    await act(async () => void fireEvent.click(within(card).getByRole('button', { name: 'Deny all from claude-code' })));
+    const again = screen.getByRole('alertdialog', { name: 'Deny all from claude-code' });
+    fireEvent.change(within(again).getByLabelText(/Reason for all/), { target: { value: 'runaway loop' } });
+    await act(async () => void fireEvent.click(within(again).getByRole('button', { name: 'Deny 2 requests' })));
     expect(fake.calls.filter((c) => c.method === 'denyAll').map((c) => c.params)).toEqual([{ agent: 'claude-code', reason: 'runaway loop' }]);
     expect(useStore.getState().toasts.at(-1)?.text).toBe('denied 2 requests from claude-code');
+  });
+
+  it('a new prompt asking the same thing as a decided one starts with an empty reason', async () => {
+    addApproval(a1);
+    render(<ApprovalsView />);
+    fireEvent.change(screen.getByLabelText(/Reason/), { target: { value: 'no force pushes to main' } });
+    act(() => resolveApproval({ approval_id: a1.approval_id, granted: false, authorized: 'operator', by: 'alice' }));
+    act(() => addApproval({ ...a1, approval_id: 'a1-next' }));
+    expect((screen.getByLabelText(/Reason/) as HTMLInputElement).value).toBe('');
   });
 
   it('typing in the Reason field never triggers a shortcut', async () => {
