@@ -13,6 +13,8 @@ export const INTEROP = join(ROOT, 'test/interop');
 /** Node 22 from the `node` package: the conformance suite and the Inspector need it, Uplink runs on 20. */
 export const NODE22 = join(INTEROP, 'node_modules/.bin/node');
 export const CONFORMANCE = join(INTEROP, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+/** The newest 0.2.x line of the suite, installed beside it as `conformance-next` (package.json). */
+export const CONFORMANCE_NEXT = join(INTEROP, 'node_modules/conformance-next/dist/index.js');
 export const INSPECTOR_CLI = join(INTEROP, 'node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js');
 
 export interface Ran {

@@ -107,7 +107,9 @@ export class DriverError extends Error {
   }
 
   static fromWire(wire: DriverErrorWire): DriverError {
-    return new DriverError(wire.kind, wire.message, { hint: wire.hint, evidence: wire.evidence });
+    // Evidence is any JSON value on the wire; this error holds it as text (JSON unless a string).
+    const evidence = wire.evidence === undefined || typeof wire.evidence === 'string' ? wire.evidence : JSON.stringify(wire.evidence);
+    return new DriverError(wire.kind, wire.message, { hint: wire.hint, evidence });
   }
 }
 

@@ -33,7 +33,10 @@ export const InteractionSchema = oneOf(INTERACTION_KINDS);
 // Does not compile when the kernel has a kind the list lacks.
 const _everyKind: [Exclude<InteractionKind, (typeof INTERACTION_KINDS)[number]>] extends [never] ? true : false = true;
 
-export const DriverKindSchema = oneOf(['messaging', 'capability', 'both']);
+export const DriverKindSchema = oneOf(['messaging', 'capability', 'both'], {
+  description:
+    "What a driver serves: 'capability' only its ops; 'messaging' also send and recv (the hub offers them as its ops send and recv); 'both' the same as 'messaging' (a driver whose channels are both conversations and tools).",
+});
 
 export const TierRiskSchema = oneOf(['low', 'medium', 'high'], { description: 'How much an agent can do at a tier: the panel colours the tier by it.' });
 
@@ -48,9 +51,11 @@ export const TierSpecSchema = Type.Object(
 
 export const DriverInfoSchema = Type.Object(
   {
-    id: Type.String(),
+    id: Type.String({
+      description: "The driver id ([a-z][a-z0-9-]*): its channels are <id>:<addr>. An external driver's must equal the id its config entry gives it.",
+    }),
     kind: DriverKindSchema,
-    summary: Type.String(),
+    summary: Type.String({ description: 'What the driver gives access to, in one line (shown to agents and the operator).' }),
     tiers: Type.Optional(
       Type.Array(TierSpecSchema, {
         description:
@@ -72,11 +77,22 @@ export const ChannelEntrySchema = Type.Object(
 
 export const OpSpecSchema = Type.Object(
   {
-    op: Type.String(),
-    summary: Type.String(),
-    mutating: Type.Optional(Type.Boolean({ description: 'A missing mutating counts as mutating.' })),
-    params_schema: JsonSchemaSchema,
-    result_schema: JsonSchemaSchema,
+    op: Type.String({
+      description:
+        'The op name: lowercase letters and digits with single ".", "/" or "-" between them, starting with a letter. The hub offers it as the capability <driver>.<op> and refuses a driver that declares another name.',
+    }),
+    summary: Type.String({ description: 'What the op does, in one line: the capability description agents read.' }),
+    mutating: Type.Optional(
+      Type.Boolean({ description: "false: read-only, runs without the operator. true or missing: every call waits for the operator's approval." }),
+    ),
+    params_schema: Type.Unsafe<JsonSchema>({
+      ...JsonSchemaSchema,
+      description: "The args' JSON Schema (Draft 2020-12). The hub validates args against it and fills in its defaults before invoke.",
+    }),
+    result_schema: Type.Unsafe<JsonSchema>({
+      ...JsonSchemaSchema,
+      description: "The result's JSON Schema (Draft 2020-12). The hub validates every result against it; a result that does not conform fails the call.",
+    }),
     interactions: Type.Optional(
       Type.Array(InteractionSchema, {
         description:
@@ -137,7 +153,14 @@ export const RecvItemSchema = Type.Object({
 
 export const RecvBatchSchema = Type.Object({ items: Type.Array(RecvItemSchema), next_cursor: Type.Integer() });
 
-export const DoctorReportSchema = Type.Object({ driver: Type.String(), ok: Type.Boolean(), lines: Type.Array(Type.String()) });
+export const DoctorReportSchema = Type.Object(
+  {
+    driver: Type.String({ description: "The driver's id." }),
+    ok: Type.Boolean({ description: 'Whether the driver can serve its channels now.' }),
+    lines: Type.Array(Type.String(), { description: 'What it checked and found, one fact a line (shown by `uplink doctor`).' }),
+  },
+  { description: "A driver's health check." },
+);
 
 export const CallerEnvironmentSchema = Type.Object(
   {
@@ -190,42 +213,177 @@ export const ApprovalPreviewSchema = Type.Object(
 export const DriverErrorKindSchema = oneOf(DRIVER_ERROR_KINDS);
 
 export const DriverErrorWireSchema = Type.Object(
-  { kind: DriverErrorKindSchema, message: Type.String(), hint: Type.Optional(Type.String()), evidence: Type.Optional(Type.String()) },
+  {
+    kind: DriverErrorKindSchema,
+    message: Type.String({ description: 'What went wrong, in one line: shown to the agent as given.' }),
+    hint: Type.Optional(Type.String({ description: 'What to do about it, in one line: shown after " — hint: ".' })),
+    evidence: Type.Optional(
+      Type.Unsafe<JsonValue>({
+        description:
+          "Any JSON value: what the driver saw (a pane's last lines, what changed about a target). For the operator's audit, not the agent's error line.",
+      }),
+    ),
+  },
   { description: "A driver's failure as it crosses the wire: a JSON-RPC error's data." },
+);
+
+/** The JSON-RPC error object a driver answers a failed request with. */
+export const RpcErrorSchema = Type.Object(
+  {
+    code: Type.Integer({
+      description:
+        "-32000 for a driver's own failure (data: a DriverError); -32601 unknown method; -32602 params it cannot read; -32700 a line that is not JSON; -32600 not a request.",
+    }),
+    message: Type.String(),
+    data: Type.Optional(Type.Unsafe<JsonValue>({ description: 'With code -32000: a DriverError. Answering initialize: an UnsupportedVersion.' })),
+  },
+  { description: "A JSON-RPC 2.0 response's error member." },
 );
 
 // ── the protocol's methods: what the hub sends, what a driver answers ──────────────────────────
 
-export const InitializeParamsSchema = Type.Object({ protocol_version: Type.String(), uplink_version: Type.String() }, { additionalProperties: false });
+export const InitializeParamsSchema = Type.Object(
+  {
+    protocol_version: Type.String({ description: 'The protocol version the hub speaks.' }),
+    uplink_version: Type.String({ description: "The hub's Uplink version." }),
+  },
+  { additionalProperties: false },
+);
+
+/** The params of the methods that take none (`info`, `channels`, `ops`, `doctor`, `shutdown`). */
+export const EmptyParamsSchema = Type.Object({}, { additionalProperties: false });
+
+/** The result of the methods that answer nothing (`precheck` that lets a call through, `set_tier`, `shutdown`). */
+export const NullResultSchema = Type.Null();
 
 export const InitializeResultSchema = Type.Object({
-  protocol_version: Type.String(),
+  protocol_version: Type.String({ description: "The protocol version the driver speaks: the hub uses it only when it is the hub's." }),
   info: DriverInfoSchema,
   extensions: Type.Optional(Type.Array(Type.String(), { description: 'The optional methods the driver serves.' })),
 });
 
 /** The data of an error answering `initialize` from a driver that speaks other versions. */
-export const UnsupportedVersionSchema = Type.Object({ supported: Type.Array(Type.String()) });
+export const UnsupportedVersionSchema = Type.Object(
+  { supported: Type.Array(Type.String(), { description: 'The protocol versions the driver speaks.' }) },
+  { description: "The data of the error a driver answers initialize with when it does not speak the hub's version." },
+);
 
 export const ChannelsResultSchema = Type.Array(ChannelEntrySchema);
 export const OpsResultSchema = Type.Array(OpSpecSchema);
 
+const AddrSchema = Type.String({ description: 'The channel without its "<driver>:" prefix.' });
+
 export const SendParamsSchema = Type.Object(
-  { addr: Type.String(), request: SendRequestSchema, context: Type.Optional(InvokeContextSchema) },
+  { addr: AddrSchema, request: SendRequestSchema, context: Type.Optional(InvokeContextSchema) },
   { additionalProperties: false },
 );
 export const InvokeParamsSchema = Type.Object(
-  { addr: Type.String(), op: Type.String(), args: JsonValueSchema, context: InvokeContextSchema },
+  {
+    addr: AddrSchema,
+    op: Type.String({ description: 'One of the ops the driver declared.' }),
+    args: Type.Unsafe<JsonValue>({ description: "Validated against the op's params_schema, its defaults filled in." }),
+    context: InvokeContextSchema,
+  },
   { additionalProperties: false },
 );
-export const RecvParamsSchema = Type.Object({ cursor: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) }, { additionalProperties: false });
-export const PreviewParamsSchema = Type.Object({ addr: Type.String(), op: Type.String(), args: JsonValueSchema }, { additionalProperties: false });
+/** What `invoke` answers: any JSON value, which the hub checks against the op's `result_schema`. */
+export const InvokeResultSchema = Type.Unsafe<JsonValue>({ description: "Any JSON value; the hub checks it against the op's result_schema." });
+export const RecvParamsSchema = Type.Object(
+  { cursor: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: "The previous batch's next_cursor; null: from the start." }) },
+  { additionalProperties: false },
+);
+export const PreviewParamsSchema = Type.Object({ addr: AddrSchema, op: Type.String(), args: JsonValueSchema }, { additionalProperties: false });
 export const PreviewResultSchema = Type.Union([ApprovalPreviewSchema, Type.Null()]);
 export const PrecheckParamsSchema = Type.Object(
-  { addr: Type.String(), op: Type.String(), args: JsonValueSchema, context: Type.Optional(InvokeContextSchema) },
+  { addr: AddrSchema, op: Type.String(), args: JsonValueSchema, context: Type.Optional(InvokeContextSchema) },
   { additionalProperties: false },
 );
-export const InteractionsForParamsSchema = Type.Object({ addr: Type.String() }, { additionalProperties: false });
+export const InteractionsForParamsSchema = Type.Object({ addr: AddrSchema }, { additionalProperties: false });
 export const InteractionsForResultSchema = Type.Array(InteractionSchema);
-export const SetTierParamsSchema = Type.Object({ addr: Type.String(), tier: Type.String() }, { additionalProperties: false });
-export const CancelParamsSchema = Type.Object({ id: Type.Union([Type.Integer(), Type.String()]) }, { additionalProperties: false });
+export const SetTierParamsSchema = Type.Object(
+  { addr: AddrSchema, tier: Type.String({ description: "One of the tiers' names in DriverInfo.tiers." }) },
+  { additionalProperties: false },
+);
+export const CancelParamsSchema = Type.Object(
+  { id: Type.Union([Type.Integer(), Type.String()], { description: 'The JSON-RPC id of the request to cancel.' }) },
+  { additionalProperties: false },
+);
+
+// ── the published document (docs/schemas/driver-protocol.schema.json) ──────────────────────────
+
+/**
+ * Every payload of the protocol by the name docs/driver-protocol.md gives it. `npm run schemas`
+ * writes these into the published document, and a test fails when that file differs from them.
+ */
+export const PROTOCOL_SCHEMAS = {
+  InitializeParams: InitializeParamsSchema,
+  InitializeResult: InitializeResultSchema,
+  UnsupportedVersion: UnsupportedVersionSchema,
+  DriverInfo: DriverInfoSchema,
+  DriverKind: DriverKindSchema,
+  TierSpec: TierSpecSchema,
+  TierRisk: TierRiskSchema,
+  EmptyParams: EmptyParamsSchema,
+  NullResult: NullResultSchema,
+  ChannelEntry: ChannelEntrySchema,
+  ChannelsResult: ChannelsResultSchema,
+  OpSpec: OpSpecSchema,
+  OpsResult: OpsResultSchema,
+  JsonSchema: JsonSchemaSchema,
+  Interaction: InteractionSchema,
+  InvokeParams: InvokeParamsSchema,
+  InvokeContext: InvokeContextSchema,
+  CallerEnvironment: CallerEnvironmentSchema,
+  InvokeResult: InvokeResultSchema,
+  SendParams: SendParamsSchema,
+  SendRequest: SendRequestSchema,
+  ReplyHint: ReplyHintSchema,
+  SendReceipt: SendReceiptSchema,
+  RecvParams: RecvParamsSchema,
+  RecvBatch: RecvBatchSchema,
+  RecvItem: RecvItemSchema,
+  DoctorReport: DoctorReportSchema,
+  PreviewParams: PreviewParamsSchema,
+  PreviewResult: PreviewResultSchema,
+  ApprovalPreview: ApprovalPreviewSchema,
+  PrecheckParams: PrecheckParamsSchema,
+  InteractionsForParams: InteractionsForParamsSchema,
+  InteractionsForResult: InteractionsForResultSchema,
+  SetTierParams: SetTierParamsSchema,
+  CancelParams: CancelParamsSchema,
+  RpcError: RpcErrorSchema,
+  DriverError: DriverErrorWireSchema,
+  DriverErrorKind: DriverErrorKindSchema,
+} as const;
+
+export type ProtocolPayload = keyof typeof PROTOCOL_SCHEMAS;
+
+/**
+ * The published JSON Schema document: one `$defs` entry per payload. A subschema equal to another
+ * payload's (DriverInfo inside InitializeResult) is written as a `$ref` to it, which validates
+ * exactly the same values; `{}` (any JSON value) stays inline.
+ */
+export function protocolSchemaDocument(protocolVersion: string): Record<string, JsonValue> {
+  const plain = (schema: unknown): JsonValue => JSON.parse(JSON.stringify(schema)) as JsonValue;
+  const named = new Map<string, string>();
+  for (const [name, schema] of Object.entries(PROTOCOL_SCHEMAS)) {
+    const key = JSON.stringify(plain(schema));
+    if (key !== '{}' && !named.has(key)) named.set(key, name);
+  }
+  const withRefs = (value: JsonValue, top: boolean): JsonValue => {
+    if (value === null || typeof value !== 'object') return value;
+    if (Array.isArray(value)) return value.map((v) => withRefs(v, false));
+    const name = top ? undefined : named.get(JSON.stringify(value));
+    if (name) return { $ref: `#/$defs/${name}` };
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'enum' || k === 'required' ? v : withRefs(v, false)]));
+  };
+  const defs: Record<string, JsonValue> = {};
+  for (const [name, schema] of Object.entries(PROTOCOL_SCHEMAS)) defs[name] = withRefs(plain(schema), true);
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $comment: 'Generated from src/main/drivers/protocol-schemas.ts by `npm run schemas`; do not edit by hand.',
+    title: `The Uplink driver protocol, version ${protocolVersion}`,
+    description: 'Every payload of docs/driver-protocol.md, under $defs by the name the page gives it.',
+    $defs: defs,
+  };
+}

@@ -2,8 +2,10 @@
  * The host of an out-of-process driver on its own (no hub, no admission): what it does when the
  * driver misbehaves, how it waits between crashes, and how it stops one that will not stop.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExternalDriver } from '../../../src/main/drivers';
 import type { DriverError, ExternalDriverOptions } from '../../../src/main/drivers';
@@ -118,6 +120,38 @@ describe('ExternalDriver', () => {
     );
     // The same driver's good answers pass.
     expect(await doctorShape.channels()).toEqual([{ channel: 'probe:main', labels: ['main'], detail: {} }]);
+  });
+
+  it('reports the protocol version the running process agreed to, and none while no process that agreed runs', async () => {
+    // The fixture driver, speaking the version a file names when it starts.
+    const dir = mkdtempSync(join(tmpdir(), 'uplink-speaks-'));
+    const speaks = join(dir, 'speaks');
+    const wrapper = join(dir, 'driver.mjs');
+    writeFileSync(
+      wrapper,
+      `import { readFileSync } from 'node:fs';\nprocess.argv.push('--speaks', readFileSync(${JSON.stringify(speaks)}, 'utf8'));\nawait import(${JSON.stringify(pathToFileURL(DRIVER).href)});\n`,
+    );
+    const d = new ExternalDriver({ id: 'notes', check: protocolCheck, command: [process.execPath, wrapper], cwd: dir, backoffMs: 10 });
+    made.push(d);
+
+    writeFileSync(speaks, '2');
+    expect((await failure<DriverError>(d.ensureStarted())).message).toBe('notes is not used: it speaks driver protocol 2, this Uplink speaks 3');
+    expect(d.status().state).toBe('incompatible');
+    expect(d.status()).not.toHaveProperty('protocol_version');
+
+    writeFileSync(speaks, '3');
+    await d.restart();
+    expect(d.status()).toMatchObject({ state: 'running', protocol_version: '3' });
+    expect((await d.doctor()).lines.at(-1)).toMatch(/, protocol 3, /);
+
+    await failure<DriverError>(d.invoke('todo', 'crash', {}));
+    expect(d.status().state).toBe('backoff');
+    expect(d.status()).not.toHaveProperty('protocol_version');
+
+    writeFileSync(speaks, '2');
+    await failure<DriverError>(d.restart());
+    expect(d.status()).toMatchObject({ state: 'incompatible' });
+    expect(d.status()).not.toHaveProperty('protocol_version');
   });
 
   it('masks args flagged sensitive in the trace', async () => {

@@ -56,7 +56,6 @@ export class ExternalDriver implements Driver {
   #error: DriverError | undefined;
   #admission: Admission = 'unchecked';
   #integrity: ExternalStatus['integrity'] = {};
-  #protocol: string | undefined;
   #starts = 0;
   #crashes = 0;
   #nextStartAt = 0;
@@ -152,7 +151,7 @@ export class ExternalDriver implements Driver {
     }
     const report = this.#answers.expect(S.DoctorReportSchema, await this.#call('doctor', {}), this.id, 'doctor', 'a DoctorReport');
     const s = this.#session;
-    const line = `external driver: pid ${s?.child.pid ?? '?'}, protocol ${this.#protocol ?? '?'}, ${this.#starts - 1} restart(s)`;
+    const line = `external driver: pid ${s?.child.pid ?? '?'}, protocol ${s?.protocol ?? '?'}, ${this.#starts - 1} restart(s)`;
     return { driver: this.id, ok: report.ok, lines: [...report.lines, line] };
   }
 
@@ -232,7 +231,8 @@ export class ExternalDriver implements Driver {
       command: [...this.command],
       state: this.#state,
       ...(s && !s.dead && s.child.pid !== undefined ? { pid: s.child.pid } : {}),
-      ...(this.#protocol ? { protocol_version: this.#protocol } : {}),
+      // The version this process agreed to in its handshake: none while nothing runs that did.
+      ...(s && !s.dead && s.protocol ? { protocol_version: s.protocol } : {}),
       extensions: s ? [...s.extensions] : [],
       restarts: Math.max(0, this.#starts - 1),
       ...(s ? { started_at: s.startedAt } : {}),
@@ -304,7 +304,7 @@ export class ExternalDriver implements Driver {
       const extensions = (result.extensions ?? []).filter((e) => (EXTENSIONS as readonly string[]).includes(e));
       session.extensions = new Set(extensions);
       const ops = this.#answers.expect(S.OpsResultSchema, await session.call('ops', {}), this.id, 'ops', 'a list of OpSpec');
-      this.#protocol = result.protocol_version;
+      session.protocol = result.protocol_version;
       this.#info = { ...result.info, id: this.id };
       this.#bindExtensions(session.extensions);
       const changed = JSON.stringify(ops) !== JSON.stringify(this.#ops);
@@ -384,7 +384,6 @@ export class ExternalDriver implements Driver {
 
   #incompatible(theirs: string[]): never {
     const versions = theirs.map((v) => cut(String(v), 16)).join(', ');
-    this.#protocol = theirs[0];
     this.#error = new DriverError('Unavailable', `${this.id} is not used: it speaks driver protocol ${versions}, this Uplink speaks ${PROTOCOL_VERSION}`, {
       hint: `update the driver or Uplink so both speak protocol ${PROTOCOL_VERSION}, then restart the driver`,
     });

@@ -66,6 +66,8 @@ export class Session {
   readonly startedAt = Date.now();
   /** The optional methods the driver's handshake offered. */
   extensions = new Set<string>();
+  /** The protocol version this process agreed to in its handshake (unset until it did). */
+  protocol: string | undefined;
   dead = false;
   stopping = false;
   /** Settles once the process has closed (or could not be started). */
