@@ -2,3 +2,4 @@
 export { joinFleet } from './member';
 export type { FleetHub } from './member';
 export type { FleetOptions } from './fleet';
+export type { FleetCheckpoint } from './witness';
