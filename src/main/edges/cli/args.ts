@@ -33,9 +33,11 @@ const VALUED = new Set([
   'sha256',
   'timeout',
   'out',
+  'hubs',
+  'name',
 ]);
 /** Flags that are switches. */
-const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list']);
+const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list', 'force']);
 
 /** Parses argv (without the command itself is fine too). */
 export function parseArgs(argv: string[]): ParsedArgs {
