@@ -16,6 +16,7 @@ import { joinFleet } from '../../../src/main/hub/fleet';
 import type { FleetHub } from '../../../src/main/hub/fleet';
 import { initFleet } from '../../../src/main/hub/fleet/init';
 import type { FleetInitResult } from '../../../src/main/hub/fleet/init';
+import type { DropReason } from '../../../src/main/hub/fleet/keys';
 import { encodeFleetRecord, historySubject } from '../../../src/main/hub/fleet/history';
 import type { AgentIdentity } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
@@ -63,7 +64,7 @@ describe.skipIf(natsServer.skip)('a fleet whose members are known by key', () =>
   let fa: Member;
   let fb: Member;
   let fc: Member;
-  const dropped = (m: Member): Record<string, number> => m.hub.fleetStatus().dropped;
+  const dropped = (m: Member) => m.hub.fleetStatus().dropped as Record<DropReason, number>;
 
   beforeAll(natsServer.check);
   beforeAll(async () => {
