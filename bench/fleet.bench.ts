@@ -1,6 +1,6 @@
 /**
- * Fleet benchmark: 50 simulated hubs in one process, each with its own NATS connection and history
- * publisher, fed by a fake audit source recording audit-record-sized entries at 20/s each (1,000/s
+ * Fleet benchmark: 50 simulated hubs in one process, each with its own NATS connection, key pair
+ * and history publisher (every record signed; the reader checks each against the roster), fed by a fake audit source recording audit-record-sized entries at 20/s each (1,000/s
  * in all) for 10 s, and one reader (the panel's merged timeline) on a real `nats-server -js`.
  * Reports events/s delivered, lag from record to reader (p50/p99) and records lost (must be 0);
  * beside it the same payloads at the same rate over plain core NATS publish/subscribe, measured in
@@ -16,6 +16,8 @@ import { connect } from 'nats';
 import type { NatsConnection } from 'nats';
 import { encodeFleetRecord, startHistoryPublisher, startHistoryReader } from '../src/main/hub/fleet/history';
 import type { HistorySource } from '../src/main/hub/fleet/history';
+import { keyTrust, nk } from '../src/main/hub/fleet/keys';
+import type { FleetTrust, Roster } from '../src/main/hub/fleet/keys';
 import type { AuditEntry } from '../src/main/hub/types';
 import { percentile } from './types';
 import type { BenchReport, BenchRow } from './types';
@@ -110,7 +112,30 @@ async function drive(seconds: number, tick: (hub: number) => void): Promise<numb
   return made;
 }
 
-async function historyRun(port: number): Promise<{ made: number; got: number; seconds: number; lags: number[] }> {
+/** Each simulated hub's signing trust, and the reader's, over one roster of all of them. */
+function fleetKeys(): { trusts: FleetTrust[]; reader: FleetTrust } {
+  const pairs = Array.from({ length: HUBS }, () => nk.createUser());
+  const roster: Roster = { fleet: 'bench', version: 1, hubs: Object.fromEntries(pairs.map((kp, h) => [`hub-${h}`, kp.getPublicKey()])) };
+  return { trusts: pairs.map((kp) => keyTrust(kp, roster)), reader: keyTrust(nk.createUser(), roster) };
+}
+
+/** What signing and checking one record's envelope costs, in µs (node's ed25519 on the NKey's key). */
+function envelopeCost(): { sign: number; verify: number } {
+  const { trusts, reader } = fleetKeys();
+  const data = encodeFleetRecord('hub-0', 0, auditEntry(1, 1));
+  const n = 2000;
+  let h = trusts[0]!.seal('uplink.history.hub-0', data)!;
+  let t = performance.now();
+  for (let i = 0; i < n; i++) h = trusts[0]!.seal('uplink.history.hub-0', data)!;
+  const sign = ((performance.now() - t) * 1000) / n;
+  t = performance.now();
+  for (let i = 0; i < n; i++) reader.open('uplink.history.hub-0', data, h, false);
+  const verify = ((performance.now() - t) * 1000) / n;
+  return { sign, verify };
+}
+
+async function historyRun(port: number): Promise<{ made: number; got: number; seconds: number; lags: number[]; dropped: number }> {
+  const { trusts, reader: readerTrust } = fleetKeys();
   const conns: NatsConnection[] = [];
   const open = async (): Promise<NatsConnection> => {
     const nc = await connect({ servers: `127.0.0.1:${port}` });
@@ -125,6 +150,7 @@ async function historyRun(port: number): Promise<{ made: number; got: number; se
   const reader = startHistoryReader({
     nc: await open(),
     keep: 20_000,
+    trust: readerTrust,
     onEntry: (e) => {
       const key = `${e.hub}:${e.seq}`;
       const t = born.get(key);
@@ -139,7 +165,7 @@ async function historyRun(port: number): Promise<{ made: number; got: number; se
   const sources = Array.from({ length: HUBS }, (_, h) => fakeSource(`hub-${h}`, born));
   const publishers = [];
   for (let h = 0; h < HUBS; h++)
-    publishers.push(startHistoryPublisher({ nc: await open(), hub: `hub-${h}`, source: sources[h]!, log: (l) => console.error(l) }));
+    publishers.push(startHistoryPublisher({ nc: await open(), hub: `hub-${h}`, source: sources[h]!, trust: trusts[h], log: (l) => console.error(l) }));
   await sleep(500);
   const made = await drive(HISTORY_S, (h) => sources[h]!.add());
   const end = Date.now() + DRAIN_MS;
@@ -147,7 +173,8 @@ async function historyRun(port: number): Promise<{ made: number; got: number; se
   await Promise.all(publishers.map((p) => p.close()));
   await reader.close();
   await Promise.all(conns.map((nc) => nc.close()));
-  return { made, got: seen.size, seconds: (lastAt - first) / 1000, lags };
+  const dropped = Object.values(readerTrust.dropped()).reduce((a, b) => a + b, 0);
+  return { made, got: seen.size, seconds: (lastAt - first) / 1000, lags, dropped };
 }
 
 async function baselineRun(port: number): Promise<{ made: number; got: number; lags: number[] }> {
@@ -180,7 +207,7 @@ async function baselineRun(port: number): Promise<{ made: number; got: number; l
 }
 
 export async function run(): Promise<BenchReport> {
-  const title = `Fleet: ${HUBS} hubs × ${PER_HUB_PER_S} records/s → JetStream history → one reader, beside plain core NATS`;
+  const title = `Fleet: ${HUBS} hubs × ${PER_HUB_PER_S} records/s → signed JetStream history → one reader (checking every signature), beside plain core NATS`;
   if (!existsSync(NATS)) {
     console.error(`bench fleet: skipped — ${NATS} is not installed (scripts/install-system-deps.sh installs it)`);
     return { title: `${title} (skipped: no nats-server)`, rows: [] };
@@ -191,6 +218,7 @@ export async function run(): Promise<BenchReport> {
   try {
     server = spawn(NATS, ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
     await listening(port);
+    const cost = envelopeCost();
     const h = await historyRun(port);
     const b = await baselineRun(port);
     const hp50 = percentile(h.lags, 50);
@@ -203,6 +231,9 @@ export async function run(): Promise<BenchReport> {
       { name: 'history: lag p50 (record → reader)', value: hp50, unit: 'ms' },
       { name: 'history: lag p99', value: hp99, unit: 'ms' },
       { name: 'history: records lost', value: h.made - h.got, unit: 'records', note: 'must be 0' },
+      { name: 'history: records dropped by the signature check', value: h.dropped, unit: 'records', note: 'must be 0' },
+      { name: 'envelope: sign one record', value: cost.sign, unit: 'µs' },
+      { name: 'envelope: verify one record', value: cost.verify, unit: 'µs' },
       { name: 'core NATS: lag p50 (same payloads, same rate)', value: bp50, unit: 'ms' },
       { name: 'core NATS: lag p99', value: bp99, unit: 'ms' },
       { name: 'core NATS: messages lost', value: b.made - b.got, unit: 'messages' },

@@ -333,6 +333,12 @@ export const FleetView = Type.Object({
   /** Why this hub is out of the fleet now. */
   problem: str,
   members: Type.Array(FleetMember),
+  /** `keys`: every message signed by its hub's key and checked against the roster; `shared`: one token, nothing signed. */
+  identity: Type.Optional(StringEnum(['keys', 'shared'])),
+  /** What the fleet cannot promise (a shared-token fleet's members can speak for each other). */
+  warning: str,
+  /** Fleet messages dropped so far, by reason: unsigned, bad_signature, unknown_key, wrong_signer, replayed, stale. */
+  dropped: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }))),
 });
 export type FleetView = Static<typeof FleetView>;
 

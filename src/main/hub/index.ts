@@ -8,6 +8,7 @@ import type { AuditStore } from './audit/store';
 import type { CheckOptions, CheckResult } from './driver-admin/check';
 import type { Hub } from './hub';
 import type { HubOptions } from './hub-core';
+import type { FleetInitOptions, FleetInitResult } from './fleet';
 
 export type { Hub, DecideResult, ProviderView } from './hub';
 export type * from './types';
@@ -45,6 +46,13 @@ export type { CheckName, CheckOptions, CheckResult } from './driver-admin/check'
 /** The driver conformance kit on a command (`uplink driver check`); it loads when called and starts no hub. */
 export async function checkDriver(options: CheckOptions): Promise<CheckResult[]> {
   return (await import('./driver-admin/check')).checkDriver(options);
+}
+
+export type { FleetInitConfig, FleetInitOptions, FleetInitResult } from './fleet';
+
+/** `uplink fleet init`: a fleet's keys, roster and NATS server config (loads the NATS client only then). */
+export async function initFleet(options: FleetInitOptions): Promise<FleetInitResult> {
+  return (await import('./fleet')).initFleet(options);
 }
 
 /** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */

@@ -248,6 +248,12 @@ export interface FleetMembership {
   problem?: string;
   /** This hub first, then the others by name (connected and unreachable alike). */
   members: FleetMemberStatus[];
+  /** `keys`: every message signed and checked against the roster; `shared`: a shared token, nothing signed. */
+  identity: 'keys' | 'shared';
+  /** What a shared-token fleet cannot promise, in one line. */
+  warning?: string;
+  /** Messages dropped so far, by reason (unsigned, bad_signature, unknown_key, wrong_signer, replayed, stale). */
+  dropped: Record<string, number>;
 }
 
 /** A fleet member's view of its fleet, or `member: false` for a hub whose config has no `fleet` section. */

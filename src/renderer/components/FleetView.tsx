@@ -65,8 +65,25 @@ function FleetHeader({ view }: { view: Fleet }) {
       This hub is <b>{escapeControl(view.name ?? '—')}</b> on <code>{escapeControl(view.url ?? '—')}</code>:{' '}
       {view.connected ? <Badge tone="ok">connected</Badge> : <Badge tone="bad">not connected</Badge>}
       {view.problem && <span className="bad-text"> {escapeControl(view.problem)}</span>}
+      <br />
+      {view.identity === 'keys' ? (
+        <Badge tone="ok">signed: each hub speaks with its own key</Badge>
+      ) : (
+        <span className="bad-text">
+          {escapeControl(view.warning ?? 'members of this fleet can speak for each other (shared token, no roster) — hint: uplink fleet init')}
+        </span>
+      )}
+      {dropped(view.dropped) && <span className="muted"> Dropped messages: {dropped(view.dropped)}</span>}
     </p>
   );
+}
+
+/** Messages this hub did not believe, by reason, in words; undefined when none was dropped. */
+function dropped(counts: Fleet['dropped']): string | undefined {
+  const parts = Object.entries(counts ?? {})
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${escapeControl(reason.replace('_', ' '))} ${n}`);
+  return parts.length ? parts.join(', ') : undefined;
 }
 
 function Members({ members }: { members: FleetMember[] }) {

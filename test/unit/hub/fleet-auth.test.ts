@@ -124,12 +124,20 @@ describe('the fleet section of config.json', () => {
     expect(load({ url: 'tls://nats.example:4222', name: 'a', token_file: 'fleet.token', ca_file: 'ca.pem' })).toBeUndefined();
   });
 
-  it('needs exactly one of token_file and creds_file, each refusal one line with a hint', () => {
+  it('needs exactly one of seed_file, token_file and creds_file, each refusal one line with a hint', () => {
     expect(load({ url: 'nats://127.0.0.1:4222', name: 'a', token_file: 't', creds_file: 'c' })).toMatch(
-      /: \/fleet has both token_file and creds_file — hint: keep the one the NATS server expects and remove the other$/,
+      /: \/fleet has token_file and creds_file — hint: keep the one the NATS server expects and remove the other$/,
     );
     expect(load({ url: 'nats://127.0.0.1:4222', name: 'a' })).toMatch(
-      /: \/fleet needs token_file or creds_file — hint: name the file holding the NATS token, or the \.creds file from `nsc generate creds`$/,
+      /: \/fleet needs seed_file and roster_file \(from `uplink fleet init`\), or token_file, or creds_file — hint: run `uplink fleet init/,
+    );
+    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a', seed_file: 'a.nk', roster_file: 'roster.json' })).toBeUndefined();
+    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a', seed_file: 'a.nk' })).toMatch(/\/fleet has seed_file without roster_file — hint: /);
+    expect(load({ url: 'nats://127.0.0.1:4222', name: 'a', seed_file: 'a.nk', token_file: 't', roster_file: 'r' })).toMatch(
+      /\/fleet has token_file and seed_file — hint: /,
+    );
+    expect(load({ url: 'nats://127.0.0.1:4222', name: 'checkpoint', token_file: 't' })).toMatch(
+      /\/fleet\/name checkpoint is a word the fleet's own subjects use/,
     );
   });
 

@@ -118,7 +118,10 @@ describe('a fleet member', () => {
       connected: false,
       problem: expect.stringMatching(/^the fleet's credentials cannot be used: /),
     });
-    expect((await hub.doctor()).warnings).toEqual([expect.stringMatching(/^fleet a: the fleet's credentials cannot be used: /)]);
+    expect((await hub.doctor()).warnings).toEqual([
+      expect.stringMatching(/^fleet a: the fleet's credentials cannot be used: /),
+      expect.stringMatching(/^fleet a: members of this fleet can speak for each other \(.*\) — hint: uplink fleet init$/),
+    ]);
     expect(hub.fleetHistory({})).toEqual({ entries: [] });
     expect(hub.dataDir).toBe(core.dataDir);
     expect(await hub.listChannels()).toEqual(await core.listChannels());

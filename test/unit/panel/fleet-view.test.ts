@@ -21,6 +21,8 @@ const membership: FleetMembership = {
   url: 'nats://127.0.0.1:4222',
   connected: true,
   members: [{ hub: 'a', state: 'self', since: 1, panels: 1 }],
+  identity: 'keys',
+  dropped: { unsigned: 2, replayed: 1 },
 };
 
 describe('the Fleet view of a panel', () => {
@@ -38,6 +40,8 @@ describe('the Fleet view of a panel', () => {
     hub.subscribeFleet = (listener) => (listeners.add(listener), () => void listeners.delete(listener));
     const { s, heard } = open(hub);
     expect(await s.handlers.fleetStatus({})).toMatchObject({ enabled: true, name: 'a', connected: true, members: [{ hub: 'a', state: 'self' }] });
+    // What the fleet dropped, and how its members are known, reach the panel.
+    expect(await s.handlers.fleetStatus({})).toMatchObject({ identity: 'keys', dropped: { unsigned: 2, replayed: 1 } });
     for (const l of listeners) l({ type: 'status', status: { ...membership, connected: false, problem: 'lost' } });
     expect(heard.filter((h) => h.event === 'fleetChanged').map((h) => h.payload)).toEqual([
       expect.objectContaining({ enabled: true, connected: false, problem: 'lost' }),

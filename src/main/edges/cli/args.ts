@@ -34,9 +34,11 @@ const VALUED = new Set([
   'timeout',
   'out',
   'reason',
+  'hubs',
+  'name',
 ]);
 /** Flags that are switches. */
-const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list', 'session', 'always']);
+const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list', 'session', 'always', 'force']);
 
 /** Parses argv (without the command itself is fine too). */
 export function parseArgs(argv: string[]): ParsedArgs {

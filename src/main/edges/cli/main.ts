@@ -11,8 +11,8 @@
 // Only light modules are imported statically: a command forwarded to a running hub must not load
 // the hub, the drivers, SQLite, ajv or the MCP SDK. The embedded hub, `serve`, `mcp` and the tmux
 // snippet are imported when a command needs them.
-import { HubError, isDriverError, resolveDataDir, runBuiltInDriver, tmuxSnippet, toHubError } from '../../hub';
-import type { LoadDrivers } from '../../hub';
+import { HubError, initFleet, isDriverError, resolveDataDir, runBuiltInDriver, tmuxSnippet, toHubError } from '../../hub';
+import type { FleetInitResult, LoadDrivers } from '../../hub';
 import { statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -62,6 +62,11 @@ Usage:
                                                   one line per check (exit 0 only when none fails)
   uplink demo [--port N] [--exit-when-done] [--headless] [--list]
                                                   a guided demo on a private stage (tmux, a display, an app) with a scripted agent
+  uplink fleet init --hubs a,b,c --out DIR [--port N] [--name FLEET] [--force]
+                                                  a fleet's keys: DIR/<hub>.nk (each hub's seed, 0600), DIR/roster.json,
+                                                  DIR/nats-server.conf (127.0.0.1:N, JetStream, each hub only its own
+                                                  subjects); prints each hub's fleet section for config.json. --force
+                                                  rewrites them, keeping the key of each hub whose seed is there
 
 Options: --json prints the contract's payloads; --help shows this.
 Data dir: $UPLINK_DATA_DIR, else the platform's user data directory.
@@ -248,6 +253,28 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
       await runBuiltInDriver(name!, resolveDataDir());
       return 0;
     }
+    case 'fleet': {
+      const [, sub] = args.positionals;
+      if (sub !== 'init')
+        throw usage(sub === undefined ? 'fleet needs a subcommand' : `unknown fleet command "${sub}"`, 'use `uplink fleet init --hubs a,b,c --out DIR`');
+      need(args, 1, 1, 'init --hubs a,b,c --out DIR');
+      const hubs = flag(args, 'hubs');
+      const out = flag(args, 'out');
+      if (!hubs) throw usage('fleet init needs --hubs a,b,c', 'name every hub of the fleet, separated by commas');
+      if (!out) throw usage('fleet init needs --out DIR', 'the directory for the keys, the roster and the server config');
+      const name = flag(args, 'name');
+      const result = await initFleet({
+        hubs: hubs.split(','),
+        out,
+        ...(intFlag(args, 'port') !== undefined ? { port: intFlag(args, 'port')! } : {}),
+        ...(name ? { fleet: name } : {}),
+        force: args.flags.has('force'),
+      }).catch((e: unknown) => {
+        throw isDriverError(e) ? e : new HubError('fleet', 'Invalid', String((e as Error).message).split(' — hint: ')[0]!, fleetHint(e));
+      });
+      print(json ? JSON.stringify(result, null, 2) : formatFleetInit(result));
+      return 0;
+    }
     case undefined:
     case 'help':
       print(HELP);
@@ -255,6 +282,24 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
     default:
       throw usage(`unknown command "${command}"`);
   }
+}
+
+/** The hint of an error written as `… — hint: …`, for the rendered line. */
+function fleetHint(e: unknown): { hint?: string } {
+  const hint = String((e as Error)?.message ?? '').split(' — hint: ')[1];
+  return hint ? { hint } : {};
+}
+
+/** What `fleet init` wrote, and the fleet section each hub's config.json takes. */
+function formatFleetInit(r: FleetInitResult): string {
+  const lines = [`fleet ${r.roster.fleet} (roster version ${r.roster.version}): ${Object.keys(r.roster.hubs).length} hubs`, '', 'wrote:'];
+  for (const f of r.files) lines.push(`  ${f}`);
+  lines.push('', 'start the server:  nats-server -c ' + r.files.find((f) => f.endsWith('nats-server.conf')), '');
+  for (const [hub, config] of Object.entries(r.configs)) {
+    lines.push(`hub ${hub}: copy ${hub}.nk (mode 0600) and roster.json to its machine, and put in its config.json:`);
+    lines.push(`  "fleet": ${JSON.stringify(config)}`, '');
+  }
+  return lines.map(escapeControl).join('\n').trimEnd();
 }
 
 /** The command has no operands beyond `min`..`max`. */

@@ -93,6 +93,9 @@ export function toFleetView(s: FleetStatus): FleetView {
     connected: s.connected,
     ...(s.problem ? { problem: s.problem } : {}),
     members: s.members.map((m) => ({ ...m })),
+    identity: s.identity,
+    ...(s.warning ? { warning: s.warning } : {}),
+    dropped: { ...s.dropped },
   };
 }
 

@@ -113,6 +113,10 @@ export const FleetSettingsSchema = Type.Object(
     creds_file: Type.Optional(PATH),
     /** The CA bundle (PEM) a `tls://` server's certificate is checked against; the system's CAs without it. */
     ca_file: Type.Optional(PATH),
+    /** This hub's own NKey seed (`SU…`, 0600), from `uplink fleet init`: it joins with it and signs every message. With `roster_file`. */
+    seed_file: Type.Optional(PATH),
+    /** The fleet's roster (hub name → public key), from `uplink fleet init`: only these keys are believed. With `seed_file`. */
+    roster_file: Type.Optional(PATH),
   },
   { additionalProperties: false },
 );
@@ -161,15 +165,17 @@ export type UplinkConfig = Omit<ConfigFile, 'approvals' | 'hub'> & {
 };
 
 /** Names that would make a hub's subjects (`uplink.<hub>.call`) collide with the fleet's shared ones. */
-const RESERVED_FLEET_NAMES = ['history', 'presence', 'prompts'];
+const RESERVED_FLEET_NAMES = ['history', 'presence', 'prompts', 'checkpoint'];
 
 /** What the schema cannot say in words a person can act on: one way to authenticate, a usable name, a CA only for TLS. */
 function fleetProblem(fleet: FleetSettings | undefined): string | undefined {
   if (!fleet) return undefined;
-  if (fleet.token_file && fleet.creds_file)
-    return '/fleet has both token_file and creds_file — hint: keep the one the NATS server expects and remove the other';
-  if (!fleet.token_file && !fleet.creds_file)
-    return '/fleet needs token_file or creds_file — hint: name the file holding the NATS token, or the .creds file from `nsc generate creds`';
+  const ways = [fleet.token_file && 'token_file', fleet.creds_file && 'creds_file', fleet.seed_file && 'seed_file'].filter(Boolean);
+  if (ways.length > 1) return `/fleet has ${ways.join(' and ')} — hint: keep the one the NATS server expects and remove the other`;
+  if (!ways.length)
+    return '/fleet needs seed_file and roster_file (from `uplink fleet init`), or token_file, or creds_file — hint: run `uplink fleet init --hubs a,b,c --out DIR` and copy the fleet section it prints';
+  if (!fleet.seed_file !== !fleet.roster_file)
+    return `/fleet has ${fleet.seed_file ? 'seed_file without roster_file' : 'roster_file without seed_file'} — hint: a hub signs with its seed and believes the roster's keys: name both files \`uplink fleet init\` wrote`;
   if (RESERVED_FLEET_NAMES.includes(fleet.name))
     return `/fleet/name ${fleet.name} is a word the fleet's own subjects use — hint: choose another name, e.g. ${fleet.name}-1`;
   if (fleet.ca_file && !fleet.url.startsWith('tls://'))

@@ -5,16 +5,22 @@
  * than a connection that fails forever. No message ever quotes a file's content.
  */
 import { isAbsolute, join } from 'node:path';
-import { credsAuthenticator } from 'nats';
+import { credsAuthenticator, nkeyAuthenticator } from 'nats';
 import type { Authenticator, ConnectionOptions } from 'nats';
 import { readBoundedFile } from '../files';
 import type { FleetSettings } from '../config';
+import { keyPairFromSeed, keyTrust, parseRoster, sharedTrust } from './keys';
+import type { FleetTrust, NKeyPair, Roster } from './keys';
 
 const MAX_TOKEN_BYTES = 4096;
 /** A user JWT with a long permission list is a few KiB; a creds file is that plus a seed. */
 const MAX_CREDS_BYTES = 64 * 1024;
 /** A whole system CA bundle is about 200 KiB. */
 const MAX_CA_BYTES = 1024 * 1024;
+/** A seed is 58 characters; a roster of 1,000 hubs is about 80 KiB. */
+const MAX_SEED_BYTES = 4096;
+const MAX_ROSTER_BYTES = 1024 * 1024;
+const MAKE_KEYS = "make the fleet's keys with `uplink fleet init --hubs a,b,c --out DIR`";
 
 const MAKE_CREDS = 'make one with `nsc generate creds -a <account> -n <user>`';
 
@@ -79,11 +85,53 @@ export function readFleetCa(path: string): string {
   return ca;
 }
 
+/** Reads this hub's NKey seed: a small file only its owner can read (whoever holds it speaks for the hub). */
+export function readFleetSeed(path: string): NKeyPair {
+  const seed = readSmallFile(path, MAX_SEED_BYTES, true, "this hub's NKey seed").toString('utf8');
+  return keyPairFromSeed(seed, path);
+}
+
+/** Reads the fleet's roster (public, but what it says is who may speak for whom). */
+export function readFleetRoster(path: string): Roster {
+  const text = readSmallFile(path, MAX_ROSTER_BYTES, false, "the fleet's roster").toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`${path} is not JSON — hint: ${MAKE_KEYS}`);
+  }
+  const roster = parseRoster(value);
+  if (typeof roster === 'string') throw new Error(`${path}: ${roster} — hint: ${MAKE_KEYS}`);
+  return roster;
+}
+
+/**
+ * How this hub signs and checks fleet messages: with its seed against the roster, whose key for
+ * this hub's name must be the seed's; unsigned in a shared-token fleet (no roster).
+ */
+export function fleetTrust(settings: FleetSettings, dataDir: string): FleetTrust {
+  if (!settings.seed_file || !settings.roster_file) return sharedTrust();
+  const at = (file: string): string => (isAbsolute(file) ? file : join(dataDir, file));
+  const kp = readFleetSeed(at(settings.seed_file));
+  const roster = readFleetRoster(at(settings.roster_file));
+  const listed = roster.hubs[settings.name];
+  if (!listed)
+    throw new Error(
+      `the roster ${settings.roster_file} has no hub ${settings.name} (it lists ${Object.keys(roster.hubs).join(', ') || 'none'}) — hint: add this hub with \`uplink fleet init\` and copy the new roster to every hub`,
+    );
+  if (listed !== kp.getPublicKey())
+    throw new Error(
+      `the seed ${settings.seed_file} is not hub ${settings.name}'s key in the roster ${settings.roster_file} — hint: use the ${settings.name}.nk that \`uplink fleet init\` wrote with this roster`,
+    );
+  return keyTrust(kp, roster);
+}
+
 /** The auth and TLS part of the fleet's NATS connection options; throws a one-line error for a file that cannot be used. */
 export function fleetAuth(settings: FleetSettings, dataDir: string): Pick<ConnectionOptions, 'token' | 'authenticator' | 'tls'> {
   const at = (file: string): string => (isAbsolute(file) ? file : join(dataDir, file));
   const tls = settings.url.startsWith('tls://') ? { tls: settings.ca_file ? { ca: readFleetCa(at(settings.ca_file)) } : {} } : {};
+  if (settings.seed_file) return { authenticator: nkeyAuthenticator(readFleetSeed(at(settings.seed_file)).getSeed()), ...tls };
   if (settings.creds_file) return { authenticator: readFleetCreds(at(settings.creds_file)), ...tls };
   if (settings.token_file) return { token: readFleetToken(at(settings.token_file)), ...tls };
-  throw new Error('the fleet section names neither token_file nor creds_file — hint: add one of them');
+  throw new Error('the fleet section names none of seed_file, token_file, creds_file — hint: add one of them');
 }

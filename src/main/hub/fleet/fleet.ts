@@ -9,14 +9,24 @@ import type { FleetSettings } from '../config';
 import type { Hub } from '../hub';
 import { Emitter } from '../../../shared/emitter';
 import type { AuditEntry, Disposer, FleetChange, FleetHistoryEntry, FleetMembership } from '../types';
-import { fleetAuth } from './auth';
+import { fleetAuth, fleetTrust } from './auth';
 import { startHistoryPublisher, startHistoryReader } from './history';
-import type { FleetLink } from './link';
+import { sharedTrust } from './keys';
+import type { FleetTrust } from './keys';
+import { believeWith } from './link';
+import type { FleetLink, Received } from './link';
 import { subjects } from './messages';
 import { Presence } from './presence';
 import { FleetPrompts } from './prompts';
 import { FleetRequests, unavailable } from './request';
 import { FleetServer } from './serve';
+import { Witness } from './witness';
+import type { FleetCheckpoint } from './witness';
+
+/** What the Fleet view and `doctor` say of a fleet without a roster. */
+export const SHARED_TOKEN_WARNING = 'members of this fleet can speak for each other (shared token, no roster) — hint: uplink fleet init';
+/** NATS users per hub authenticate connections, but without a roster no message says which hub wrote it. */
+const CREDS_WARNING = 'members of this fleet can speak for each other (per-hub credentials, but no roster: messages are unsigned) — hint: uplink fleet init';
 
 export interface FleetOptions {
   /** How often this hub says it is present; a hub unheard for three beats is gone (default 2000 ms). */
@@ -35,7 +45,10 @@ export class Fleet implements FleetLink {
   readonly prompts: FleetPrompts;
   readonly requests: FleetRequests;
   readonly #server: FleetServer;
+  readonly #witness: Witness;
   readonly #core: Hub;
+  /** Shared until `start` has read the seed and roster. */
+  #trust: FleetTrust = sharedTrust();
   readonly #log: ((line: string) => void) | undefined;
   #nc: NatsConnection | undefined;
   #connected = false;
@@ -66,6 +79,7 @@ export class Fleet implements FleetLink {
     this.requests = new FleetRequests(this, this.presence);
     this.prompts = new FleetPrompts(this, this.presence, (hub) => this.requests.request(hub, { method: 'prompts' }, undefined, this.listTimeoutMs));
     this.#server = new FleetServer(this, core);
+    this.#witness = new Witness(this, core.dataDir);
   }
 
   // ── the link every part shares ─────────────────────────────────────────────────────────
@@ -85,6 +99,26 @@ export class Fleet implements FleetLink {
     return this.#problem;
   }
 
+  get trust(): FleetTrust {
+    return this.#trust;
+  }
+
+  get inboxPrefix(): string | undefined {
+    // With a roster the server lets each hub subscribe under its own prefix only, so no member reads another's replies.
+    return this.#trust.signed ? `_INBOX.${this.settings.name}` : undefined;
+  }
+
+  send(subject: string, data: Uint8Array, reply?: string): void {
+    const nc = this.#nc;
+    if (!nc) throw new Error('not connected');
+    const headers = this.#trust.seal(subject, data);
+    nc.publish(subject, data, { ...(reply ? { reply } : {}), ...(headers ? { headers } : {}) });
+  }
+
+  believe(msg: Received, hub: string, live = true): boolean {
+    return believeWith(this.#trust, msg, hub, live);
+  }
+
   log(line: string): void {
     this.#log?.(`uplink fleet: ${line}`);
   }
@@ -93,6 +127,7 @@ export class Fleet implements FleetLink {
   start(): void {
     let auth: ReturnType<typeof fleetAuth>;
     try {
+      this.#trust = fleetTrust(this.settings, this.#core.dataDir);
       auth = fleetAuth(this.settings, this.#core.dataDir);
     } catch (e) {
       this.#problem = `the fleet's credentials cannot be used: ${(e as Error).message}`;
@@ -110,6 +145,7 @@ export class Fleet implements FleetLink {
         servers: url,
         ...auth,
         name: `uplink-${this.settings.name}`,
+        ...(this.inboxPrefix ? { inboxPrefix: this.inboxPrefix } : {}),
         reconnect: true,
         maxReconnectAttempts: -1,
         reconnectDelayHandler: backoff,
@@ -140,6 +176,7 @@ export class Fleet implements FleetLink {
     nc.subscribe(subjects.cancel(name), { callback: (_e, msg) => this.#server.cancelled(msg) });
     nc.subscribe(subjects.allPresence, { callback: (_e, msg) => this.presence.heard(msg) });
     nc.subscribe(subjects.allPrompts, { callback: (_e, msg) => this.prompts.heard(msg) });
+    if (this.#trust.signed) nc.subscribe(subjects.allCheckpoints, { callback: (_e, msg) => this.#witness.heard(msg) });
     // This hub's prompts go to every panel of the fleet as they are raised and decided.
     this.#ownApprovals = this.#core.subscribeApprovals((event) => this.prompts.publish(event));
     // History: this hub's audit goes to the fleet's stream; every hub's comes back merged.
@@ -150,8 +187,9 @@ export class Fleet implements FleetLink {
       subscribe: (listener: (entry: AuditEntry) => void) => core.subscribe(listener),
     };
     const log = (line: string): void => this.log(line);
-    this.#publisher = startHistoryPublisher({ nc, hub: name, source, log });
-    this.#reader = startHistoryReader({ nc, log, onEntry: (entry) => this.#fleetListeners.emit({ type: 'entry', entry }) });
+    const trust = this.#trust;
+    this.#publisher = startHistoryPublisher({ nc, hub: name, source, log, trust });
+    this.#reader = startHistoryReader({ nc, log, trust, onEntry: (entry) => this.#fleetListeners.emit({ type: 'entry', entry }) });
     this.presence.start();
     this.presence.announce();
     void (async () => {
@@ -207,9 +245,15 @@ export class Fleet implements FleetLink {
     await nc.close().catch(() => undefined);
   }
 
+  /** Tells the fleet this hub's audit checkpoint, signed, for the others to witness. */
+  publishCheckpoint(c: FleetCheckpoint): void {
+    this.#witness.publish(c);
+  }
+
   // ── what the panel sees of the fleet ───────────────────────────────────────────────────
   status(): FleetMembership {
     const problem = this.#problem;
+    const signed = Boolean(this.settings.seed_file);
     return {
       member: true,
       name: this.settings.name,
@@ -217,6 +261,9 @@ export class Fleet implements FleetLink {
       connected: this.#connected,
       ...(problem ? { problem } : {}),
       members: this.presence.members(),
+      identity: signed ? 'keys' : 'shared',
+      ...(signed ? {} : { warning: this.settings.creds_file ? CREDS_WARNING : SHARED_TOKEN_WARNING }),
+      dropped: this.#trust.dropped(),
     };
   }
 

@@ -15,6 +15,9 @@ import { AUDIT_RECORD_SCHEMA, RECORD_AGENT_SCHEMA, omitProperties, pickRecord } 
 import type { AuditRecord } from '../../../shared/audit-record';
 import { jsonDepth, MAX_DEPTH } from '../bounds';
 import type { AuditEntry } from '../types';
+import { sharedTrust } from './keys';
+import type { FleetTrust } from './keys';
+import { believeWith } from './link';
 
 export const HISTORY_STREAM = 'UPLINK_HISTORY';
 export const historySubject = (hub: string): string => `uplink.history.${hub}`;
@@ -173,12 +176,21 @@ function onceLog(log: ((line: string) => void) | undefined): { say(line: string)
  * is stored once. When NATS is away it pauses and retries by itself; `resume()` (on reconnect)
  * retries at once.
  */
-export function startHistoryPublisher(o: { nc: NatsConnection; hub: string; source: HistorySource; backfill?: number; log?: (line: string) => void }): {
+export function startHistoryPublisher(o: {
+  nc: NatsConnection;
+  hub: string;
+  source: HistorySource;
+  backfill?: number;
+  log?: (line: string) => void;
+  /** Signs each record (with a roster); a record the stream holds under this hub's subject counts only if this hub signed it. */
+  trust?: FleetTrust;
+}): {
   resume(): void;
   lastPublished(): number;
   close(): Promise<void>;
 } {
   const { nc, hub, source } = o;
+  const trust = o.trust ?? sharedTrust();
   const subject = historySubject(hub);
   const js = nc.jetstream();
   const problem = onceLog(o.log);
@@ -201,7 +213,13 @@ export function startHistoryPublisher(o: { nc: NatsConnection; hub: string; sour
     } catch (e) {
       if (!notFound(e)) throw e;
     }
-    const mine = held ? decodeFleetRecord(held.data) : undefined;
+    // Where this hub goes on from is what it signed itself: a record someone else put under its subject moves nothing.
+    const own = held && believeWith(trust, { subject: held.subject, data: held.data, headers: held.header }, hub, false);
+    if (held && !own)
+      o.log?.(
+        `history: the stream's last record under ${subject} is not signed by hub ${hub}; publishing from this hub's own audit — hint: restrict who may publish there (uplink fleet init writes such a server config)`,
+      );
+    const mine = held && own ? decodeFleetRecord(held.data) : undefined;
     const newest = source.newest();
     last = mine?.seq ?? 0;
     cursor = mine ? mine.seq : Math.max(0, newest - (o.backfill ?? 1000));
@@ -217,7 +235,9 @@ export function startHistoryPublisher(o: { nc: NatsConnection; hub: string; sour
       const page = source.after(cursor, PAGE);
       for (const entry of page) {
         if (closed) return;
-        await js.publish(subject, encodeFleetRecord(hub, last!, entry), { msgID: `${hub}:${entry.id}`, timeout: PUBLISH_TIMEOUT_MS });
+        const data = encodeFleetRecord(hub, last!, entry);
+        const headers = trust.seal(subject, data);
+        await js.publish(subject, data, { msgID: `${hub}:${entry.id}`, timeout: PUBLISH_TIMEOUT_MS, ...(headers ? { headers } : {}) });
         last = cursor = entry.id;
       }
       if (page.length < PAGE) return;
@@ -300,12 +320,15 @@ export function startHistoryReader(o: {
   keepBytes?: number;
   log?: (line: string) => void;
   onEntry?: (e: FleetEntry) => void;
+  /** Believes a hub's record only when that hub signed it (with a roster). */
+  trust?: FleetTrust;
 }): {
   query(q: { hub?: string; before?: number; limit?: number }): { entries: FleetEntry[]; next_before?: number };
   hubs(): Array<{ hub: string; last_seq: number; records: number }>;
   close(): Promise<void>;
 } {
   const { nc } = o;
+  const trust = o.trust ?? sharedTrust();
   const keep = Math.max(1, o.keep ?? 10_000);
   // Records are small, but an agent's args may reach 64 KiB: the memory bound is in bytes too.
   const keepBytes = Math.max(MAX_HISTORY_BYTES, o.keepBytes ?? 16 * 1024 * 1024);
@@ -350,9 +373,10 @@ export function startHistoryReader(o: {
     }
   }
 
-  function decodeMsg(m: { subject: string; data: Uint8Array }): FleetRecord | undefined {
+  function decodeMsg(m: { subject: string; data: Uint8Array; headers?: { get(k: string): string } | undefined }): FleetRecord | undefined {
     const r = decodeFleetRecord(m.data);
-    if (r && SUBJECT_PREFIX + r.hub === m.subject) return r;
+    // Checked before the record touches any hub's state: a forged one neither shows nor moves that hub's sequence.
+    if (r && SUBJECT_PREFIX + r.hub === m.subject && believeWith(trust, m, r.hub, false)) return r;
     ignored.say(`history: ignored a message on ${m.subject} that is not a valid record of that hub (further ones are ignored silently)`);
     return undefined;
   }

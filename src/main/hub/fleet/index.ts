@@ -2,3 +2,6 @@
 export { joinFleet } from './member';
 export type { FleetHub } from './member';
 export type { FleetOptions } from './fleet';
+export type { FleetCheckpoint } from './witness';
+export { initFleet } from './init';
+export type { FleetInitConfig, FleetInitOptions, FleetInitResult } from './init';

@@ -35,10 +35,13 @@ import { Fleet } from './fleet';
 import type { FleetOptions } from './fleet';
 import { declared, splitFleetChannel } from './names';
 import type { FleetBody } from './request';
+import type { FleetCheckpoint } from './witness';
 
 /** A hub that is a fleet member: the Hub interface, whose fleet status is always a membership. */
 export interface FleetHub extends Hub {
   fleetStatus(): FleetMembership;
+  /** Tells the fleet this hub's audit checkpoint, signed by its key; the others write it down (`<dataDir>/fleet/witness/<hub>.jsonl`). */
+  publishCheckpoint(c: FleetCheckpoint): void;
 }
 
 /**
@@ -171,8 +174,9 @@ export class FleetMember implements FleetHub {
   async doctor(): Promise<HubDoctor> {
     const report = await this.#core.doctor();
     const s = this.#fleet.status();
-    if (!s.problem) return report;
-    return { ...report, warnings: [...(report.warnings ?? []), `fleet ${s.name}: ${s.problem}`] };
+    const lines = [s.problem, s.warning, droppedLine(s.dropped)].filter((x): x is string => Boolean(x)).map((x) => `fleet ${s.name}: ${x}`);
+    if (!lines.length) return report;
+    return { ...report, warnings: [...(report.warnings ?? []), ...lines] };
   }
 
   configStatus(): HubDoctor['config'] {
@@ -420,6 +424,10 @@ export class FleetMember implements FleetHub {
     return this.#fleet.status();
   }
 
+  publishCheckpoint(c: FleetCheckpoint): void {
+    this.#fleet.publishCheckpoint(c);
+  }
+
   fleetHistory(query: { hub?: string; before?: number; limit?: number }): { entries: FleetHistoryEntry[]; next_before?: number } {
     return this.#fleet.history(query);
   }
@@ -432,6 +440,15 @@ export class FleetMember implements FleetHub {
     await this.#fleet.close();
     await this.#core.close();
   }
+}
+
+/** The fleet messages dropped so far, in one line, or undefined when none was. */
+function droppedLine(dropped: Record<string, number>): string | undefined {
+  const parts = Object.entries(dropped)
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${reason.replace('_', ' ')} ${n}`);
+  if (!parts.length) return undefined;
+  return `dropped fleet messages: ${parts.join(', ')} — hint: a client holding a member's credentials, or a NATS user outside the roster, sends messages this hub does not believe; check the NATS server's connections`;
 }
 
 const prefixed = (hub: string, entry: ChannelEntry): ChannelEntry => ({ ...entry, channel: `${hub}/${entry.channel}` });

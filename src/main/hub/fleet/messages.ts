@@ -160,7 +160,11 @@ export type FleetPromptEvent = Static<typeof FleetPromptEventSchema>;
 const FleetCancelSchema = Type.Object(base, closed);
 export type FleetCancel = Static<typeof FleetCancelSchema>;
 
-type Which = 'request' | 'reply' | 'presence' | 'cancel' | 'prompt' | 'prompts' | 'progress';
+/** A hub's audit checkpoint, for the others to witness: how many records, the chain head's sha256, when. */
+const FleetCheckpointSchema = Type.Object({ v: V, hub: NAME, count: INT, head: Type.String({ pattern: '^[0-9a-f]{64}$' }), at: INT }, closed);
+export type FleetCheckpointMessage = Static<typeof FleetCheckpointSchema>;
+
+type Which = 'request' | 'reply' | 'presence' | 'cancel' | 'prompt' | 'prompts' | 'progress' | 'checkpoint';
 let validators: Record<Which, ValidateFunction> | undefined;
 
 function compiled(): NonNullable<typeof validators> {
@@ -173,6 +177,7 @@ function compiled(): NonNullable<typeof validators> {
       prompt: schemaValidator(FleetPromptEventSchema),
       prompts: schemaValidator(FleetPromptListSchema),
       progress: schemaValidator(FleetProgressSchema),
+      checkpoint: schemaValidator(FleetCheckpointSchema),
     };
   }
   return validators;
@@ -190,6 +195,7 @@ export function decode(which: 'presence', data: Uint8Array): FleetPresence | und
 export function decode(which: 'cancel', data: Uint8Array): FleetCancel | undefined;
 export function decode(which: 'prompt', data: Uint8Array): FleetPromptEvent | undefined;
 export function decode(which: 'progress', data: Uint8Array): FleetProgress | undefined;
+export function decode(which: 'checkpoint', data: Uint8Array): FleetCheckpointMessage | undefined;
 export function decode(which: Which, data: Uint8Array): unknown {
   const max = which === 'reply' ? MAX_REPLY_BYTES : which === 'request' ? MAX_REQUEST_BYTES : which === 'prompt' ? MAX_PROMPT_BYTES : 4096;
   if (data.byteLength > max) return undefined;
@@ -205,7 +211,9 @@ export function decode(which: Which, data: Uint8Array): unknown {
 
 const encoder = new TextEncoder();
 
-export function encode(message: FleetRequest | FleetReply | FleetPresence | FleetCancel | FleetPromptEvent | FleetProgress): Uint8Array {
+export function encode(
+  message: FleetRequest | FleetReply | FleetPresence | FleetCancel | FleetPromptEvent | FleetProgress | FleetCheckpointMessage,
+): Uint8Array {
   return encoder.encode(JSON.stringify(message));
 }
 
@@ -222,4 +230,6 @@ export const subjects = {
   allPresence: 'uplink.presence.*',
   prompts: (hub: string) => `uplink.prompts.${hub}`,
   allPrompts: 'uplink.prompts.*',
+  checkpoint: (hub: string) => `uplink.checkpoint.${hub}`,
+  allCheckpoints: 'uplink.checkpoint.*',
 };

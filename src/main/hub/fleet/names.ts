@@ -44,3 +44,14 @@ export function declared(agent: AgentIdentity): FleetAgent {
     ...(agent.session ? { session: cut(agent.session) } : {}),
   };
 }
+
+/** Words the fleet's shared subjects use (`uplink.presence.<hub>`…): no hub may be called so. */
+export const RESERVED_HUB_NAMES = ['history', 'presence', 'prompts', 'checkpoint'];
+
+/** Why `name` cannot be a hub's name in the fleet, or undefined when it can. */
+export function hubNameProblem(name: string): string | undefined {
+  if (!/^[a-z][a-z0-9-]*$/.test(name) || name.length > 64)
+    return `"${name.slice(0, 64)}" is not a hub name — hint: a hub name is a lowercase letter, then lowercase letters, digits and dashes (at most 64)`;
+  if (RESERVED_HUB_NAMES.includes(name)) return `${name} is a word the fleet's own subjects use — hint: choose another name, e.g. ${name}-1`;
+  return undefined;
+}

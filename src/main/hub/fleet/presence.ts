@@ -54,11 +54,10 @@ export class Presence {
 
   /** Says this hub is present (or leaving), with how many of its own operator panels are attached. */
   announce(leaving = false): void {
-    const nc = this.#link.nc;
-    if (!nc || !this.#link.connected) return;
+    if (!this.#link.nc || !this.#link.connected) return;
     const panels = this.#ownPanels();
     try {
-      nc.publish(
+      this.#link.send(
         subjects.presence(this.#link.name),
         encode({ v: PROTOCOL_VERSION, hub: this.#link.name, instance: this.#instance, since: this.#since, panels, ...(leaving ? { leaving } : {}) }),
       );
@@ -67,10 +66,10 @@ export class Presence {
     }
   }
 
-  /** Another hub's presence, as published on its subject. */
+  /** Another hub's presence, as published on its subject: believed only when signed by that hub (with a roster). */
   heard(msg: Msg): void {
     const p = decode('presence', msg.data);
-    if (!p || msg.subject !== subjects.presence(p.hub)) return;
+    if (!p || msg.subject !== subjects.presence(p.hub) || !this.#link.believe(msg, p.hub)) return;
     if (p.hub === this.#link.name) {
       if (p.instance !== this.#instance && !this.#warnedTwin) {
         this.#warnedTwin = true;

@@ -62,8 +62,7 @@ export class FleetPrompts {
 
   /** Tells the fleet of one of this hub's approval events. */
   publish(event: ApprovalEvent): void {
-    const nc = this.#link.nc;
-    if (!nc || !this.#link.connected) return;
+    if (!this.#link.nc || !this.#link.connected) return;
     const hub = this.#link.name;
     let message: FleetPromptEvent;
     if (event.type === 'added') {
@@ -84,16 +83,17 @@ export class FleetPrompts {
       };
     } else return;
     try {
-      nc.publish(subjects.prompts(hub), encode(message));
+      this.#link.send(subjects.prompts(hub), encode(message));
     } catch {
       // NATS went away: the others withdraw this hub's prompts and fetch them again on reconnect.
     }
   }
 
-  /** Another hub's approval event, as published on its subject. */
+  /** Another hub's approval event, as published on its subject: believed only when signed by that hub (with a roster). */
   heard(msg: Msg): void {
     const e = decode('prompt', msg.data);
     if (!e || msg.subject !== subjects.prompts(e.hub) || e.hub === this.#link.name || !this.#peers.has(e.hub)) return;
+    if (!this.#link.believe(msg, e.hub)) return;
     const mine = this.#promptsOf(e.hub);
     if (e.type === 'added') {
       const approval = fromFleetPrompt(e.hub, e.approval);

@@ -65,7 +65,7 @@ export class FleetRequests {
         }),
       );
     return new Promise<JsonValue>((resolve, reject) => {
-      const inbox = createInbox();
+      const inbox = createInbox(link.inboxPrefix);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = (): void => {
         this.#pending.delete(id);
@@ -75,6 +75,8 @@ export class FleetRequests {
       };
       const sub = nc.subscribe(inbox, {
         callback: (_e, msg) => {
+          // Only the hub the call went to may answer it (with a roster): anything else on the inbox is dropped.
+          if (!link.believe(msg, hub)) return;
           const reply = decode('reply', msg.data);
           if (!reply) {
             const p = onProgress && decode('progress', msg.data);
@@ -96,7 +98,7 @@ export class FleetRequests {
       const onAbort = (): void => {
         settle();
         try {
-          nc.publish(subjects.cancel(hub), encode({ v: PROTOCOL_VERSION, id, from: link.name }));
+          link.send(subjects.cancel(hub), encode({ v: PROTOCOL_VERSION, id, from: link.name }));
         } catch {
           // NATS is gone: the owning hub sees the caller vanish only through its own timeouts.
         }
@@ -107,7 +109,12 @@ export class FleetRequests {
       signal?.addEventListener('abort', onAbort, { once: true });
       if (timeoutMs)
         timer = setTimeout(() => (settle(), reject(unavailable(`hub ${hub} did not answer within ${timeoutMs} ms`, 'it may be busy; retry'))), timeoutMs);
-      nc.publish(subjects.call(hub), data, { reply: inbox });
+      try {
+        link.send(subjects.call(hub), data, inbox);
+      } catch (e) {
+        settle();
+        reject(unavailable(`hub ${hub} cannot be reached: ${(e as Error).message}`, 'retry once the fleet is back'));
+      }
     });
   }
 

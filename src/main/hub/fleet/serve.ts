@@ -30,19 +30,20 @@ export class FleetServer {
     // Nothing a hub cannot answer, parse or validate gets an answer: the sender is not speaking the protocol.
     if (!msg.reply) return;
     const req = decode('request', msg.data);
-    if (!req) return;
+    // The asking hub is the one whose key signed the request (with a roster), never merely the one it names.
+    if (!req || !this.#link.believe(msg, req.from)) return;
     const key = `${req.from}:${req.id}`;
     const controller = new AbortController();
     this.#serving.set(key, controller);
     let reply: FleetReply;
     const inbox = msg.reply;
-    const nc = this.#link.nc;
+    const link = this.#link;
     // Progress of a long call (waiting for an operator, long work) goes to the caller's inbox as it comes.
     const onProgress =
-      'progress' in req && req.progress && nc
+      'progress' in req && req.progress
         ? (p: { progress: number; total?: number; message: string }): void => {
             try {
-              nc.publish(
+              link.send(
                 inbox,
                 encode({
                   v: PROTOCOL_VERSION,
@@ -77,7 +78,7 @@ export class FleetServer {
       });
     }
     try {
-      msg.respond(data);
+      link.send(inbox, data);
     } catch {
       // NATS went away: the caller has been told it is unavailable.
     }
@@ -130,7 +131,7 @@ export class FleetServer {
   /** The caller gave up on a call (its agent cancelled): the call here is cancelled too. */
   cancelled(msg: Msg): void {
     const c = decode('cancel', msg.data);
-    if (c) this.#serving.get(`${c.from}:${c.id}`)?.abort();
+    if (c && this.#link.believe(msg, c.from)) this.#serving.get(`${c.from}:${c.id}`)?.abort();
   }
 
   /** Cancels every call running here for another hub (this hub is leaving). */
