@@ -11,6 +11,7 @@ import { revealApprovalArgs } from '../actions';
 import { describeRequest, formatDuration, recordAgentLabel } from '../format';
 import { ArgsView } from './ArgsView';
 import { opPhrase } from '../../shared/op-phrase';
+import { middleClip, riskCues } from '../../shared/risk';
 import { Badge, Kbd } from './common';
 
 /** The four actions, their labels and shortcut keys (shown on the buttons). */
@@ -49,24 +50,54 @@ export interface ApprovalCardProps {
   onScope?: (scope: ScopeEdit) => void;
   /** Denies every pending prompt of this card's authenticated agent (with the Reason). */
   onDenyAll?: () => void;
+  /** Whether the full arguments are shown (kept by the parent: the keyboard asks for it). */
+  argsOpen?: boolean;
+  onArgsOpen?: (open: boolean) => void;
+  /** The keyboard's first press on a card that needs care: what the second press will do. */
+  confirmHint?: string | undefined;
 }
 
 /** Longer than this (or multi-line), the one-line arguments get an expander. */
 const ARGS_LINE_MAX = 90;
+/** A string arg longer than this is cut in the middle on the one line (its end stays visible). */
+export const ARG_TEXT_MAX = 72;
 
-/** Args as one inert line: `key: "text"  n: 5`, strings quoted, control characters escaped. */
-export function argsLine(args: JsonValue): string {
-  const one = (v: JsonValue): string => (typeof v === 'string' ? `"${escapeControl(v)}"` : escapeControl(JSON.stringify(v)));
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) return one(args);
+/**
+ * Args as one inert line: `key: "text"  n: 5`, strings quoted, control characters escaped, a long
+ * string cut in the middle with the cut and its full length marked. `cut`: how many args were cut.
+ */
+export function argsSummary(args: JsonValue): { line: string; cut: number } {
+  let cut = 0;
+  const one = (v: JsonValue): string => {
+    if (typeof v !== 'string') return escapeControl(JSON.stringify(v));
+    const clipped = middleClip(v, ARG_TEXT_MAX);
+    if (!clipped.cut) return `"${escapeControl(v)}"`;
+    cut++;
+    return `"${escapeControl(clipped.text)}" (${[...v].length} chars)`;
+  };
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return { line: one(args), cut };
   const entries = Object.entries(args);
-  return entries.length === 0 ? 'no arguments' : entries.map(([k, v]) => `${escapeControl(k)}: ${one(v)}`).join('  ');
+  const line = entries.length === 0 ? 'no arguments' : entries.map(([k, v]) => `${escapeControl(k)}: ${one(v)}`).join('  ');
+  return { line, cut };
 }
 
-/** Arguments on one line; the full readable view behind an expander when they do not fit. */
-function Args({ args }: { args: JsonValue }) {
-  const [open, setOpen] = useState(false);
-  const line = argsLine(args);
-  const long = line.length > ARGS_LINE_MAX || /\\n/.test(line);
+export const argsLine = (args: JsonValue): string => argsSummary(args).line;
+
+/** Whether a prompt needs a closer look before a keyboard approval: a cut argument or a risk cue. */
+export function needsCare(a: Pick<PendingApproval, 'args'>): { cut: number; cues: string[] } {
+  return { cut: argsSummary(a.args).cut, cues: riskCues(a.args) };
+}
+
+/**
+ * Arguments on one line (wrapped, never cut at its end); the full readable view behind an expander
+ * when they do not fit. `open`/`onOpen` let the list know the full text is on screen.
+ */
+function Args({ args, open: shownOpen, onOpen }: { args: JsonValue; open?: boolean | undefined; onOpen?: ((open: boolean) => void) | undefined }) {
+  const [ownOpen, setOwnOpen] = useState(false);
+  const open = shownOpen ?? ownOpen;
+  const setOpen = onOpen ?? setOwnOpen;
+  const { line, cut } = argsSummary(args);
+  const long = cut > 0 || line.length > ARGS_LINE_MAX || /\\n/.test(line);
   return (
     <div className="args-box">
       {open ? (
@@ -75,6 +106,11 @@ function Args({ args }: { args: JsonValue }) {
         <code className="args-line" title={line}>
           {line}
         </code>
+      )}
+      {cut > 0 && !open && (
+        <span className="args-cut" role="note">
+          {cut === 1 ? '1 argument is' : `${cut} arguments are`} cut in the middle
+        </span>
       )}
       {long && (
         <button type="button" className="btn btn-small" aria-expanded={open} onClick={() => setOpen(!open)}>
@@ -152,7 +188,15 @@ function PaneLines({ approval, focused }: { approval: PendingApproval; focused: 
  * Sensitive text is redacted in the prompt (it is never stored), but the operator decides what is
  * injected, so Reveal fetches it from the hub's memory while the prompt is pending.
  */
-function SensitiveArgs({ approval: a }: { approval: PendingApproval }) {
+function SensitiveArgs({
+  approval: a,
+  open,
+  onOpen,
+}: {
+  approval: PendingApproval;
+  open?: boolean | undefined;
+  onOpen?: ((open: boolean) => void) | undefined;
+}) {
   const [revealed, setRevealed] = useState<JsonValue>();
   const [busy, setBusy] = useState(false);
   const toggle = async (): Promise<void> => {
@@ -166,7 +210,7 @@ function SensitiveArgs({ approval: a }: { approval: PendingApproval }) {
   };
   return (
     <>
-      <Args args={revealed ?? a.args} />
+      <Args args={revealed ?? a.args} open={open} onOpen={onOpen} />
       <button
         type="button"
         className="btn btn-small"
@@ -401,6 +445,11 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
               </Badge>
             </>
           )}
+          {riskCues(a.args).map((cue) => (
+            <Badge key={cue} tone="bad" title={`The arguments contain ${cue}: read them in full before you approve`}>
+              ⚠ {cue}
+            </Badge>
+          ))}
           {onDenyAll && hub === undefined && (
             <button
               type="button"
@@ -442,7 +491,11 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
       <PreviewWarnings approval={a} />
       <div className="approval-body">
         <section aria-label="Arguments">
-          {a.sensitive && hub === undefined ? <SensitiveArgs approval={a} /> : <Args args={a.args} />}
+          {a.sensitive && hub === undefined ? (
+            <SensitiveArgs approval={a} open={props.argsOpen} onOpen={props.onArgsOpen} />
+          ) : (
+            <Args args={a.args} open={props.argsOpen} onOpen={props.onArgsOpen} />
+          )}
           {a.sensitive && hub !== undefined && <p className="small muted">Sensitive text is hidden; it can be revealed only on hub {hub}&apos;s own panel.</p>}
         </section>
         <Screenshot approval={a} />
@@ -454,6 +507,11 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
         </p>
       )}
       {scopeOpen && hub === undefined && <ScopePanel approval={a} edit={scope} onEdit={setScope} disabled={!!deciding} id={`scope-${a.approval_id}`} />}
+      {props.confirmHint && (
+        <p className="confirm-hint" role="status">
+          {props.confirmHint}
+        </p>
+      )}
       <footer className="approval-actions">
         <label className="reason" htmlFor={reasonId}>
           <span className="sr-only">Reason</span>

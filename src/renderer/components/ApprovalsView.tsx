@@ -10,7 +10,7 @@ import type { Decision, PendingApproval } from '../../shared/panel-types';
 import { decide, denyAll, loadApprovals } from '../actions';
 import { useStore } from '../store';
 import { describeResolution } from '../../shared/audit-record';
-import { ApprovalCard, DEFAULT_SCOPE, decisionButtons, scopeFor } from './ApprovalCard';
+import { ApprovalCard, DEFAULT_SCOPE, decisionButtons, needsCare, scopeFor } from './ApprovalCard';
 import type { ScopeEdit } from './ApprovalCard';
 import { Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
 import { recordAgentLabel } from '../format';
@@ -19,6 +19,8 @@ import type { RecentDecision } from '../store/slices';
 
 /** How long the focused card must be shown unchanged before shortcuts act on it. */
 export const ARM_DELAY_MS = 400;
+/** How long a first key press on a card that needs care waits for the second. */
+export const CONFIRM_WINDOW_MS = 5000;
 
 const isTyping = (target: EventTarget | null): boolean =>
   target instanceof HTMLElement && (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
@@ -64,6 +66,9 @@ export function ApprovalsView() {
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [scopes, setScopes] = useState<Record<string, ScopeEdit>>({});
   const [denyAllOf, setDenyAllOf] = useState<string>();
+  const [argsOpen, setArgsOpen] = useState<Record<string, boolean>>({});
+  // A keyboard approval of a card with a cut argument or a risk cue, not yet repeated.
+  const [confirm, setConfirm] = useState<{ key: string; decision: Decision; at: number; hint: string }>();
   const groups = useMemo(() => groupApprovals(pending), [pending]);
   const [focusKey, setFocusKey] = useState<string>();
   const focused = groups.find((g) => g.key === focusKey) ?? groups[0];
@@ -95,11 +100,30 @@ export function ApprovalsView() {
       const b = decisionButtons(focused.items[0]!).find((x) => x.key.toLowerCase() === e.key.toLowerCase());
       if (!b || Date.now() - armedAt.current.at < ARM_DELAY_MS) return;
       e.preventDefault();
+      // A cut argument or a risk cue: approving by key needs the full text on screen, or a second press.
+      const key = cardKey(focused);
+      const care = needsCare(focused.items[0]!);
+      if (b.decision !== 'deny' && (care.cut > 0 || care.cues.length > 0) && !argsOpen[key]) {
+        const again = confirm && confirm.key === key && confirm.decision === b.decision && Date.now() - confirm.at < CONFIRM_WINDOW_MS;
+        if (!again) {
+          const why = care.cues.length
+            ? `the arguments contain ${care.cues.join(', ')}`
+            : `${care.cut === 1 ? 'an argument is' : `${care.cut} arguments are`} cut in the middle`;
+          setConfirm({
+            key,
+            decision: b.decision,
+            at: Date.now(),
+            hint: `${why}: press ${b.key} again to ${b.label.toLowerCase()}, or Show all to read them first`,
+          });
+          return;
+        }
+      }
+      setConfirm(undefined);
       send(focused, b.decision);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [focused, groups, reasons, scopes]);
+  }, [focused, groups, reasons, scopes, argsOpen, confirm]);
 
   const recent = resolved.slice(-3).reverse();
   return (
@@ -135,6 +159,9 @@ export function ApprovalsView() {
                   scope={scopes[cardKey(g)] ?? DEFAULT_SCOPE}
                   onScope={(sc) => setScopes((m) => ({ ...m, [cardKey(g)]: sc }))}
                   onDecide={(d) => send(g, d)}
+                  argsOpen={argsOpen[cardKey(g)] ?? false}
+                  onArgsOpen={(open) => setArgsOpen((m) => ({ ...m, [cardKey(g)]: open }))}
+                  confirmHint={confirm?.key === cardKey(g) && Date.now() - confirm.at < CONFIRM_WINDOW_MS ? confirm.hint : undefined}
                   {...(agentId === undefined || a.hub !== undefined ? {} : { onDenyAll: () => setDenyAllOf(agentId) })}
                 />
                 {denyAllOf !== undefined &&

@@ -9,6 +9,9 @@ import type { JsonValue } from '../../shared/wire';
 
 const shown = (s: string): string => s.split('\n').map(escapeControl).join('\\n\n');
 
+/** From this length on, a text's length is stated beside its name. */
+const LENGTH_SHOWN_FROM = 72;
+
 /** Enum-like strings (`full`, `Enter`) read better as chips than as text blocks. */
 const isToken = (s: string): boolean => s.length > 0 && s.length <= 24 && !/\s/.test(s);
 
@@ -39,7 +42,10 @@ export function ArgsView({ args }: { args: JsonValue | undefined }) {
     <dl className="args">
       {entries.map(([k, v]) => (
         <div className="arg" key={k}>
-          <dt>{escapeControl(k)}</dt>
+          <dt>
+            {escapeControl(k)}
+            {typeof v === 'string' && [...v].length > LENGTH_SHOWN_FROM && <span className="arg-length">({[...v].length} chars)</span>}
+          </dt>
           <dd>
             <Value value={v} />
           </dd>

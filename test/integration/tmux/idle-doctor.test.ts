@@ -149,6 +149,9 @@ describe('tmux driver: doctor, preview, snippet', () => {
     expect(hidden).toContain('7 characters (sensitive, hidden)');
     expect(hidden).not.toContain('hunter2');
     expect((await driver.preview!(peer, 'keys', { keys: ['C-c'] }))!.text).toContain('needs godmode');
+    // A long text is cut in the middle: its dangerous end stays in the summary, with its length.
+    const long = (await driver.preview!(peer, 'type', { text: `echo ${'x'.repeat(400)} ; rm -rf app/important`, enter: true }))!.text!;
+    expect(long).toMatch(/^type "echo x+…\[\d+ chars cut\]…x+ ; rm -rf app\/important" \(428 chars\) into /);
   });
 
   it("preview carries the pane's last lines, and none of a read-blocked pane's", async () => {

@@ -196,6 +196,52 @@ describe('ApprovalsView', () => {
 
   const key = (k: string) => act(async () => void fireEvent.keyDown(window, { key: k }));
   const decided = () => fake.calls.filter((c) => c.method === 'decide').map((c) => c.params);
+
+  const dangerous: PendingApproval = {
+    ...a1,
+    approval_id: 'rm1',
+    op: 'type',
+    args: { text: `echo ${'x'.repeat(400)} ; rm -rf app/important`, enter: true },
+    preview: undefined,
+  };
+
+  it('a long argument is cut in the middle, its end and full length on screen, and a risk cue shows as a badge', () => {
+    addApproval(dangerous);
+    render(<ApprovalsView />);
+    const card = screen.getByRole('article');
+    const line = card.querySelector('.args-line')!.textContent!;
+    expect(line).toMatch(/^text: "echo x+…\[\d+ chars cut\]…x+ ; rm -rf app\/important" \(428 chars\) {2}enter: true$/);
+    expect(within(card).getByRole('note').textContent).toBe('1 argument is cut in the middle');
+    expect(within(card).getByText('⚠ rm -rf')).toBeTruthy();
+    fireEvent.click(within(card).getByRole('button', { name: 'Show all' }));
+    expect(card.textContent).toContain('(428 chars)');
+    expect(card.textContent).toContain('; rm -rf app/important');
+  });
+
+  it('approving a prompt with a cut or a risk cue by key takes a second press, unless the full text is shown', async () => {
+    addApproval(dangerous);
+    render(<ApprovalsView />);
+    arm();
+    await key('a');
+    expect(decided()).toEqual([]);
+    expect(screen.getByRole('status').textContent).toBe('the arguments contain rm -rf: press A again to approve once, or Show all to read them first');
+    await key('a');
+    expect(decided()).toEqual([{ approval_id: 'rm1', decision: 'once' }]);
+  });
+
+  it('with the full text shown one press approves; deny never needs a second press', async () => {
+    addApproval(dangerous);
+    addApproval({ ...dangerous, approval_id: 'rm2', args: { text: 'sudo reboot', enter: true }, requested_at: dangerous.requested_at + 1 });
+    render(<ApprovalsView />);
+    arm();
+    fireEvent.click(within(screen.getAllByRole('article')[0]!).getByRole('button', { name: 'Show all' }));
+    await key('a');
+    expect(decided()).toEqual([{ approval_id: 'rm1', decision: 'once' }]);
+    await key('j');
+    arm();
+    await key('d');
+    expect(decided()).toContainEqual({ approval_id: 'rm2', decision: 'deny' });
+  });
   const b1: PendingApproval = { ...a1, approval_id: 'b1', op: 'keys', args: { keys: ['Enter'] }, requested_at: a1.requested_at + 1 };
   const c1: PendingApproval = { ...a1, approval_id: 'c1', channel: 'tmux:%4', requested_at: a1.requested_at + 2 };
 

@@ -4,6 +4,7 @@
  * warnings when that screenshot may not show what the action meets (covered, blank, missing).
  * A preview never throws: when the target cannot be shown, the words say why.
  */
+import { middleClip } from '../../../shared/risk';
 import type { JsonValue } from '../../kernel';
 import { DriverError } from '../contract';
 import type { ApprovalPreview } from '../contract';
@@ -38,7 +39,11 @@ interface ElementFacts {
   bounds: { x: number; y: number; width: number; height: number } | null;
 }
 
-const quote = (s: string, max = 80): string => JSON.stringify(s.length > max ? `${s.slice(0, max)}…` : s);
+/** A text as the summary quotes it: cut in the middle (its end stays visible), with its length when cut. */
+const quote = (s: string, max = 80): string => {
+  const { text, cut } = middleClip(s, max);
+  return cut ? `${JSON.stringify(text)} (${[...s].length} chars)` : JSON.stringify(s);
+};
 
 /** Builds the approval preview for one pending op. */
 export async function buildPreview(input: PreviewInput): Promise<ApprovalPreview> {

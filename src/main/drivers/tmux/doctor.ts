@@ -3,6 +3,7 @@
  * server is one line with a hint), and what a pending op would do, in words, for the approval
  * prompt. Neither ever shows text marked sensitive.
  */
+import { middleClip } from '../../../shared/risk';
 import { execFile } from 'node:child_process';
 import { escapeControl } from '../../../shared/escape';
 import { DriverError, type ApprovalPreview, type DoctorReport } from '../contract';
@@ -66,9 +67,11 @@ export async function doctor(core: TmuxCore): Promise<DoctorReport> {
   return { driver: 'tmux', ok, lines };
 }
 
+/** A text as a summary quotes it: cut in the middle (its end stays visible), with its length when cut. */
 function quote(text: unknown, max = 120): string {
   const s = typeof text === 'string' ? text : '';
-  return `"${s.length > max ? `${s.slice(0, max - 1)}…` : s}"`;
+  const { text: shown, cut } = middleClip(s, max);
+  return cut ? `"${shown}" (${[...s].length} chars)` : `"${s}"`;
 }
 
 /** How much of the target pane a prompt shows: enough to recognise the screen, never a flood. */
