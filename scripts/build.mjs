@@ -131,12 +131,13 @@ if (want('cli') || want('electron')) {
     console.warn(`build: skipped the Win32 desktop helper: ${message}`);
   } else {
     mkdirSync(join(dist, 'desktop-helper'), { recursive: true });
-    const sources = readdirSync(srcDir).filter((f) => f.endsWith('.c')).sort().map((f) => join(srcDir, f));
-    const cc = spawnSync(
-      gcc,
-      ['-O2', '-static', '-Wall', '-o', join(dist, 'desktop-helper', 'uplink-desktop-helper.exe'), ...sources, ...WIN32_LIBS],
-      { stdio: 'inherit' },
-    );
+    const sources = readdirSync(srcDir)
+      .filter((f) => f.endsWith('.c'))
+      .sort()
+      .map((f) => join(srcDir, f));
+    const cc = spawnSync(gcc, ['-O2', '-static', '-Wall', '-o', join(dist, 'desktop-helper', 'uplink-desktop-helper.exe'), ...sources, ...WIN32_LIBS], {
+      stdio: 'inherit',
+    });
     if (cc.status !== 0) process.exit(cc.status ?? 1);
   }
 }

@@ -16,10 +16,12 @@ export interface HelperTarget {
   pid: number;
   /** Clock ticks since boot (`/proc/<pid>/stat` field 22 on Linux); `null` when unknown. */
   start_time: number | null;
+  /** The process's image path, where the helper reports one (Win32); re-checked before every op. */
+  image?: string;
 }
 
 /** Ops only the driver sends (not agent-facing). */
-export type HelperOnlyOp = 'hello' | 'doctor' | 'windows' | 'interactions' | 'element';
+export type HelperOnlyOp = 'hello' | 'doctor' | 'windows' | 'interactions' | 'element' | 'process';
 
 /** One request line. */
 export interface HelperRequest {
@@ -45,6 +47,8 @@ export interface HelperWindow {
   xres_pid: number | null;
   pid: number | null;
   start_time: number | null;
+  /** The process's image path (Win32 helper); absent where the platform binds by start time alone. */
+  image?: string | null;
   process_name: string;
   focused: boolean;
   interactions: Array<'semantic_ui' | 'visual_ui'>;
