@@ -301,6 +301,11 @@ describe.each(BACKENDS)('$name speaks the desktop helper protocol', ({ start, ne
       const r = await b.helper.call(op, { target: stale, args: {} });
       expect(r).toMatchObject({ ok: false, error: { kind: 'Rejected', message: 'target changed', evidence: expect.stringMatching(/start time|created at/) } });
     }
+    if (typeof target.image === 'string') {
+      // Win32 binds the image path too: the same pid and creation time running another program is another target.
+      const r = await b.helper.call('observe', { target: { ...target, image: 'C:\\windows\\system32\\other.exe' } });
+      expect(r).toMatchObject({ ok: false, error: { kind: 'Rejected', message: 'target changed', evidence: expect.stringMatching(/bound image is C:/) } });
+    }
     const other = await b.helper.call('set-text', { target: { ...target, pid: b.pid + 100000 }, args: { path: b.text, text: 'never' } });
     expect(other).toMatchObject({ ok: false, error: { kind: 'Rejected', message: 'target changed' } });
   });
