@@ -239,7 +239,7 @@ int op_type_visual(const Target *t, const JVal *args, Buf *out) {
   if (!text || text->t != J_STR || !text->s[0]) return fail("Invalid", NULL, "bad request: text must be a non-empty string");
   wchar_t *w = wide_of(text->s);
   for (const wchar_t *p = w; *p; p++)
-    if (*p < 0x20 && *p != L'\n' && *p != L'\t') {
+    if (*p < 0x20 && *p != L'\n' && *p != L'\r' && *p != L'\t') {
       free(w);
       return fail("Invalid", "use the key op for special keys", "cannot type control character U+%04X", (unsigned)*p);
     }
@@ -256,8 +256,8 @@ int op_type_visual(const Target *t, const JVal *args, Buf *out) {
     }
     INPUT in[2] = {0};
     in[0].type = in[1].type = INPUT_KEYBOARD;
-    if (*p == L'\n' || *p == L'\t') {
-      in[0].ki.wVk = in[1].ki.wVk = *p == L'\n' ? VK_RETURN : VK_TAB;
+    if (*p == L'\n' || *p == L'\r' || *p == L'\t') {
+      in[0].ki.wVk = in[1].ki.wVk = *p == L'\t' ? VK_TAB : VK_RETURN;
       in[1].ki.dwFlags = KEYEVENTF_KEYUP;
     } else {
       in[0].ki.wScan = in[1].ki.wScan = *p;
