@@ -215,7 +215,8 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
       return {
         id: 'desktop',
         kind: 'capability',
-        summary: 'Desktop windows: AT-SPI accessibility tree (semantic_ui) and X11 pixels + XTest input (visual_ui)',
+        summary:
+          'Desktop windows: the accessibility tree (semantic_ui: AT-SPI on Linux, MSAA on Windows) and pixels + synthetic input (visual_ui: X11 XTest, Win32 SendInput)',
       };
     },
 

@@ -362,10 +362,18 @@ static void put_node_open(Buf *b, const Elem *e, const char *path, int child_cou
   facts_free(&f);
 }
 
-static int child_count(const Elem *e) {
-  Elem kids[MAX_KIDS];
-  int n = children(e, kids, MAX_KIDS);
+/* Children arrays live on the heap: Windows gives a thread 1 MB of stack, and trees can be deep. */
+static Elem *kids_alloc(void) { return malloc(sizeof(Elem) * MAX_KIDS); }
+
+static void kids_free(Elem *kids, int n) {
   for (int i = 0; i < n; i++) elem_release(&kids[i]);
+  free(kids);
+}
+
+static int child_count(const Elem *e) {
+  Elem *kids = kids_alloc();
+  int n = children(e, kids, MAX_KIDS);
+  kids_free(kids, n);
   return n;
 }
 
@@ -399,7 +407,7 @@ typedef struct {
 } Walk;
 
 static void tree_walk(Buf *b, const Elem *e, const char *path, int depth, Walk *w) {
-  Elem kids[MAX_KIDS];
+  Elem *kids = kids_alloc();
   int n = children(e, kids, MAX_KIDS);
   w->count++;
   put_node_open(b, e, path, n);
@@ -415,7 +423,7 @@ static void tree_walk(Buf *b, const Elem *e, const char *path, int depth, Walk *
     if (written++) buf_put(b, ",");
     tree_walk(b, &kids[i], p, depth + 1, w);
   }
-  for (int i = 0; i < n; i++) elem_release(&kids[i]);
+  kids_free(kids, n);
   buf_put(b, "]}");
 }
 
@@ -450,14 +458,15 @@ typedef int (*Visit)(const Elem *e, const char *path, void *ctx); /* nonzero sto
 static int walk_all(const Elem *e, const char *path, int *budget, Visit visit, void *ctx) {
   if ((*budget)-- <= 0) return 1;
   if (visit(e, path, ctx)) return 1;
-  Elem kids[MAX_KIDS];
+  if ((int)strlen(path) > 400) return 0; /* deeper than any path fits: stop descending here */
+  Elem *kids = kids_alloc();
   int n = children(e, kids, MAX_KIDS), stop = 0;
   for (int i = 0; i < n && !stop; i++) {
     char p[512];
     join_path(p, sizeof p, path, i);
     stop = walk_all(&kids[i], p, budget, visit, ctx);
   }
-  for (int i = 0; i < n; i++) elem_release(&kids[i]);
+  kids_free(kids, n);
   return stop;
 }
 
@@ -586,16 +595,16 @@ static int resolve(const Elem *root, const char *path, Elem *out, char *out_path
     int idx = atoi(p);
     while (*p && *p != '/') p++;
     if (*p == '/') p++;
-    Elem kids[MAX_KIDS];
+    Elem *kids = kids_alloc();
     int n = children(&cur, kids, MAX_KIDS);
     elem_release(&cur);
     if (idx >= n) {
-      for (int i = 0; i < n; i++) elem_release(&kids[i]);
+      kids_free(kids, n);
       return fail("NotFound", "run tree again and use a fresh path", "element %s no longer exists", path);
     }
     cur = kids[idx];
-    for (int i = 0; i < n; i++)
-      if (i != idx) elem_release(&kids[i]);
+    kids[idx].acc = NULL; /* moved to cur */
+    kids_free(kids, n);
   }
   *out = cur;
   snprintf(out_path, 512, "%s", path);
