@@ -192,6 +192,23 @@ describe.skipIf(skip)('Windows windows through the hub (Win32 helper under Wine)
     expect(g + b).toBeLessThan(80);
   });
 
+  it('visual input is refused where another window covers the target, and its screenshot warns', async () => {
+    const cover = await startWin32Fixture(session, 'Win32 Cover', ['--topmost']);
+    try {
+      const before = app.states().filter((s) => s.event === 'canvas-click').length;
+      await expect(hub.invoke(channel, 'click', { x: 250, y: 150 }, { agent })).rejects.toMatchObject({
+        kind: 'Rejected',
+        message: 'target changed',
+        evidence: `point (250, 150) is covered by window ${cover.hwnd}`,
+      });
+      const shot = (await hub.invoke(channel, 'screenshot', {}, { agent })) as { warnings?: string[] };
+      expect(shot.warnings).toContainEqual(expect.stringMatching(new RegExp(`^window ${cover.hwnd} is stacked above it and covers 100% of it`)));
+      expect(app.states().filter((s) => s.event === 'canvas-click')).toHaveLength(before);
+    } finally {
+      await cover.stop();
+    }
+  });
+
   it('a restarted app with the same title is a new channel; the old address is refused', async () => {
     const first = await startWin32Fixture(session, 'Win32 Restart');
     let second: WineApp | undefined;

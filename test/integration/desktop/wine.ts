@@ -144,9 +144,9 @@ function track(child: ChildProcess): Omit<WineApp, 'pid'> {
   return { child, states, state: (pred, what) => waitFor(what, () => states().find(pred)), stop: () => stopChild(child) };
 }
 
-/** Starts the Win32 fixture app and waits until it says it is ready. */
-export async function startWin32Fixture(session: WineSession, title: string): Promise<WineApp> {
-  const child = spawn(session.wine, [session.build.fixture, '--title', title], { env: session.env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts the Win32 fixture app (`extra`: e.g. `--topmost`) and waits until it says it is ready. */
+export async function startWin32Fixture(session: WineSession, title: string, extra: string[] = []): Promise<WineApp> {
+  const child = spawn(session.wine, [session.build.fixture, '--title', title, ...extra], { env: session.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const app = track(child);
   const ready = await app.state((s) => s.event === 'ready', `${title} ready`);
   return { ...app, pid: ready.pid!, hwnd: ready.hwnd };
