@@ -129,6 +129,8 @@ if (want('cli') || want('electron')) {
       process.exit(1);
     }
     console.warn(`build: skipped the Win32 desktop helper: ${message}`);
+    // A helper left from an earlier build would ship stale: without a compiler there is none.
+    rmSync(join(dist, 'desktop-helper', 'uplink-desktop-helper.exe'), { force: true });
   } else {
     mkdirSync(join(dist, 'desktop-helper'), { recursive: true });
     const sources = readdirSync(srcDir)
