@@ -2,7 +2,8 @@
  * The desktop helper protocol: JSON lines over the helper's stdin/stdout, one call at a time.
  * Requests carry a driver op (or a helper-only op), the channel's binding as `target`, the op's
  * args and the selected interaction kind; replies carry the op's result or a DriverError payload. Nothing here is
- * X11-specific: window ids are opaque strings, so HWND or AX helpers can answer the same lines.
+ * X11-specific: window ids are opaque strings, and the Win32 helper (HWND + MSAA) answers the same lines.
+ * Written down for both helpers in docs/desktop-helper-protocol.md.
  */
 import type { JsonValue } from '../../kernel';
 import type { DriverErrorWire } from '../contract';
