@@ -40,6 +40,7 @@ describe('desktop helper choice', () => {
     expect(choice).toMatchObject({ backend: 'win32', command: [join(bin, 'wine64'), exe] });
     expect(choice.reason).toBe(`config desktop.backend is "win32": the Win32 helper runs under Wine (${join(bin, 'wine64')}; WINEPREFIX /tmp/pfx, DISPLAY :9)`);
     expect(choice.installHint).toMatch(/wine/);
+    expect(choice.envDefaults).toEqual({ WINEDEBUG: '-all' });
   });
 
   it('without wine64 on PATH the loader is looked for where Debian puts it', () => {

@@ -19,6 +19,8 @@ export interface HelperChoice {
   reason: string;
   /** What to install when the command cannot run. */
   installHint: string;
+  /** Environment defaults for the helper (the hub's own environment wins). */
+  envDefaults?: Record<string, string>;
 }
 
 /** Where Debian's wine puts its 64-bit loader when `wine64` is not on PATH. */
@@ -49,6 +51,8 @@ export function chooseHelper(config: DesktopConfig, env: NodeJS.ProcessEnv, plat
       command: [wine, locateWin32Helper(env)],
       reason: `config desktop.backend is "win32": the Win32 helper runs under Wine (${wine}; WINEPREFIX ${env.WINEPREFIX ?? '~/.wine (default)'}, DISPLAY ${env.DISPLAY ?? 'unset'})`,
       installHint: 'apt-get install wine wine64, and build the helper (npm run build, which needs gcc-mingw-w64-x86-64)',
+      // Wine's fixme lines would crowd out the helper's own last words in the stderr the client keeps.
+      envDefaults: { WINEDEBUG: '-all' },
     };
   }
   return {

@@ -116,7 +116,7 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
     const argv = chosen.command;
     if (!helper || argv.join('\0') !== helperCommandUsed?.join('\0')) {
       void helper?.dispose();
-      helper = new HelperClient({ command: argv, env, callTimeoutMs: timeoutMs(), installHint: chosen.installHint });
+      helper = new HelperClient({ command: argv, env: { ...chosen.envDefaults, ...env }, callTimeoutMs: timeoutMs(), installHint: chosen.installHint });
       helperCommandUsed = argv;
     }
     return helper;
