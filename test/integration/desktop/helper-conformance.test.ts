@@ -246,8 +246,9 @@ describe.each(BACKENDS)('$name speaks the desktop helper protocol', ({ start, ne
     expect(button).toMatchObject({ role: 'push button', states: expect.arrayContaining(['enabled', 'sensitive', 'showing']) });
     const byPath = await b.helper.ok('element', { target, args: { path: button.path } });
     expect(byPath).toMatchObject({ role: 'push button', name: button.name, path: button.path });
+    expect(button.actions).toEqual(expect.arrayContaining([expect.any(String)]));
     const text = await b.helper.ok('element', { target, args: { path: b.text } });
-    expect(text).toMatchObject({ role: 'text', states: expect.arrayContaining(['editable']) });
+    expect(text).toMatchObject({ role: 'text', states: expect.arrayContaining(['editable']), value: expect.any(String), actions: expect.any(Array) });
     const bounded = await b.helper.ok('tree', { target, args: { max_nodes: 2 } });
     expect(bounded).toMatchObject({ node_count: 2, truncated: true });
   });
@@ -264,6 +265,7 @@ describe.each(BACKENDS)('$name speaks the desktop helper protocol', ({ start, ne
     const set = await b.helper.ok('set-text', { target, args: { path: b.text, text: 'conformant' }, interaction: 'semantic_ui' });
     resultCheck('set-text')(set);
     expect(set).toMatchObject({ text: 'conformant', confirmed: true });
+    expect(await b.helper.ok('element', { target, args: { path: b.text } })).toMatchObject({ value: 'conformant' });
     await b.sawText('conformant');
     const typed = await b.helper.ok('type', { target, args: { path: b.text, text: '!' }, interaction: 'semantic_ui' });
     resultCheck('type')(typed);

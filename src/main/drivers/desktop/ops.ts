@@ -24,9 +24,9 @@ const element: JsonSchema = {
     bounds: { anyOf: [rect, { type: 'null' }] },
     path: { type: 'string' },
     child_count: { type: 'integer' },
-    /** The element's value (an edit's text), where the platform reports it (Win32: MSAA value). */
+    /** An editable's text (never a password's); Win32 also reports other elements' MSAA values. */
     value: { type: 'string' },
-    /** The element's action names (Win32: its MSAA default action). */
+    /** The element's action names, the default first (AT-SPI Action; Win32: the MSAA default action). */
     actions: { type: 'array', items: { type: 'string' } },
   },
   required: ['role', 'name', 'states', 'bounds', 'path'],
