@@ -14,6 +14,9 @@ const dist = join(root, 'dist');
 const only = process.argv.slice(2);
 const want = (name) => only.length === 0 || only.includes(name);
 
+/** Libraries the Win32 desktop helper links (all part of Windows itself). */
+const WIN32_LIBS = ['-loleacc', '-lole32', '-loleaut32', '-luuid', '-lgdi32', '-luser32'];
+
 const targets = [
   // Split: `uplink channels` with a hub running loads dist/cli.mjs and a small chunk; the hub,
   // drivers, SQLite and the MCP SDK are chunks imported only by the commands that need them.
@@ -111,6 +114,34 @@ if (want('cli') || want('electron')) {
     recursive: true,
     filter: (src) => !src.includes('__pycache__'),
   });
+}
+
+// The Win32 desktop helper (native, static: nothing to install on Windows) when mingw-w64 is here.
+// CI installs mingw-w64, so a CI build without it is a broken runner, not a reason to ship less.
+if (want('cli') || want('electron')) {
+  const gcc = 'x86_64-w64-mingw32-gcc';
+  const srcDir = join(root, 'src/main/drivers/desktop/win32');
+  const probe = spawnSync(gcc, ['--version'], { stdio: 'ignore' });
+  if (probe.error || probe.status !== 0) {
+    const message = `${gcc} not found: dist/desktop-helper/uplink-desktop-helper.exe not built — hint: apt-get install gcc-mingw-w64-x86-64`;
+    if (process.env.CI === 'true') {
+      console.error(`uplink error [build:Unavailable]: ${message}`);
+      process.exit(1);
+    }
+    console.warn(`build: skipped the Win32 desktop helper: ${message}`);
+    // A helper left from an earlier build would ship stale: without a compiler there is none.
+    rmSync(join(dist, 'desktop-helper', 'uplink-desktop-helper.exe'), { force: true });
+  } else {
+    mkdirSync(join(dist, 'desktop-helper'), { recursive: true });
+    const sources = readdirSync(srcDir)
+      .filter((f) => f.endsWith('.c'))
+      .sort()
+      .map((f) => join(srcDir, f));
+    const cc = spawnSync(gcc, ['-O2', '-static', '-Wall', '-o', join(dist, 'desktop-helper', 'uplink-desktop-helper.exe'), ...sources, ...WIN32_LIBS], {
+      stdio: 'inherit',
+    });
+    if (cc.status !== 0) process.exit(cc.status ?? 1);
+  }
 }
 
 if (want('renderer') && existsSync(join(root, 'src/renderer/index.html'))) {

@@ -2,7 +2,8 @@
 # Installs the Debian packages Uplink's tests use: tmux, an X server and X tools, AT-SPI and a
 # D-Bus session, GTK3 with Python bindings for the fixture app, zenity, ImageMagick, Chromium, and
 # pytest + pyflakes for the desktop helper's Python tests, and python3-venv for the MCP Python SDK
-# client of the interop tests, and nats-server for the fleet tests.
+# client of the interop tests, and nats-server for the fleet tests, and
+# mingw-w64 + Wine to build the Win32 desktop helper and test it against real Win32 windows.
 # Idempotent: packages already installed are skipped, and apt is not touched when none is missing.
 set -euo pipefail
 
@@ -15,6 +16,7 @@ PACKAGES=(
   zenity fonts-dejavu-core weston
   chromium
   nats-server
+  gcc-mingw-w64-x86-64 wine wine64
 )
 
 missing=()

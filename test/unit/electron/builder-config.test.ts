@@ -9,7 +9,7 @@ const require = createRequire(import.meta.url);
 interface BuilderConfig {
   [key: string]: unknown;
   linux: { target: string[] };
-  win: { target: string[] };
+  win: { target: string[]; extraResources?: Array<{ from: string; to: string; filter: string[] }> };
   mac: { target: string[] };
   asar: boolean;
   files: string[];
@@ -41,6 +41,11 @@ describe('electron-builder.yml', () => {
     expect(config.asar).toBe(true);
     for (const f of config.files) expect(f === 'package.json' || f.startsWith('dist/') || f === 'bin/uplink' || f.startsWith('!')).toBe(true);
     expect(config.asarUnpack).toContain('**/node_modules/better-sqlite3/**');
+  });
+
+  it('ships the native Win32 desktop helper in the Windows build only, outside the archive', () => {
+    expect(config.win.extraResources).toContainEqual({ from: 'dist/desktop-helper', to: 'desktop-helper', filter: ['uplink-desktop-helper.exe'] });
+    expect(config.files).toContain('!dist/desktop-helper/*.exe');
   });
 
   it('flips the fuses that would let the app run as Node, take NODE_OPTIONS or open an inspector', () => {

@@ -11,6 +11,8 @@ import type { ProcReader } from './proc';
 /** What a channel is bound to, and how it was seen. */
 export interface Binding extends HelperTarget {
   start_time: number;
+  /** The process's image path, when the helper reports one (Win32). */
+  image?: string;
   title: string;
   class: string[];
   bound_at: string;
@@ -140,6 +142,7 @@ export class BindingTable {
     const start = await this.#proc.startTime(win.pid);
     if (start === undefined) return undefined;
     const binding: Binding = { window: win.window, pid: win.pid, start_time: start, title: win.title, class: win.class, bound_at: new Date().toISOString() };
+    if (typeof win.image === 'string' && win.image !== '') binding.image = win.image;
     if (this.#byAddr.size >= MAX_BINDINGS) this.#byAddr.delete(this.#byAddr.keys().next().value as string);
     this.#byAddr.set(addr, binding);
     this.#current.set(win.window, addr);

@@ -16,6 +16,11 @@ export const desktopConfigSchema = Type.Object(
     preview_max_width: Type.Optional(Type.Integer({ minimum: 64, maximum: 8192 })),
     /** Python interpreter with python3-gi and python3-xlib (default /usr/bin/python3, else python3). */
     python: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * Which native helper serves the driver: `linux` (Python, AT-SPI + X11) or `win32` (the native
+     * Win32 helper; on Linux it runs under Wine). Default: the platform's own.
+     */
+    backend: Type.Optional(Type.Union([Type.Literal('linux'), Type.Literal('win32')])),
   },
   { additionalProperties: false },
 );

@@ -18,6 +18,8 @@ export interface HelperClientOptions {
   command: string[];
   env: NodeJS.ProcessEnv;
   callTimeoutMs: number;
+  /** What to install when the command cannot run (default: the Python helper's packages). */
+  installHint?: string;
 }
 
 interface Call {
@@ -162,7 +164,7 @@ export class HelperClient {
         child,
         () =>
           new DriverError('Unavailable', `cannot run the desktop helper (${file}): ${error.message}`, {
-            hint: 'install python3 with python3-gi, python3-xlib and gir1.2-atspi-2.0 (`uplink doctor` shows what is missing)',
+            hint: this.#options.installHint ?? 'install python3 with python3-gi, python3-xlib and gir1.2-atspi-2.0 (`uplink doctor` shows what is missing)',
           }),
       );
     });

@@ -47,3 +47,27 @@ function moduleDir(): string | undefined {
   // A CommonJS bundle (the Electron main) has no import.meta.url but has __dirname.
   return typeof __dirname === 'string' ? __dirname : undefined;
 }
+
+const WIN32_HELPER_FILE = 'uplink-desktop-helper.exe';
+
+/**
+ * The Win32 helper's absolute path (the first candidate that exists, else the first one):
+ * `UPLINK_DESKTOP_HELPER_EXE`, a packaged Windows app's resources (`resources/desktop-helper/`),
+ * beside a bundle (`dist/desktop-helper/`), or the build output of a checkout.
+ */
+export function locateWin32Helper(env: NodeJS.ProcessEnv = process.env): string {
+  const candidates: string[] = [];
+  if (env.UPLINK_DESKTOP_HELPER_EXE) candidates.push(env.UPLINK_DESKTOP_HELPER_EXE);
+  const resources = (process as { resourcesPath?: string }).resourcesPath;
+  if (resources) candidates.push(join(resources, 'desktop-helper', WIN32_HELPER_FILE));
+  const here = moduleDir();
+  if (here) {
+    candidates.push(join(here, 'desktop-helper', WIN32_HELPER_FILE));
+    candidates.push(resolve(here, '..', 'desktop-helper', WIN32_HELPER_FILE));
+    candidates.push(resolve(here, '..', 'dist', 'desktop-helper', WIN32_HELPER_FILE));
+    candidates.push(resolve(here, '..', '..', '..', '..', '..', 'dist', 'desktop-helper', WIN32_HELPER_FILE));
+  }
+  candidates.push(resolve(process.cwd(), 'dist', 'desktop-helper', WIN32_HELPER_FILE));
+  const unpacked = candidates.map(asarUnpacked);
+  return unpacked.find((c) => existsSync(c)) ?? unpacked[0]!;
+}

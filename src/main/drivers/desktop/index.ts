@@ -14,7 +14,8 @@ import { globMatch } from '../glob';
 import { redactedText } from '../../../shared/redaction';
 import type { DesktopConfig } from './config';
 import { HelperClient } from './helper-client';
-import { defaultPython, locateHelperScript } from './helper-path';
+import { chooseHelper } from './backend';
+import type { HelperChoice } from './backend';
 import { DESKTOP_OPS, opSpec } from './ops';
 import { buildPreview } from './preview';
 import { linuxProc } from './proc';
@@ -34,8 +35,10 @@ export interface DesktopDriverOptions {
   env?: NodeJS.ProcessEnv;
   /** Live getter of the config file's `desktop` section (undefined when the file has none). */
   config?: () => DesktopConfig | undefined;
-  /** argv that starts the helper (tests); default: python3 + the bundled helper script. */
+  /** argv that starts the helper (tests); default: the config's backend (see backend.ts). */
   helperCommand?: string[];
+  /** The platform whose helper to choose (tests); default `process.platform`. */
+  platform?: NodeJS.Platform;
   /** Deadline of one helper call; the config's `call_timeout_ms` wins when set. */
   callTimeoutMs?: number;
   /** Process facts (tests inject a fake to simulate a reused pid). */
@@ -76,19 +79,44 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
   const config = (): DesktopConfig => options.config?.() ?? {};
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   if (options.display !== undefined) env.DISPLAY = options.display;
-  const proc = options.proc ?? linuxProc;
   const stateDir = options.stateDir ?? defaultStateDir(env);
-  const table = new BindingTable(proc, stateDir === false ? undefined : fileBindingStore(stateDir));
   const timeoutMs = (): number => config().call_timeout_ms ?? options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const command = (): string[] => options.helperCommand ?? [config().python ?? defaultPython(), locateHelperScript(env)];
+  const choice = (): HelperChoice => {
+    const chosen = chooseHelper(config(), env, options.platform);
+    return options.helperCommand ? { ...chosen, command: options.helperCommand } : chosen;
+  };
+  // Windows pids and creation times come from the Win32 helper (under Wine they are Wine's, not /proc's).
+  const helperProc: ProcReader = {
+    async startTime(pid) {
+      try {
+        return ((await call('process', { args: { pid } })) as { start_time: number }).start_time;
+      } catch (error) {
+        if (error instanceof DriverError && error.kind === 'NotFound') return undefined;
+        throw error;
+      }
+    },
+    async processName(pid) {
+      try {
+        return ((await call('process', { args: { pid } })) as { name: string }).name;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+  const proc: ProcReader = options.proc ?? {
+    startTime: (pid) => (choice().backend === 'win32' ? helperProc : linuxProc).startTime(pid),
+    processName: (pid) => (choice().backend === 'win32' ? helperProc : linuxProc).processName(pid),
+  };
+  const table = new BindingTable(proc, stateDir === false ? undefined : fileBindingStore(stateDir));
   let helper: HelperClient | undefined;
   let helperCommandUsed: string[] | undefined;
 
   const client = (): HelperClient => {
-    const argv = command();
+    const chosen = choice();
+    const argv = chosen.command;
     if (!helper || argv.join('\0') !== helperCommandUsed?.join('\0')) {
       void helper?.dispose();
-      helper = new HelperClient({ command: argv, env, callTimeoutMs: timeoutMs() });
+      helper = new HelperClient({ command: argv, env: { ...chosen.envDefaults, ...env }, callTimeoutMs: timeoutMs(), installHint: chosen.installHint });
       helperCommandUsed = argv;
     }
     return helper;
@@ -156,7 +184,7 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
           : 'list channels again and act on the new channel';
       throw new DriverError('Rejected', 'target changed', { hint, evidence: problem });
     }
-    return { window: binding.window, pid: binding.pid, start_time: binding.start_time };
+    return { window: binding.window, pid: binding.pid, start_time: binding.start_time, ...(binding.image ? { image: binding.image } : {}) };
   };
 
   const interactionsFor = async (addr: string): Promise<InteractionKind[]> => {
@@ -187,7 +215,8 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
       return {
         id: 'desktop',
         kind: 'capability',
-        summary: 'Desktop windows: AT-SPI accessibility tree (semantic_ui) and X11 pixels + XTest input (visual_ui)',
+        summary:
+          'Desktop windows: the accessibility tree (semantic_ui: AT-SPI on Linux, MSAA on Windows) and pixels + synthetic input (visual_ui: X11 XTest, Win32 SendInput)',
       };
     },
 
@@ -269,7 +298,8 @@ export function createDesktopDriver(options: DesktopDriverOptions = {}): Desktop
     },
 
     async doctor(): Promise<DoctorReport> {
-      const lines = [`helper: ${command().join(' ')}`];
+      const chosen = choice();
+      const lines = [`backend: ${chosen.backend} — ${chosen.reason}`, `helper: ${chosen.command.join(' ')}`];
       try {
         const report = (await call('doctor')) as unknown as HelperDoctor;
         return { driver: 'desktop', ok: report.ok, lines: [...lines, ...report.lines] };

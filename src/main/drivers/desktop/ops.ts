@@ -24,6 +24,10 @@ const element: JsonSchema = {
     bounds: { anyOf: [rect, { type: 'null' }] },
     path: { type: 'string' },
     child_count: { type: 'integer' },
+    /** An editable's text (never a password's); Win32 also reports other elements' MSAA values. */
+    value: { type: 'string' },
+    /** The element's action names, the default first (AT-SPI Action; Win32: the MSAA default action). */
+    actions: { type: 'array', items: { type: 'string' } },
   },
   required: ['role', 'name', 'states', 'bounds', 'path'],
 };
@@ -67,7 +71,7 @@ export const DESKTOP_OPS: OpSpec[] = [
   },
   {
     op: 'tree',
-    summary: "The window's accessibility tree (AT-SPI role, name, states, window-relative bounds, path), bounded",
+    summary: "The window's accessibility tree (role and state names as AT-SPI's on every platform, name, window-relative bounds, path), bounded",
     mutating: false,
     interactions: SEMANTIC,
     params_schema: params({ max_depth: { type: 'integer', minimum: 0, maximum: 64 }, max_nodes: { type: 'integer', minimum: 1, maximum: 5000 } }),

@@ -2,7 +2,8 @@
  * The desktop helper protocol: JSON lines over the helper's stdin/stdout, one call at a time.
  * Requests carry a driver op (or a helper-only op), the channel's binding as `target`, the op's
  * args and the selected interaction kind; replies carry the op's result or a DriverError payload. Nothing here is
- * X11-specific: window ids are opaque strings, so HWND or AX helpers can answer the same lines.
+ * X11-specific: window ids are opaque strings, and the Win32 helper (HWND + MSAA) answers the same lines.
+ * Written down for both helpers in docs/desktop-helper-protocol.md.
  */
 import type { JsonValue } from '../../kernel';
 import type { DriverErrorWire } from '../contract';
@@ -16,10 +17,12 @@ export interface HelperTarget {
   pid: number;
   /** Clock ticks since boot (`/proc/<pid>/stat` field 22 on Linux); `null` when unknown. */
   start_time: number | null;
+  /** The process's image path, where the helper reports one (Win32); re-checked before every op. */
+  image?: string;
 }
 
 /** Ops only the driver sends (not agent-facing). */
-export type HelperOnlyOp = 'hello' | 'doctor' | 'windows' | 'interactions' | 'element';
+export type HelperOnlyOp = 'hello' | 'doctor' | 'windows' | 'interactions' | 'element' | 'process';
 
 /** One request line. */
 export interface HelperRequest {
@@ -45,6 +48,8 @@ export interface HelperWindow {
   xres_pid: number | null;
   pid: number | null;
   start_time: number | null;
+  /** The process's image path (Win32 helper); absent where the platform binds by start time alone. */
+  image?: string | null;
   process_name: string;
   focused: boolean;
   interactions: Array<'semantic_ui' | 'visual_ui'>;

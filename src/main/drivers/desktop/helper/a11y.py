@@ -165,7 +165,11 @@ class A11y:
             "bounds": _bounds(acc),
             "path": path,
             "child_count": acc.get_child_count(),
+            "actions": _actions(acc),
         }
+        # The same optional fields as the Win32 helper: an editable's text (never a password's).
+        if _iface(acc, 'EditableText') and acc.get_role() != Atspi.Role.PASSWORD_TEXT:
+            out["value"] = _read_text(acc)
         if with_children is not None:
             out["children"] = with_children
         return out
@@ -413,6 +417,16 @@ def _bounds(acc):
 
 def geometry_tuple(g):
     return (g["x"], g["y"], g["width"], g["height"]) if g else None
+
+
+def _actions(acc):
+    """The element's action names (AT-SPI Action interface), in order; the first is its default."""
+    if not _iface(acc, 'Action'):
+        return []
+    try:
+        return [Atspi.Action.get_action_name(acc, i) or "" for i in range(Atspi.Action.get_n_actions(acc))]
+    except GLib.Error:
+        return []
 
 
 def _read_text(acc):
