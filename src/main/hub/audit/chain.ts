@@ -1,0 +1,148 @@
+/**
+ * The audit's hash chain: every row carries the hash of the row before it (`prev_hash`) and its
+ * own (`hash`), so a row deleted, altered or moved breaks the chain where it was.
+ *
+ * Canonical form of a record: the JSON object of its stored fields — the row's `id` and every
+ * column of the record (link.ts's columns excluded) whose value is not NULL — with keys sorted,
+ * no whitespace, values as SQLite returns them (strings and numbers, written by JSON.stringify).
+ * For these values it is RFC 8785 (JCS). NULL columns are left out, so a column a later version
+ * adds (NULL in older rows) leaves older rows' form unchanged.
+ *
+ *   hash      = hex(sha256(prev_hash + "\n" + canonical))
+ *   genesis   = hex(sha256("uplink audit chain v1\n" + audit_id))   (prev_hash of the first row)
+ *
+ * `audit_id` is a random id the database gets when it is created (or migrated to the chain),
+ * kept in `audit_meta`: a database replaced by a fresh one has another genesis.
+ *
+ * `canonicalRecord` and `linkHash` are the one definition, used by the store as it appends and by
+ * verify.ts as it checks.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { Database as Db, RunResult, Statement } from 'better-sqlite3';
+import { COLUMN_NAMES, COLUMNS, LINK_COLUMNS } from './columns';
+
+/** What the genesis hash is made of, with the audit's id. */
+export const GENESIS_PREFIX = 'uplink audit chain v1\n';
+
+const LINK_NAMES = new Set(LINK_COLUMNS.map((c) => c.name));
+
+/** A stored row as SQLite returns it (or as it is about to be inserted). */
+export type StoredRow = Readonly<Record<string, unknown>>;
+
+/** The canonical form of a stored row (see the top of this file). */
+export function canonicalRecord(row: StoredRow): string {
+  const keys = Object.keys(row)
+    .filter((k) => !LINK_NAMES.has(k) && row[k] !== null && row[k] !== undefined)
+    .sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) out += `${i ? ',' : ''}${JSON.stringify(keys[i])}:${JSON.stringify(row[keys[i]!])}`;
+  return `${out}}`;
+}
+
+/** The hash of a record that follows `prev`. */
+export function linkHash(prev: string, canonical: string): string {
+  return createHash('sha256').update(prev).update('\n').update(canonical).digest('hex');
+}
+
+/** The `prev_hash` of the first record of the audit with this id. */
+export function genesisHash(auditId: string): string {
+  return createHash('sha256').update(GENESIS_PREFIX).update(auditId).digest('hex');
+}
+
+/** The audit's id, or undefined in a database from before the chain. */
+export function auditIdOf(db: Db): string | undefined {
+  try {
+    const row = db.prepare("SELECT value FROM audit_meta WHERE key = 'audit_id'").get() as { value: string } | undefined;
+    return row?.value;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tables the chain adds beside `entries` (the migration's SQL). */
+export const CHAIN_TABLES_SQL = [
+  'CREATE TABLE audit_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);',
+  'CREATE TABLE audit_checkpoints (seq INTEGER PRIMARY KEY, count INTEGER NOT NULL, head TEXT NOT NULL, at INTEGER NOT NULL, last_id INTEGER NOT NULL, sig TEXT NOT NULL);',
+].join('\n');
+
+/**
+ * The migration to the chain: gives the database its id and chains the rows written before it,
+ * oldest first, as they stand (the chain proves nothing about what happened to them before).
+ */
+export function chainExisting(db: Db): void {
+  const auditId = randomUUID();
+  db.prepare("INSERT INTO audit_meta (key, value) VALUES ('audit_id', ?)").run(auditId);
+  const page = db.prepare('SELECT * FROM entries WHERE id > ? ORDER BY id LIMIT 1000');
+  const set = db.prepare('UPDATE entries SET prev_hash = ?, hash = ? WHERE id = ?');
+  let prev = genesisHash(auditId);
+  let after = 0;
+  for (;;) {
+    const rows = page.all(after) as Array<StoredRow & { id: number }>;
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      const hash = linkHash(prev, canonicalRecord(row));
+      set.run(prev, hash, row.id);
+      prev = hash;
+      after = row.id;
+    }
+  }
+}
+
+/** Columns stored as text: a number there (or a string in a number's column) is converted by SQLite. */
+const TEXTUAL = COLUMNS.map((c) => c.codec === 'text' || c.codec === 'json');
+/** A lone surrogate is stored as U+FFFD: such a string reads back otherwise than it was bound. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * Inserts rows (cells in `COLUMNS` order) linked to the newest row. The head is read in the same
+ * write transaction as the insert, so two processes (a CLI beside the hub) never link to the same
+ * row: a caller already in a transaction must hold the write lock (BEGIN IMMEDIATE).
+ * With `enabled: false` (the benchmark's baseline only) rows are inserted unlinked.
+ */
+export class ChainedInsert {
+  #db: Db;
+  #enabled: boolean;
+  #plain: Statement;
+  #linked: Statement;
+  #head: Statement;
+  #readBack: Statement;
+  #setLink: Statement;
+  #genesis: string | undefined;
+  #alone: (row: readonly unknown[]) => RunResult;
+
+  constructor(db: Db, options: { enabled?: boolean } = {}) {
+    this.#db = db;
+    this.#enabled = options.enabled !== false;
+    const cells = COLUMNS.map(() => '?').join(', ');
+    this.#plain = db.prepare(`INSERT INTO entries (${COLUMN_NAMES.join(', ')}) VALUES (${cells})`);
+    this.#linked = db.prepare(`INSERT INTO entries (id, ${COLUMN_NAMES.join(', ')}, prev_hash, hash) VALUES (?, ${cells}, ?, ?)`);
+    this.#head = db.prepare('SELECT id, hash FROM entries ORDER BY id DESC LIMIT 1');
+    this.#readBack = db.prepare('SELECT * FROM entries WHERE id = ?');
+    this.#setLink = db.prepare('UPDATE entries SET prev_hash = ?, hash = ? WHERE id = ?');
+    this.#alone = db.transaction((row: readonly unknown[]) => this.#link(row)).immediate;
+  }
+
+  /** Inserts one row; the result is the statement's (its `lastInsertRowid` is the row's id). */
+  run(row: readonly unknown[]): RunResult {
+    if (!this.#enabled) return this.#plain.run(row);
+    return this.#db.inTransaction ? this.#link(row) : this.#alone(row);
+  }
+
+  #link(row: readonly unknown[]): RunResult {
+    this.#genesis ??= genesisHash(auditIdOf(this.#db) ?? '');
+    const head = this.#head.get() as { id: number; hash: string | null } | undefined;
+    // A head without a hash is a break verify reports; linking to '' keeps it visible there.
+    const prev = head ? (head.hash ?? '') : this.#genesis;
+    const id = (head?.id ?? 0) + 1;
+    if (!row.every((v, i) => v === null || (typeof v === 'string' ? TEXTUAL[i] && !LONE_SURROGATE.test(v) : !TEXTUAL[i]))) {
+      // SQLite converts the cell on the way in: link what it stored (only damaged journal lines get here).
+      const info = this.#plain.run(row);
+      const stored = this.#readBack.get(info.lastInsertRowid) as StoredRow;
+      this.#setLink.run(prev, linkHash(prev, canonicalRecord(stored)), info.lastInsertRowid);
+      return info;
+    }
+    const record: Record<string, unknown> = { id };
+    for (let i = 0; i < COLUMN_NAMES.length; i++) record[COLUMN_NAMES[i]!] = row[i];
+    return this.#linked.run(id, ...row, prev, linkHash(prev, canonicalRecord(record)));
+  }
+}
