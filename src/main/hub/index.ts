@@ -5,6 +5,8 @@
  * starts in a fraction of the time a hub takes.
  */
 import type { AuditStore } from './audit/store';
+import type { AuditVerifyReport } from './audit/verify';
+import { HubError } from './errors';
 import type { CheckOptions, CheckResult } from './driver-admin/check';
 import type { Hub } from './hub';
 import type { HubOptions } from './hub-core';
@@ -45,6 +47,22 @@ export type { CheckName, CheckOptions, CheckResult } from './driver-admin/check'
 /** The driver conformance kit on a command (`uplink driver check`); it loads when called and starts no hub. */
 export async function checkDriver(options: CheckOptions): Promise<CheckResult[]> {
   return (await import('./driver-admin/check')).checkDriver(options);
+}
+
+export type { AuditFinding, AuditVerifyReport } from './audit/verify';
+
+/**
+ * `uplink audit verify`: the audit at `path` checked read-only (chain, checkpoints, witnesses).
+ * Throws a HubError when it cannot be checked at all (no file, cannot open, no chain yet).
+ */
+export async function verifyAudit(options: { path: string; witness?: readonly string[] }): Promise<AuditVerifyReport> {
+  const { verifyAudit: verify, VerifyUnavailable } = await import('./audit/verify');
+  try {
+    return verify(options);
+  } catch (e) {
+    if (e instanceof VerifyUnavailable) throw new HubError('core', 'Unavailable', e.message, { hint: e.hint });
+    throw e;
+  }
 }
 
 /** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */

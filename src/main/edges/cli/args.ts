@@ -33,6 +33,7 @@ const VALUED = new Set([
   'sha256',
   'timeout',
   'out',
+  'witness',
 ]);
 /** Flags that are switches. */
 const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list']);

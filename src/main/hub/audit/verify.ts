@@ -103,7 +103,7 @@ interface Walked {
 
 /** Walks the chain from `start`, checking each row's link and hash; `wanted` positions are noted. */
 function walk(db: Db, start: WalkStart, wanted: ReadonlySet<number>, limit = Infinity): Walked {
-  const findings: AuditFinding[] = [];
+  const findings: Array<AuditFinding & { until?: number; first?: string }> = [];
   const at = new Map<number, string>();
   const byHash = db.prepare('SELECT id FROM entries WHERE hash = ? LIMIT 1');
   let prev: string | null = start.prev;
@@ -125,11 +125,15 @@ function walk(db: Db, start: WalkStart, wanted: ReadonlySet<number>, limit = Inf
         const other = byHash.get(link) as { id: number } | undefined;
         if (other && other.id !== prevId) {
           reordered = true;
-          findings.push({
-            kind: 'reordered',
-            ...where,
-            message: `record ${row.id} is out of order: it was recorded after record ${other.id}, but is stored after ${prevId ? `record ${prevId}` : 'the start'}`,
-          });
+          const last = findings[findings.length - 1];
+          // A run of rows out of place is one finding: the records from its first to here.
+          if (last?.kind === 'reordered' && last.until === prevId) {
+            last.until = row.id;
+            last.message = `records ${last.id}–${row.id} are out of order: ${last.first}`;
+          } else {
+            const first = `record ${row.id} was recorded after record ${other.id}, but is stored after ${prevId ? `record ${prevId}` : 'the start'}`;
+            findings.push({ kind: 'reordered', ...where, message: `record ${row.id} is out of order: ${first}`, until: row.id, first });
+          }
         } else if (row.id > prevId + 1) {
           const missing = row.id - prevId - 1;
           findings.push({
@@ -152,7 +156,7 @@ function walk(db: Db, start: WalkStart, wanted: ReadonlySet<number>, limit = Inf
     prev = stored;
     prevId = row.id;
   }
-  return { records: position, head: prev ?? '', at, findings };
+  return { records: position, head: prev ?? '', at, findings: findings.map(({ until: _until, first: _first, ...f }) => f) };
 }
 
 /** The public key checkpoints are checked with, and a finding when the key file and the database disagree. */
