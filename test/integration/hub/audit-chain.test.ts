@@ -66,6 +66,9 @@ describe('audit hash chain', () => {
     }
     // Sorted keys, no whitespace, NULL columns and the link left out.
     expect(canonicalRecord({ type: 'event', id: 1, at: 5, message: null, hash: 'x', prev_hash: 'y' })).toBe('{"at":5,"id":1,"type":"event"}');
+    // Strings and numbers exactly as JSON.stringify writes them, whatever they hold.
+    const odd = { b: 'quote " backslash \\ newline \n tab \t nul \u0000 emoji \ud83d\ude00 sep \u2028', a: -1.5, c: 1e21, d: 'é' };
+    expect(canonicalRecord(odd)).toBe(JSON.stringify({ a: odd.a, b: odd.b, c: odd.c, d: odd.d }));
     expect(verifyAudit({ path })).toMatchObject({ ok: true, records: 3, findings: [], head: rows[2]!.hash });
   });
 
