@@ -108,18 +108,20 @@ export const CHAIN_TABLES_SQL = [
 export function chainExisting(db: Db): void {
   const auditId = crypto.randomUUID();
   db.prepare("INSERT INTO audit_meta (key, value) VALUES ('audit_id', ?)").run(auditId);
-  const page = db.prepare('SELECT * FROM entries WHERE id > ? ORDER BY id LIMIT 1000');
+  const page = db.prepare('SELECT * FROM entries WHERE id > ? ORDER BY id LIMIT 1000').raw(true);
+  const names = page.columns().map((c) => c.name);
+  const iId = names.indexOf('id');
   const set = db.prepare('UPDATE entries SET prev_hash = ?, hash = ? WHERE id = ?');
   let prev = genesisHash(auditId);
   let after = 0;
   for (;;) {
-    const rows = page.all(after) as Array<StoredRow & { id: number }>;
+    const rows = page.all(after) as unknown[][];
     if (rows.length === 0) break;
-    for (const row of rows) {
-      const hash = linkHash(prev, canonicalRecord(row));
-      set.run(prev, hash, row.id);
+    for (const cells of rows) {
+      const hash = linkHash(prev, canonicalCells(names, cells));
+      after = Number(cells[iId]);
+      set.run(prev, hash, after);
       prev = hash;
-      after = row.id;
     }
   }
 }

@@ -26,8 +26,7 @@ import { createPublicKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { readSmallFile } from '../files';
 import { cut } from '../bounds';
-import { auditIdOf, canonicalRecord, genesisHash, linkHash } from './chain';
-import type { StoredRow } from './chain';
+import { auditIdOf, canonicalCells, genesisHash, linkHash } from './chain';
 import { checkpointsPath, keyPath, publicKeyFrom, publicKeyText, readSideFile, signatureValid, signingKey } from './checkpoints';
 import type { AuditCheckpoint } from './checkpoints';
 import { AUDIT_SCHEMA_VERSION } from './migrations';
@@ -110,15 +109,19 @@ function walk(db: Db, start: WalkStart, wanted: ReadonlySet<number>, limit = Inf
   let prevId = start.prevId;
   let position = start.position;
   let seen = 0;
-  const rows = db.prepare('SELECT * FROM entries WHERE id > ? ORDER BY id').iterate(start.afterId) as IterableIterator<StoredRow & { id: number }>;
-  for (const row of rows) {
+  const select = db.prepare('SELECT * FROM entries WHERE id > ? ORDER BY id').raw(true);
+  // Rows as arrays under one constant list of names: the canonical form's order is worked out once.
+  const names = select.columns().map((c) => c.name);
+  const [iId, iPrev, iHash] = ['id', 'prev_hash', 'hash'].map((n) => names.indexOf(n)) as [number, number, number];
+  for (const cells of select.iterate(start.afterId) as IterableIterator<unknown[]>) {
     if (++seen > limit) break;
     position++;
-    const where = { id: row.id, position };
-    const stored = typeof row.hash === 'string' ? row.hash : null;
-    const link = typeof row.prev_hash === 'string' ? row.prev_hash : null;
+    const id = Number(cells[iId]);
+    const where = { id, position };
+    const stored = typeof cells[iHash] === 'string' ? (cells[iHash] as string) : null;
+    const link = typeof cells[iPrev] === 'string' ? (cells[iPrev] as string) : null;
     if (stored === null || link === null) {
-      findings.push({ kind: 'unchained', ...where, message: `record ${row.id} has no chain link (it was written without one, or its link was erased)` });
+      findings.push({ kind: 'unchained', ...where, message: `record ${id} has no chain link (it was written without one, or its link was erased)` });
     } else {
       let reordered = false;
       if (prev !== null && link !== prev) {
@@ -128,33 +131,33 @@ function walk(db: Db, start: WalkStart, wanted: ReadonlySet<number>, limit = Inf
           const last = findings[findings.length - 1];
           // A run of rows out of place is one finding: the records from its first to here.
           if (last?.kind === 'reordered' && last.until === prevId) {
-            last.until = row.id;
-            last.message = `records ${last.id}–${row.id} are out of order: ${last.first}`;
+            last.until = id;
+            last.message = `records ${last.id}–${id} are out of order: ${last.first}`;
           } else {
-            const first = `record ${row.id} was recorded after record ${other.id}, but is stored after ${prevId ? `record ${prevId}` : 'the start'}`;
-            findings.push({ kind: 'reordered', ...where, message: `record ${row.id} is out of order: ${first}`, until: row.id, first });
+            const first = `record ${id} was recorded after record ${other.id}, but is stored after ${prevId ? `record ${prevId}` : 'the start'}`;
+            findings.push({ kind: 'reordered', ...where, message: `record ${id} is out of order: ${first}`, until: id, first });
           }
-        } else if (row.id > prevId + 1) {
-          const missing = row.id - prevId - 1;
+        } else if (id > prevId + 1) {
+          const missing = id - prevId - 1;
           findings.push({
             kind: 'deleted',
             ...where,
-            message: `${missing === 1 ? `record ${prevId + 1} was` : `records ${prevId + 1}–${row.id - 1} were`} deleted: record ${row.id} does not link to ${prevId ? `record ${prevId}` : 'the start of the chain'}`,
+            message: `${missing === 1 ? `record ${prevId + 1} was` : `records ${prevId + 1}–${id - 1} were`} deleted: record ${id} does not link to ${prevId ? `record ${prevId}` : 'the start of the chain'}`,
           });
         } else {
           findings.push({
             kind: 'deleted',
             ...where,
-            message: `record ${row.id} does not link to ${prevId ? `record ${prevId}` : 'the start of the chain'}: records between them were deleted (and the ids renumbered), or that record's link was changed`,
+            message: `record ${id} does not link to ${prevId ? `record ${prevId}` : 'the start of the chain'}: records between them were deleted (and the ids renumbered), or that record's link was changed`,
           });
         }
       }
-      if (!reordered && linkHash(link, canonicalRecord(row)) !== stored)
-        findings.push({ kind: 'altered', ...where, message: `record ${row.id} was altered after it was recorded: its content no longer matches its hash` });
+      if (!reordered && linkHash(link, canonicalCells(names, cells)) !== stored)
+        findings.push({ kind: 'altered', ...where, message: `record ${id} was altered after it was recorded: its content no longer matches its hash` });
     }
     if (wanted.has(position)) at.set(position, stored ?? '');
     prev = stored;
-    prevId = row.id;
+    prevId = id;
   }
   return { records: position, head: prev ?? '', at, findings: findings.map(({ until: _until, first: _first, ...f }) => f) };
 }
