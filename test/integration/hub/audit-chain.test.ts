@@ -225,6 +225,34 @@ describe('audit hash chain', () => {
     expect((await cli(dir, 'audit')).code).toBe(2);
   });
 
+  it('signs a checkpoint within seconds of activity, and none while the audit is idle', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const store = new AuditStore(fresh());
+      const heard: AuditCheckpoint[] = [];
+      store.onCheckpoint((c) => heard.push(c));
+      store.append({ at: 1, type: 'event', kind: 'accepted' });
+      vi.advanceTimersByTime(2500);
+      expect(heard.map((c) => c.count)).toEqual([1]);
+      vi.advanceTimersByTime(10_000);
+      expect(heard).toHaveLength(1);
+      store.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('two stores writing one file (a CLI beside the hub) keep one chain', () => {
+    const path = fresh();
+    const a = new AuditStore(path);
+    const b = new AuditStore(path);
+    for (let i = 0; i < 10; i++) (i % 2 ? a : b).appendMany([{ at: i, type: 'event', kind: 'accepted' }]);
+    a.append({ at: 11, type: 'event', kind: 'accepted' });
+    b.close();
+    a.close();
+    expect(verifyAudit({ path })).toMatchObject({ ok: true, records: 11 });
+  });
+
   it('verifies beside a running store (read-only), and its rows written meanwhile', () => {
     const path = fresh();
     const store = new AuditStore(path);

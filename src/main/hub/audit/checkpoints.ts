@@ -195,6 +195,13 @@ export class Checkpointer {
     return this.#key;
   }
 
+  /** Whether the chain's head is not the newest checkpoint's (or there is none yet). */
+  #moved(): boolean {
+    const head = this.#head.get() as { id: number; hash: string | null } | undefined;
+    const last = this.#newest.get() as { head: string; last_id: number } | undefined;
+    return !last || last.last_id !== (head?.id ?? 0) || (head !== undefined && last.head !== head.hash);
+  }
+
   /** Hears every checkpoint this process takes. */
   onCheckpoint(listener: (checkpoint: AuditCheckpoint) => void): Disposer {
     return this.#listeners.on(listener);
@@ -204,6 +211,8 @@ export class Checkpointer {
   take(): AuditCheckpoint | undefined {
     let stored: StoredCheckpoint | undefined;
     try {
+      // Read first, without the write lock: an idle audit is looked at, not locked, every tick.
+      if (!this.#moved()) return undefined;
       stored = this.#take();
       if (!stored) return undefined;
       this.#append(stored);
