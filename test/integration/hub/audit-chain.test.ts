@@ -293,6 +293,12 @@ describe('audit hash chain', () => {
     expect(doctor.ok).toBe(false);
     expect(doctor.audit.error).toMatch(/the audit file .*audit\.sqlite was deleted while the hub runs/);
     expect(hub.auditFailure()).toMatch(/was deleted while the hub runs/);
+    expect(doctor.audit.error).toMatch(/new calls are refused — hint: restart the hub/);
+    const refused = await hub
+      .invoke('test:alpha', 'login', { user: 'u', password: 'p' }, { agent: { kind: 'cli', name: 'test' } } as never)
+      .catch((e: Error) => e);
+    expect(String((refused as Error).message)).toMatch(/the audit log cannot be written \(the audit file .* was deleted while the hub runs/);
+    expect((refused as { hint?: string }).hint).toMatch(/^restart the hub/);
   });
 
   it('the store notices on its own that its file was replaced, and says so to the panel', async () => {

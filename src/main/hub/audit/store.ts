@@ -24,7 +24,7 @@ import { ChainedInsert } from './chain';
 import { Checkpointer } from './checkpoints';
 import type { AuditCheckpoint } from './checkpoints';
 import { chainProblem, quickCheck } from './verify';
-import { FileWatch } from './watch';
+import { FileWatch, GONE_HINT } from './watch';
 
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_EVERY_MS = 2000;
@@ -337,7 +337,7 @@ export class AuditStore {
   health(): { ok: boolean; path: string; error?: string } {
     try {
       const gone = this.#look();
-      if (gone) return { ok: false, path: this.path, error: `${gone}; new calls are refused until then` };
+      if (gone) return { ok: false, path: this.path, error: `${gone}; new calls are refused — hint: ${GONE_HINT}` };
       this.lastId();
       const failure = this.failure();
       const error = failure

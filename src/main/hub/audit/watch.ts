@@ -6,6 +6,12 @@
  */
 import { statSync } from 'node:fs';
 
+/** What to do about it: a new file is only opened by a new hub. */
+export const GONE_HINT = 'restart the hub to record again (it opens a new audit file), then run `uplink audit verify`';
+
+/** Whether a failure is the watch's finding (it wants GONE_HINT, not a write failure's). */
+export const isGone = (why: string): boolean => why.startsWith('the audit file ') && why.includes(' while the hub runs');
+
 export class FileWatch {
   readonly path: string;
   #dev: number;
@@ -24,14 +30,13 @@ export class FileWatch {
   /** Why the path no longer names the open file, or undefined while it does. */
   check(): string | undefined {
     if (this.#gone) return this.#gone;
-    const what = 'restart the hub to record again, and run `uplink audit verify`';
     try {
       const s = statSync(this.path);
       if (s.dev !== this.#dev || s.ino !== this.#ino)
-        this.#gone = `the audit file ${this.path} was replaced while the hub runs: what it records goes to the file it opened, no longer there; ${what}`;
+        this.#gone = `the audit file ${this.path} was replaced while the hub runs: what it records goes to the file it opened, no longer there`;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT')
-        this.#gone = `the audit file ${this.path} was deleted while the hub runs: what it records is lost when the hub stops; ${what}`;
+        this.#gone = `the audit file ${this.path} was deleted while the hub runs: what it records is lost when the hub stops`;
     }
     return this.#gone;
   }
