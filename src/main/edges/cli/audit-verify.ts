@@ -37,7 +37,7 @@ export function formatReport(r: AuditVerifyReport): string {
   const lines = r.findings.map((f) => escapeControl(`broken ${f.kind}: ${f.message}`));
   const sources = [`${r.checkpoints.database} in the database`, `${r.checkpoints.side_file} in the side file`];
   if (r.checkpoints.witness) sources.push(`${r.checkpoints.witness} from the witness`);
-  const checked = `${r.records} records, checkpoints: ${sources.join(', ')}`;
+  const checked = `${r.records} record${r.records === 1 ? '' : 's'}, checkpoints: ${sources.join(', ')}`;
   lines.push(
     escapeControl(
       r.ok
