@@ -194,6 +194,39 @@ async function roundTrips(uplink: string): Promise<BenchRow[]> {
   }
 }
 
+/**
+ * What the hash chain costs an append: the same store with and without it (the internal
+ * `chain: false`, the baseline only), measured in the same run, in alternating rounds (median).
+ */
+function chainCost(entry: (i: number) => Parameters<AuditStore['append']>[0]): BenchRow[] {
+  const dir = mkdtempSync(join(tmpdir(), 'uplink-bench-chain-'));
+  const stores = { chained: new AuditStore(join(dir, 'chained.sqlite')), plain: new AuditStore(join(dir, 'plain.sqlite'), { chain: false }) };
+  const rates = { chained: { single: [] as number[], batched: [] as number[] }, plain: { single: [] as number[], batched: [] as number[] } };
+  const batch = Array.from({ length: 100 }, (_, i) => entry(i));
+  for (let round = 0; round < 5; round++) {
+    for (const kind of ['chained', 'plain'] as const) {
+      const store = stores[kind];
+      let t0 = performance.now();
+      for (let i = 0; i < 2000; i++) store.append(entry(i));
+      rates[kind].single.push(2000 / ((performance.now() - t0) / 1000));
+      t0 = performance.now();
+      for (let i = 0; i < 50; i++) store.appendMany(batch);
+      rates[kind].batched.push(5000 / ((performance.now() - t0) / 1000));
+    }
+  }
+  stores.chained.close();
+  stores.plain.close();
+  const single = { chained: median(rates.chained.single), plain: median(rates.plain.single) };
+  const batched = { chained: median(rates.chained.batched), plain: median(rates.plain.batched) };
+  return [
+    { name: 'audit append with hash chain, one commit per event', value: Math.round(single.chained), unit: 'events/s' },
+    { name: 'audit append without hash chain, one commit per event', value: Math.round(single.plain), unit: 'events/s', note: 'baseline, same run' },
+    { name: 'audit append with hash chain, batched ×100', value: Math.round(batched.chained), unit: 'events/s' },
+    { name: 'audit append without hash chain, batched ×100', value: Math.round(batched.plain), unit: 'events/s', note: 'baseline, same run' },
+    { name: 'hash chain: batched append rate kept', value: batched.chained / batched.plain, unit: '×', note: 'sha256 + canonical JSON + head read per row' },
+  ];
+}
+
 function auditThroughput(): BenchRow[] {
   const dir = mkdtempSync(join(tmpdir(), 'uplink-bench-audit-'));
   const store = new AuditStore(join(dir, 'audit.sqlite'));
@@ -248,7 +281,9 @@ function auditThroughput(): BenchRow[] {
   for (let i = 0; i < m; i++) store.appendDurable({ ...entry(i), type: 'decision', kind: 'decision', authorized: 'operator', granted: true });
   const durable = m / ((performance.now() - t0) / 1000);
   store.close();
+  const chain = chainCost(entry);
   return [
+    ...chain,
     { name: 'audit append, one commit per event (WAL)', value: Math.round(single), unit: 'events/s', note: 'worst case' },
     {
       name: 'audit append, batched ×100 (WAL)',

@@ -5,6 +5,8 @@
  * starts in a fraction of the time a hub takes.
  */
 import type { AuditStore } from './audit/store';
+import type { AuditVerifyReport } from './audit/verify';
+import { HubError } from './errors';
 import type { CheckOptions, CheckResult } from './driver-admin/check';
 import type { Hub } from './hub';
 import type { HubOptions } from './hub-core';
@@ -53,6 +55,22 @@ export type { FleetInitConfig, FleetInitOptions, FleetInitResult } from './fleet
 /** `uplink fleet init`: a fleet's keys, roster and NATS server config (loads the NATS client only then). */
 export async function initFleet(options: FleetInitOptions): Promise<FleetInitResult> {
   return (await import('./fleet')).initFleet(options);
+}
+
+export type { AuditFinding, AuditVerifyReport } from './audit/verify';
+
+/**
+ * `uplink audit verify`: the audit at `path` checked read-only (chain, checkpoints, witnesses).
+ * Throws a HubError when it cannot be checked at all (no file, cannot open, no chain yet).
+ */
+export async function verifyAudit(options: { path: string; witness?: readonly string[] }): Promise<AuditVerifyReport> {
+  const { verifyAudit: verify, VerifyUnavailable } = await import('./audit/verify');
+  try {
+    return verify(options);
+  } catch (e) {
+    if (e instanceof VerifyUnavailable) throw new HubError('core', 'Unavailable', e.message, { hint: e.hint });
+    throw e;
+  }
 }
 
 /** Reading a data directory's audit log from outside its hub (`uplink log` with no hub running). */

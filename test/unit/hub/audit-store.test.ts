@@ -12,6 +12,8 @@ import { AUDIT_RECORD_SCHEMA } from '../../../src/shared/audit-record';
 import type { JsonValue } from '../../../src/main/kernel/types';
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-audit-')), 'audit.sqlite');
+/** What version 7 (the hash chain) added, taken out again: a file as version 6 left it. */
+const UNCHAIN = 'ALTER TABLE entries DROP COLUMN hash; ALTER TABLE entries DROP COLUMN prev_hash; DROP TABLE audit_meta; DROP TABLE audit_checkpoints;';
 const agent = { kind: 'mcp' as const, agent_id: 'builder', name: 'claude', version: '1' };
 
 describe('AuditStore', () => {
@@ -60,6 +62,10 @@ describe('AuditStore', () => {
        ALTER TABLE entries ADD COLUMN rule_id TEXT;`,
       `ALTER TABLE entries ADD COLUMN outcome TEXT;
        CREATE INDEX entries_outcome ON entries(outcome, id);`,
+      `ALTER TABLE entries ADD COLUMN prev_hash TEXT;
+       ALTER TABLE entries ADD COLUMN hash TEXT;
+       CREATE TABLE audit_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+       CREATE TABLE audit_checkpoints (seq INTEGER PRIMARY KEY, count INTEGER NOT NULL, head TEXT NOT NULL, at INTEGER NOT NULL, last_id INTEGER NOT NULL, sig TEXT NOT NULL);`,
     ];
     const layout = (db: Database.Database) => {
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>;
@@ -173,7 +179,8 @@ describe('AuditStore', () => {
     new AuditStore(path).close();
     const db = new Database(path);
     db.exec(
-      'DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome; ALTER TABLE entries DROP COLUMN rule_id; ALTER TABLE entries DROP COLUMN decision; DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output',
+      UNCHAIN +
+        'DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome; ALTER TABLE entries DROP COLUMN rule_id; ALTER TABLE entries DROP COLUMN decision; DROP INDEX entries_agent_id; ALTER TABLE entries DROP COLUMN agent_id; ALTER TABLE entries DROP COLUMN output',
     );
     db.pragma('user_version = 1');
     db.prepare("INSERT INTO entries (at, type, kind, invocation_id, agent_kind, agent_name) VALUES (5, 'event', 'accepted', 'old-1', 'mcp', 'claude')").run();
@@ -194,7 +201,7 @@ describe('AuditStore', () => {
     const path = fresh();
     new AuditStore(path).close();
     const db = new Database(path);
-    db.exec('DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome');
+    db.exec(`${UNCHAIN} DROP INDEX entries_outcome; ALTER TABLE entries DROP COLUMN outcome`);
     db.pragma('user_version = 5');
     const insert = db.prepare('INSERT INTO entries (at, type, kind, invocation_id, state, error_code, error_kind, authorized) VALUES (1, ?, ?, ?, ?, ?, ?, ?)');
     insert.run('event', 'succeeded', 'ok', 'succeeded', null, null, null);

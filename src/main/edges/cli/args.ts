@@ -36,6 +36,7 @@ const VALUED = new Set([
   'reason',
   'hubs',
   'name',
+  'witness',
 ]);
 /** Flags that are switches. */
 const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list', 'session', 'always', 'force']);

@@ -38,6 +38,8 @@ Usage:
   uplink recv [--cursor N] [--driver D]           replies and envelopes addressed to us (each run scans anew)
   uplink invoke <channel> <op> [json-args] [--interaction kind] [--provider id]
   uplink log [--follow] [--limit N] [--channel C] [--op O] [--agent A] [--state outcome] [--text T]
+  uplink audit verify [--witness FILE]            check the audit's hash chain and signed checkpoints (and a fleet
+                                                  witness's); read-only, hub running or not (exit 0 whole, 1 broken)
   uplink tier <channel> <tier>                    set a channel's permission tier (human-only)
   uplink approvals                                pending approval prompts of the running hub: id, age, agent,
                                                   channel, op, a one-line summary, time left
@@ -237,6 +239,10 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
       need(args, 0, 0, 'no operands');
       const { runPanelUrl } = await import('./serve');
       return runPanelUrl(resolveDataDir(), json);
+    }
+    case 'audit': {
+      const { runAuditCommand } = await import('./audit-verify');
+      return runAuditCommand(args);
     }
     case 'driver': {
       const [, sub, name] = args.positionals;

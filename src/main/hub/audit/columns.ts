@@ -5,6 +5,7 @@
  * format, so it only ever grows at its end.
  */
 import { AuditRecord } from '../../../shared/audit-record';
+import { AuditLink } from './link';
 
 /** How a record field is stored: text, integer, a boolean as 0/1, or JSON text. */
 export type Codec = 'text' | 'integer' | 'boolean' | 'json';
@@ -54,6 +55,11 @@ export const COLUMNS: readonly Column[] = Object.entries(record.properties).flat
 });
 
 export const COLUMN_NAMES = COLUMNS.map((c) => c.name);
+
+/** The chain's columns (link.ts): stored beside the record's, never part of it, nullable. */
+export const LINK_COLUMNS: readonly Column[] = Object.entries((AuditLink as unknown as { properties: Record<string, FieldSchema> }).properties).map(
+  ([name, schema]) => ({ name, field: name, codec: codecOf(schema), short: false, required: false }),
+);
 
 /** The position of a column in a row. */
 export const at = (name: string): number => COLUMN_NAMES.indexOf(name);

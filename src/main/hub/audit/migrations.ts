@@ -7,7 +7,8 @@
 import type { Database as Db } from 'better-sqlite3';
 import { outcomeOf } from '../../../shared/audit-record';
 import type { OutcomeFacts } from '../../../shared/audit-record';
-import { COLUMNS, columnSql } from './columns';
+import { CHAIN_TABLES_SQL, chainExisting } from './chain';
+import { COLUMNS, columnSql, LINK_COLUMNS } from './columns';
 
 interface Step {
   /** Columns this version added (by their SQL name). */
@@ -40,12 +41,15 @@ const HISTORY: Step[] = [
   { columns: ['decision', 'rule_id'] },
   // v6: how a call ended, in one word, on the entry that ends it (filled in for older rows).
   { columns: ['outcome'], indexes: { entries_outcome: 'outcome' }, fill: fillOutcomes },
+  // v7: the hash chain (chain.ts): the database's id, each row's link, signed checkpoints. Rows
+  // from before it are chained as they stand when the file is migrated.
+  { columns: LINK_COLUMNS.map((c) => c.name), sql: CHAIN_TABLES_SQL, fill: chainExisting },
 ];
 
 /** Bumped by a new step; migrations run from the stored `user_version`. */
 export const AUDIT_SCHEMA_VERSION = HISTORY.length;
 
-const byName = new Map(COLUMNS.map((c) => [c.name, c]));
+const byName = new Map([...COLUMNS, ...LINK_COLUMNS].map((c) => [c.name, c]));
 const later = new Set(HISTORY.slice(1).flatMap((s) => s.columns ?? []));
 for (const name of later)
   if (!byName.has(name)) throw new Error(`audit migration names ${name}, which is no column of the record — hint: name a column of COLUMNS`);
@@ -84,7 +88,7 @@ export function migrate(db: Db, path: string): void {
     }
   }).immediate();
   const present = new Set((db.pragma('table_info(entries)') as Array<{ name: string }>).map((c) => c.name));
-  const missing = COLUMNS.filter((c) => !present.has(c.name)).map((c) => c.name);
+  const missing = [...COLUMNS, ...LINK_COLUMNS].filter((c) => !present.has(c.name)).map((c) => c.name);
   if (missing.length) {
     throw new Error(
       `${path}: the audit table has no column ${missing.join(', ')} — hint: the audit record gained a field without a migration; add a step naming it to HISTORY in src/main/hub/audit/migrations.ts`,

@@ -9,16 +9,22 @@
  * audit record (columns.ts, migrations.ts); entries become rows in rows.ts, within bounds (bounded.ts).
  */
 import Database from 'better-sqlite3';
-import type { Database as Db, Statement } from 'better-sqlite3';
+import type { Database as Db, Statement, Transaction } from 'better-sqlite3';
+import type { Disposer } from '../../../shared/emitter';
 import { AuditJournal, journalDir } from './journal';
 import { createPrivate, tightenFiles } from '../data-dir';
 import type { AuditEntry, AuditPage, AuditQuery } from '../types';
 import { cut } from '../bounds';
 import { boundedEntry, recorded } from './bounded';
-import { at, COLUMN_NAMES, COLUMNS } from './columns';
+import { at } from './columns';
 import { migrate } from './migrations';
 import { fromRow, journaledRow, placeholderRow, toRow } from './rows';
 import type { Row } from './rows';
+import { ChainedInsert } from './chain';
+import { Checkpointer } from './checkpoints';
+import type { AuditCheckpoint } from './checkpoints';
+import { chainProblem, quickCheck } from './verify';
+import { FileWatch, GONE_HINT } from './watch';
 
 /** How often the WAL is checkpointed into the database file. */
 const CHECKPOINT_EVERY_MS = 2000;
@@ -30,12 +36,13 @@ const INTEGRITY_EVERY_MS = 10_000;
 export class AuditStore {
   readonly path: string;
   #db: Db;
-  #insert: Statement;
+  /** Every row goes in through it: linked to the row before (chain.ts). */
+  #insert: ChainedInsert;
   #setMark: Statement;
   #markOf: Statement;
   #allMarks: Statement;
   #dropMark: Statement;
-  #insertMany: (entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => AuditEntry[];
+  #insertMany: Transaction<(entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => AuditEntry[]>;
   #journal: AuditJournal;
   /** Why the last write failed (journal or commit); cleared by the next commit that succeeds. */
   #failure: string | undefined;
@@ -45,8 +52,17 @@ export class AuditStore {
   #closed = false;
   /** The last integrity check. */
   #checked: { at: number; damage?: string } | undefined;
+  /** The last check of the chain from its newest checkpoint. */
+  #chainChecked: { at: number; problem?: string } | undefined;
+  /** Whether the path still names the file this store has open. */
+  #watch: FileWatch;
+  /** What the watch found (refuses calls like a failed write: nothing recorded now would last). */
+  #gone: string | undefined;
+  /** Signed checkpoints of the chain; none when the chain is off (the benchmark's baseline). */
+  #checkpoints: Checkpointer | undefined;
 
-  constructor(path: string) {
+  /** `chain: false` is for the benchmark's baseline only: rows without links, no checkpoints. */
+  constructor(path: string, options: { chain?: boolean } = {}) {
     this.path = path;
     // The audit holds read output: private from birth, and tightened when an older run left it open.
     createPrivate(path);
@@ -59,7 +75,9 @@ export class AuditStore {
     // Checkpoints (which fsync) run on a timer instead of inside a call's commit; see #checkpoint.
     this.#db.pragma('wal_autocheckpoint = 0');
     migrate(this.#db, this.path);
-    this.#insert = this.#db.prepare(`INSERT INTO entries (${COLUMN_NAMES.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
+    this.#watch = new FileWatch(path);
+    this.#insert = new ChainedInsert(this.#db, { enabled: options.chain !== false });
+    if (options.chain !== false) this.#checkpoints = new Checkpointer(this.#db, path);
     this.#setMark = this.#db.prepare('INSERT INTO journal_marks (file, seq) VALUES (?, ?) ON CONFLICT(file) DO UPDATE SET seq = excluded.seq');
     this.#markOf = this.#db.prepare('SELECT seq FROM journal_marks WHERE file = ?');
     this.#allMarks = this.#db.prepare('SELECT file FROM journal_marks');
@@ -75,6 +93,7 @@ export class AuditStore {
     } catch {
       // Busy (another process holds the write lock): the next tick tries again.
     }
+    this.#checkpoints?.take();
     this.#timer = setInterval(() => this.#tick(), CHECKPOINT_EVERY_MS);
     this.#timer.unref?.();
   }
@@ -108,9 +127,33 @@ export class AuditStore {
     }
   }
 
-  /** Why the audit cannot be written right now (the last write failed), or undefined. */
+  /** Why the audit cannot be written right now (the last write failed, or the file is gone), or undefined. */
   failure(): string | undefined {
-    return this.#failure;
+    return this.#gone ?? this.#failure;
+  }
+
+  /** Hears every checkpoint of the chain this store signs (the fleet publishes them to other hubs). */
+  onCheckpoint(listener: (checkpoint: AuditCheckpoint) => void): Disposer {
+    return this.#checkpoints ? this.#checkpoints.onCheckpoint(listener) : () => {};
+  }
+
+  /** Signs a checkpoint now if the chain moved since the newest (the store does so every few seconds). */
+  takeCheckpoint(): AuditCheckpoint | undefined {
+    return this.#closed ? undefined : this.#checkpoints?.take();
+  }
+
+  /** Looks whether the path still names the open file; tells `onFailureChange` when it stopped doing so. */
+  #look(): string | undefined {
+    const gone = this.#watch.check();
+    if (gone && !this.#gone) {
+      this.#gone = gone;
+      try {
+        this.onFailureChange?.(this.failure());
+      } catch {
+        // A listener's failure must not break the store.
+      }
+    }
+    return gone;
   }
 
   #failed(e: unknown): void {
@@ -124,7 +167,7 @@ export class AuditStore {
     if (failure === this.#failure) return;
     this.#failure = failure;
     try {
-      this.onFailureChange?.(failure);
+      this.onFailureChange?.(this.failure());
     } catch {
       // A listener's failure must not break a write.
     }
@@ -156,7 +199,8 @@ export class AuditStore {
   appendMany(entries: Array<Omit<AuditEntry, 'id'>>, durable = false, journaled?: number): AuditEntry[] {
     if (durable) this.#db.pragma('synchronous = FULL');
     try {
-      const stored = this.#insertMany(entries, journaled === undefined ? undefined : this.#journal.name, journaled);
+      // IMMEDIATE: each row reads the chain's head before it is inserted (chain.ts).
+      const stored = this.#insertMany.immediate(entries, journaled === undefined ? undefined : this.#journal.name, journaled);
       this.#setFailure(undefined);
       if (journaled !== undefined) this.#journal.committed(journaled);
       return stored;
@@ -289,12 +333,16 @@ export class AuditStore {
    * a fraction of a second for hundreds of MB), or undefined when it is sound. Run at most every
    * INTEGRITY_EVERY_MS; between runs the last answer stands.
    */
-  /** Doctor's `audit` line: readable, writable, undamaged. */
+  /** Doctor's `audit` line: still the file at its path, readable, writable, undamaged, its chain whole. */
   health(): { ok: boolean; path: string; error?: string } {
     try {
+      const gone = this.#look();
+      if (gone) return { ok: false, path: this.path, error: `${gone}; new calls are refused — hint: ${GONE_HINT}` };
       this.lastId();
       const failure = this.failure();
-      const error = failure ? `the audit log cannot be written (${failure}); new calls are refused until it can` : this.damage();
+      const error = failure
+        ? `the audit log cannot be written (${failure}); new calls are refused until it can`
+        : (this.damage() ?? this.#chainProblem() ?? this.#checkpoints?.error);
       return error ? { ok: false, path: this.path, error } : { ok: true, path: this.path };
     } catch (e) {
       return { ok: false, path: this.path, error: (e as Error).message };
@@ -306,14 +354,35 @@ export class AuditStore {
     if (this.#checked && now - this.#checked.at < INTEGRITY_EVERY_MS) return this.#checked.damage;
     let damage: string | undefined;
     try {
-      const rows = this.#db.pragma('quick_check(10)') as Array<Record<string, unknown>>;
-      const problems = rows.map((r) => String(Object.values(r)[0])).filter((t) => t !== 'ok');
-      if (problems.length) damage = `the integrity check of ${this.path} failed: ${cut(problems.join('; '), 1000)}`;
+      // A connection of its own: this store's page cache would answer from what it read before
+      // the file was overwritten.
+      const fresh = new Database(this.path, { readonly: true, fileMustExist: true });
+      try {
+        const problems = quickCheck(fresh);
+        if (problems) damage = `the integrity check of ${this.path} failed: ${problems}`;
+      } finally {
+        fresh.close();
+      }
     } catch (e) {
       damage = `the integrity check of ${this.path} failed: ${cut(String((e as Error)?.message ?? e), 1000)}`;
     }
     this.#checked = { at: now, ...(damage ? { damage } : {}) };
     return damage;
+  }
+
+  /** The chain checked from its newest checkpoint (verify.ts), at most every INTEGRITY_EVERY_MS. */
+  #chainProblem(): string | undefined {
+    if (!this.#checkpoints) return undefined;
+    const now = Date.now();
+    if (this.#chainChecked && now - this.#chainChecked.at < INTEGRITY_EVERY_MS) return this.#chainChecked.problem;
+    let problem: string | undefined;
+    try {
+      problem = chainProblem(this.#db, this.path);
+    } catch (e) {
+      problem = `the audit's chain cannot be checked: ${cut(String((e as Error)?.message ?? e), 300)}`;
+    }
+    this.#chainChecked = { at: now, ...(problem ? { problem } : {}) };
+    return problem;
   }
 
   /** The id of the newest entry (0 when empty). */
@@ -325,6 +394,8 @@ export class AuditStore {
   #tick(): void {
     this.checkpoint();
     if (this.#closed) return;
+    this.#look();
+    this.#checkpoints?.take();
     try {
       this.replayJournals();
     } catch {
@@ -347,6 +418,7 @@ export class AuditStore {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    this.#checkpoints?.take();
     const done = this.#journal.close();
     if (done) {
       this.#journal.remove(done);

@@ -7,6 +7,7 @@
 import type { InteractionKind, InvocationState, JsonValue, ProgressDetail, RuntimeEvent } from '../../kernel';
 import { boundedEntry } from './bounded';
 import type { AuditStore } from './store';
+import { GONE_HINT, isGone } from './watch';
 import type { CallContext } from '../call-context';
 import { HubError } from '../errors';
 import { outcomeOf } from '../../../shared/audit-record';
@@ -27,7 +28,9 @@ const RETRY_MS = 1000;
 /** What a call hears when its audit rows cannot be written (and what new calls hear until they can). */
 export function auditUnavailable(why: string): HubError {
   return new HubError('core', 'Unavailable', `the audit log cannot be written (${why})`, {
-    hint: 'free disk space (or repair the audit file) in the Uplink data directory; the hub retries by itself and `uplink doctor` shows the audit state',
+    hint: isGone(why)
+      ? GONE_HINT
+      : 'free disk space (or repair the audit file) in the Uplink data directory; the hub retries by itself and `uplink doctor` shows the audit state',
   });
 }
 
