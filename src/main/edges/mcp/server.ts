@@ -12,10 +12,9 @@ import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdi
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { driverOfChannel, HubError, toHubError } from '../../hub';
 import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress } from '../../hub';
-import type { Outcome } from '../../../shared/audit-record';
 import { clipName } from '../../../shared/escape';
 import { checkToolArgs, TOOLS } from './tools';
-import { describeAnswer, doctorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer } from './results';
+import { describeAnswer, doctorAnswer, errorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer, toolResult } from './results';
 import type { ToolAnswer } from './results';
 import type { ToolInput, ToolName } from './tools';
 
@@ -27,13 +26,9 @@ const INSTRUCTIONS =
   'channel_list, then channel_describe a channel to see its ops. Read-only ops go through channel_observe, ' +
   'mutating ones through channel_act or channel_send; mutating calls wait for the operator to approve them in the Uplink panel.';
 
-/** A tool's success: the text first, then any images; a fixed-shape answer also as structuredContent. */
+/** A tool's success. */
 function ok(answer: ToolAnswer): CallToolResult {
-  return {
-    content: [{ type: 'text', text: answer.text }, ...(answer.images ?? [])],
-    ...(answer.structured ? { structuredContent: answer.structured } : {}),
-    _meta: { 'uplink/outcome': 'succeeded' },
-  };
+  return toolResult(answer, { outcome: 'succeeded' });
 }
 
 /**
@@ -129,7 +124,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
         const op = rawArgs && typeof rawArgs.op === 'string' ? rawArgs.op : name === 'channel_send' ? 'send' : undefined;
         err = hub.recordRejected({ ...(chan ? { channel: chan } : {}), ...(op ? { op } : {}), agent: agent() }, err);
       }
-      return errorResult(err.rendered, err.outcome);
+      return toolResult(errorAnswer(err), { isError: true, ...(err.outcome ? { outcome: err.outcome } : {}) });
     }
   });
   collapseProtocolErrors(server, (rejected) => hub.recordRejected({ agent: agent() }, rejected));
@@ -216,9 +211,4 @@ function protocolError(method: string, code: number, raw: string): HubError {
   }
   if (code === ErrorCode.MethodNotFound) return new HubError('core', 'NotFound', detail, { hint: 'this server offers tools only: tools/list, tools/call' });
   return new HubError('core', 'Upstream', detail, { hint: 'retry; if it persists run `uplink doctor`' });
-}
-
-/** `outcome`: how the hub ended the call (what its audit record says), when the call reached it. */
-function errorResult(text: string, outcome?: Outcome): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true, ...(outcome ? { _meta: { 'uplink/outcome': outcome } } : {}) };
 }
