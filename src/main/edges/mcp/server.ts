@@ -8,8 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, JSONRPCMessage, JSONRPCRequest, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { driverOfChannel, HubError, toHubError } from '../../hub';
 import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress } from '../../hub';
 import { clipName } from '../../../shared/escape';
@@ -142,7 +141,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
  * the server's own requests) takes the SDK's path. If a later SDK no longer has that entry point,
  * everything takes the SDK's path: slower, never different.
  */
-export async function connectMcp(server: Server, transport: StdioServerTransport | StreamableHTTPServerTransport): Promise<void> {
+export async function connectMcp(server: Server, transport: Transport): Promise<void> {
   await server.connect(transport);
   const sdkPath = transport.onmessage;
   const onrequest = (server as unknown as { _onrequest?: (request: JSONRPCRequest, extra?: MessageExtraInfo) => void })._onrequest;
