@@ -89,9 +89,10 @@ export type DriverErrorWire = Static<typeof S.DriverErrorWireSchema>;
 export class DriverError extends Error {
   readonly kind: DriverErrorKind;
   readonly hint?: string;
-  readonly evidence?: string;
+  /** What the driver saw (any JSON value), for the operator's audit; never shown to the agent. */
+  readonly evidence?: JsonValue;
 
-  constructor(kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: string } = {}) {
+  constructor(kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: JsonValue } = {}) {
     super(message);
     this.name = 'DriverError';
     this.kind = kind;

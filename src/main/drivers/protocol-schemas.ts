@@ -190,7 +190,14 @@ export const ApprovalPreviewSchema = Type.Object(
 export const DriverErrorKindSchema = oneOf(DRIVER_ERROR_KINDS);
 
 export const DriverErrorWireSchema = Type.Object(
-  { kind: DriverErrorKindSchema, message: Type.String(), hint: Type.Optional(Type.String()), evidence: Type.Optional(Type.String()) },
+  {
+    kind: DriverErrorKindSchema,
+    message: Type.String(),
+    hint: Type.Optional(Type.String()),
+    evidence: Type.Optional(
+      Type.Unsafe<JsonValue>({ description: 'What the driver saw, any JSON value: kept as JSON for the operator, never shown to the agent.' }),
+    ),
+  },
   { description: "A driver's failure as it crosses the wire: a JSON-RPC error's data." },
 );
 
