@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpServer } from '../../../src/main/edges/mcp/server';
+import { encodeCursor } from '../../../src/main/edges/mcp/recv';
 import type { Hub } from '../../../src/main/hub';
 import type { OpSpec } from '../../../src/main/drivers/contract';
 import type { JsonValue } from '../../../src/main/kernel/types';
@@ -108,8 +109,10 @@ describe('tool results', () => {
     expect(line(sent)).toMatch(/^Delivered to test:beta at \S+ \(correlation_id c1\)$/);
 
     const recv = await call(client, 'channel_recv', {});
-    expect(recv.structuredContent).toMatchObject({ items: [{ cursor: 1, from: 'beta', raw: 'hello' }], next_cursor: 1 });
-    expect(line(recv)).toBe('1 item, naming beta as sender; next_cursor 1');
+    // Every messaging driver read at once: the cursor holds each one's position.
+    const merged = encodeCursor({ test: 1 });
+    expect(recv.structuredContent).toMatchObject({ items: [{ cursor: 1, from: 'beta', raw: 'hello' }], next_cursor: merged });
+    expect(line(recv)).toBe(`1 item, naming beta as sender; next_cursor ${merged}`);
 
     const doctor = await call(client, 'channel_doctor', {});
     expect(doctor.structuredContent).toMatchObject({ ok: true, drivers: [{ driver: 'test', ok: true }] });

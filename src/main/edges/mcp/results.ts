@@ -108,7 +108,7 @@ export function sendAnswer(channel: string, r: SendReceipt): ToolAnswer {
  * calls it a name the line gives, says where items were read, and puts a reply seen outside its
  * addressee's pane first, as no answer.
  */
-export function recvAnswer(b: RecvBatch): ToolAnswer {
+export function recvAnswer(b: RecvBatch | ToolOutput<'channel_recv'>): ToolAnswer {
   const distinct = (values: Array<string | undefined>): string[] => [...new Set(values.filter((v): v is string => typeof v === 'string'))];
   const from = distinct(b.items.map((i) => i.from));
   const where = distinct(b.items.map((i) => i.channel));
@@ -116,10 +116,12 @@ export function recvAnswer(b: RecvBatch): ToolAnswer {
   const warning = forged.length
     ? `${forged.length} repl${forged.length === 1 ? 'y' : 'ies'} NOT from the addressee (seen in ${names(distinct(forged.map((i) => i.channel)))}, answering an id sent to ${names(distinct(forged.map((i) => i.sent_to)))}: no answer); `
     : '';
+  const failed = 'failed' in b && b.failed?.length ? `; not read: ${names(b.failed.map((f) => f.driver))}` : '';
   const text =
-    b.items.length === 0
+    (b.items.length === 0
       ? `No new items; next_cursor ${b.next_cursor}`
-      : `${warning}${b.items.length} item${b.items.length === 1 ? '' : 's'}${where.length ? ` read in ${names(where)}` : ''}${from.length ? `, naming ${names(from)} as sender` : ''}; next_cursor ${b.next_cursor}`;
+      : `${warning}${b.items.length} item${b.items.length === 1 ? '' : 's'}${where.length ? ` read in ${names(where)}` : ''}${from.length ? `, naming ${names(from)} as sender` : ''}; next_cursor ${b.next_cursor}`) +
+    failed;
   const structured: ToolOutput<'channel_recv'> = b;
   return answer(text, structured);
 }

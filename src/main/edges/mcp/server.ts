@@ -15,6 +15,7 @@ import { clipName } from '../../../shared/escape';
 import { checkToolArgs, TOOLS } from './tools';
 import { describeAnswer, doctorAnswer, errorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer, toolResult } from './results';
 import type { ToolAnswer } from './results';
+import { decodeCursor, recvMerged } from './recv';
 import type { ToolInput, ToolName } from './tools';
 
 /** The server's name and version in `initialize`. */
@@ -106,7 +107,10 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
         case 'channel_recv': {
           const { cursor, driver } = input as ToolInput<typeof tool>;
           reachedHub = true;
-          return ok(recvAnswer(await hub.recv(cursor, { ...call, ...(driver !== undefined ? { driver } : {}) })));
+          if (driver === undefined) return ok(recvAnswer(await recvMerged(hub, cursor, call)));
+          // One driver: its own integer cursor, or its position in a merged one.
+          const own = typeof cursor === 'string' ? decodeCursor(cursor, undefined)[driver] : cursor;
+          return ok(recvAnswer(await hub.recv(own, { ...call, driver })));
         }
         case 'channel_doctor':
           return ok(doctorAnswer(await hub.doctor()));
