@@ -89,9 +89,10 @@ export type DriverErrorWire = Static<typeof S.DriverErrorWireSchema>;
 export class DriverError extends Error {
   readonly kind: DriverErrorKind;
   readonly hint?: string;
-  readonly evidence?: string;
+  /** What the driver saw (any JSON value), for the operator's audit; never shown to the agent. */
+  readonly evidence?: JsonValue;
 
-  constructor(kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: string } = {}) {
+  constructor(kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: JsonValue } = {}) {
     super(message);
     this.name = 'DriverError';
     this.kind = kind;
@@ -107,9 +108,7 @@ export class DriverError extends Error {
   }
 
   static fromWire(wire: DriverErrorWire): DriverError {
-    // Evidence is any JSON value on the wire; this error holds it as text (JSON unless a string).
-    const evidence = wire.evidence === undefined || typeof wire.evidence === 'string' ? wire.evidence : JSON.stringify(wire.evidence);
-    return new DriverError(wire.kind, wire.message, { hint: wire.hint, evidence });
+    return new DriverError(wire.kind, wire.message, { hint: wire.hint, evidence: wire.evidence });
   }
 }
 

@@ -17,7 +17,7 @@ import type { CallContext } from './call-context';
 import { checkCall, withDeadline } from './channels';
 import type { ChannelRegistry, CheckedCall } from './channels';
 import type { SecretMask } from './credentials';
-import { ending, HubError, isDriverError, mapKernelError, toHubError } from './errors';
+import { ending, evidenceText, HubError, isDriverError, mapKernelError, toHubError } from './errors';
 import type { AgentIdentity, CallOptions, OpDescription } from './types';
 
 /** What the call path needs of the hub around it. */
@@ -262,7 +262,7 @@ export class CallPath {
       ...(err.hint ? { hint: err.hint } : {}),
       ...(stored !== undefined ? { args: stored } : {}),
       // The driver's evidence (e.g. what changed about a desktop target) is for the operator.
-      ...(err.evidence && !sensitive ? { detail: `evidence: ${err.evidence}`.slice(0, 8192) } : {}),
+      ...(err.evidence !== undefined && !sensitive ? { detail: `evidence: ${evidenceText(err.evidence)}`.slice(0, 8192) } : {}),
     });
   }
 
@@ -333,7 +333,7 @@ function operatorDetail(last: HostSnapshot, error: HubError): string | undefined
   const d = last.diagnostic;
   if (!d) return undefined;
   const evidence = isDriverError(last.cause) ? error.evidence : undefined;
-  return [`${d.kind}: ${d.detail}`, evidence && `evidence: ${evidence}`].filter(Boolean).join('\n');
+  return [`${d.kind}: ${d.detail}`, evidence !== undefined && `evidence: ${evidenceText(evidence)}`].filter(Boolean).join('\n');
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { DRIVER_ERROR_KINDS, DriverError, driverOfChannel, renderDriverError } from '../drivers';
 import type { DriverErrorKind } from '../drivers';
-import type { ErrorCode } from '../kernel';
+import type { ErrorCode, JsonValue } from '../kernel';
 import { outcomeOf } from '../../shared/audit-record';
 import type { Outcome, OutcomeFacts } from '../../shared/audit-record';
 import { clipName } from '../../shared/escape';
@@ -17,6 +17,27 @@ import { clipName } from '../../shared/escape';
 const MAX_ERROR_TEXT = 4096;
 const bounded = (text: string): string => (text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}… (cut, ${text.length} chars)` : text);
 
+/**
+ * Evidence as the driver gave it, any JSON value, unless its JSON is over the bound (or is not
+ * JSON at all): then the JSON text, cut, stands in for it.
+ */
+function boundedEvidence(evidence: unknown): JsonValue {
+  if (typeof evidence === 'string') return bounded(evidence);
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(evidence);
+  } catch {
+    json = undefined;
+  }
+  if (json === undefined) return String(evidence);
+  return json.length > MAX_ERROR_TEXT ? bounded(json) : (evidence as JsonValue);
+}
+
+/** Evidence as the operator reads it: a string as is, any other value as indented JSON. */
+export function evidenceText(evidence: JsonValue): string {
+  return typeof evidence === 'string' ? evidence : JSON.stringify(evidence, null, 2);
+}
+
 /** A DriverError bound to the driver name used when rendering it. */
 export class HubError extends DriverError {
   readonly driver: string;
@@ -25,8 +46,17 @@ export class HubError extends DriverError {
   /** How the call this error ended, as the audit records it (set by the hub where it ends one). */
   outcome?: Outcome;
 
-  constructor(driver: string, kind: DriverErrorKind, message: string, options: { hint?: string; evidence?: string; code?: ErrorCode; outcome?: Outcome } = {}) {
-    super(kind, bounded(message), { ...options, ...(options.hint !== undefined ? { hint: bounded(options.hint) } : {}) });
+  constructor(
+    driver: string,
+    kind: DriverErrorKind,
+    message: string,
+    options: { hint?: string; evidence?: JsonValue; code?: ErrorCode; outcome?: Outcome } = {},
+  ) {
+    super(kind, bounded(message), {
+      ...options,
+      ...(options.hint !== undefined ? { hint: bounded(options.hint) } : {}),
+      ...(options.evidence !== undefined ? { evidence: boundedEvidence(options.evidence) } : {}),
+    });
     this.name = 'HubError';
     // The driver name comes from the channel someone sent (`<driver>:…`): rendered in every error line.
     this.driver = clipName(driver);

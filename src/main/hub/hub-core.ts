@@ -286,12 +286,17 @@ class HubCore implements Hub {
     return (await this.#calls.run(channel, 'send', args, options)) as unknown as SendReceipt;
   }
 
-  async recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch> {
+  async messagingDrivers(): Promise<string[]> {
     // A driver out of process says its kind in its handshake: one that cannot start is not a candidate.
-    if (options.driver === undefined)
-      await Promise.all(this.#registry.drivers().map(({ driver }) => driver instanceof ExternalDriver && driver.ensureStarted().catch(() => undefined)));
-    const messaging = this.#registry.drivers().filter(({ driver }) => driver.info().kind !== 'capability');
-    const id = options.driver ?? messaging[0]?.id;
+    await Promise.all(this.#registry.drivers().map(({ driver }) => driver instanceof ExternalDriver && driver.ensureStarted().catch(() => undefined)));
+    return this.#registry
+      .drivers()
+      .filter(({ driver }) => driver.info().kind !== 'capability')
+      .map(({ id }) => id);
+  }
+
+  async recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch> {
+    const id = options.driver ?? (await this.messagingDrivers())[0];
     if (!id) throw new HubError('core', 'NotFound', 'no messaging driver is enabled', { hint: 'run `uplink doctor` to see the enabled drivers' });
     return (await this.#calls.run(`${id}:*`, 'recv', cursor === undefined ? {} : { cursor }, options)) as unknown as RecvBatch;
   }

@@ -95,6 +95,8 @@ export interface Hub {
    * per driver.
    */
   recv(cursor: number | undefined, options: CallOptions & { driver?: string }): Promise<RecvBatch>;
+  /** This hub's messaging drivers (kind `messaging` or `both`), in config order; external ones are started to learn their kind. */
+  messagingDrivers(): Promise<string[]>;
 
   /**
    * Records a request an edge refused before it reached the hub (malformed JSON args, bad tool

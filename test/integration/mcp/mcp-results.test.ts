@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpServer } from '../../../src/main/edges/mcp/server';
+import { encodeCursor } from '../../../src/main/edges/mcp/recv';
 import type { Hub } from '../../../src/main/hub';
 import type { OpSpec } from '../../../src/main/drivers/contract';
 import type { JsonValue } from '../../../src/main/kernel/types';
@@ -108,8 +109,10 @@ describe('tool results', () => {
     expect(line(sent)).toMatch(/^Delivered to test:beta at \S+ \(correlation_id c1\)$/);
 
     const recv = await call(client, 'channel_recv', {});
-    expect(recv.structuredContent).toMatchObject({ items: [{ cursor: 1, from: 'beta', raw: 'hello' }], next_cursor: 1 });
-    expect(line(recv)).toBe('1 item, naming beta as sender; next_cursor 1');
+    // Every messaging driver read at once: the cursor holds each one's position.
+    const merged = encodeCursor({ test: 1 });
+    expect(recv.structuredContent).toMatchObject({ items: [{ cursor: 1, from: 'beta', raw: 'hello' }], next_cursor: merged });
+    expect(line(recv)).toBe(`1 item, naming beta as sender; next_cursor ${merged}`);
 
     const doctor = await call(client, 'channel_doctor', {});
     expect(doctor.structuredContent).toMatchObject({ ok: true, drivers: [{ driver: 'test', ok: true }] });
@@ -119,6 +122,65 @@ describe('tool results', () => {
       expect(r.isError).toBeFalsy();
       expect(line(r)).not.toContain('\n');
     }
+  });
+
+  it('a client that reads only text gets every result: each tool answers its data as JSON text, equal to its structuredContent', async () => {
+    const { client, hub } = await connect();
+    /** The one text item that parses as JSON (a short line, when there is one, comes first and does not). */
+    const json = (r: CallToolResult): unknown => {
+      const texts = r.content.filter((c): c is { type: 'text'; text: string } => c.type === 'text').map((c) => c.text);
+      const parsed = texts.flatMap((t) => {
+        try {
+          return [JSON.parse(t) as unknown];
+        } catch {
+          return [];
+        }
+      });
+      expect(parsed).toHaveLength(1);
+      return parsed[0];
+    };
+    hub.attachPanel();
+    const approve = (): Promise<unknown> => nextPrompt(hub).then((p) => hub.decide(p.approval_id, { kind: 'once', by: 'alice' }));
+    const results: Record<string, CallToolResult> = {
+      channel_list: await call(client, 'channel_list', {}),
+      channel_describe: await call(client, 'channel_describe', { channel: 'test:alpha' }),
+      channel_send: (await Promise.all([call(client, 'channel_send', { channel: 'test:beta', message: 'hello' }), approve()]))[0],
+      channel_recv: await call(client, 'channel_recv', {}),
+      channel_doctor: await call(client, 'channel_doctor', {}),
+    };
+    const { tools } = await client.listTools();
+    for (const t of tools.filter((x) => x.outputSchema)) {
+      const r = results[t.name]!;
+      expect(r.isError, t.name).toBeFalsy();
+      expect(r.structuredContent, t.name).toBeDefined();
+      // As the wire carries it (the in-memory transport hands over objects as they are).
+      expect(json(r), t.name).toEqual(JSON.parse(JSON.stringify(r.structuredContent)));
+    }
+    expect(Object.keys(results).sort()).toEqual(
+      tools
+        .filter((x) => x.outputSchema)
+        .map((x) => x.name)
+        .sort(),
+    );
+    // The recv item itself, not only a count, is in the text.
+    expect(json(results.channel_recv!)).toMatchObject({ items: [{ raw: 'hello', from: 'beta' }] });
+    // Op results have no structuredContent: their JSON text is the result (images as image items).
+    const observed = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'echo', args: { text: 'hi' } });
+    expect(json(observed)).toEqual({ text: 'hi' });
+    const acted = (await Promise.all([call(client, 'channel_act', { channel: 'test:alpha', op: 'write', args: { text: 'abc' } }), approve()]))[0];
+    expect(json(acted)).toEqual({ written: 3 });
+    const shot = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'screenshot', args: {} });
+    expect(json(shot)).toMatchObject({ png_base64: { image: { mime_type: 'image/png', content_index: 1 } } });
+    expect(shot.content[1]).toMatchObject({ type: 'image', mimeType: 'image/png', data: PNG });
+    // An error: its line, then its JSON.
+    const failed = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'fail' });
+    expect(json(failed)).toMatchObject({ error: { kind: 'Rejected', message: 'the fixture refuses' } });
+    // More channels than a line names: the JSON still holds every one.
+    const many = Array.from({ length: 25 }, (_, i) => ({ channel: `test:c${i}`, labels: [] as string[], detail: {} }));
+    const driver = shotDriver();
+    const wide = await connect({ ...driver, channels: async () => many });
+    const listed = await call(wide.client, 'channel_list', {});
+    expect((json(listed) as { channels: unknown[] }).channels).toHaveLength(25);
   });
 
   it('an unhealthy doctor says which part and why in its line', async () => {
@@ -145,14 +207,18 @@ describe('tool results', () => {
     expect(JSON.parse(line(r))).toEqual({ text });
   });
 
-  it('an error stays one rendered line with isError and no structuredContent', async () => {
+  it('an error is one rendered line then its JSON, with isError, no structuredContent and no evidence', async () => {
     const { client } = await connect();
     const r = await call(client, 'channel_observe', { channel: 'test:alpha', op: 'fail' });
     expect(r.isError).toBe(true);
     expect(r.structuredContent).toBeUndefined();
     expect(r.content).toEqual([
-      { type: 'text', text: expect.stringMatching(/^uplink error \[test:Rejected\]: the fixture refuses — hint: do something else$/) },
+      { type: 'text', text: 'uplink error [test:Rejected]: the fixture refuses — hint: do something else' },
+      { type: 'text', text: expect.any(String) },
     ]);
+    expect(JSON.parse((r.content[1] as { text: string }).text)).toEqual({
+      error: { driver: 'test', kind: 'Rejected', message: 'the fixture refuses', hint: 'do something else' },
+    });
   });
 
   it('args sent as a JSON string are parsed and validated as the object they hold', async () => {

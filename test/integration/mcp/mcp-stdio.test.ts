@@ -201,8 +201,8 @@ describe('uplink mcp (stdio, embedded hub)', () => {
   it('channel_doctor and channel_recv answer', async () => {
     const d = data<{ ok: boolean; drivers: unknown[] }>(await client.callTool({ name: 'channel_doctor', arguments: {} }));
     expect(d.ok).toBe(true);
-    const r = data<{ items: unknown[]; next_cursor: number }>(await client.callTool({ name: 'channel_recv', arguments: {} }));
-    expect(r).toEqual({ items: [], next_cursor: 0 });
+    const r = data<{ items: unknown[]; next_cursor: string }>(await client.callTool({ name: 'channel_recv', arguments: {} }));
+    expect(r).toEqual({ items: [], next_cursor: Buffer.from('{"v":1,"at":{"test":0}}').toString('base64url') });
   });
 
   it('every call appears in uplink log with the client name/version and how it was authorized', async () => {

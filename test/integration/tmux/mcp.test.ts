@@ -274,10 +274,11 @@ describe('tmux through MCP (uplink mcp)', () => {
     expect(asked.trimEnd()).toBe(`[uplink from:stdio pane:${a.server.firstPane} id:${out.receipt.correlation_id}] ready?`);
     a.server.typeLine(a.server.firstPane, "echo '[reply id:abcdef12] all good'");
     const batch = await eventually(async () => {
-      const r = await a.json<{ items: Array<{ id?: string }>; next_cursor: number }>('channel_recv', {});
+      const r = await a.json<{ items: Array<{ id?: string }>; next_cursor: string }>('channel_recv', {});
       return r.items.some((i) => i.id === 'abcdef12') && r;
     });
-    expect(batch.next_cursor).toBeGreaterThan(0);
+    // Every messaging driver's position, in one opaque cursor: tmux's is past the reply.
+    expect((JSON.parse(Buffer.from(batch.next_cursor, 'base64url').toString()) as { at: { tmux: number } }).at.tmux).toBeGreaterThan(0);
   });
 
   it('await-idle: idle for a quiet pane, not idle for a spinner', async () => {

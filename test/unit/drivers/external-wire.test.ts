@@ -1,6 +1,6 @@
 /** The driver protocol's framing and error mapping, shared by the host and the SDK. */
 import { describe, expect, it } from 'vitest';
-import { DriverError } from '../../../src/main/drivers/contract';
+import { DriverError, renderDriverError } from '../../../src/main/drivers/contract';
 import { decodeLine, encodeLine, errorToRpc, LineSplitter, rpcToError } from '../../../src/main/drivers/external/wire';
 
 describe('LineSplitter', () => {
@@ -48,9 +48,33 @@ describe('errors', () => {
     expect([back.kind, back.message, back.hint]).toEqual(['NotFound', 'no note todo', 'list notes']);
   });
 
-  it('anything else is Upstream with its message', () => {
-    expect(rpcToError({ code: -32603, message: 'boom' }, 'invoke').kind).toBe('Upstream');
-    expect(rpcToError({ code: -32601, message: 'Method not found' }, 'preview').message).toMatch(/does not offer preview/);
+  it('anything else is Upstream with its message, nothing added', () => {
+    const plain = rpcToError({ code: -32603, message: 'boom' }, 'invoke');
+    expect([plain.kind, plain.message, plain.hint]).toEqual(['Upstream', 'boom', undefined]);
+    expect(renderDriverError('notes', plain)).toBe('uplink error [notes:Upstream]: boom');
+    const missing = rpcToError({ code: -32601, message: 'Method not found' }, 'preview');
+    expect([missing.kind, missing.message]).toEqual(['Upstream', 'Method not found']);
+    expect(missing.hint).toMatch(/does not offer preview/);
     expect(errorToRpc(new Error('oops')).data).toEqual({ kind: 'Upstream', message: 'oops' });
+  });
+
+  it('data with an invalid kind keeps its message, hint and evidence as Upstream; a hint that is not a string is dropped', () => {
+    const bad = rpcToError(
+      { code: -32000, message: 'outer', data: { kind: 'Exploded', message: 'the real reason', hint: 'do x', evidence: { a: [1] } } },
+      'invoke',
+    );
+    expect([bad.kind, bad.message, bad.hint, bad.evidence]).toEqual(['Upstream', 'the real reason', 'do x', { a: [1] }]);
+    const noKind = rpcToError({ code: -32000, message: 'outer', data: { message: 'inner' } }, 'invoke');
+    expect([noKind.kind, noKind.message]).toEqual(['Upstream', 'inner']);
+    const oddHint = rpcToError({ code: -32000, message: 'outer', data: { kind: 'NotFound', message: 'gone', hint: { no: 1 } } }, 'invoke');
+    expect([oddHint.kind, oddHint.message, oddHint.hint]).toEqual(['NotFound', 'gone', undefined]);
+    const noMessage = rpcToError({ code: -32000, message: 'outer', data: { kind: 'NotFound' } }, 'invoke');
+    expect([noMessage.kind, noMessage.message]).toEqual(['Upstream', 'outer']);
+  });
+
+  it('evidence of any JSON value crosses and comes back as JSON', () => {
+    const evidence = { changed: ['pid'], was: 4242, now: null };
+    const back = rpcToError(errorToRpc(new DriverError('Rejected', 'target changed', { evidence })), 'invoke');
+    expect(back.evidence).toEqual(evidence);
   });
 });

@@ -91,6 +91,9 @@ export function createFakeHub(): FakeHub {
     async recv() {
       return { items: [], next_cursor: 0 };
     },
+    async messagingDrivers() {
+      return ['test'];
+    },
     recordRejected: (_request, error) => error,
     subscribe(listener) {
       entryListeners.add(listener);

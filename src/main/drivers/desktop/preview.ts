@@ -115,6 +115,7 @@ export async function buildPreview(input: PreviewInput): Promise<ApprovalPreview
 }
 
 function describe(error: unknown): string {
-  if (error instanceof DriverError) return `${error.message}${error.evidence ? ` (${error.evidence})` : ''}`;
+  if (error instanceof DriverError)
+    return `${error.message}${error.evidence !== undefined && error.evidence !== '' ? ` (${typeof error.evidence === 'string' ? error.evidence : JSON.stringify(error.evidence)})` : ''}`;
   return error instanceof Error ? error.message : String(error);
 }

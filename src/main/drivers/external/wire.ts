@@ -5,6 +5,7 @@
  */
 import { DRIVER_ERROR_KINDS, DriverError } from '../contract';
 import type { DriverErrorWire } from '../contract';
+import type { JsonValue } from '../../kernel';
 import type { Static } from '@sinclair/typebox';
 import type { InitializeParamsSchema, InitializeResultSchema } from '../protocol-schemas';
 
@@ -152,16 +153,26 @@ export function errorToRpc(error: unknown): RpcErrorObject {
 }
 
 /**
- * A JSON-RPC error from a driver as a `DriverError`: its `data` when that is a DriverError, else
- * `Upstream` with the error's message (protocol errors such as -32601 say which method).
+ * A JSON-RPC error from a driver as a `DriverError`, rendered exactly as documented: its `data`
+ * when that is a DriverError (a `hint` that is not a string is dropped; `evidence` may be any JSON
+ * value); `data` with a `message` but no valid `kind` is `Upstream` with that message (and its hint
+ * and evidence); an error without such `data` is `Upstream` with the error's own message, nothing
+ * added (-32601 also gets a hint naming the method the driver lacks).
  */
 export function rpcToError(error: RpcErrorObject, method: string): DriverError {
-  if (isWireError(error.data)) return DriverError.fromWire(error.data);
-  if (error.code === METHOD_NOT_FOUND)
-    return new DriverError('Upstream', `the driver does not offer ${method} (${error.message})`, {
-      hint: 'check the driver speaks protocol 3: `uplink driver check -- <its command>`',
+  const data = error.data !== null && typeof error.data === 'object' && !Array.isArray(error.data) ? (error.data as Record<string, unknown>) : undefined;
+  if (data && typeof data.message === 'string') {
+    const kind = (DRIVER_ERROR_KINDS as readonly string[]).includes(data.kind as string) ? (data.kind as DriverErrorWire['kind']) : 'Upstream';
+    return new DriverError(kind, data.message, {
+      ...(typeof data.hint === 'string' ? { hint: data.hint } : {}),
+      ...(data.evidence !== undefined ? { evidence: data.evidence as JsonValue } : {}),
     });
-  return new DriverError('Upstream', `${method} failed: ${error.message}`);
+  }
+  if (error.code === METHOD_NOT_FOUND)
+    return new DriverError('Upstream', error.message, {
+      hint: `the driver does not offer ${method}; check it speaks protocol 3: \`uplink driver check -- <its command>\``,
+    });
+  return new DriverError('Upstream', error.message);
 }
 
 function isWireError(value: unknown): value is DriverErrorWire {

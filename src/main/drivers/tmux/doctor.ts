@@ -49,7 +49,7 @@ export async function doctor(core: TmuxCore): Promise<DoctorReport> {
       // The server answered, but not in a way we can use (e.g. a pane list none of which parses).
       lines.push(`server: reachable at ${where}, but ${error.message.split('\n')[0]}${error.hint ? ` — hint: ${error.hint}` : ''}`);
     } else {
-      const why = error instanceof DriverError ? (error.evidence ?? error.message) : String(error);
+      const why = error instanceof DriverError ? (typeof error.evidence === 'string' ? error.evidence : error.message) : String(error);
       lines.push(
         `server: not reachable at ${where} (${why.split('\n')[0]}) — hint: start tmux (e.g. \`tmux new -s work\`), run Uplink inside tmux, or set tmux.socket in config.json`,
       );

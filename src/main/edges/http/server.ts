@@ -16,6 +16,7 @@ import { HubError } from '../../hub';
 import { clipName } from '../../../shared/escape';
 import type { AgentCredential, CallerEnvironment, Hub } from '../../hub';
 import { connectMcp, createMcpServer } from '../mcp/server';
+import { checkBody } from '../mcp/jsonrpc';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { EventBuffer } from './event-store';
@@ -238,6 +239,17 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
           tooLarge ? RPC.invalidRequest : RPC.parseError,
         );
         audit(`HTTP ${status} on /mcp: ${err.message}`, err);
+        return;
+      }
+      // The JSON-RPC envelope, checked here with its own codes and the request's id (the SDK
+      // would call every bad message a parse error with id null); a bad batch is refused whole.
+      const checked = checkBody(body);
+      if ('error' in checked) {
+        // HTTP answers even a malformed notification: 400, its error without an id.
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(checked.answer ?? checked.error));
+        const why = checked.error.error.message.replace(/^uplink error \[core:Invalid\]: /, '').replace(/ — hint: .*$/, '');
+        audit(`HTTP 400 on /mcp: ${why}`, new HubError('core', 'Invalid', why, { hint: 'send one JSON-RPC 2.0 message per request' }));
         return;
       }
       const existing = owned(sessionId ? sessions.get(sessionId) : undefined);

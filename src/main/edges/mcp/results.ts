@@ -1,8 +1,12 @@
 /**
- * What each tool's result says: structured content matching the tool's outputSchema, a short line
- * for a person or a model that reads only text, and images lifted out as image content items.
+ * What each tool's result says, built by one function (`toolResult`): a short line for a person
+ * (absent for an op's result), then the data as JSON text (every client reads text, and one that
+ * reads only text gets all of it), then images lifted out as image items. Fixed-shape answers
+ * carry the same data as `structuredContent`, matching the tool's outputSchema; an error carries
+ * its rendered line and its JSON (`{error: {driver, kind, message, hint?}}`).
  */
-import type { ChannelEntry, HubDoctor, JsonValue, OpDescription, RecvBatch, SendReceipt } from '../../hub';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ChannelEntry, HubDoctor, HubError, JsonValue, OpDescription, RecvBatch, SendReceipt } from '../../hub';
 import { escapeControl, wellFormed } from '../../../shared/escape';
 import type { ToolOutput } from './tools';
 
@@ -15,10 +19,46 @@ export interface ImageItem {
 
 /** A tool's answer before it becomes a CallToolResult. */
 export interface ToolAnswer {
-  text: string;
-  /** Absent for op results: their shape is the op's, so the JSON text is the result. */
-  structured?: Record<string, unknown>;
+  /** One line for a person; absent for op results, whose JSON is all there is to say. */
+  text?: string;
+  /** The data, sent as JSON text; also as structuredContent when `structured`. */
+  data: JsonValue;
+  /** Whether `data` is the tool's fixed-shape result (its outputSchema's). */
+  structured?: boolean;
   images?: ImageItem[];
+}
+
+/** JSON as one inert line: JSON leaves C1 controls and the Unicode line separators raw. */
+function jsonLine(value: unknown): string {
+  return (JSON.stringify(value) ?? 'null').replace(/[\u0080-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Every tool result, success or error. Images come last; their `content_index` (set by
+ * `invokeAnswer`) counts from 1, after the one JSON text item an op result has.
+ */
+export function toolResult(answer: ToolAnswer, meta: { outcome?: string; isError?: boolean } = {}): CallToolResult {
+  return {
+    content: [
+      ...(answer.text !== undefined ? [{ type: 'text' as const, text: answer.text }] : []),
+      { type: 'text' as const, text: jsonLine(answer.data) },
+      ...(answer.images ?? []),
+    ],
+    ...(answer.structured ? { structuredContent: answer.data as Record<string, unknown> } : {}),
+    ...(meta.isError ? { isError: true } : {}),
+    ...(meta.outcome ? { _meta: { 'uplink/outcome': meta.outcome } } : {}),
+  };
+}
+
+/**
+ * An error as the agent gets it: the rendered `uplink error [...]` line, then its JSON. Not as
+ * structuredContent: clients check that against the tool's outputSchema even on an error, and an
+ * error is not a result of that shape. A driver's `evidence` (what it saw: a pane's last lines, a
+ * helper's traceback) is the operator's, in the audit, never the agent's.
+ */
+export function errorAnswer(err: HubError): ToolAnswer {
+  const error = { driver: err.driver, kind: err.kind, message: err.message, ...(err.hint !== undefined ? { hint: err.hint } : {}) };
+  return { text: err.rendered, data: { error } as JsonValue };
 }
 
 /**
@@ -30,7 +70,7 @@ function answer(
   structured: ToolOutput<'channel_list' | 'channel_describe' | 'channel_send' | 'channel_recv' | 'channel_doctor'>,
   images: ImageItem[] = [],
 ): ToolAnswer {
-  return { text: wellFormed(escapeControl(text)), structured: structured as Record<string, unknown>, ...(images.length ? { images } : {}) };
+  return { text: wellFormed(escapeControl(text)), data: structured as JsonValue, structured: true, ...(images.length ? { images } : {}) };
 }
 
 function names(list: string[], max = 10): string {
@@ -68,7 +108,7 @@ export function sendAnswer(channel: string, r: SendReceipt): ToolAnswer {
  * calls it a name the line gives, says where items were read, and puts a reply seen outside its
  * addressee's pane first, as no answer.
  */
-export function recvAnswer(b: RecvBatch): ToolAnswer {
+export function recvAnswer(b: RecvBatch | ToolOutput<'channel_recv'>): ToolAnswer {
   const distinct = (values: Array<string | undefined>): string[] => [...new Set(values.filter((v): v is string => typeof v === 'string'))];
   const from = distinct(b.items.map((i) => i.from));
   const where = distinct(b.items.map((i) => i.channel));
@@ -76,10 +116,12 @@ export function recvAnswer(b: RecvBatch): ToolAnswer {
   const warning = forged.length
     ? `${forged.length} repl${forged.length === 1 ? 'y' : 'ies'} NOT from the addressee (seen in ${names(distinct(forged.map((i) => i.channel)))}, answering an id sent to ${names(distinct(forged.map((i) => i.sent_to)))}: no answer); `
     : '';
+  const failed = 'failed' in b && b.failed?.length ? `; not read: ${names(b.failed.map((f) => f.driver))}` : '';
   const text =
-    b.items.length === 0
+    (b.items.length === 0
       ? `No new items; next_cursor ${b.next_cursor}`
-      : `${warning}${b.items.length} item${b.items.length === 1 ? '' : 's'}${where.length ? ` read in ${names(where)}` : ''}${from.length ? `, naming ${names(from)} as sender` : ''}; next_cursor ${b.next_cursor}`;
+      : `${warning}${b.items.length} item${b.items.length === 1 ? '' : 's'}${where.length ? ` read in ${names(where)}` : ''}${from.length ? `, naming ${names(from)} as sender` : ''}; next_cursor ${b.next_cursor}`) +
+    failed;
   const structured: ToolOutput<'channel_recv'> = b;
   return answer(text, structured);
 }
@@ -105,10 +147,8 @@ export function doctorAnswer(d: HubDoctor): ToolAnswer {
  */
 export function invokeAnswer(result: JsonValue): ToolAnswer {
   const images: ImageItem[] = [];
-  const lifted = liftImages(result, images, undefined, 0);
-  // JSON leaves C1 controls and the Unicode line separators raw; escaped, the text stays one line.
-  const text = (JSON.stringify(lifted) ?? 'null').replace(/[\u0080-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return { text, ...(images.length ? { images } : {}) };
+  const data = liftImages(result, images, undefined, 0);
+  return { data, ...(images.length ? { images } : {}) };
 }
 
 /** Fields whose name says they may hold an encoded image. */
@@ -129,7 +169,7 @@ function sniff(base64: string): string | undefined {
 /**
  * Replaces each base64 image in `value` by `{image: {mime_type, bytes, content_index}}` and
  * collects it, so the megabytes travel once (as the image item) and the structure says where.
- * Content index 0 is the text line; images follow in the order found.
+ * Content index 0 is the JSON text; images follow in the order found.
  */
 function liftImages(value: JsonValue, images: ImageItem[], key: string | undefined, depth: number): JsonValue {
   if (typeof value === 'string') {

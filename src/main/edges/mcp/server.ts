@@ -8,15 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, JSONRPCMessage, JSONRPCRequest, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { driverOfChannel, HubError, toHubError } from '../../hub';
 import type { AgentCredential, AgentIdentity, CallerEnvironment, CallOptions, Hub, HubProgress } from '../../hub';
-import type { Outcome } from '../../../shared/audit-record';
 import { clipName } from '../../../shared/escape';
 import { checkToolArgs, TOOLS } from './tools';
-import { describeAnswer, doctorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer } from './results';
+import { describeAnswer, doctorAnswer, errorAnswer, invokeAnswer, listAnswer, recvAnswer, sendAnswer, toolResult } from './results';
 import type { ToolAnswer } from './results';
+import { decodeCursor, recvMerged } from './recv';
 import type { ToolInput, ToolName } from './tools';
 
 /** The server's name and version in `initialize`. */
@@ -27,13 +26,9 @@ const INSTRUCTIONS =
   'channel_list, then channel_describe a channel to see its ops. Read-only ops go through channel_observe, ' +
   'mutating ones through channel_act or channel_send; mutating calls wait for the operator to approve them in the Uplink panel.';
 
-/** A tool's success: the text first, then any images; a fixed-shape answer also as structuredContent. */
+/** A tool's success. */
 function ok(answer: ToolAnswer): CallToolResult {
-  return {
-    content: [{ type: 'text', text: answer.text }, ...(answer.images ?? [])],
-    ...(answer.structured ? { structuredContent: answer.structured } : {}),
-    _meta: { 'uplink/outcome': 'succeeded' },
-  };
+  return toolResult(answer, { outcome: 'succeeded' });
 }
 
 /**
@@ -112,7 +107,10 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
         case 'channel_recv': {
           const { cursor, driver } = input as ToolInput<typeof tool>;
           reachedHub = true;
-          return ok(recvAnswer(await hub.recv(cursor, { ...call, ...(driver !== undefined ? { driver } : {}) })));
+          if (driver === undefined) return ok(recvAnswer(await recvMerged(hub, cursor, call)));
+          // One driver: its own integer cursor, or its position in a merged one.
+          const own = typeof cursor === 'string' ? decodeCursor(cursor, undefined)[driver] : cursor;
+          return ok(recvAnswer(await hub.recv(own, { ...call, driver })));
         }
         case 'channel_doctor':
           return ok(doctorAnswer(await hub.doctor()));
@@ -129,7 +127,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
         const op = rawArgs && typeof rawArgs.op === 'string' ? rawArgs.op : name === 'channel_send' ? 'send' : undefined;
         err = hub.recordRejected({ ...(chan ? { channel: chan } : {}), ...(op ? { op } : {}), agent: agent() }, err);
       }
-      return errorResult(err.rendered, err.outcome);
+      return toolResult(errorAnswer(err), { isError: true, ...(err.outcome ? { outcome: err.outcome } : {}) });
     }
   });
   collapseProtocolErrors(server, (rejected) => hub.recordRejected({ agent: agent() }, rejected));
@@ -147,7 +145,7 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
  * the server's own requests) takes the SDK's path. If a later SDK no longer has that entry point,
  * everything takes the SDK's path: slower, never different.
  */
-export async function connectMcp(server: Server, transport: StdioServerTransport | StreamableHTTPServerTransport): Promise<void> {
+export async function connectMcp(server: Server, transport: Transport): Promise<void> {
   await server.connect(transport);
   const sdkPath = transport.onmessage;
   const onrequest = (server as unknown as { _onrequest?: (request: JSONRPCRequest, extra?: MessageExtraInfo) => void })._onrequest;
@@ -216,9 +214,4 @@ function protocolError(method: string, code: number, raw: string): HubError {
   }
   if (code === ErrorCode.MethodNotFound) return new HubError('core', 'NotFound', detail, { hint: 'this server offers tools only: tools/list, tools/call' });
   return new HubError('core', 'Upstream', detail, { hint: 'retry; if it persists run `uplink doctor`' });
-}
-
-/** `outcome`: how the hub ended the call (what its audit record says), when the call reached it. */
-function errorResult(text: string, outcome?: Outcome): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true, ...(outcome ? { _meta: { 'uplink/outcome': outcome } } : {}) };
 }

@@ -6,7 +6,6 @@
  * serves the session: read-only ops run, mutating ones are denied with the hint.
  */
 import { randomUUID } from 'node:crypto';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { isJSONRPCRequest, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { createHub, loadDrivers, renderDriverError } from '../../hub';
@@ -15,6 +14,7 @@ import { findRunningHub } from '../http/hub-json';
 import { CALLER_HEADERS } from '../http/server';
 import { ensureToken } from '../../hub';
 import { connectMcp, createMcpServer, SERVER_INFO } from './server';
+import { LineStdioTransport } from './stdio-transport';
 
 /** Serves MCP on stdin/stdout until stdin closes (an embedded hub runs `drivers`); resolves with the exit code. */
 export async function runStdioMcp(dataDir: string, drivers: LoadDrivers = loadDrivers): Promise<number> {
@@ -23,7 +23,7 @@ export async function runStdioMcp(dataDir: string, drivers: LoadDrivers = loadDr
   const hub = await createHub({ dataDir, drivers: await drivers(dataDir) });
   // No credential crosses stdio: the client is whoever started this process.
   const server = createMcpServer(hub, { id: 'stdio' });
-  const transport = new StdioServerTransport();
+  const transport = new LineStdioTransport();
   // A client stops its server by closing stdin or by a signal: either way the hub closes, so
   // queued audit entries commit and the journal goes away (a kill -9 leaves it for replay).
   let stop: () => void = () => undefined;
@@ -135,7 +135,7 @@ function neverReached(e: unknown): boolean {
 async function relay(dataDir: string): Promise<number> {
   // A named agent authenticates with its own token; otherwise the data dir's default one.
   const token = process.env.UPLINK_AGENT_TOKEN?.trim() || ensureToken(dataDir);
-  const stdio = new StdioServerTransport();
+  const stdio = new LineStdioTransport();
   // The running hub's drivers cannot see this process's environment. Inside tmux, the relay asks
   // the hub to locate it: the hub believes none of these headers, but checks which process holds
   // the connection (this one, whose pid it looks at first) and the driver finds the pane holding

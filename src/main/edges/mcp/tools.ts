@@ -22,6 +22,7 @@ import {
   SendReceiptSchema,
 } from '../../hub';
 import type { InteractionKind, JsonSchema, JsonValue, OpDescription } from '../../hub';
+import { MAX_CURSOR_CHARS } from './recv';
 
 /** The tool names. */
 export type ToolName = 'channel_list' | 'channel_describe' | 'channel_send' | 'channel_observe' | 'channel_act' | 'channel_recv' | 'channel_doctor';
@@ -70,7 +71,17 @@ const INPUTS = {
   channel_observe: Type.Object(invokeProperties, closed),
   channel_act: Type.Object(invokeProperties, closed),
   channel_recv: Type.Object(
-    { cursor: Type.Optional(Type.Integer({ minimum: 0 })), driver: Type.Optional(Type.String({ description: 'Messaging driver (default: the first).' })) },
+    {
+      cursor: Type.Optional(
+        Type.Union([Type.String({ maxLength: MAX_CURSOR_CHARS }), Type.Integer({ minimum: 0 })], {
+          description:
+            "Where to read from: the next_cursor of the last channel_recv, passed back as it was (omit it to read from the beginning). Without driver it is an opaque string holding every messaging driver's position; with driver, that driver's integer cursor.",
+        }),
+      ),
+      driver: Type.Optional(
+        Type.String({ description: 'Read one messaging driver only, with its own integer cursor (default: every messaging driver, merged).' }),
+      ),
+    },
     closed,
   ),
   channel_doctor: Type.Object({}, closed),
@@ -98,7 +109,17 @@ const OUTPUTS = {
   channel_list: Type.Object({ channels: Type.Array(ChannelEntrySchema) }),
   channel_describe: Type.Object({ channel: ChannelEntrySchema, ops: Type.Array(OpDescriptionSchema) }),
   channel_send: SendReceiptSchema,
-  channel_recv: RecvBatchSchema,
+  channel_recv: Type.Object({
+    items: RecvBatchSchema.properties.items,
+    next_cursor: Type.Union([Type.String(), Type.Integer()], {
+      description: "Pass it back as cursor: an opaque string when every messaging driver was read, the driver's integer cursor with driver.",
+    }),
+    failed: Type.Optional(
+      Type.Array(Type.Object({ driver: Type.String(), error: Type.String() }), {
+        description: 'Messaging drivers that could not be read this time (their position is kept in next_cursor).',
+      }),
+    ),
+  }),
   channel_doctor: Type.Object({
     ok: Type.Boolean(),
     drivers: Type.Array(DoctorReportSchema),
@@ -167,7 +188,8 @@ export const TOOLS: ToolDefinition[] = [
   {
     name: 'channel_recv',
     title: 'Receive replies',
-    description: 'Read replies and envelopes seen since a cursor (cursors are per driver; pass next_cursor back).',
+    description:
+      'Read replies and envelopes seen since a cursor. Without driver, every messaging driver is read and the items merged, ordered by time then driver; pass next_cursor back as cursor (an opaque string). With driver, only that driver, with its integer cursor.',
     inputSchema: INPUTS.channel_recv,
     outputSchema: OUTPUTS.channel_recv,
     // The caller holds the cursor, so the same call reads the same items; other agents wrote them.

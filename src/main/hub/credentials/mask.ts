@@ -306,7 +306,7 @@ export class SecretMask {
     if (!c) return err;
     const message = this.#maskText(c, err.message);
     const hint = err.hint === undefined ? undefined : this.#maskText(c, err.hint);
-    const evidence = err.evidence === undefined ? undefined : this.#maskText(c, err.evidence);
+    const evidence = err.evidence === undefined ? undefined : this.#mask(c, err.evidence);
     if (message === err.message && hint === err.hint && evidence === err.evidence) return err;
     return new HubError(err.driver, err.kind, message, {
       ...(hint !== undefined ? { hint } : {}),

@@ -236,6 +236,10 @@ export class FleetMember implements FleetHub {
     return this.#core.recv(cursor, { ...options, driver });
   }
 
+  messagingDrivers(): Promise<string[]> {
+    return this.#core.messagingDrivers();
+  }
+
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): HubError {
     return this.#core.recordRejected(request, error);
   }
