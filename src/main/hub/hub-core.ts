@@ -20,6 +20,7 @@ import type {
 } from '../drivers';
 import { createExternalDrivers, externalEntries, ExternalDriverAdmin } from './driver-admin';
 import { AuditStore, auditUnavailable, Timeline } from './audit';
+import type { AuditCheckpoint } from './audit';
 import { ApprovalBroker, setApprovalTimeout } from './approvals';
 import type { RuleScope } from './approvals';
 import { AgentCredentialStore, liveSecrets, readToken } from './credentials';
@@ -321,6 +322,10 @@ class HubCore implements Hub {
 
   onAuditChange(listener: (failure: string | undefined) => void): Disposer {
     return this.#auditListeners.on(listener);
+  }
+
+  onAuditCheckpoint(listener: (checkpoint: AuditCheckpoint) => void): Disposer {
+    return this.#audit.onCheckpoint(listener);
   }
 
   // ── approvals ─────────────────────────────────────────────────────────────────────────────

@@ -10,6 +10,7 @@ import type { InteractionKind, JsonValue, SelectionExplanation } from '../kernel
 import type { HubError } from './errors';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
 import type { AgentCredential, AgentSummary } from './credentials';
+import type { AuditCheckpoint } from './audit';
 import type {
   AgentIdentity,
   ApprovalDecision,
@@ -115,6 +116,8 @@ export interface Hub {
   auditFailure(): string | undefined;
   /** Told whenever `auditFailure()` changes. */
   onAuditChange(listener: (failure: string | undefined) => void): Disposer;
+  /** Told each signed checkpoint of the audit's hash chain (a fleet publishes them for the others to witness). */
+  onAuditCheckpoint(listener: (checkpoint: AuditCheckpoint) => void): Disposer;
 
   // ── approvals ─────────────────────────────────────────────────────────────────────────────
   /** Marks a panel as attached; mutating ops `ask` only while at least one is. Returns the detach. */

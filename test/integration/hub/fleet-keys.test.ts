@@ -242,16 +242,39 @@ describe.skipIf(natsServer.skip)('a fleet whose members are known by key', () =>
 
   it('witnesses another hub’s signed checkpoints, and not forged ones', async () => {
     const head = 'a'.repeat(64);
+    const lines = (file: string): Array<{ count: number; head: string; at: number }> =>
+      existsSync(file)
+        ? readFileSync(file, 'utf8')
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as { count: number; head: string; at: number })
+        : [];
     fb.hub.publishCheckpoint({ count: 42, head, at: 1_700_000_000_000 });
-    const file = (m: Member) => join(m.dir, 'fleet', 'witness', 'fb.jsonl');
-    await until('fa and fc to write it down', () => existsSync(file(fa)) && existsSync(file(fc)));
-    expect(readFileSync(file(fc), 'utf8')).toBe(`${JSON.stringify({ count: 42, head, at: 1_700_000_000_000 })}\n`);
-    expect(existsSync(join(fb.dir, 'fleet', 'witness', 'fb.jsonl'))).toBe(false);
+    const file = (m: Member, of = 'fb') => join(m.dir, 'fleet', 'witness', `${of}.jsonl`);
+    await until('fa and fc to write it down', () => [fa, fc].every((m) => lines(file(m)).some((c) => c.head === head)));
+    expect(lines(file(fc))).toContainEqual({ count: 42, head, at: 1_700_000_000_000 });
+    expect(existsSync(file(fb))).toBe(false);
     const nc = await rawAs('fa');
     nc.publish('uplink.checkpoint.fa', enc({ v: 1, hub: 'fa', count: 1, head, at: 1 }));
     await nc.flush();
     await sleep(300);
-    expect(existsSync(join(fc.dir, 'fleet', 'witness', 'fa.jsonl'))).toBe(false);
+    expect(lines(file(fc, 'fa')).some((c) => c.head === head)).toBe(false);
     await nc.close();
+  });
+
+  it('each hub publishes its own audit checkpoints; another hub’s witness copy verifies its audit', async () => {
+    await fa.hub.invoke('test:alpha', 'echo', { text: 'witnessed' }, { agent });
+    const witness = join(fc.dir, 'fleet', 'witness', 'fa.jsonl');
+    const { verifyAudit } = await import('../../../src/main/hub/audit/verify');
+    // Within a few seconds of the call, fa signs a checkpoint covering it and fc writes it down.
+    await until(
+      'fc to hold a checkpoint of fa covering the call',
+      () => {
+        if (!existsSync(witness)) return false;
+        const report = verifyAudit({ path: join(fa.dir, 'audit.sqlite'), witness: [witness] });
+        return report.checkpoints.witness > 0 && report.ok && readFileSync(witness, 'utf8').includes(report.head);
+      },
+      15_000,
+    );
   });
 });

@@ -125,6 +125,7 @@ export function createFakeHub(): FakeHub {
     pendingApprovals: () => [...hub.pending],
     configStatus: () => ({ ok: true, path: '/data/config.json' }),
     onConfigChange: () => () => undefined,
+    onAuditCheckpoint: () => () => undefined,
     revealApprovalArgs(id) {
       const p = hub.pending.find((a) => a.approval_id === id);
       if (!p) throw new DriverError('NotFound', `no pending approval ${id}`, { hint: 'only a pending prompt can be revealed' });

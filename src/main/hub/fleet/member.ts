@@ -36,6 +36,7 @@ import type { FleetOptions } from './fleet';
 import { declared, splitFleetChannel } from './names';
 import type { FleetBody } from './request';
 import type { FleetCheckpoint } from './witness';
+import type { AuditCheckpoint } from '../audit';
 
 /** A hub that is a fleet member: the Hub interface, whose fleet status is always a membership. */
 export interface FleetHub extends Hub {
@@ -261,6 +262,10 @@ export class FleetMember implements FleetHub {
     return this.#core.onAuditChange(listener);
   }
 
+  onAuditCheckpoint(listener: (checkpoint: AuditCheckpoint) => void): Disposer {
+    return this.#core.onAuditCheckpoint(listener);
+  }
+
   // ── approvals: every hub's prompts; standing authority stays with each hub ─────────────
   attachPanel(): Disposer {
     // Other hubs learn at once that an operator is watching here (their prompts then ask).
@@ -464,5 +469,8 @@ const prefixed = (hub: string, entry: ChannelEntry): ChannelEntry => ({ ...entry
 export function joinFleet(core: Hub, settings: FleetSettings, options: FleetOptions = {}): FleetHub {
   const fleet = new Fleet(core, settings, options);
   fleet.start();
-  return new FleetMember(core, fleet);
+  const member = new FleetMember(core, fleet);
+  // Every checkpoint of this hub's audit goes to the others, who keep it as a witness copy.
+  member.onAuditCheckpoint((c) => member.publishCheckpoint(c));
+  return member;
 }
