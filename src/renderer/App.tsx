@@ -8,6 +8,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { showView } from './actions';
 import { useStore, VIEWS } from './store';
 import type { View } from './store';
+import { escapeControl } from '../shared/escape';
 import { ApprovalsView } from './components/ApprovalsView';
 import { ChannelsView } from './components/ChannelsView';
 import { DriversView } from './components/DriversView';
@@ -69,13 +70,12 @@ function ConnectionBanner() {
 }
 
 /** The hub refuses agents' calls while its audit log cannot be written; the operator sees why. */
-function AuditBanner() {
+export function AuditBanner() {
   const error = useStore((s) => s.connection.status?.audit_error);
   if (!error) return null;
   return (
     <div className="banner banner-closed" role="alert">
-      The audit log cannot be written ({error}): agents&apos; calls are refused until it can. Free disk space in the Uplink data directory; the hub resumes by
-      itself.
+      Agents&apos; calls are refused until the audit can be written again: {escapeControl(error)}
     </div>
   );
 }

@@ -9,7 +9,7 @@ import type { PendingApproval, TimelineEvent } from '../../../src/shared/panel-t
 import { connectionChanged, showView } from '../../../src/renderer/actions';
 import { useStore } from '../../../src/renderer/store';
 import type { View } from '../../../src/renderer/store';
-import { App } from '../../../src/renderer/App';
+import { App, AuditBanner } from '../../../src/renderer/App';
 import { ApprovalCard } from '../../../src/renderer/components/ApprovalCard';
 import { mcpCommands, shellWord } from '../../../src/renderer/components/SettingsView';
 import { useFakePanel } from './fake-api';
@@ -353,5 +353,17 @@ describe('an op result carrying an image', () => {
     // Only real base64 becomes an image.
     expect(result.textContent).toContain('iVBORw0KGgo but not base64!');
     expect(result.querySelectorAll('img')).toHaveLength(1);
+  });
+});
+
+describe('the audit banner', () => {
+  it('shows the hub’s own reason and hint, not a disk-space guess (a deleted audit file needs a restart)', () => {
+    const error =
+      'the audit log cannot be written (the audit file /data/audit.sqlite was deleted while the hub runs) — hint: restart the hub: it opens a new audit';
+    useStore.setState((s) => ({ connection: { ...s.connection, status: { ...(s.connection.status ?? {}), audit_error: error } as never } }));
+    render(<AuditBanner />);
+    const banner = screen.getByRole('alert');
+    expect(banner.textContent).toContain('restart the hub');
+    expect(banner.textContent).not.toContain('Free disk space');
   });
 });
