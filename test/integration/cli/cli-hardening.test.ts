@@ -44,21 +44,27 @@ describe('uplink CLI output is inert', () => {
   });
 });
 
+/** A data dir whose audit holds `n` rejected calls, `op-0` … `op-<n-1>`. */
+function withRecords(n: number): string {
+  const d = tmpDataDir();
+  const store = new AuditStore(join(d, 'audit.sqlite'));
+  store.appendMany(
+    Array.from({ length: n }, (_, i) => ({
+      at: 1_700_000_000_000 + i,
+      type: 'rejected' as const,
+      kind: 'rejected' as const,
+      channel: 'test:alpha',
+      op: `op-${i}`,
+      state: 'rejected' as const,
+    })),
+  );
+  store.close();
+  return d;
+}
+
 describe('uplink log flags', () => {
   it('--limit above one page returns that many entries, newest last', async () => {
-    const d = tmpDataDir();
-    const store = new AuditStore(join(d, 'audit.sqlite'));
-    store.appendMany(
-      Array.from({ length: 5100 }, (_, i) => ({
-        at: 1_700_000_000_000 + i,
-        type: 'rejected' as const,
-        kind: 'rejected' as const,
-        channel: 'test:alpha',
-        op: `op-${i}`,
-        state: 'rejected' as const,
-      })),
-    );
-    store.close();
+    const d = withRecords(5100);
     const r = await runCli(b, d, ['log', '--json', '--limit', '5000']);
     expect(r.code).toBe(0);
     const ops = r.stdout
@@ -72,19 +78,7 @@ describe('uplink log flags', () => {
   });
 
   it('a reader that closes early (`uplink log | head -1`) ends the CLI quietly, with no stack', async () => {
-    const d = tmpDataDir();
-    const store = new AuditStore(join(d, 'audit.sqlite'));
-    store.appendMany(
-      Array.from({ length: 3000 }, (_, i) => ({
-        at: 1_700_000_000_000 + i,
-        type: 'rejected' as const,
-        kind: 'rejected' as const,
-        channel: 'test:alpha',
-        op: `op-${i}`,
-        state: 'rejected' as const,
-      })),
-    );
-    store.close();
+    const d = withRecords(3000);
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [b.launcher, 'log', '--limit', '3000'], { env: cliEnv(b, d), cwd: process.cwd() });
       let stderr = '';
