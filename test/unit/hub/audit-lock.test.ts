@@ -190,7 +190,8 @@ describe('a locked audit file', () => {
       // A decision is fsynced in the journal and takes effect.
       const t1 = performance.now();
       expect(() => timeline.record({ at: Date.now(), type: 'decision', kind: 'decision', invocation_id: 'inv-3', granted: true }, true)).not.toThrow();
-      expect(performance.now() - t1).toBeLessThan(50);
+      // An fsync, not a wait for the lock (which took 5 s): tens of ms on a loaded disk.
+      expect(performance.now() - t1).toBeLessThan(1000);
       const pending = journalDir(path);
       const journaled = readdirSync(pending).map((f) => statSync(join(pending, f)).size);
       expect(journaled.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);

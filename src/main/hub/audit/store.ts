@@ -94,6 +94,14 @@ export class AuditStore {
   #replayDue = true;
   /** The next checkpoint truncates the WAL (after a failure, or a WAL that grew past WAL_TRUNCATE_BYTES). */
   #truncateWal = false;
+  /**
+   * A write failed (disk full, I/O): no commit until a checkpoint took the whole WAL into the
+   * database file. Commits would otherwise grow the WAL into space just freed, which the database
+   * file needs to take the WAL in: the disk would stay full.
+   */
+  #walBehind = false;
+  /** When a commit last ran a checkpoint to catch up (`#walBehind`). */
+  #caughtUpAt = 0;
   /** The WAL passed MAX_WAL_BYTES and a checkpoint could not reset it: commits stop. */
   #walStuck: string | undefined;
   /** Told when `failure()` changes (the panel shows it). */
@@ -221,6 +229,7 @@ export class AuditStore {
       return;
     }
     this.#truncateWal = true;
+    this.#walBehind = true;
     const err = e as NodeJS.ErrnoException;
     const code = typeof err?.code === 'string' ? `${err.code}: ` : '';
     const message = String(err?.message ?? e).replace(/\s+/g, ' ');
@@ -296,7 +305,10 @@ export class AuditStore {
     }
   }
 
-  /** Throws, without touching SQLite, while a commit cannot succeed: just found locked, or the WAL stuck. */
+  /**
+   * Throws, without a commit, while one cannot succeed: just found locked, the WAL stuck, or
+   * behind after a failed write (a checkpoint, at most every BUSY_RETRY_MS, tries to catch up).
+   */
   #canCommit(): void {
     if (this.#walStuck !== undefined) {
       const err = new Error(this.#walStuck);
@@ -306,6 +318,14 @@ export class AuditStore {
     // Not a new attempt: the window counts from the last real one.
     if (this.#busySince !== undefined && Date.now() - this.#busyAt < BUSY_RETRY_MS)
       throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    if (this.#walBehind) {
+      const now = Date.now();
+      if (now - this.#caughtUpAt >= BUSY_RETRY_MS) {
+        this.#caughtUpAt = now;
+        this.#walCheckpoint(true);
+      }
+      if (this.#walBehind) throw new Error(this.#failure ?? 'the WAL could not be checkpointed into the database file');
+    }
   }
 
   /**
@@ -499,7 +519,7 @@ export class AuditStore {
     if (this.#closed) return;
     this.replayJournals();
     // Failing with nothing queued to retry: a write of its own finds out whether it can write again.
-    if (this.#failure !== undefined && this.#walStuck === undefined) {
+    if (this.#failure !== undefined && this.#walStuck === undefined && !this.#walBehind) {
       try {
         this.#probe.immediate();
         this.#succeeded();
@@ -517,18 +537,29 @@ export class AuditStore {
   checkpoint(): void {
     if (this.#closed) return;
     const wal = walBytes(this.path);
-    const truncate = this.#truncateWal || wal > WAL_TRUNCATE_BYTES;
-    let reset = false;
-    try {
-      const [r] = this.#db.pragma(`wal_checkpoint(${truncate ? 'TRUNCATE' : 'PASSIVE'})`) as Array<{ busy: number; log: number; checkpointed: number }>;
-      reset = truncate && r !== undefined && r.busy === 0;
-    } catch {
-      // Busy (another process checkpointing) or failing: the next tick tries again.
-    }
-    if (reset) this.#truncateWal = false;
+    const reset = this.#walCheckpoint(this.#truncateWal || wal > WAL_TRUNCATE_BYTES);
     if (reset || walBytes(this.path) <= MAX_WAL_BYTES) this.#walStuck = undefined;
     else
       this.#walStuck = `its WAL is ${Math.round(wal / 1024 / 1024)} MB and cannot be reset while another program keeps a read transaction open on audit.sqlite: close that program`;
+  }
+
+  /**
+   * One checkpoint, PASSIVE or TRUNCATE; returns whether the WAL was reset (truncated). One that
+   * took every frame into the database file ends `#walBehind`; one that failed (the file cannot
+   * grow yet) or was kept from the end by another process leaves it.
+   */
+  #walCheckpoint(truncate: boolean): boolean {
+    try {
+      const [r] = this.#db.pragma(`wal_checkpoint(${truncate ? 'TRUNCATE' : 'PASSIVE'})`) as Array<{ busy: number; log: number; checkpointed: number }>;
+      if (!r) return false;
+      if (r.checkpointed >= r.log) this.#walBehind = false;
+      const reset = truncate && r.busy === 0;
+      if (reset) this.#truncateWal = false;
+      return reset;
+    } catch {
+      // Busy (another process checkpointing) or failing (the disk still full): tried again later.
+      return false;
+    }
   }
 
   /** Closes the database (checkpointing the WAL) and this process's journal (deleted when all of it was committed). */
