@@ -216,6 +216,31 @@ describe('a locked audit file', () => {
     expect(s.failure()).toBeUndefined();
   });
 
+  it('a lock held past 30 s is a failure (new calls are refused, doctor says why) until it is released', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const path = fresh();
+      const s = store(path);
+      const held = lock(path);
+      try {
+        expect(() => s.appendMany([call('inv-1', 'accepted')])).toThrow(/locked/);
+        expect(s.failure()).toBeUndefined();
+        vi.setSystemTime(Date.now() + 31_000);
+        expect(() => s.appendMany([call('inv-1', 'accepted')])).toThrow(/locked/);
+        expect(s.failure()).toBe("SQLITE_BUSY: another process has held the audit's write lock for 31 s");
+        expect(s.health()).toMatchObject({ ok: false, error: expect.stringMatching(/^the audit log cannot be written \(SQLITE_BUSY: another process/) });
+      } finally {
+        held.release();
+      }
+      vi.setSystemTime(Date.now() + 200);
+      s.appendMany([call('inv-1', 'accepted')]);
+      expect(s.failure()).toBeUndefined();
+      expect(table(path)).toEqual(['inv-1/accepted']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('a journal retired while the store fails is replayed before any later batch: the table keeps the order entries were recorded in', async () => {
     const path = fresh();
     const s = store(path);
