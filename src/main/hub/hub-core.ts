@@ -474,8 +474,7 @@ class HubCore implements Hub {
     await new Promise((r) => setTimeout(r, 10));
     for (const d of this.#disposers.splice(0)) d();
     await Promise.all(this.#registry.drivers().map(({ driver }) => driver.dispose?.().catch(() => undefined)));
-    // What cannot be committed now (the file locked, the disk full) is journaled for the next process.
-    if (!this.#timeline.flush()) this.#timeline.beforeReply();
+    this.#timeline.close();
     this.#config.close();
     this.#audit.close();
   }

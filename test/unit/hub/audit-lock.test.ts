@@ -265,3 +265,27 @@ describe('a locked audit file', () => {
     expect(readdirSync(journalDir(path))).toEqual([]);
   });
 });
+
+describe('closing while the audit file is locked', () => {
+  it('journals what is queued for the next process and leaves no retry running against the closed store', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const path = fresh();
+    const s = new AuditStore(path);
+    const timeline = new Timeline(s);
+    const held = lock(path);
+    try {
+      timeline.record(call('inv-1', 'accepted'));
+      timeline.record(call('inv-1', 'succeeded'));
+      timeline.close();
+      s.close();
+      // Neither the store's tick nor a retry of the timeline is left.
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      held.release();
+      vi.useRealTimers();
+    }
+    // The next process replays it.
+    store(path).close();
+    expect(table(path)).toEqual(['inv-1/accepted', 'inv-1/succeeded']);
+  });
+});

@@ -261,6 +261,16 @@ export class Timeline {
     if (this.#pending.length > MAX_REQUEUED) this.#pending.splice(0, this.#pending.length - MAX_REQUEUED);
   }
 
+  /**
+   * At shutdown, before the store closes: commits what is queued, or else journals it (fsynced)
+   * for the next process to replay; no retry is left behind to run against a closed store.
+   */
+  close(): void {
+    if (!this.flush()) this.#journalRest(true);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
   /** Reads the store (after committing what is queued). */
   query(q: AuditQuery): AuditPage {
     this.flush();
