@@ -107,7 +107,8 @@ describe('a 6 s exclusive lock on audit.sqlite', () => {
     // Before, one commit held the event loop ~5 s waiting for the lock (and a call took as long).
     const stalls = await sibling.stop();
     expect(delay.max / 1e6, `the hub's longest stall (an idle process saw ${stalls} ms)`).toBeLessThan(50 + stalls);
-    expect(Math.max(...slowest)).toBeLessThan(50 + stalls);
+    // A call may wait for the journal's fsync (off the event loop), never for the lock.
+    expect(Math.max(...slowest)).toBeLessThan(1000);
     await vi.waitFor(() => expect(audited(hub)).toEqual(['before', ...answered]), { timeout: 5000, interval: 100 });
     for (const text of answered) expect(kindsOf(hub, text)).toEqual(['accepted', 'started', 'succeeded']);
     expect((await hub.doctor()).audit.ok).toBe(true);

@@ -216,6 +216,29 @@ describe('a locked audit file', () => {
     expect(s.failure()).toBeUndefined();
   });
 
+  it('while the file is locked a reply waits for the journal to reach the disk (off the event loop); otherwise for nothing', async () => {
+    const path = fresh();
+    const s = store(path);
+    const first = [call('inv-1', 'accepted')];
+    const seq = s.journal(first);
+    expect(s.journalSynced()).toBeUndefined();
+    s.appendMany(first, false, seq);
+    const held = lock(path);
+    try {
+      const batch = [call('inv-2', 'accepted')];
+      const line = s.journal(batch);
+      expect(() => s.appendMany(batch, false, line)).toThrow(/locked/);
+      s.journal([call('inv-3', 'accepted')]);
+      const synced = s.journalSynced();
+      expect(synced).toBeInstanceOf(Promise);
+      await synced;
+      // Every line is on disk now: nothing more to wait for.
+      expect(s.journalSynced()).toBeUndefined();
+    } finally {
+      held.release();
+    }
+  });
+
   it('a lock held past 30 s is a failure (new calls are refused, doctor says why) until it is released', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {

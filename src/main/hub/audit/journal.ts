@@ -6,8 +6,8 @@
  *
  * Durability is the same as the store's `synchronous=NORMAL` WAL commits: the bytes are in the
  * OS when the reply leaves, safe against a process crash, not fsynced against power loss. While
- * the store cannot commit (another process holds its lock, the disk is full) lines are fsynced
- * (`append(…, true)`): they may then be the only copy for a while.
+ * the store cannot commit (another process holds its lock, the disk is full) a reply waits for
+ * `sync()`, an fdatasync off the event loop: its lines may then be the only copy for a while.
  *
  * Files: `<dir>/<pid>-<random>.jsonl`, mode 0600, one line `{"seq":n,"entries":[{…},…]}` per
  * write: the call's audit entries, already redacted and bounded, which the store turns into rows
@@ -16,7 +16,7 @@
  * the highest `seq` of each file it committed (`journal_marks`), so a replay inserts only lines
  * above the mark and never twice.
  */
-import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pidAlive } from '../data-dir';
@@ -55,6 +55,12 @@ export class AuditJournal {
   #retired: string[] = [];
   /** A write failed and its partial line could not be cut off: the next line starts on a new one. */
   #torn = false;
+  /** The highest seq of this file known to be on disk. */
+  #synced = 0;
+  /** The fdatasync running or queued (`sync`). */
+  #syncing: Promise<void> | undefined;
+  /** Whether this file's directory entry is on disk. */
+  #dirSynced = false;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -66,15 +72,14 @@ export class AuditJournal {
    * refuses; the line is then not in the file (or is a damaged line that replay skips).
    */
   append(entries: readonly object[], sync = false): number {
-    let created = false;
     if (this.#fd === undefined) {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.#name = `${process.pid}-${randomBytes(4).toString('hex')}.jsonl`;
       this.#fd = openSync(join(this.dir, this.#name), 'a', 0o600);
       this.#bytes = 0;
       this.#torn = false;
+      this.#dirSynced = false;
       OPEN_HERE.add(join(this.dir, this.#name));
-      created = true;
     }
     const seq = this.#seq + 1;
     const line = `${this.#torn ? '\n' : ''}${JSON.stringify({ seq, entries })}\n`;
@@ -88,7 +93,9 @@ export class AuditJournal {
       }
       if (sync) {
         fdatasyncSync(this.#fd);
-        if (created) syncDir(this.dir);
+        if (!this.#dirSynced) syncDir(this.dir);
+        this.#dirSynced = true;
+        this.#synced = seq;
       }
     } catch (e) {
       // Part of the line may be in the file: cut it off, or the next line would be glued to it
@@ -106,6 +113,42 @@ export class AuditJournal {
     this.#bytes += size;
     this.#torn = false;
     return seq;
+  }
+
+  /**
+   * Resolves once every line written so far is on disk: an fdatasync on libuv's thread pool (the
+   * event loop goes on), shared by whoever asks while one runs. Undefined when they already are.
+   * A file retired meanwhile counts: retiring fsyncs it.
+   */
+  sync(): Promise<void> | undefined {
+    if (this.#fd === undefined || this.#synced >= this.#seq) return undefined;
+    const name = this.#name;
+    const target = this.#seq;
+    const run = (this.#syncing ?? Promise.resolve()).then(() => {
+      if (this.#name !== name || this.#fd === undefined || this.#synced >= target) return undefined;
+      const fd = this.#fd;
+      const upTo = this.#seq;
+      return new Promise<void>((resolve, reject) =>
+        fdatasync(fd, (err) => {
+          if (this.#name !== name) resolve();
+          else if (err) reject(err);
+          else {
+            try {
+              // The file's name too, once per file (rare: a new file, the first time it is needed).
+              if (!this.#dirSynced) syncDir(this.dir);
+              this.#dirSynced = true;
+            } catch (e) {
+              reject(e as Error);
+              return;
+            }
+            this.#synced = Math.max(this.#synced, upTo);
+            resolve();
+          }
+        }),
+      );
+    });
+    this.#syncing = run.catch(() => undefined);
+    return run;
   }
 
   /** The current file's name (the key of its mark), if one is open. */
@@ -140,6 +183,7 @@ export class AuditJournal {
     this.#name = undefined;
     this.#seq = 0;
     this.#committed = 0;
+    this.#synced = 0;
   }
 
   /** Whether this process retired files that are not replayed yet. */

@@ -12,8 +12,8 @@
  *
  * Locks and full disks. SQLite runs on the event loop, so no statement may wait long for another
  * process's lock: the busy timeout is BUSY_WAIT_MS, and a commit that finds the file locked fails
- * at once. The journal (fsynced while the store cannot commit) holds what the agent was answered
- * about and the timeline retries; only a lock held past MAX_BUSY_MS, or a failure of another
+ * at once. The journal holds what the agent was answered about (a reply waits for its fsync, off the
+ * event loop, while the store cannot commit) and the timeline retries; only a lock held past MAX_BUSY_MS, or a failure of another
  * kind (disk full, I/O error), refuses new calls. This is simpler than a writer thread, which would
  * make every commit and every decision asynchronous, and it keeps the rule that an answer leaves
  * only once its entries are in the table or the journal. The WAL is checkpointed on a timer,
@@ -259,15 +259,23 @@ export class AuditStore {
    * written (the caller commits at once instead). The entries go as they are stored: bounded, and
    * with only the agent's recorded fields (a live agent also carries its session and where it
    * runs); their rows are built when they commit, off the reply's path. The line is fsynced with
-   * `sync`, and always while the store is not committing (`deferred`).
+   * `sync` (on the event loop); a reply waits for `journalSynced()` instead.
    */
   journal(entries: Array<Omit<AuditEntry, 'id'>>, sync = false): number {
     try {
-      return this.#journal.append(entries.map(recorded), sync || this.deferred());
+      return this.#journal.append(entries.map(recorded), sync);
     } catch (e) {
       this.#failed(e);
       throw e;
     }
+  }
+
+  /**
+   * While the store is not committing (`deferred`): resolves once every journal line is on disk
+   * (an fdatasync off the event loop), for a reply to wait on; undefined when there is nothing to wait for.
+   */
+  journalSynced(): Promise<void> | undefined {
+    return this.deferred() ? this.#journal.sync() : undefined;
   }
 
   /**
@@ -299,6 +307,8 @@ export class AuditStore {
       return stored;
     } catch (e) {
       this.#failed(e);
+      // What was journaled and answered now waits there: on to the disk with it, off the event loop.
+      this.#journal.sync()?.catch(() => undefined);
       throw e;
     } finally {
       if (durable) this.#db.pragma('synchronous = NORMAL');
