@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -164,6 +164,41 @@ describe('audit store errors', () => {
     s.checkpoint();
     expect(statSync(`${path}-wal`).size).toBe(0);
     expect(table(path)).toHaveLength(500);
+  });
+});
+
+describe('a reader that keeps the WAL from being reset', () => {
+  it('stops commits once the WAL passes 64 MB (a failure naming the reader) instead of growing it without bound; they resume when it is gone', () => {
+    // In memory where the machine has it: this writes 70 MB.
+    const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+    const dir = mkdtempSync(join(base, 'uplink-audit-wal-'));
+    // Closed last (afterEach closes in reverse): the 70 MB go once the store is closed.
+    open.push({ close: () => rmSync(dir, { recursive: true, force: true }) });
+    const path = join(dir, 'audit.sqlite');
+    const s = store(path);
+    s.appendMany([call('inv-0', 'accepted')]);
+    const reader = new Database(path, { readonly: true });
+    open.push(reader);
+    reader.exec('BEGIN');
+    reader.prepare('SELECT COUNT(*) FROM entries').get();
+    const big = 'w'.repeat(16_000);
+    let refused: unknown;
+    for (let i = 0; i < 200 && !refused; i++) {
+      try {
+        s.appendMany(Array.from({ length: 25 }, (_, j) => call(`inv-${i}-${j}`, 'accepted', big)));
+      } catch (e) {
+        refused = e;
+      }
+      s.checkpoint();
+    }
+    expect(String(refused)).toMatch(/its WAL is \d+ MB and cannot be reset while another program keeps a read transaction open on audit\.sqlite/);
+    expect(s.failure()).toMatch(/its WAL is \d+ MB/);
+    expect(statSync(`${path}-wal`).size).toBeLessThan(72 * 1024 * 1024);
+    reader.exec('COMMIT');
+    s.checkpoint();
+    expect(statSync(`${path}-wal`).size).toBe(0);
+    s.appendMany([call('inv-after', 'accepted')]);
+    expect(s.failure()).toBeUndefined();
   });
 });
 
