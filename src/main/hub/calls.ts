@@ -91,7 +91,8 @@ export class CallPath {
     } catch (e) {
       const err = ending(this.#secrets.maskError(toHubError(bounded ? channel : undefined, e)), { type: 'rejected' });
       this.rejected(channel, op, args, agent, err, undefined, bounded);
-      this.replyAudited();
+      const synced = this.#replyDurable();
+      if (synced) await synced;
       throw err;
     }
     const { spec, labels, address } = checked;
@@ -161,7 +162,8 @@ export class CallPath {
       if (last.state !== 'succeeded') throw ending(this.#endError(ctx, last, options), { state: last.state });
       output = this.#secrets.mask(last.result!.output);
     } catch (e) {
-      this.replyAudited();
+      const synced = this.#replyDurable();
+      if (synced) await synced;
       throw e;
     } finally {
       progress.stop();
@@ -169,7 +171,8 @@ export class CallPath {
       if (listening) signal!.removeEventListener('abort', onAbort);
       this.#done(invocationId);
     }
-    this.replyAudited();
+    const synced = this.#replyDurable();
+    if (synced) await synced;
     return output;
   }
 
@@ -199,6 +202,18 @@ export class CallPath {
    */
   replyAudited(): void {
     if (!this.#timeline.beforeReply()) throw auditUnavailable(this.#audit.failure() ?? 'the last write failed');
+  }
+
+  /**
+   * `replyAudited`, and while the store is not committing (its file locked, the disk full) the
+   * journal's fsync to wait for before the reply leaves, off the event loop; undefined (nothing
+   * to wait for, not even a microtask) otherwise.
+   */
+  #replyDurable(): Promise<void> | undefined {
+    this.replyAudited();
+    return this.#audit.journalSynced()?.catch((e: unknown) => {
+      throw auditUnavailable(`the journal could not be synced to disk: ${String((e as Error)?.message ?? e)}`);
+    });
   }
 
   /** Refuses a new call while the audit cannot be written, after one more try of what is queued. */

@@ -490,7 +490,7 @@ class HubCore implements Hub {
     await new Promise((r) => setTimeout(r, 10));
     for (const d of this.#disposers.splice(0)) d();
     await Promise.all(this.#registry.drivers().map(({ driver }) => driver.dispose?.().catch(() => undefined)));
-    this.#timeline.flush();
+    this.#timeline.close();
     this.#config.close();
     this.#audit.close();
   }

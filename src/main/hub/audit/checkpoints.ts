@@ -218,7 +218,10 @@ export class Checkpointer {
       this.#append(stored);
       this.error = undefined;
     } catch (e) {
-      this.error = `the audit's checkpoint could not be written: ${cut(String((e as Error)?.message ?? e), 300)}`;
+      // Another process holds the lock: the next tick signs it (the store says when a lock lasts too long).
+      const code = (e as { code?: unknown })?.code;
+      const busy = typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
+      if (!busy) this.error = `the audit's checkpoint could not be written: ${cut(String((e as Error)?.message ?? e), 300)}`;
       if (!stored) return undefined;
     }
     const c: AuditCheckpoint = { count: stored.count, head: stored.head, at: stored.at };

@@ -3,11 +3,25 @@
  * approval decision and rejected request. Ordinary entries commit with `synchronous=NORMAL`
  * (durable against a process crash: WAL frames are in the OS before the call returns); decisions
  * commit with `synchronous=FULL` (fsynced) before they take effect. A call's entries can instead be
- * journaled before its reply and committed with a later batch (`journal`, journal.ts); opening a
- * store replays the journals of processes that died in between. Nothing secret is stored: the hub
- * redacts sensitive args before they get here. The table's columns and versions come from the
- * audit record (columns.ts, migrations.ts); entries become rows in rows.ts, within bounds (bounded.ts).
+ * journaled before its reply and committed with a later batch (`journal`, journal.ts); journals of
+ * processes that died in between, and files this process retired, are replayed — in the order
+ * they were written, before any newer batch of this process — until every line is in the table.
+ * Nothing secret is stored: the hub redacts sensitive args before they get here. The table's
+ * columns and versions come from the audit record (columns.ts, migrations.ts); entries become rows
+ * in rows.ts, within bounds (bounded.ts).
+ *
+ * Locks and full disks. SQLite runs on the event loop, so no statement may wait long for another
+ * process's lock: the busy timeout is BUSY_WAIT_MS, and a commit that finds the file locked fails
+ * at once. The journal holds what the agent was answered about (a reply waits for its fsync, off the
+ * event loop, while the store cannot commit) and the timeline retries; only a lock held past MAX_BUSY_MS, or a failure of another
+ * kind (disk full, I/O error), refuses new calls. This is simpler than a writer thread, which would
+ * make every commit and every decision asynchronous, and it keeps the rule that an answer leaves
+ * only once its entries are in the table or the journal. The WAL is checkpointed on a timer,
+ * truncated after a failure and whenever it passed WAL_TRUNCATE_BYTES, so after a full disk the
+ * space it took is given back; one that a reader in another process keeps from being reset past
+ * MAX_WAL_BYTES stops commits (a failure) rather than growing without bound.
  */
+import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Database as Db, Statement, Transaction } from 'better-sqlite3';
 import type { Disposer } from '../../../shared/emitter';
@@ -25,9 +39,39 @@ import { Checkpointer } from './checkpoints';
 import type { AuditCheckpoint } from './checkpoints';
 import { chainProblem, quickCheck } from './verify';
 import { FileWatch, GONE_HINT } from './watch';
+import type { JournalRow } from './journal';
 
-/** How often the WAL is checkpointed into the database file. */
+/** How often the WAL is checkpointed into the database file (and journals are replayed). */
 const CHECKPOINT_EVERY_MS = 2000;
+
+/** Longest one statement waits for another process's lock: it runs on the event loop. */
+const BUSY_WAIT_MS = 2;
+/** Longest the opening of a store waits (nothing is served yet; a CLI beside a hub waits rather than fails). */
+const OPEN_BUSY_WAIT_MS = 5000;
+/** After a commit found the file locked, others fail without trying until this much later. */
+const BUSY_RETRY_MS = 100;
+/** A lock held longer than this is a failure: new calls are refused until it is released. */
+const MAX_BUSY_MS = 30_000;
+/** A WAL bigger than this is truncated by the next checkpoint; SQLite keeps it this small after a reset. */
+const WAL_TRUNCATE_BYTES = 4 * 1024 * 1024;
+/** A WAL that cannot be reset (a reader holds it) stops commits at this size. */
+const MAX_WAL_BYTES = 64 * 1024 * 1024;
+
+/** Another connection holds the lock: the write may succeed later, it was not refused. */
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/**
+ * SQLite refused this row (a value it cannot bind, a constraint, a trigger): a placeholder can
+ * stand in for it. Any other error is the store's (locked, full, I/O, damaged) and must fail the
+ * whole commit, so the row is tried again rather than replaced.
+ */
+function rowFault(e: unknown): boolean {
+  if (!(e instanceof Database.SqliteError)) return true;
+  return /^SQLITE_(TOOBIG|CONSTRAINT|MISMATCH|RANGE)/.test(e.code);
+}
 
 /** Least time between two integrity checks (`doctor` can be asked for often). */
 const INTEGRITY_EVERY_MS = 10_000;
@@ -42,10 +86,31 @@ export class AuditStore {
   #markOf: Statement;
   #allMarks: Statement;
   #dropMark: Statement;
-  #insertMany: Transaction<(entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => AuditEntry[]>;
+  #insertMany: Transaction<(entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => AppendResult>;
+  #replay: Transaction<(names: string[]) => ReplayResult>;
+  /** A write that stores nothing: whether a failing store can write again. */
+  #probe: Transaction<() => void>;
   #journal: AuditJournal;
   /** Why the last write failed (journal or commit); cleared by the next commit that succeeds. */
   #failure: string | undefined;
+  /** Since when commits have found the file locked by another process (undefined: they do not). */
+  #busySince: number | undefined;
+  /** The last commit attempt that found the file locked. */
+  #busyAt = 0;
+  /** Journals may wait to be replayed (set at open and by a retire, cleared by a replay that found none). */
+  #replayDue = true;
+  /** The next checkpoint truncates the WAL (after a failure, or a WAL that grew past WAL_TRUNCATE_BYTES). */
+  #truncateWal = false;
+  /**
+   * A write failed (disk full, I/O): no commit until a checkpoint took the whole WAL into the
+   * database file. Commits would otherwise grow the WAL into space just freed, which the database
+   * file needs to take the WAL in: the disk would stay full.
+   */
+  #walBehind = false;
+  /** When a commit last ran a checkpoint to catch up (`#walBehind`). */
+  #caughtUpAt = 0;
+  /** The WAL passed MAX_WAL_BYTES and a checkpoint could not reset it: commits stop. */
+  #walStuck: string | undefined;
   /** Told when `failure()` changes (the panel shows it). */
   onFailureChange: ((failure: string | undefined) => void) | undefined;
   #timer: ReturnType<typeof setInterval>;
@@ -70,10 +135,13 @@ export class AuditStore {
     this.#db.pragma('journal_mode = WAL');
     tightenFiles([path, `${path}-wal`, `${path}-shm`]);
     this.#db.pragma('synchronous = NORMAL');
-    // Another process (CLI beside a running hub) may hold the write lock briefly.
-    this.#db.pragma('busy_timeout = 5000');
+    // Opening waits for another process (a CLI beside a running hub) to finish its write; after
+    // that no statement waits more than BUSY_WAIT_MS (see the header).
+    this.#db.pragma(`busy_timeout = ${OPEN_BUSY_WAIT_MS}`);
     // Checkpoints (which fsync) run on a timer instead of inside a call's commit; see #checkpoint.
     this.#db.pragma('wal_autocheckpoint = 0');
+    // A WAL that grew (a burst, a reader holding it, a full disk) shrinks back at its next reset.
+    this.#db.pragma(`journal_size_limit = ${WAL_TRUNCATE_BYTES}`);
     migrate(this.#db, this.path);
     this.#watch = new FileWatch(path);
     this.#insert = new ChainedInsert(this.#db, { enabled: options.chain !== false });
@@ -82,16 +150,28 @@ export class AuditStore {
     this.#markOf = this.#db.prepare('SELECT seq FROM journal_marks WHERE file = ?');
     this.#allMarks = this.#db.prepare('SELECT file FROM journal_marks');
     this.#dropMark = this.#db.prepare('DELETE FROM journal_marks WHERE file = ?');
+    // Both take the write lock first (BEGIN IMMEDIATE): a lock is met before any row is inserted.
     this.#insertMany = this.#db.transaction((entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => {
-      const stored = entries.map((e) => this.#appendContained(e));
+      // Older lines first (a dead process's, this one's retired files): the table keeps the order they were written in.
+      const replayed = this.#replayDue ? this.#replayLines(this.#journal.orphans()) : undefined;
+      const stored: AuditEntry[] = [];
+      for (const e of entries) {
+        const one = this.#appendContained(e);
+        if (one) stored.push(one);
+      }
       if (mark !== undefined && seq !== undefined) this.#setMark.run(mark, seq);
-      return stored;
+      return { stored, replayed };
+    });
+    this.#replay = this.#db.transaction((names: string[]) => this.#replayLines(names));
+    this.#probe = this.#db.transaction(() => {
+      this.#setMark.run('', 0);
+      this.#dropMark.run('');
     });
     this.#journal = new AuditJournal(journalDir(path));
     try {
       this.replayJournals();
-    } catch {
-      // Busy (another process holds the write lock): the next tick tries again.
+    } finally {
+      this.#db.pragma(`busy_timeout = ${BUSY_WAIT_MS}`);
     }
     this.#checkpoints?.take();
     this.#timer = setInterval(() => this.#tick(), CHECKPOINT_EVERY_MS);
@@ -101,20 +181,36 @@ export class AuditStore {
   /** Appends one entry (synchronous=NORMAL) and returns it, bounded as stored, with its id. */
   append(entry: Omit<AuditEntry, 'id'>): AuditEntry {
     const bounded = boundedEntry(entry);
-    const info = this.#insert.run(toRow(bounded));
-    return { ...bounded, id: Number(info.lastInsertRowid) };
+    return { ...bounded, id: this.#insertRow(toRow(bounded)) };
+  }
+
+  /**
+   * The one place a row enters the table: live batches, replayed journal lines and placeholders,
+   * always inside a transaction holding the write lock, in the table's order. A per-row step that
+   * depends on the row before it belongs here.
+   */
+  #insertRow(row: JournalRow): number {
+    return Number(this.#insert.run(row).lastInsertRowid);
   }
 
   /**
    * Appends one entry; one SQLite refuses is stored as a placeholder saying why, so one bad row
-   * never holds back a batch. Throws only when the placeholder fails too (the store is failing).
+   * never holds back a batch, and one refused even as a placeholder is left out (undefined). An
+   * error of the store itself (locked, full, I/O) is thrown: the commit fails and is tried again.
    */
-  #appendContained(entry: Omit<AuditEntry, 'id'>): AuditEntry {
+  #appendContained(entry: Omit<AuditEntry, 'id'>): AuditEntry | undefined {
     try {
       return this.append(entry);
     } catch (e) {
+      if (!rowFault(e)) throw e;
       const row = placeholderRow(entry, e);
-      const info = this.#insert.run(row);
+      let id: number;
+      try {
+        id = this.#insertRow(row);
+      } catch (again) {
+        if (!rowFault(again)) throw again;
+        return undefined;
+      }
       const invocation = row[at('invocation_id')];
       return {
         at: row[at('at')] as number,
@@ -122,7 +218,7 @@ export class AuditStore {
         kind: entry.kind,
         message: row[at('message')] as string,
         ...(invocation ? { invocation_id: invocation as string } : {}),
-        id: Number(info.lastInsertRowid),
+        id,
       };
     }
   }
@@ -156,11 +252,38 @@ export class AuditStore {
     return gone;
   }
 
+  /**
+   * Whether the store is not committing now (locked by another process, or failing): what is
+   * journaled may wait there a while, so it is fsynced.
+   */
+  deferred(): boolean {
+    return this.#busySince !== undefined || this.#failure !== undefined;
+  }
+
   #failed(e: unknown): void {
+    if (isBusy(e)) {
+      // Another process's lock: the journal holds what was answered; a lock held too long is a failure.
+      const now = Date.now();
+      this.#busySince ??= now;
+      this.#busyAt = now;
+      if (now - this.#busySince < MAX_BUSY_MS) return;
+      const secs = Math.round((now - this.#busySince) / 1000);
+      this.#setFailure(`SQLITE_BUSY: another process has held the audit's write lock for ${secs} s`);
+      return;
+    }
+    this.#truncateWal = true;
+    this.#walBehind = true;
     const err = e as NodeJS.ErrnoException;
     const code = typeof err?.code === 'string' ? `${err.code}: ` : '';
     const message = String(err?.message ?? e).replace(/\s+/g, ' ');
     this.#setFailure(cut(message.startsWith(code) ? message : `${code}${message}`, 300));
+  }
+
+  /** A commit succeeded: the store is writable again (and a WAL a failure grew is truncated). */
+  #succeeded(): void {
+    if (this.#failure !== undefined) this.#truncateWal = true;
+    this.#busySince = undefined;
+    this.#setFailure(undefined);
   }
 
   #setFailure(failure: string | undefined): void {
@@ -178,11 +301,12 @@ export class AuditStore {
    * they must then be committed with `appendMany(…, seq)`. Throws when the journal cannot be
    * written (the caller commits at once instead). The entries go as they are stored: bounded, and
    * with only the agent's recorded fields (a live agent also carries its session and where it
-   * runs); their rows are built when they commit, off the reply's path.
+   * runs); their rows are built when they commit, off the reply's path. The line is fsynced with
+   * `sync` (on the event loop); a reply waits for `journalSynced()` instead.
    */
-  journal(entries: Array<Omit<AuditEntry, 'id'>>): number {
+  journal(entries: Array<Omit<AuditEntry, 'id'>>, sync = false): number {
     try {
-      return this.#journal.append(entries.map(recorded));
+      return this.#journal.append(entries.map(recorded), sync);
     } catch (e) {
       this.#failed(e);
       throw e;
@@ -190,23 +314,45 @@ export class AuditStore {
   }
 
   /**
+   * While the store is not committing (`deferred`): resolves once every journal line is on disk
+   * (an fdatasync off the event loop), for a reply to wait on; undefined when there is nothing to wait for.
+   */
+  journalSynced(): Promise<void> | undefined {
+    return this.deferred() ? this.#journal.sync() : undefined;
+  }
+
+  /**
+   * The caller gives up holding what it journaled and did not commit (too much has queued while
+   * the store fails): the current file is fsynced, closed and replayed like a dead process's,
+   * before any later batch commits. Lines go to a new file from now on.
+   */
+  retireJournal(): void {
+    this.#journal.retire();
+    this.#replayDue = true;
+  }
+
+  /**
    * Appends many entries in one transaction (one WAL commit). With `durable`, the commit is
    * fsynced (synchronous=FULL): used when a decision is in the batch, before it takes effect.
    * `journaled` is the seq of the last journal line whose entries are all in this batch; the
-   * commit records it, so a replay never inserts them twice. If such a commit fails, the
-   * journal keeps them for a later replay (they must not be retried by the caller).
+   * commit records it, so a replay never inserts them twice. When the commit fails nothing of it
+   * is stored: the caller keeps the entries and tries again with the same seq (or retires the
+   * journal). Journals waiting to be replayed are inserted first, in the same transaction.
    */
   appendMany(entries: Array<Omit<AuditEntry, 'id'>>, durable = false, journaled?: number): AuditEntry[] {
+    this.#canCommit();
     if (durable) this.#db.pragma('synchronous = FULL');
     try {
       // IMMEDIATE: each row reads the chain's head before it is inserted (chain.ts).
-      const stored = this.#insertMany.immediate(entries, journaled === undefined ? undefined : this.#journal.name, journaled);
-      this.#setFailure(undefined);
+      const { stored, replayed } = this.#insertMany.immediate(entries, journaled === undefined ? undefined : this.#journal.name, journaled);
+      if (replayed) this.#replayed(replayed);
+      this.#succeeded();
       if (journaled !== undefined) this.#journal.committed(journaled);
       return stored;
     } catch (e) {
       this.#failed(e);
-      if (journaled !== undefined) this.#journal.retire();
+      // What was journaled and answered now waits there: on to the disk with it, off the event loop.
+      this.#journal.sync()?.catch(() => undefined);
       throw e;
     } finally {
       if (durable) this.#db.pragma('synchronous = NORMAL');
@@ -214,56 +360,108 @@ export class AuditStore {
   }
 
   /**
+   * Throws, without a commit, while one cannot succeed: just found locked, the WAL stuck, or
+   * behind after a failed write (a checkpoint, at most every BUSY_RETRY_MS, tries to catch up).
+   */
+  #canCommit(): void {
+    if (this.#walStuck !== undefined) {
+      const err = new Error(this.#walStuck);
+      this.#failed(err);
+      throw err;
+    }
+    // Not a new attempt: the window counts from the last real one.
+    if (this.#busySince !== undefined && Date.now() - this.#busyAt < BUSY_RETRY_MS)
+      throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    if (this.#walBehind) {
+      const now = Date.now();
+      if (now - this.#caughtUpAt >= BUSY_RETRY_MS) {
+        this.#caughtUpAt = now;
+        this.#walCheckpoint(true);
+      }
+      if (this.#walBehind) throw new Error(this.#failure ?? 'the WAL could not be checkpointed into the database file');
+    }
+  }
+
+  /**
    * Inserts what journals of gone processes (and this one's retired files) hold above their
-   * marks, then deletes them. The file is read under the write lock and its mark kept until it
-   * is deleted, so two processes replaying at once insert each line once. Returns rows inserted.
+   * marks, then deletes them. Files are read under the write lock and a file's mark is kept until
+   * it is deleted, so two processes replaying at once (or a replay cut short and run again)
+   * insert each line once. Returns rows inserted; a locked or failing store inserts none (the
+   * next commit or tick tries again).
    */
   replayJournals(): number {
+    const names = this.#journal.orphans();
     let inserted = 0;
-    for (const name of this.#journal.orphans()) {
-      let wrote = false;
+    if (names.length > 0) {
       try {
-        const done = this.#db
-          .transaction(() => {
-            const records = this.#journal.read(name);
-            if (!records) return false;
-            const row = this.#markOf.get(name) as { seq: number } | undefined;
-            const mark = row?.seq ?? 0;
-            let top = mark;
-            for (const rec of records) {
-              if (rec.seq <= mark) continue;
-              for (const r of rec.entries ?? rec.rows ?? []) {
-                try {
-                  this.#insert.run(rec.entries ? toRow(boundedEntry(r as Omit<AuditEntry, 'id'>)) : journaledRow(r));
-                  inserted++;
-                } catch {
-                  // A row SQLite refuses (it failed the original commit too) must not hold back the rest.
-                }
-              }
-              top = Math.max(top, rec.seq);
-            }
-            if (top > mark) {
-              this.#setMark.run(name, top);
-              wrote = true;
-            }
-            return true;
-          })
-          .immediate();
-        if (done) this.#journal.remove(name);
-        this.#journal.replayed(name);
+        const result = this.#replay.immediate(names);
+        this.#replayed(result);
+        inserted = result.inserted;
         // A replay that wrote is a commit that succeeded: the store can be written again.
-        if (wrote) this.#setFailure(undefined);
+        if (result.wrote) this.#succeeded();
       } catch {
-        // Busy or unreadable: the next open or tick tries again.
+        // Locked or failing: the lines stay, and the next commit replays them first.
+        return 0;
       }
+    } else this.#replayDue = this.#journal.retiring;
+    try {
+      // Marks of files that are gone (removed above, or by another process) are no longer needed.
+      // Marks are read before the directory: a file exists before its first mark and is deleted
+      // before its mark, and names are never reused, so a mark without a file is stale.
+      const marks = this.#allMarks.all() as Array<{ file: string }>;
+      const present = this.#journal.files();
+      for (const { file } of marks) if (!present.has(file)) this.#dropMark.run(file);
+    } catch {
+      // Locked: the next replay drops them.
     }
-    // Marks of files that are gone (removed above, or by another process) are no longer needed.
-    // Marks are read before the directory: a file exists before its first mark and is deleted
-    // before its mark, and names are never reused, so a mark without a file is stale.
-    const marks = this.#allMarks.all() as Array<{ file: string }>;
-    const present = this.#journal.files();
-    for (const { file } of marks) if (!present.has(file)) this.#dropMark.run(file);
     return inserted;
+  }
+
+  /**
+   * Inside a transaction: every line of `names` above its file's mark, in file order, and the new
+   * marks. A row SQLite refuses becomes a placeholder; an error of the store aborts the replay.
+   */
+  #replayLines(names: string[]): ReplayResult {
+    const result: ReplayResult = { done: [], inserted: 0, wrote: false };
+    for (const name of names) {
+      const records = this.#journal.read(name);
+      if (!records) continue;
+      const row = this.#markOf.get(name) as { seq: number } | undefined;
+      const mark = row?.seq ?? 0;
+      let top = mark;
+      for (const rec of records) {
+        if (rec.seq <= mark) continue;
+        if (rec.entries) {
+          for (const e of rec.entries) if (this.#appendContained(e as Omit<AuditEntry, 'id'>)) result.inserted++;
+        } else {
+          for (const r of rec.rows ?? []) {
+            try {
+              this.#insertRow(journaledRow(r));
+              result.inserted++;
+            } catch (e) {
+              // A row of an earlier version's line that SQLite refuses must not hold back the rest.
+              if (!rowFault(e)) throw e;
+            }
+          }
+        }
+        top = Math.max(top, rec.seq);
+      }
+      if (top > mark) {
+        this.#setMark.run(name, top);
+        result.wrote = true;
+      }
+      result.done.push(name);
+    }
+    return result;
+  }
+
+  /** After the replay's transaction committed: its files go (their marks keep a rerun from inserting twice). */
+  #replayed(result: ReplayResult): void {
+    for (const name of result.done) {
+      this.#journal.remove(name);
+      this.#journal.replayed(name);
+    }
+    this.#replayDue = this.#journal.retiring;
   }
 
   /** Appends one entry fsynced to disk (synchronous=FULL). */
@@ -271,13 +469,17 @@ export class AuditStore {
     return this.appendMany([entry], true)[0]!;
   }
 
-  /** Records that a standing rule approved a request. */
+  /** Records that a standing rule approved a request (usage statistics: skipped while the file is locked or failing). */
   touchRule(ruleId: string, at: number): void {
-    this.#db
-      .prepare(
-        'INSERT INTO rule_usage (rule_id, last_used_at, uses) VALUES (?, ?, 1) ON CONFLICT(rule_id) DO UPDATE SET last_used_at = excluded.last_used_at, uses = uses + 1',
-      )
-      .run(ruleId, at);
+    try {
+      this.#db
+        .prepare(
+          'INSERT INTO rule_usage (rule_id, last_used_at, uses) VALUES (?, ?, 1) ON CONFLICT(rule_id) DO UPDATE SET last_used_at = excluded.last_used_at, uses = uses + 1',
+        )
+        .run(ruleId, at);
+    } catch {
+      // The decision itself is recorded through the timeline; a missed use only dates the rule.
+    }
   }
 
   /** Usage of every rule that was ever used. */
@@ -396,20 +598,48 @@ export class AuditStore {
     if (this.#closed) return;
     this.#look();
     this.#checkpoints?.take();
-    try {
-      this.replayJournals();
-    } catch {
-      // Busy: the next tick tries again.
+    this.replayJournals();
+    // Failing with nothing queued to retry: a write of its own finds out whether it can write again.
+    if (this.#failure !== undefined && this.#walStuck === undefined && !this.#walBehind) {
+      try {
+        this.#probe.immediate();
+        this.#succeeded();
+      } catch (e) {
+        this.#failed(e);
+      }
     }
   }
 
-  /** Moves WAL frames into the database without waiting for readers (other processes). */
+  /**
+   * Moves WAL frames into the database without waiting for readers (other processes). After a
+   * failure, or once the WAL passed WAL_TRUNCATE_BYTES, the checkpoint also truncates it (giving a
+   * full disk its space back); a WAL past MAX_WAL_BYTES that cannot be reset stops commits.
+   */
   checkpoint(): void {
     if (this.#closed) return;
+    const wal = walBytes(this.path);
+    const reset = this.#walCheckpoint(this.#truncateWal || wal > WAL_TRUNCATE_BYTES);
+    if (reset || walBytes(this.path) <= MAX_WAL_BYTES) this.#walStuck = undefined;
+    else
+      this.#walStuck = `its WAL is ${Math.round(wal / 1024 / 1024)} MB and cannot be reset while another program keeps a read transaction open on audit.sqlite: close that program`;
+  }
+
+  /**
+   * One checkpoint, PASSIVE or TRUNCATE; returns whether the WAL was reset (truncated). One that
+   * took every frame into the database file ends `#walBehind`; one that failed (the file cannot
+   * grow yet) or was kept from the end by another process leaves it.
+   */
+  #walCheckpoint(truncate: boolean): boolean {
     try {
-      this.#db.pragma('wal_checkpoint(PASSIVE)');
+      const [r] = this.#db.pragma(`wal_checkpoint(${truncate ? 'TRUNCATE' : 'PASSIVE'})`) as Array<{ busy: number; log: number; checkpointed: number }>;
+      if (!r) return false;
+      if (r.checkpointed >= r.log) this.#walBehind = false;
+      const reset = truncate && r.busy === 0;
+      if (reset) this.#truncateWal = false;
+      return reset;
     } catch {
-      // Busy (another process checkpointing): the next tick tries again.
+      // Busy (another process checkpointing) or failing (the disk still full): tried again later.
+      return false;
     }
   }
 
@@ -429,5 +659,27 @@ export class AuditStore {
       }
     }
     this.#db.close();
+  }
+}
+
+/** What one commit returns: the stored entries, and the replay that went first (if one was due). */
+interface AppendResult {
+  stored: AuditEntry[];
+  replayed: ReplayResult | undefined;
+}
+
+/** What a replay did: the files it read whole (deleted after it commits), rows inserted, and whether it set a mark. */
+interface ReplayResult {
+  done: string[];
+  inserted: number;
+  wrote: boolean;
+}
+
+/** The size of the WAL beside the database at `path` (0 when there is none). */
+function walBytes(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
   }
 }

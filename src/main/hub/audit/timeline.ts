@@ -22,8 +22,8 @@ const FLUSH_MS = 20;
 const FLUSH_MAX = 256;
 /** Events kept for another try after a failed commit, at most. */
 const MAX_REQUEUED = 10_000;
-/** Wait before trying a failed commit again. */
-const RETRY_MS = 1000;
+/** Wait before trying a failed commit again (a released lock or freed disk is used within this). */
+const RETRY_MS = 200;
 
 /** What a call hears when its audit rows cannot be written (and what new calls hear until they can). */
 export function auditUnavailable(why: string): HubError {
@@ -200,19 +200,13 @@ export class Timeline {
    * path. Without a journal (the disk refused it) it commits now instead.
    */
   beforeReply(): boolean {
-    if (this.#pending.length === this.#journaled) return true;
-    try {
-      this.#journalSeq = this.#audit.journal(this.#pending.slice(this.#journaled));
-      this.#journaled = this.#pending.length;
-      return true;
-    } catch {
-      return this.flush();
-    }
+    return this.#journalRest(false) || this.flush();
   }
 
   /**
-   * Commits what is queued (fsynced with `durable`); returns whether it did. A failed durable
-   * commit throws the audit's `Unavailable` error.
+   * Commits what is queued (fsynced with `durable`); returns whether it did, or (a decision) made
+   * it durable in the journal instead. A decision that can be neither throws the audit's
+   * `Unavailable` error and does not take effect.
    */
   flush(durable = false): boolean {
     if (this.#timer) clearTimeout(this.#timer);
@@ -220,24 +214,64 @@ export class Timeline {
     if (this.#pending.length === 0) return true;
     const journaled = this.#journaled;
     const batch = this.#pending.splice(0);
-    this.#journaled = 0;
     let stored: AuditEntry[];
     try {
       stored = this.#audit.appendMany(batch, durable, journaled > 0 ? this.#journalSeq : undefined);
     } catch (e) {
-      // A decision that cannot be recorded must not take effect (it is dropped — the last entry,
-      // the one that asked for this commit — and the caller hears why). Journaled entries stay in
-      // the journal for a later replay; other events are queued again for the next commit, up to
-      // a bound (best effort when SQLite keeps failing).
-      this.#pending.unshift(...batch.slice(journaled, durable ? -1 : undefined));
-      // While SQLite keeps failing, only the newest MAX_REQUEUED events wait for the next try.
-      if (this.#pending.length > MAX_REQUEUED) this.#pending.splice(0, this.#pending.length - MAX_REQUEUED);
-      if (this.#pending.length > 0) this.#timer ??= setTimeout(() => this.flush(), RETRY_MS);
-      if (durable) throw auditUnavailable(this.#audit.failure() ?? String((e as Error)?.message ?? e));
-      return false;
+      // Nothing of the batch is stored: all of it waits for the next try, the journaled prefix
+      // with its seq (the store keeps the journal file it is in).
+      this.#pending = batch.concat(this.#pending);
+      this.#timer = setTimeout(() => this.flush(), RETRY_MS);
+      // A decision takes effect once it is durable: fsynced in the journal when the table is
+      // locked or failing. When even that fails it is dropped and the caller hears why.
+      if (durable && !this.#journalRest(true)) {
+        this.#pending.pop();
+        this.#bound();
+        throw auditUnavailable(this.#audit.failure() ?? String((e as Error)?.message ?? e));
+      }
+      this.#bound();
+      return durable;
     }
+    this.#journaled = 0;
     for (const entry of stored) this.#entries.emit(entry);
     return true;
+  }
+
+  /** Journals what is queued and not journaled yet (fsynced with `sync`); returns whether all of it is. */
+  #journalRest(sync: boolean): boolean {
+    if (this.#pending.length === this.#journaled) return true;
+    try {
+      this.#journalSeq = this.#audit.journal(this.#pending.slice(this.#journaled), sync);
+      this.#journaled = this.#pending.length;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * While the store keeps failing, at most MAX_REQUEUED entries wait in memory: past that the
+   * journaled ones are left to the journal (retired, replayed before any later commit), then only
+   * the newest of the rest wait (best effort: none of them was answered on).
+   */
+  #bound(): void {
+    if (this.#pending.length <= MAX_REQUEUED) return;
+    if (this.#journaled > 0) {
+      this.#audit.retireJournal();
+      this.#pending.splice(0, this.#journaled);
+      this.#journaled = 0;
+    }
+    if (this.#pending.length > MAX_REQUEUED) this.#pending.splice(0, this.#pending.length - MAX_REQUEUED);
+  }
+
+  /**
+   * At shutdown, before the store closes: commits what is queued, or else journals it (fsynced)
+   * for the next process to replay; no retry is left behind to run against a closed store.
+   */
+  close(): void {
+    if (!this.flush()) this.#journalRest(true);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   /** Reads the store (after committing what is queued). */
