@@ -214,8 +214,10 @@ describe('external drivers', () => {
 
   it('runs only the drivers hub.drivers lists, external ones included', async () => {
     const { hub } = hubWith({ extra: { hub: { drivers: ['tmux'] } } });
-    expect(await hub.driverStatus()).toEqual([]);
+    // Listed as off (never started), so an operator sees why its channels are missing.
+    expect(await hub.driverStatus()).toEqual([expect.objectContaining({ id: 'notes', state: 'off', restarts: 0 })]);
     expect((await hub.doctor()).disabled).toEqual(['notes']);
+    expect((await hub.listChannels()).some((c) => c.channel.startsWith('notes:'))).toBe(false);
   });
 
   it('offers the ops a driver declares after a restart', async () => {
