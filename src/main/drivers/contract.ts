@@ -78,9 +78,8 @@ export interface Driver {
 /** Uplink extension: shown to the operator with an approval prompt. */
 export type ApprovalPreview = Static<typeof S.ApprovalPreviewSchema>;
 
-/** The kinds of a driver's failure; the schema of the wire form is built from this list. */
-export const DRIVER_ERROR_KINDS = ['NotFound', 'Unavailable', 'Rejected', 'Timeout', 'Upstream', 'Invalid'] as const;
-export type DriverErrorKind = (typeof DRIVER_ERROR_KINDS)[number];
+export { DRIVER_ERROR_KINDS } from './protocol-schemas';
+export type DriverErrorKind = (typeof S.DRIVER_ERROR_KINDS)[number];
 
 /** The error payload as it crosses the wire. */
 export type DriverErrorWire = Static<typeof S.DriverErrorWireSchema>;

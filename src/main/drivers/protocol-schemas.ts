@@ -11,7 +11,9 @@
 import { Type } from '@sinclair/typebox';
 import type { SchemaOptions } from '@sinclair/typebox';
 import type { InteractionKind, JsonSchema, JsonValue } from '../kernel';
-import { DRIVER_ERROR_KINDS } from './contract';
+
+/** The kinds of a driver's failure; the schema of the wire form is built from this list. */
+export const DRIVER_ERROR_KINDS = ['NotFound', 'Unavailable', 'Rejected', 'Timeout', 'Upstream', 'Invalid'] as const;
 
 /**
  * One of `values`, as an `enum` (a failure then names every allowed value, where a union of

@@ -10,8 +10,8 @@ import type { InteractionKind, JsonValue, SelectionExplanation } from '../kernel
 import type { HubError } from './errors';
 import type { ApprovalPreview, ChannelEntry, DoctorReport, DriverInfo, ExternalStatus, RecvBatch, SendReceipt, TraceEntry, TraceFilter } from '../drivers';
 import type { AgentCredential, AgentSummary } from './credentials';
-import type { AuditCheckpoint } from './audit';
 import type {
+  AuditCheckpoint,
   AgentIdentity,
   ApprovalDecision,
   ApprovalEvent,

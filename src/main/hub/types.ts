@@ -271,3 +271,6 @@ export interface FleetHistoryEntry {
 
 /** What changes in the fleet, for the panel. */
 export type FleetChange = { type: 'status'; status: FleetMembership } | { type: 'entry'; entry: FleetHistoryEntry };
+
+/** A signed checkpoint of the audit's hash chain: how many rows, the newest row's hash, when (ms). */
+export type AuditCheckpoint = { count: number; head: string; at: number };

@@ -14,6 +14,7 @@
  * public half is also kept in the database (`audit_meta.signing_key`) when first used, so a key
  * file deleted or replaced later does not erase what the signatures prove.
  */
+import type { AuditCheckpoint } from '../types';
 import { appendFileSync, closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
@@ -27,7 +28,7 @@ import { cut } from '../bounds';
 import { auditIdOf, genesisHash } from './chain';
 
 /** A checkpoint of the chain, as hubs of a fleet exchange them. */
-export type AuditCheckpoint = { count: number; head: string; at: number };
+export type { AuditCheckpoint };
 
 /** A checkpoint as this hub stores it: which audit, the newest row's id, the signature. */
 export interface StoredCheckpoint extends AuditCheckpoint {
