@@ -137,9 +137,10 @@ export type FleetPrompt = Static<typeof FleetPromptSchema>;
 /** The answer to `prompts`: the owning hub's pending prompts. */
 const FleetPromptListSchema = Type.Array(FleetPromptSchema, { maxItems: 10_000 });
 
-/** A prompt raised or ended on `hub`, published on its prompts subject. */
+/** A prompt raised, changed (checked again, preview refreshed) or ended on `hub`, published on its prompts subject. */
 const FleetPromptEventSchema = Type.Union([
   Type.Object({ v: V, hub: NAME, type: Type.Literal('added'), approval: FleetPromptSchema }, closed),
+  Type.Object({ v: V, hub: NAME, type: Type.Literal('updated'), approval: FleetPromptSchema }, closed),
   Type.Object(
     {
       v: V,
