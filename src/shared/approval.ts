@@ -42,6 +42,18 @@ export const PromptAgent = Closed({
 });
 export type PromptAgent = Static<typeof PromptAgent>;
 
+/**
+ * Why approving a prompt now would fail anyway (the driver's precheck, run again while it waits
+ * and when the operator approves): an approval is held back while this is set.
+ */
+export const WouldFail = Closed({
+  reason: text(2000),
+  hint: Type.Optional(text(2000)),
+  /** When the hub last checked (ms since the epoch). */
+  checked_at: Type.Integer({ minimum: 0 }),
+});
+export type WouldFail = Static<typeof WouldFail>;
+
 /** A mutating request waiting for the operator. Sensitive args arrive redacted. */
 export const PendingApproval = Closed({
   approval_id: id,
@@ -67,6 +79,8 @@ export const PendingApproval = Closed({
   rule_channel: Type.Optional(text(512)),
   /** What the op will do, in words and (desktop) a fresh screenshot with a mark; best effort, bounded in time. */
   preview: Type.Optional(ApprovalPreview),
+  /** Set while approving would fail (a guard such as the read-first one no longer holds): see `WouldFail`. */
+  would_fail: Type.Optional(WouldFail),
   /**
    * The fleet hub that owns this prompt, when it is another one: `approval_id` and `channel` are
    * then `<hub>/…`, and this hub can only pass on an approve-once or a deny (the owner records

@@ -59,6 +59,11 @@ export const PANEL_CALLS = {
   listPendingApprovals: call(none, Type.Array(PendingApproval)),
   /** `scope` narrows or widens what "session"/"always" covers; the hub checks it. */
   decide: call(Closed({ approval_id: id, decision: Decision, reason, scope: Type.Optional(DecisionScope) }), DecideResult),
+  /**
+   * The operator looks at a pending prompt's target again: its preview and precheck run anew (the
+   * audit notes the look; it stands for no read by the agent). The prompt as it is now.
+   */
+  refreshApproval: call(Closed({ approval_id: id }), PendingApproval),
   /** The raw args of a pending prompt with sensitive text (never stored; the audit notes the look). */
   revealApprovalArgs: call(Closed({ approval_id: id }), Type.Object({ args: JsonValue })),
   /** Denies every pending prompt of one authenticated agent (a runaway agent), each with `reason`. */
@@ -127,6 +132,8 @@ export const PANEL_EVENTS = {
   /** A runtime event, enriched with channel/op/agent/provider/interaction. */
   runtimeEvent: TimelineEvent,
   approvalAdded: PendingApproval,
+  /** A pending prompt changed: checked again (`would_fail` set or cleared) or its preview refreshed. */
+  approvalUpdated: PendingApproval,
   approvalResolved: ApprovalResolved,
   rulesChanged: Type.Array(ApprovalRule),
   sessionGrantsChanged: Type.Array(SessionGrantEntry),

@@ -67,6 +67,8 @@ export interface HubOptions {
   previewTimeoutMs?: number;
   /** How long pending prompts wait for a panel to re-attach after the last one left (default 15 s). */
   panelGraceMs?: number;
+  /** How often a pending prompt's precheck runs again while a panel is attached (default 5000 ms; 0: never). */
+  recheckMs?: number;
   /** Watch config.json for changes (default true). */
   watchConfig?: boolean;
   now?: () => number;
@@ -175,6 +177,7 @@ class HubCore implements Hub {
       opParams: () => this.#registry.drivers().flatMap(({ id }) => this.#registry.opsOf(id).map((o) => ({ driver: id, ...o }))),
       now: this.#now,
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),
+      ...(options.recheckMs !== undefined ? { recheckMs: options.recheckMs } : {}),
     });
     this.#runtime = new Runtime<CallContext>({ policy: this.#broker.policy, now: this.#now });
     this.#providers = new DriverProviders(this.#runtime, this.#registry);
@@ -351,6 +354,10 @@ class HubCore implements Hub {
 
   async decide(approvalId: string, decision: ApprovalDecision): Promise<DecideResult> {
     return this.#broker.decide(approvalId, decision);
+  }
+
+  refreshApproval(approvalId: string, by: string): Promise<PendingApproval> {
+    return this.#broker.refresh(approvalId, by);
   }
 
   async denyAll(agentId: string, by: string, reason?: string): Promise<string[]> {

@@ -139,6 +139,11 @@ export interface Hub {
    * effect. `always` appends a standing rule to the config file.
    */
   decide(approvalId: string, decision: ApprovalDecision): Promise<DecideResult>;
+  /**
+   * The operator's fresh look at a pending prompt's target: its preview and precheck run again
+   * (recorded as the operator's look; it stands for no read by the agent). The prompt as it is now.
+   */
+  refreshApproval(approvalId: string, by: string): Promise<PendingApproval>;
   /** Denies every pending approval of one authenticated agent with one reason; the ids denied. */
   denyAll(agentId: string, by: string, reason?: string): Promise<string[]>;
   /** Standing rules from the config file, with last use. */

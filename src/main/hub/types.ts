@@ -5,7 +5,7 @@
  */
 import type { InteractionKind, InvocationState } from '../kernel';
 import type { AuditRecord, Outcome } from '../../shared/audit-record';
-import type { AgentKind, Decision, PendingApproval } from '../../shared/approval';
+import type { AgentKind, Decision, PendingApproval, WouldFail } from '../../shared/approval';
 import type { ArgConstraints } from '../../shared/arg-constraints';
 import type { Static } from '@sinclair/typebox';
 import type { StandingRuleSchema } from './config';
@@ -92,7 +92,7 @@ export type RecordedAuthorization = Authorization | 'timeout' | 'cancelled' | 'c
  * and the panel shows (`src/shared/approval.ts`). Its `agent` is the caller's identity: what
  * leaves the hub is cut to the declared fields (never where the agent runs).
  */
-export type { PendingApproval } from '../../shared/approval';
+export type { PendingApproval, WouldFail } from '../../shared/approval';
 
 /** The operator's answer to a prompt. */
 export type ApprovalDecisionKind = Decision;
@@ -145,7 +145,12 @@ export type ApprovalEvent =
       decision?: ApprovalDecisionKind;
     }
   /** Another hub's prompt left this hub's list undecided (that hub went out of reach); it decides it. */
-  | { type: 'withdrawn'; approval_id: string; reason: string };
+  | { type: 'withdrawn'; approval_id: string; reason: string }
+  /**
+   * A pending prompt changed while it waits: checked again (approving it now would fail, its
+   * `would_fail`, or no longer would) or its preview refreshed by the operator.
+   */
+  | { type: 'updated'; approval: PendingApproval };
 
 /** A standing rule in `<data dir>/config.json` `approvals.rules`: auto-approves matching requests. */
 /** A standing rule as the hub uses it: always with an id (derived for a hand-written rule without one). */

@@ -27,11 +27,30 @@ export function addApproval(a: PendingApproval): void {
   notifyApproval(a);
 }
 
+/** A pending prompt changed (checked again, preview refreshed): replaced in place, no new notification. */
+export function updateApproval(a: PendingApproval): void {
+  set((s) => {
+    if (!s.approvals.pending.some((p) => p.approval_id === a.approval_id)) return s;
+    return { approvals: { ...s.approvals, pending: s.approvals.pending.map((p) => (p.approval_id === a.approval_id ? a : p)) } };
+  });
+}
+
+/** The operator's fresh look at a prompt's target (audited; it stands for no read by the agent). */
+export async function refreshApproval(approvalId: string): Promise<void> {
+  try {
+    updateApproval(await getApi().refreshApproval({ approval_id: approvalId }));
+  } catch (error) {
+    toast('error', message(error));
+  }
+}
+
 export function resolveApproval(r: ApprovalResolved): void {
   set((s) => {
     const { [r.approval_id]: _gone, ...deciding } = s.approvals.deciding;
     const asked = s.approvals.pending.find((p) => p.approval_id === r.approval_id);
-    const recent = asked ? { ...r, op: asked.op, channel: asked.channel, agent: asked.agent, invocation_id: asked.invocation_id } : r;
+    const recent = asked
+      ? { ...r, op: asked.op, channel: asked.channel, agent: asked.agent, invocation_id: asked.invocation_id, ...(asked.hub ? { hub: asked.hub } : {}) }
+      : r;
     return {
       approvals: {
         ...s.approvals,

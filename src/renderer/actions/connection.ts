@@ -3,7 +3,7 @@ import type { Disposer, PanelApi } from '../../shared/panel-api';
 import type { ConnectionState } from '../../shared/panel-ws';
 import { setApi } from '../api';
 import type { View } from '../store';
-import { addApproval, loadApprovals, resolveApproval } from './approvals';
+import { addApproval, loadApprovals, resolveApproval, updateApproval } from './approvals';
 import { set } from './common';
 import { loadDrivers } from './drivers';
 import { discardFleetBuffer, enqueueFleetEntry, fleetChanged, refreshFleet } from './fleet';
@@ -17,6 +17,7 @@ export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Dispose
   const disposers = [
     api.on('runtimeEvent', (e) => enqueueTimeline(e)),
     api.on('approvalAdded', (a) => addApproval(a)),
+    api.on('approvalUpdated', (a) => updateApproval(a)),
     api.on('approvalResolved', (r) => resolveApproval(r)),
     api.on('rulesChanged', (rules) => set((s) => ({ settings: { ...s.settings, rules: { loading: false, data: rules } } }))),
     api.on('settingsChanged', (settings) => set((s) => ({ settings: { ...s.settings, settings: { loading: false, data: settings } } }))),

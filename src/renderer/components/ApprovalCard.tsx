@@ -13,6 +13,7 @@ import { ArgsView } from './ArgsView';
 import { opPhrase } from '../../shared/op-phrase';
 import { middleClip, riskCues } from '../../shared/risk';
 import { Badge, Kbd } from './common';
+import { WouldFailNote } from './WouldFailNote';
 
 /** The four actions, their labels and shortcut keys (shown on the buttons). */
 export const DECISION_BUTTONS: ReadonlyArray<{ decision: Decision; label: string; key: string; tone: string; help: string }> = [
@@ -488,6 +489,7 @@ export function ApprovalCard({ approval: a, now, deciding, next, count = 1, onDe
           </Badge>
         </div>
       </div>
+      <WouldFailNote approval={a} disabled={!!deciding} onDeny={(why) => onDecide('deny', why)} />
       <PreviewWarnings approval={a} />
       <div className="approval-body">
         <section aria-label="Arguments">

@@ -16,6 +16,8 @@ import { Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
 import { recordAgentLabel } from '../format';
 import { escapeControl } from '../../shared/escape';
 import type { RecentDecision } from '../store/slices';
+import { recentEnding } from '../store/decided';
+import { decidedThenEnded } from '../../shared/decided-words';
 
 /** How long the focused card must be shown unchanged before shortcuts act on it. */
 export const ARM_DELAY_MS = 400;
@@ -238,7 +240,8 @@ function DenyAllConfirm({ agent, count, onCancel, onConfirm }: { agent: string; 
 
 /** One decided prompt: what was asked, by whom, how the call ended (once it has), and who decided. */
 function RecentItem({ r }: { r: RecentDecision }) {
-  const outcome = useStore((s) => (r.invocation_id ? s.timeline.rows.get(r.invocation_id)?.outcome : undefined));
+  const outcome = useStore((s) => recentEnding(s, r)?.outcome);
+  const failure = useStore((s) => recentEnding(s, r)?.message);
   // Another hub's prompt this panel no longer decides: not a denial, that hub still decides it.
   const withdrawn = r.authorized === 'withdrawn';
   return (
@@ -258,7 +261,9 @@ function RecentItem({ r }: { r: RecentDecision }) {
       {withdrawn ? (
         <span className="muted">withdrawn{r.reason ? ` — ${escapeControl(r.reason)}` : ''}</span>
       ) : (
-        <span className={r.granted ? 'ok-text' : 'bad-text'}>{describeResolution(r)}</span>
+        <span className={r.granted && (!outcome || outcome === 'succeeded') ? 'ok-text' : 'bad-text'}>
+          {escapeControl(decidedThenEnded(describeResolution(r), r.granted, outcome, failure))}
+        </span>
       )}
     </li>
   );

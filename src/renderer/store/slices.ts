@@ -51,7 +51,7 @@ export interface UiSlice {
 }
 
 /** A resolved prompt with what it asked (kept from the pending prompt it ended). */
-export type RecentDecision = ApprovalResolved & Partial<Pick<PendingApproval, 'op' | 'channel' | 'agent' | 'invocation_id'>>;
+export type RecentDecision = ApprovalResolved & Partial<Pick<PendingApproval, 'op' | 'channel' | 'agent' | 'invocation_id' | 'hub'>>;
 
 export interface ApprovalsSlice {
   approvals: {

@@ -16,6 +16,7 @@ import type { FleetHub } from '../../../src/main/hub/fleet';
 import { readFleetToken } from '../../../src/main/hub/fleet/auth';
 import type { AgentIdentity, HubError } from '../../../src/main/hub';
 import { createTestDriver } from '../../fixtures/test-driver';
+import { DriverError } from '../../../src/main/drivers';
 import { tmpDataDir } from '../../fixtures/hub-build';
 import { failure, nextPrompt } from './helpers';
 import { freePort, NATS_SERVER as NATS, startNatsServer, stopNatsServer, until } from '../../fixtures/nats-server';
@@ -92,6 +93,22 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
     expect(err.rendered).toMatch(/^uplink error \[test:/);
     const unknown = await failure(a.hub.invoke('b/test:nope', 'noop', {}, { agent }));
     expect(unknown.kind).toBe('NotFound');
+  });
+
+  it('a remote error says how the call ended there and names that hub’s channels as this hub names them', async () => {
+    b.driver.precheck = async (addr) => {
+      throw new DriverError('Rejected', `write needs a read of test:${addr} first`, { hint: `read first: invoke the read op on test:${addr}, then retry` });
+    };
+    try {
+      const refused = await failure(a.hub.invoke('b/test:alpha', 'write', { text: 'x' }, { agent }));
+      expect(refused.outcome).toBe('rejected');
+      expect(refused.rendered).toBe(
+        'uplink error [test:Rejected]: write needs a read of b/test:alpha first — hint: read first: invoke the read op on b/test:alpha, then retry',
+      );
+    } finally {
+      delete b.driver.precheck;
+    }
+    expect((await failure(a.hub.invoke('b/test:alpha', 'fail', {}, { agent }))).outcome).toBe('failed');
   });
 
   it('makes a remote mutating call wait for the operator on the owning hub, and runs it once approved there', async () => {

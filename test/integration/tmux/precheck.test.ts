@@ -103,7 +103,7 @@ describe('tmux writes the driver would refuse are refused before the operator is
     expect(prompts).toEqual([]);
   });
 
-  it('after a read on an operator pane the prompt appears, and the driver checks again when it acts', async () => {
+  it('after a read on an operator pane the prompt appears, and an approval given after the grant was taken back is held back', async () => {
     const { server, hub, prompts } = start(true);
     const peer = server.split('cat');
     server.setOption(peer, '@uplink_profile', 'operator');
@@ -114,11 +114,12 @@ describe('tmux writes the driver would refuse are refused before the operator is
     const call = hub.invoke(`tmux:${peer}`, 'type', { text: 'hello' }, { agent });
     const pending = await prompt;
     expect(pending).toMatchObject({ channel: `tmux:${peer}`, op: 'type' });
-    // While the prompt waits, a human takes the grant back: approval does not carry the old check.
+    // While the prompt waits, a human takes the grant back: the approval is checked again and not applied.
     server.setOption(peer, '@uplink_profile', 'observer');
-    await hub.decide(pending.approval_id, { kind: 'once', by: 'test-operator' });
-    const err = await refusal(call);
-    expect(err.kind).toBe('Rejected');
-    expect(err.message).toMatch(/type needs tier operator; pane %\d+ is observer \(from pane option\)/);
+    const held = await refusal(hub.decide(pending.approval_id, { kind: 'once', by: 'test-operator' }));
+    expect(held.message).toMatch(/^not approved: type on tmux:%\d+ would fail now: type needs tier operator; pane %\d+ is observer \(from pane option\)/);
+    expect(hub.pendingApprovals().map((p) => p.approval_id)).toEqual([pending.approval_id]);
+    await hub.decide(pending.approval_id, { kind: 'deny', by: 'test-operator' });
+    expect((await refusal(call)).message).toMatch(/denied by the operator/);
   });
 });

@@ -131,6 +131,11 @@ export function createFakeHub(): FakeHub {
       if (!p) throw new DriverError('NotFound', `no pending approval ${id}`, { hint: 'only a pending prompt can be revealed' });
       return p.args;
     },
+    async refreshApproval(id) {
+      const p = hub.pending.find((a) => a.approval_id === id);
+      if (!p) throw new DriverError('NotFound', `no pending approval ${id}`, { hint: 'only a pending prompt can be refreshed' });
+      return p;
+    },
     subscribeApprovals(listener) {
       approvalListeners.add(listener);
       return () => approvalListeners.delete(listener);

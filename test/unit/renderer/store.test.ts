@@ -96,7 +96,7 @@ describe('approvals slice', () => {
   });
 
   it('the disposer removes every listener', () => {
-    expect(fake.listeners()).toBe(10);
+    expect(fake.listeners()).toBe(11);
     stop();
     expect(fake.listeners()).toBe(0);
   });

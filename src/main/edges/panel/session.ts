@@ -102,6 +102,9 @@ export function openPanelSession(
           if (event.decision === 'session') emit('sessionGrantsChanged', hub.listSessionGrants());
           break;
         }
+        case 'updated':
+          emit('approvalUpdated', declaredApproval(event.approval));
+          break;
         case 'withdrawn':
           emit('approvalResolved', { approval_id: event.approval_id, granted: false, authorized: 'withdrawn', reason: event.reason });
           break;
@@ -224,6 +227,9 @@ export function openPanelSession(
     },
     async denyAll({ agent, reason }) {
       return { denied: (await hub.denyAll(agent, by, reason)).length };
+    },
+    async refreshApproval({ approval_id }) {
+      return declaredApproval(await hub.refreshApproval(approval_id, by));
     },
     async revealApprovalArgs({ approval_id }) {
       return { args: hub.revealApprovalArgs(approval_id, host.user) };

@@ -44,7 +44,14 @@ export interface BrokerHost {
   now(): number;
   /** How long pending prompts wait for a panel to re-attach after the last one left (default 15 s). */
   panelGraceMs?: number;
+  /** How often a pending prompt's precheck runs again while a panel is attached (default 5 s; 0: never). */
+  recheckMs?: number;
 }
+
+/** Default interval of checking pending prompts again. */
+export const RECHECK_MS = 5000;
+/** At most this many prompts are checked again per interval (the oldest first), so a flood stays cheap. */
+const RECHECK_BATCH = 32;
 
 /** Default wait for a panel to come back before pending prompts are denied. */
 export const PANEL_GRACE_MS = 15_000;
@@ -59,8 +66,16 @@ interface Pending {
   approval: PendingApproval;
   ctx: CallContext;
   via: Via;
+  /** The validated args the precheck sees (as when the prompt was raised). */
+  args: JsonValue;
   resolve: (outcome: ApprovalOutcome) => void;
   timer: ReturnType<typeof setTimeout>;
+  /** The panel has been told of it (`added`): changes go out as `updated`. */
+  shown?: boolean;
+  /** A periodic check in flight: at most one per prompt. */
+  checking?: boolean;
+  /** The decision being applied (checked first), which the next one waits for. */
+  turn?: Promise<void>;
 }
 
 /** Keeps a bounded memory of finished approvals, so a late decision gets "already decided". */
@@ -96,6 +111,8 @@ export class ApprovalBroker {
   #panels = 0;
   /** Runs out when no panel came back in time after the last one detached. */
   #grace: ReturnType<typeof setTimeout> | undefined;
+  /** Checks pending prompts again while there are any. */
+  #recheck: ReturnType<typeof setInterval> | undefined;
 
   constructor(host: BrokerHost) {
     this.#host = host;
@@ -127,15 +144,15 @@ export class ApprovalBroker {
     }
     const input = pctx.request.input as { args?: JsonValue } | null;
     const refusal = this.#host.precheck?.(ctx, input?.args ?? {}, via.interaction);
-    if (!refusal) return this.#askOperator(ctx, via);
+    if (!refusal) return this.#askOperator(ctx, via, input?.args ?? {});
     return refusal.then((error) => {
-      if (!error) return this.#askOperator(ctx, via);
+      if (!error) return this.#askOperator(ctx, via, input?.args ?? {});
       // Nobody decided: the hub records the call as rejected with the driver's error, as when the op refuses.
       return { kind: 'deny', reason: error.message, cause: error };
     });
   };
 
-  #askOperator(ctx: CallContext, via: Via): PolicyDecision {
+  #askOperator(ctx: CallContext, via: Via, args: JsonValue): PolicyDecision {
     if (this.#panels === 0) {
       const denial = this.#noPanelDeny(ctx, 'no Uplink panel is open');
       // A denial stands even when its decision row cannot be written: the call's own rejected row
@@ -143,7 +160,7 @@ export class ApprovalBroker {
       this.#safeDecision({ ctx, via }, 'no panel attached', 'default_policy');
       return { kind: 'deny', reason: denial.reason, cause: denialError(ctx, denial) };
     }
-    return { kind: 'ask', approval: this.#ask(ctx, via) };
+    return { kind: 'ask', approval: this.#ask(ctx, via, args) };
   }
 
   /** Ends a prompt unanswered or refused: the call fails with `denial` as the agent's error. */
@@ -187,8 +204,37 @@ export class ApprovalBroker {
     return this.#events.on(listener);
   }
 
-  /** The operator's decision; final. */
-  decide(approvalId: string, decision: ApprovalDecision): DecideResult {
+  /**
+   * The operator's decision; final. An approval is checked first: when the driver's precheck
+   * refuses now (a guard that held when the prompt was raised, such as a recent read, no longer
+   * does), it is not applied — the prompt stays pending, marked `would_fail`, and the operator is
+   * told why, instead of an approval that fails at once. A denial is never held back.
+   */
+  async decide(approvalId: string, decision: ApprovalDecision): Promise<DecideResult> {
+    const p = this.#lookup(approvalId);
+    // One decision at a time per prompt, in the order they came: the first wins, and one sent
+    // while an approval is being checked waits for that check (it applies if the approval is held back).
+    const turn = (p.turn ?? Promise.resolve()).then(() => this.#decideNow(approvalId, decision));
+    p.turn = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  async #decideNow(approvalId: string, decision: ApprovalDecision): Promise<DecideResult> {
+    const p = this.#lookup(approvalId);
+    if (decision.kind === 'deny' || !this.#host.precheck) return this.#apply(approvalId, p, decision);
+    const error = await this.#host.precheck(p.ctx, p.args, p.via.interaction).catch(() => undefined);
+    // Decided meanwhile (timed out, another panel): the first decision stands.
+    if (this.#pending.get(approvalId) !== p) return this.#apply(approvalId, this.#lookup(approvalId), decision);
+    this.#mark(p, error);
+    if (error) throw heldBack(p.ctx, error);
+    return this.#apply(approvalId, p, decision);
+  }
+
+  /** The pending prompt, or why there is none. */
+  #lookup(approvalId: string): Pending {
     const p = this.#pending.get(approvalId);
     if (!p) {
       const before = this.#decided.get(approvalId);
@@ -198,6 +244,11 @@ export class ApprovalBroker {
         });
       throw new HubError('core', 'NotFound', `no pending approval ${clipName(approvalId)}`, { hint: 'list pending approvals in the panel' });
     }
+    return p;
+  }
+
+  /** Applies a decision to a pending prompt: recorded durably first, then in effect. */
+  #apply(approvalId: string, p: Pending, decision: ApprovalDecision): DecideResult {
     if (!['once', 'session', 'always', 'deny'].includes(decision.kind)) {
       throw new HubError('core', 'Invalid', `unknown decision ${clipName(decision.kind)}`, { hint: 'decide with once, session, always or deny' });
     }
@@ -276,7 +327,7 @@ export class ApprovalBroker {
    */
   denyAll(agentId: string, by: string, reason?: string): string[] {
     const ids = [...this.#pending].filter(([, p]) => p.ctx.agent.id === agentId).map(([id]) => id);
-    for (const id of ids) this.decide(id, { kind: 'deny', by, ...(reason ? { reason } : {}) });
+    for (const id of ids) this.#apply(id, this.#lookup(id), { kind: 'deny', by, ...(reason ? { reason } : {}) });
     return ids;
   }
 
@@ -299,6 +350,7 @@ export class ApprovalBroker {
   /** The invocation ended while waiting (cancelled): drop its prompt. */
   abandon(invocationId: string, why: 'cancelled' | 'closed'): void {
     if (why === 'closed' && this.#grace) clearTimeout(this.#grace);
+    if (why === 'closed') clearInterval(this.#recheck);
     for (const [id, p] of this.#pending) {
       if (p.ctx.invocation_id !== invocationId && why !== 'closed') continue;
       this.#finish(id, why);
@@ -374,7 +426,7 @@ export class ApprovalBroker {
     return undefined;
   }
 
-  #ask(ctx: CallContext, via: Via): Promise<ApprovalOutcome> {
+  #ask(ctx: CallContext, via: Via, args: JsonValue): Promise<ApprovalOutcome> {
     const now = this.#host.now();
     const timeout = this.#host.config.get().approvals.timeout_ms;
     const approval: PendingApproval = {
@@ -397,16 +449,81 @@ export class ApprovalBroker {
     return new Promise<ApprovalOutcome>((resolve) => {
       const timer = setTimeout(() => this.#timeout(approval.approval_id, timeout), timeout);
       timer.unref?.();
-      this.#pending.set(approval.approval_id, { approval, ctx, via, resolve, timer });
+      const p: Pending = { approval, ctx, via, args, resolve, timer };
+      this.#pending.set(approval.approval_id, p);
+      this.#startRecheck();
       // The prompt appears once the preview is in (the hub bounds it), so the operator sees it whole.
       void this.#host
         .preview(ctx)
         .catch(() => undefined)
         .then((preview) => {
           if (preview) approval.preview = preview;
-          if (this.#pending.has(approval.approval_id)) this.#emit({ type: 'added', approval });
+          if (this.#pending.get(approval.approval_id) !== p) return;
+          p.shown = true;
+          this.#emit({ type: 'added', approval });
         });
     });
+  }
+
+  /**
+   * The operator looks at the target again (the "Fresh preview" of a prompt): the driver's preview
+   * and its precheck run anew, and the audit records that `by` looked (never what they saw). This
+   * is the operator's look, not the agent's read: it satisfies no read-first guard of the agent.
+   */
+  async refresh(approvalId: string, by: string): Promise<PendingApproval> {
+    const p = this.#lookup(approvalId);
+    this.#host.record({ ...decisionOf(p.ctx, this.#host.now()), by, reason: 'operator refreshed the preview' }, true);
+    const [preview, error] = await Promise.all([
+      this.#host.preview(p.ctx).catch(() => undefined),
+      this.#host.precheck ? this.#host.precheck(p.ctx, p.args, p.via.interaction).catch(() => undefined) : undefined,
+    ]);
+    if (this.#pending.get(approvalId) !== p) return this.#lookup(approvalId).approval;
+    if (preview) p.approval.preview = preview;
+    this.#mark(p, error, true);
+    return p.approval;
+  }
+
+  /** Records what a check found on the prompt and tells the panels when that changed (or `force`). */
+  #mark(p: Pending, error: HubError | undefined, force = false): void {
+    const before = p.approval.would_fail;
+    if (error) {
+      p.approval.would_fail = {
+        reason: error.message.slice(0, 2000),
+        ...(error.hint ? { hint: error.hint.slice(0, 2000) } : {}),
+        checked_at: this.#host.now(),
+      };
+    } else delete p.approval.would_fail;
+    const after = p.approval.would_fail;
+    const changed = before?.reason !== after?.reason || before?.hint !== after?.hint;
+    if ((changed || force) && p.shown && this.#pending.get(p.approval.approval_id) === p) this.#emit({ type: 'updated', approval: p.approval });
+  }
+
+  /** Runs the pending prompts' prechecks again every `recheckMs` while a panel is attached. */
+  #startRecheck(): void {
+    const every = this.#host.recheckMs ?? RECHECK_MS;
+    if (this.#recheck || every <= 0 || !this.#host.precheck) return;
+    this.#recheck = setInterval(() => {
+      if (this.#pending.size === 0) {
+        clearInterval(this.#recheck);
+        this.#recheck = undefined;
+        return;
+      }
+      if (this.#panels === 0) return;
+      let started = 0;
+      for (const p of this.#pending.values()) {
+        if (started >= RECHECK_BATCH) break;
+        if (!p.shown || p.checking) continue;
+        started++;
+        p.checking = true;
+        void this.#host.precheck!(p.ctx, p.args, p.via.interaction)
+          .catch(() => undefined)
+          .then((error) => {
+            p.checking = false;
+            if (this.#pending.get(p.approval.approval_id) === p) this.#mark(p, error);
+          });
+      }
+    }, every);
+    this.#recheck.unref?.();
   }
 
   #ruleChannel(ctx: CallContext): { rule_channel?: string } {
@@ -478,4 +595,11 @@ export class ApprovalBroker {
   #emit(e: ApprovalEvent): void {
     this.#events.emit(e);
   }
+}
+
+/** The operator's approval of a call that would fail now: not applied, and why. */
+function heldBack(ctx: CallContext, error: HubError): HubError {
+  return new HubError('core', 'Rejected', `not approved: ${ctx.op} on ${ctx.channel} would fail now: ${error.message}`, {
+    hint: `the prompt is still pending${error.hint ? ` (the driver says: ${error.hint})` : ''}; approve it again once that holds, or deny it telling the agent what to do first`,
+  });
 }

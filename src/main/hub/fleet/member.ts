@@ -321,6 +321,16 @@ export class FleetMember implements FleetHub {
     return { approval_id: approvalId, granted: got.granted === true };
   }
 
+  refreshApproval(approvalId: string, by: string): Promise<PendingApproval> {
+    const at = this.#remote(approvalId);
+    if (!at) return this.#core.refreshApproval(approvalId, by);
+    return Promise.reject(
+      new HubError('fleet', 'Rejected', `the preview of hub ${at.hub}'s prompt is refreshed on that hub`, {
+        hint: `look at it on hub ${at.hub}'s own panel; a change there reaches this panel`,
+      }),
+    );
+  }
+
   /** This hub's own prompts of that agent; another hub's are denied one by one (`decide`). */
   denyAll(agentId: string, by: string, reason?: string): Promise<string[]> {
     return this.#core.denyAll(agentId, by, reason);

@@ -9,6 +9,7 @@ import type { Static } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonValue } from '../../kernel';
 import { PendingApproval } from '../../../shared/approval';
+import { Outcome } from '../../../shared/audit-record';
 import { jsonDepth, MAX_DEPTH } from '../bounds';
 import { schemaValidator } from '../../kernel';
 
@@ -91,7 +92,11 @@ const FleetRequestSchema = Type.Union([
 ]);
 export type FleetRequest = Static<typeof FleetRequestSchema>;
 
-const FleetErrorBodySchema = Type.Object({ driver: TEXT(128), kind: TEXT(32), message: TEXT(8192), hint: Type.Optional(TEXT(8192)) }, closed);
+/** A call's error as the owning hub ended it, with how it ended there (`outcome`, as its record says). */
+const FleetErrorBodySchema = Type.Object(
+  { driver: TEXT(128), kind: TEXT(32), message: TEXT(8192), hint: Type.Optional(TEXT(8192)), outcome: Type.Optional(Outcome) },
+  closed,
+);
 export type FleetErrorBody = Static<typeof FleetErrorBodySchema>;
 
 const FleetReplySchema = Type.Union([
@@ -137,9 +142,10 @@ export type FleetPrompt = Static<typeof FleetPromptSchema>;
 /** The answer to `prompts`: the owning hub's pending prompts. */
 const FleetPromptListSchema = Type.Array(FleetPromptSchema, { maxItems: 10_000 });
 
-/** A prompt raised or ended on `hub`, published on its prompts subject. */
+/** A prompt raised, changed (checked again, preview refreshed) or ended on `hub`, published on its prompts subject. */
 const FleetPromptEventSchema = Type.Union([
   Type.Object({ v: V, hub: NAME, type: Type.Literal('added'), approval: FleetPromptSchema }, closed),
+  Type.Object({ v: V, hub: NAME, type: Type.Literal('updated'), approval: FleetPromptSchema }, closed),
   Type.Object(
     {
       v: V,

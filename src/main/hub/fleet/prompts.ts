@@ -65,10 +65,10 @@ export class FleetPrompts {
     if (!this.#link.nc || !this.#link.connected) return;
     const hub = this.#link.name;
     let message: FleetPromptEvent;
-    if (event.type === 'added') {
+    if (event.type === 'added' || event.type === 'updated') {
       // Only this hub's own prompts: another hub's are that hub's to publish.
       if (event.approval.hub) return;
-      message = { v: PROTOCOL_VERSION, hub, type: 'added', approval: toFleetPrompt(event.approval) };
+      message = { v: PROTOCOL_VERSION, hub, type: event.type, approval: toFleetPrompt(event.approval) };
     } else if (event.type === 'resolved') {
       message = {
         v: PROTOCOL_VERSION,
@@ -99,6 +99,12 @@ export class FleetPrompts {
       const approval = fromFleetPrompt(e.hub, e.approval);
       mine.set(e.approval.approval_id, approval);
       this.#emit({ type: 'added', approval });
+    } else if (e.type === 'updated') {
+      // Only a prompt this hub lists: one it missed comes with the next sync.
+      if (!mine.has(e.approval.approval_id)) return;
+      const approval = fromFleetPrompt(e.hub, e.approval);
+      mine.set(e.approval.approval_id, approval);
+      this.#emit({ type: 'updated', approval });
     } else if (mine.delete(e.approval_id)) {
       const { v: _v, hub: _hub, type: _type, approval_id, authorized, ...rest } = e;
       this.#emit({ type: 'resolved', approval_id: `${e.hub}/${approval_id}`, authorized: authorized as RecordedAuthorization, ...rest });

@@ -8,7 +8,7 @@ import { createInbox } from 'nats';
 import type { JsonValue } from '../../kernel';
 import { DRIVER_ERROR_KINDS } from '../../drivers';
 import type { DriverErrorKind } from '../../drivers';
-import { HubError } from '../errors';
+import { ending, HubError } from '../errors';
 import type { CallOptions } from '../types';
 import { decode, encode, MAX_REQUEST_BYTES, PROTOCOL_VERSION, subjects } from './messages';
 import type { FleetReply, FleetRequest } from './messages';
@@ -92,7 +92,7 @@ export class FleetRequests {
           if (reply.id !== id) return;
           settle();
           if (reply.ok) resolve(reply.result);
-          else reject(fromReply(reply));
+          else reject(fromReply(hub, reply));
         },
       });
       const onAbort = (): void => {
@@ -128,8 +128,26 @@ export class FleetRequests {
   }
 }
 
-function fromReply(reply: FleetReply & { ok: false }): HubError {
-  const { driver, kind, message, hint } = reply.error;
+/**
+ * Another hub's error as this hub's agent hears it: its channels named as this hub names them
+ * (`<hub>/tmux:%0`, so a hint is acted on where it points) and how the call ended there, which an
+ * older hub that does not say is read from the error as a failed call's record would be.
+ */
+function fromReply(hub: string, reply: FleetReply & { ok: false }): HubError {
+  const { driver, kind, message, hint, outcome } = reply.error;
   const known = (DRIVER_ERROR_KINDS as readonly string[]).includes(kind) ? (kind as DriverErrorKind) : 'Upstream';
-  return new HubError(driver, known, message, hint ? { hint } : {});
+  const err = new HubError(driver, known, remoteChannels(hub, message), {
+    ...(hint ? { hint: remoteChannels(hub, hint) } : {}),
+    ...(outcome ? { outcome } : {}),
+  });
+  return ending(err, { state: 'failed' });
+}
+
+/**
+ * `text` with every channel it names (`<driver>:<address>`, at the start of a word) prefixed with
+ * `hub/`, the name this hub gives that hub's channel. A name already prefixed, a URL (`http://…`),
+ * a time (`12:30`) or a label followed by a space (`hint: …`) is left alone.
+ */
+export function remoteChannels(hub: string, text: string): string {
+  return text.replace(/(^|[\s(`'"“])([a-z][a-z0-9-]*:[%@A-Za-z0-9_.][^\s,;)`'"”]*)/g, (_m, before: string, channel: string) => `${before}${hub}/${channel}`);
 }

@@ -141,5 +141,11 @@ export class FleetServer {
 }
 
 function errorBody(err: HubError): FleetErrorBody {
-  return { driver: err.driver.slice(0, 128), kind: err.kind, message: err.message.slice(0, 8192), ...(err.hint ? { hint: err.hint.slice(0, 8192) } : {}) };
+  return {
+    driver: err.driver.slice(0, 128),
+    kind: err.kind,
+    message: err.message.slice(0, 8192),
+    ...(err.hint ? { hint: err.hint.slice(0, 8192) } : {}),
+    ...(err.outcome ? { outcome: err.outcome } : {}),
+  };
 }
