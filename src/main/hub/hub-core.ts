@@ -173,7 +173,11 @@ class HubCore implements Hub {
       audit: this.#audit,
       record: (entry, durable) => this.#timeline.record(entry, durable),
       preview: async (ctx) => this.#secrets.mask(await previewFor(this.#registry, ctx, this.#options.previewTimeoutMs ?? 4000)),
-      precheck: (ctx, args, interaction) => precheckFor(this.#registry, ctx, args, interaction, Math.min(this.#driverTimeout(), 15_000)),
+      // What a check says reaches the panel too (a prompt's would_fail): masked like a preview.
+      precheck: async (ctx, args, interaction) => {
+        const error = await precheckFor(this.#registry, ctx, args, interaction, Math.min(this.#driverTimeout(), 15_000));
+        return error && this.#secrets.maskError(error);
+      },
       opParams: () => this.#registry.drivers().flatMap(({ id }) => this.#registry.opsOf(id).map((o) => ({ driver: id, ...o }))),
       now: this.#now,
       ...(options.panelGraceMs !== undefined ? { panelGraceMs: options.panelGraceMs } : {}),

@@ -4,14 +4,15 @@
  * the audit and in the panel's live timeline — results, errors (message, hint, evidence), recv
  * items, channel listings. A code that was used or a token that was revoked is no longer a secret.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DriverError } from '../../../src/main/drivers/contract';
 import type { JsonValue } from '../../../src/main/kernel/types';
 import type { AgentIdentity, AuditEntry } from '../../../src/main/hub';
 import { createOperatorAuth, ensureToken, SECRET_MARKER } from '../../../src/main/hub/credentials';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
-import { closeHubs, failure, openHub } from './helpers';
+import { closeHubs, failure, nextPrompt, openHub } from './helpers';
+import { createHub } from '../../../src/main/hub/hub-core';
 
 const agent: AgentIdentity = { kind: 'mcp', agent_id: 'default', name: 'claude', session: 's1' };
 
@@ -70,6 +71,32 @@ describe('secret masking in the call path', () => {
     clean(stored);
     clean(live);
     expect(live.length).toBeGreaterThan(0);
+  });
+
+  it("a precheck's reason shown on a pending prompt (would fail) is masked like a preview", async () => {
+    const dir = tmpDataDir();
+    const token = ensureToken(dir);
+    const driver = leakyDriver(() => `token ${token}`);
+    let failing = false;
+    driver.precheck = async () => {
+      if (failing) throw new DriverError('Rejected', `the pane now shows token ${token}`, { hint: `read it again: ${token}` });
+    };
+    const hub = createHub({ dataDir: dir, drivers: [driver], progressIntervalMs: 50, recheckMs: 50 });
+    try {
+      hub.attachPanel();
+      const prompt = nextPrompt(hub);
+      const call = hub.invoke('test:alpha', 'write', { text: 'x' }, { agent });
+      const { approval_id } = await prompt;
+      failing = true;
+      await vi.waitFor(() => expect(hub.pendingApprovals().find((p) => p.approval_id === approval_id)?.would_fail).toBeDefined(), { timeout: 5000 });
+      const shown = JSON.stringify(hub.pendingApprovals());
+      expect(shown).toContain(SECRET_MARKER);
+      expect(shown).not.toContain(token);
+      await hub.decide(approval_id, { kind: 'deny', by: 'alice' });
+      await failure(call);
+    } finally {
+      await hub.close();
+    }
   });
 
   it('a long pane read is masked in full for the agent and as stored (bounded) in the audit', async () => {
