@@ -106,6 +106,8 @@ export function createMcpServer(hub: Hub, credential: AgentCredential, session: 
         }
         case 'channel_recv': {
           const { cursor, driver } = input as ToolInput<typeof tool>;
+          // A cursor this hub never gave is refused here, before the hub reads anything (and audited as such).
+          if (typeof cursor === 'string') decodeCursor(cursor, undefined);
           reachedHub = true;
           if (driver === undefined) return ok(recvAnswer(await recvMerged(hub, cursor, call)));
           // One driver: its own integer cursor, or its position in a merged one.
