@@ -130,6 +130,12 @@ describe('uplink drivers', () => {
       const r = await cli('drivers');
       expect(r.stdout).toMatch(/^ {4}answered \d{4}-\d\d-\d\dT[\d:.]+Z {2}\w+ \(its last answer\)$/m);
       expect(r.stdout).toMatch(/^ {4}error {4}notes is not responding: .* — hint: /m);
+      // doctor bounds each driver's check: the stopped one is reported, not waited for.
+      const asked = Date.now();
+      const doctor = await cli('doctor');
+      expect(Date.now() - asked).toBeLessThan(3000);
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toContain('notes is not responding');
       const started = Date.now();
       const restart = await cli('drivers', 'restart', 'notes');
       expect(Date.now() - started).toBeLessThan(5000);
