@@ -505,19 +505,16 @@ export class ExternalDriver implements Driver {
     }
     this.#pingSentAt = Date.now();
     // `info` is the protocol's cheapest request; it is no op call, so nothing reaches the audit.
-    session.call('info', {}, { ping: true }).then(
-      () => {
-        if (session !== this.#session) return;
-        this.#pingSentAt = undefined;
-        if (this.#state === 'not_responding') {
-          this.#notRespondingSince = undefined;
-          this.#setState('running');
-        }
-      },
-      () => {
-        if (session === this.#session) this.#pingSentAt = undefined;
-      },
-    );
+    // Any answer counts, an error too (a driver may not offer info): only a closed session does not.
+    const answered = (): void => {
+      if (session !== this.#session || session.dead) return;
+      this.#pingSentAt = undefined;
+      if (this.#state === 'not_responding') {
+        this.#notRespondingSince = undefined;
+        this.#setState('running');
+      }
+    };
+    session.call('info', {}, { ping: true }).then(answered, answered);
   }
 
   /** The ping sent at `since` is still unanswered: calls in flight fail now, and new ones at once. */
