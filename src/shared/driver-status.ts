@@ -6,8 +6,23 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { StringEnum } from './schema';
 
-/** `off`: configured in `external_drivers` but left out by `hub.drivers`, so never started. */
-export const DriverProcessState = StringEnum(['idle', 'starting', 'running', 'backoff', 'refused', 'incompatible', 'stopped', 'off']);
+/**
+ * `off`: configured in `external_drivers` but left out by `hub.drivers`, so never started.
+ * `not_responding`: its process runs but left the hub's ping unanswered (stopped, or stuck); calls
+ * fail at once until it answers again. `stopping`: a restart is ending the old process.
+ */
+export const DriverProcessState = StringEnum([
+  'idle',
+  'starting',
+  'running',
+  'not_responding',
+  'stopping',
+  'backoff',
+  'refused',
+  'incompatible',
+  'stopped',
+  'off',
+]);
 export type DriverProcessState = Static<typeof DriverProcessState>;
 /** `unchecked`: not hashed yet (an admitted driver before its first start), or no integrity option (the conformance kit). */
 export const DriverAdmission = StringEnum(['admitted', 'untrusted', 'mismatch', 'unchecked']);
@@ -44,6 +59,10 @@ export const DriverProcessStatus = Type.Object({
   /** Why the driver is not usable now, one line with its hint. */
   error: str,
   in_flight: Type.Integer(),
+  /** The last request the driver answered (a ping or a call), and when: what a not-responding driver last did. */
+  last_answer: Type.Optional(Type.Object({ method: Type.String(), at: Type.Number() })),
+  /** Since when a `not_responding` driver has left the ping unanswered. */
+  not_responding_since: Type.Optional(Type.Number()),
   stderr: Type.Array(Type.String()),
 });
 export type DriverProcessStatus = Static<typeof DriverProcessStatus>;
@@ -54,12 +73,21 @@ export function describeAdmission(d: Pick<DriverProcessStatus, 'admission' | 'ad
   return d.admitted_by === 'config' ? 'admitted by config' : 'admitted by the operator';
 }
 
-/** One protocol message between the hub and an external driver (payloads masked and cut). */
+/** A state as the operator reads it (`not responding`, not `not_responding`). */
+export function stateInWords(state: DriverProcessState): string {
+  return state.replace(/_/g, ' ');
+}
+
+/**
+ * One protocol message between the hub and an external driver (payloads masked and cut). An
+ * `unanswered` entry is no message: the hub's mark that the request with its `id` got no answer
+ * by its deadline (`ms`).
+ */
 export const DriverTraceEntry = Type.Object({
   seq: Type.Integer(),
   at: Type.Number(),
   dir: StringEnum(['out', 'in']),
-  type: StringEnum(['request', 'response', 'error', 'notification', 'invalid']),
+  type: StringEnum(['request', 'response', 'error', 'notification', 'invalid', 'unanswered']),
   method: str,
   id: Type.Optional(Type.Union([Type.Integer(), Type.String()])),
   bytes: Type.Integer(),

@@ -78,12 +78,15 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
     expect(panelUrl).toContain(`:${port}/`);
     await page.goto(panelUrl);
     const strip = page.getByRole('region', { name: 'Demo presenter' });
-    await expect(strip).toContainText(/Step \d of 8/, { timeout: 30_000 });
+    // The story starts once this panel is attached, and its first steps stay long enough to be read.
+    await expect(strip).toContainText('Step 1 of 8', { timeout: 30_000 });
+    await expect(strip).toContainText('Step 2 of 8');
 
     let shot = false;
     let done = false;
     void exited.then(() => (done = true));
     const decided = new Set<string>();
+    let named = 0;
     while (!done) {
       // The oldest prompt not yet decided, pinned by its id so a click never lands on the next one.
       const ids = await page.locator('article.approval[data-approval-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-approval-id') ?? ''));
@@ -100,6 +103,23 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
         await page.screenshot({ path: join(SHOTS, 'demo-presenter.png') });
         shot = true;
       }
+      // The strip names a pane as the prompt does (`tmux:%0 (builder)`), never by another name.
+      const channel =
+        (await card
+          .locator('.channel')
+          .first()
+          .textContent({ timeout: 2000 })
+          .catch(() => '')) ?? '';
+      if (channel.startsWith('tmux:')) {
+        const labels =
+          (await card
+            .locator('.labels')
+            .first()
+            .textContent({ timeout: 500 })
+            .catch(() => '')) ?? '';
+        await expect(strip).toContainText(` on ${channel}${labels}`);
+        named += 1;
+      }
       const refuse = text.includes(REFUSED);
       if (refuse) await expect(strip).toContainText('refuse');
       decided.add(id);
@@ -109,6 +129,8 @@ test('a presenter approves every prompt but the force-push; the demo exits 0 and
         .catch(() => decided.delete(id));
     }
     expect({ code: await exited, out }).toMatchObject({ code: 0 });
+    // type, ask and the force-push: each prompt on a pane was checked against the strip.
+    expect(named).toBeGreaterThanOrEqual(3);
     // Nothing the demo started outlives it.
     expect([...stageMarkers()].filter((m) => !before.has(m))).toEqual([]);
     expect(out).toContain('the operator said no');

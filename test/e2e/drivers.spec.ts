@@ -3,16 +3,19 @@
  * The driver debugger in Chromium against a real `uplink serve` whose config has the notes driver
  * (a plain Node program speaking the driver protocol) in `external_drivers`, not yet trusted: the
  * operator trusts it in the panel, its channels appear, the live trace shows the calls with the
- * sensitive arg masked, and "Restart driver" starts a new process.
+ * sensitive arg masked, and "Restart driver" starts a new process, saying each step. A second copy
+ * (`stubborn`, admitted by config) ignores SIGTERM and the end of stdin, so its restart takes seconds.
  */
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
-import { rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PrivateTmux, ROOT, startServe } from './harness';
 import type { Serve } from './harness';
 
 const DRIVER = join(ROOT, 'test', 'fixtures', 'external', 'notes-driver.mjs');
+const SHA = createHash('sha256').update(readFileSync(DRIVER)).digest('hex');
 const tmux = new PrivateTmux();
 let serve: Serve;
 let page: Page;
@@ -21,7 +24,15 @@ test.describe.configure({ mode: 'serial' });
 
 test.beforeAll(async ({ browser }) => {
   tmux.start('work', 'sh');
-  serve = await startServe({ tmux, config: { external_drivers: [{ id: 'notes', command: [process.execPath, DRIVER] }] } });
+  serve = await startServe({
+    tmux,
+    config: {
+      external_drivers: [
+        { id: 'notes', command: [process.execPath, DRIVER] },
+        { id: 'stubborn', command: [process.execPath, DRIVER, '--id', 'stubborn', '--stubborn'], integrity: { file: DRIVER, sha256: SHA } },
+      ],
+    },
+  });
   page = await browser.newPage();
   await page.goto(serve.panelUrl);
   await expect(page.getByText('connected', { exact: true })).toBeVisible();
@@ -79,4 +90,40 @@ test('"Restart driver" starts a new process', async () => {
   await expect.poll(pidOf).not.toBe(before);
   await expect(card()).toContainText('running');
   await expect(card().locator('dt:text-is("Restarts") + dd')).toContainText('1');
+});
+
+test('"Restart driver" is busy while it runs, says each step, then the outcome', async () => {
+  const stubborn = page.getByRole('article', { name: 'driver stubborn' });
+  serve.cli('channels'); // starts it
+  await expect(stubborn.getByText('running', { exact: true })).toBeVisible();
+  const button = stubborn.getByRole('button', { name: /^Restart/ });
+  await button.click();
+  // It ignores the end of stdin and SIGTERM: the stop takes about 4 s, shown as it happens.
+  await expect(button).toHaveText('Restarting…');
+  await expect(button).toBeDisabled();
+  const progress = stubborn.getByRole('status', { name: 'stubborn restart' });
+  await expect(progress).toHaveText('stopping stubborn…');
+  await expect(stubborn.locator('.driver-head')).toContainText('stopping');
+  await expect(progress).toHaveText(/^restarted: running, pid \d+$/, { timeout: 15_000 });
+  await expect(button).toHaveText('Restart driver');
+  await expect(button).toBeEnabled();
+});
+
+test("an external driver's channel page opens with its preview and no error, and records no call refused in the operator's name", async () => {
+  await view(/^Channels/).click();
+  await page
+    .getByRole('listbox', { name: 'notes channels' })
+    .getByRole('button', { name: /notes:ideas/ })
+    .click();
+  await expect(page.getByRole('heading', { name: 'Ops' })).toBeVisible();
+  const preview = page.getByRole('region', { name: 'Preview' });
+  await expect(preview.getByLabel('Recent text')).toHaveText('a driver per tool');
+  await expect(page.locator('.channel-page').getByRole('alert')).toHaveCount(0);
+  const entries = serve
+    .cli('log', '--json', '--channel', 'notes:ideas')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { type: string; op?: string; outcome?: string });
+  expect(entries.filter((e) => e.type === 'rejected' || e.outcome === 'rejected')).toEqual([]);
+  expect(entries.filter((e) => e.op !== 'read')).toEqual([]);
 });

@@ -20,7 +20,7 @@ export async function loadProductDrivers() {
   return { tmux, desktop };
 }
 export { ExternalDriver } from './external/host';
-export type { ExternalDriverOptions, ExternalStatus, ProcessState } from './external/host';
+export type { ExternalDriverOptions, ExternalStatus, ProcessState, RestartProgress } from './external/host';
 export { sha256File } from './external/admission';
 export type { Admission, Integrity } from './external/admission';
 export type { SchemaCheck } from './external/answers';

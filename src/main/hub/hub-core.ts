@@ -471,8 +471,8 @@ class HubCore implements Hub {
     return this.#secrets.mask(await this.#admin.trust(id, sha256, by));
   }
 
-  async restartDriver(id: string, by: string): Promise<ExternalStatus> {
-    return this.#secrets.mask(await this.#admin.restart(id, by));
+  async restartDriver(id: string, by: string, progress?: (step: string) => void): Promise<ExternalStatus> {
+    return this.#secrets.mask(await this.#admin.restart(id, by, progress));
   }
 
   // ── kernel views ─────────────────────────────────────────────────────────────────────────

@@ -184,8 +184,11 @@ export interface Hub {
   driverTrace(id: string, filter?: TraceFilter): TraceEntry[];
   /** Admits an external driver with the hash the operator saw (refused if the file changed since); audited. */
   trustDriver(id: string, sha256: string, by: string): Promise<ExternalStatus>;
-  /** Stops an external driver's process and starts it again, forgetting its crash backoff; audited. */
-  restartDriver(id: string, by: string): Promise<ExternalStatus>;
+  /**
+   * Stops an external driver's process and starts it again, forgetting its crash backoff; audited.
+   * `progress` hears each step as it happens ("stopping notes (pid 4242)…", "starting notes…").
+   */
+  restartDriver(id: string, by: string, progress?: (step: string) => void): Promise<ExternalStatus>;
 
   // ── kernel views ─────────────────────────────────────────────────────────────────────────
   /** The registered providers and the capabilities each offers. */

@@ -25,6 +25,7 @@ export type { AgentCredential, AgentSummary, OperatorAuth, OperatorSession } fro
 export { loadDrivers } from './driver-admin/default';
 export type { DriverSet, LoadDrivers, SectionGetter } from './driver-admin/default';
 export { MAX_MESSAGE_BYTES, MAX_OP_CHARS, checkBounds } from './bounds';
+export { defaultArgsFor } from './op-args';
 
 /**
  * Creates the hub of a data directory (see `HubOptions`). With a `fleet` section in its config it

@@ -49,11 +49,13 @@ export async function trustDriver(driver: string, sha256: string): Promise<strin
   }
 }
 
-export async function restartDriver(driver: string): Promise<void> {
+/** Restarts a driver; resolves with its status after the restart, or the hub's refusal in words. */
+export async function restartDriver(driver: string): Promise<DriverProcessStatus | string> {
   try {
-    replaceStatus(await getApi().restartDriver({ driver }));
-    toast('info', `${driver} restarted`);
+    const status = await getApi().restartDriver({ driver });
+    replaceStatus(status);
+    return status;
   } catch (error) {
-    toast('error', message(error));
+    return message(error);
   }
 }

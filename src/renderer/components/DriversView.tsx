@@ -5,7 +5,7 @@
  */
 import { useEffect, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { describeAdmission } from '../../shared/driver-status';
+import { describeAdmission, stateInWords } from '../../shared/driver-status';
 import { escapeControl } from '../../shared/escape';
 import type { DriverProcessStatus, DriverTraceEntry } from '../../shared/panel-types';
 import { loadChannels, loadDrivers, loadProviders, pollTrace, restartDriver, trustDriver } from '../actions';
@@ -21,6 +21,8 @@ const TRACE_ROWS = 200;
 
 const STATE_TONE: Record<DriverProcessStatus['state'], Tone> = {
   running: 'ok',
+  not_responding: 'bad',
+  stopping: 'info',
   starting: 'info',
   idle: 'neutral',
   backoff: 'warn',
@@ -30,6 +32,9 @@ const STATE_TONE: Record<DriverProcessStatus['state'], Tone> = {
   off: 'neutral',
 };
 const ADMISSION_TONE: Record<DriverProcessStatus['admission'], Tone> = { admitted: 'ok', unchecked: 'neutral', untrusted: 'warn', mismatch: 'bad' };
+
+/** How often the view asks while a restart it started runs, so each step shows as it happens. */
+const RESTART_POLL_MS = 250;
 
 /** Drivers the operator must trust before they run (the host says so before a first start too). */
 export const awaitingTrust = (d: DriverProcessStatus): boolean => d.admission === 'untrusted' || d.admission === 'mismatch';
@@ -61,7 +66,7 @@ export function traceTargets(driver: string, entries: readonly DriverTraceEntry[
       const t = { ...(addr !== undefined ? { channel: `${driver}:${addr}` } : {}), ...(op !== undefined ? { op } : {}) };
       if (e.id !== undefined) byId.set(String(e.id), t);
       out.set(e.seq, t);
-    } else if (e.dir === 'in' && e.id !== undefined && (e.type === 'response' || e.type === 'error')) {
+    } else if (e.dir === 'in' && e.id !== undefined && (e.type === 'response' || e.type === 'error' || e.type === 'unanswered')) {
       out.set(e.seq, byId.get(String(e.id)) ?? {});
     } else out.set(e.seq, {});
   }
@@ -181,13 +186,53 @@ function TraceTable({ d, entries }: { d: DriverProcessStatus; entries: DriverTra
   );
 }
 
+/** What a restart the operator started is doing now: the host's state while it runs, then its outcome. */
+export function restartProgress(d: DriverProcessStatus, running: boolean, result: DriverProcessStatus | string | undefined): string | undefined {
+  if (running) return d.state === 'starting' || d.state === 'idle' ? `starting ${d.id}…` : `stopping ${d.id}…`;
+  if (result === undefined) return undefined;
+  if (typeof result === 'string') return `restart failed: ${result}`;
+  return result.state === 'running'
+    ? `restarted: running${result.pid !== undefined ? `, pid ${result.pid}` : ''}`
+    : `restarted, but it is not running (${stateInWords(result.state)})`;
+}
+
+function RestartButton({ d }: { d: DriverProcessStatus }) {
+  const [running, setRunning] = useState(false);
+  const [result, setResult] = useState<DriverProcessStatus | string>();
+  useEffect(() => {
+    if (!running) return;
+    // The hub answers the restart once it is over; meanwhile its status says which step it is at.
+    const timer = setInterval(() => void loadDrivers(), RESTART_POLL_MS);
+    return () => clearInterval(timer);
+  }, [running]);
+  const restart = async () => {
+    setRunning(true);
+    setResult(undefined);
+    setResult(await restartDriver(d.id));
+    setRunning(false);
+  };
+  const progress = restartProgress(d, running, result);
+  return (
+    <>
+      {progress && (
+        <span className="muted small" role="status" aria-label={`${d.id} restart`}>
+          {escapeControl(progress)}
+        </span>
+      )}
+      <button type="button" className="btn btn-small" disabled={running} aria-busy={running} onClick={() => void restart()}>
+        {running ? 'Restarting…' : 'Restart driver'}
+      </button>
+    </>
+  );
+}
+
 function ExternalDriver({ d, trace }: { d: DriverProcessStatus; trace: DriverTraceEntry[] }) {
   return (
     <article className="driver-card" aria-label={`driver ${d.id}`}>
       <h3 className="driver-head">
         {d.id}
         <Badge tone="info">out-of-process</Badge>
-        <Badge tone={STATE_TONE[d.state]}>{d.state}</Badge>
+        <Badge tone={STATE_TONE[d.state]}>{stateInWords(d.state)}</Badge>
         {d.state === 'idle' && d.admission === 'unchecked' ? (
           <Badge tone="neutral">not started yet</Badge>
         ) : (
@@ -201,9 +246,7 @@ function ExternalDriver({ d, trace }: { d: DriverProcessStatus; trace: DriverTra
           </Badge>
         )}
         <span className="spacer" />
-        <button type="button" className="btn btn-small" onClick={() => void restartDriver(d.id)}>
-          Restart driver
-        </button>
+        <RestartButton d={d} />
       </h3>
       <dl className="kv">
         <dt>Command</dt>
@@ -219,6 +262,11 @@ function ExternalDriver({ d, trace }: { d: DriverProcessStatus; trace: DriverTra
         <dd>
           {d.restarts}
           {d.in_flight ? ` · ${d.in_flight} call(s) in flight` : ''}
+        </dd>
+        <dt>Last answer</dt>
+        <dd>
+          {d.last_answer ? `${escapeControl(d.last_answer.method)} at ${formatDateTime(d.last_answer.at)}` : '—'}
+          {d.not_responding_since !== undefined ? ` · not responding since ${formatDateTime(d.not_responding_since)}` : ''}
         </dd>
         <dt>Last exit</dt>
         <dd>

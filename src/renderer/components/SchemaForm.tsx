@@ -44,6 +44,26 @@ export function schemaProps(schema: JsonSchema): Prop[] {
   }));
 }
 
+/**
+ * The fields as the form opens: each property's schema `default`, as its field holds it, so a run
+ * without edits sends what the schema gives (an op's defaults are minimal valid args).
+ */
+export function initialValues(props: Prop[]): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (const p of props) {
+    const def = p.schema.default;
+    if (def === undefined) continue;
+    const kind = kindOf(p.schema);
+    if (kind === 'boolean') {
+      if (typeof def === 'boolean') out[p.name] = def;
+    } else if (kind === 'json') out[p.name] = JSON.stringify(def);
+    else if (kind === 'string-array') {
+      if (Array.isArray(def)) out[p.name] = def.join(' ');
+    } else if (typeof def === 'string' || typeof def === 'number') out[p.name] = String(def);
+  }
+  return out;
+}
+
 /** Builds the args object from the raw field values; throws with a readable message. */
 export function buildArgs(props: Prop[], values: Record<string, string | boolean>): JsonValue {
   const out: Record<string, JsonValue> = {};
@@ -99,7 +119,7 @@ export function SchemaForm({
   idPrefix: string;
 }) {
   const props = useMemo(() => schemaProps(schema), [schema]);
-  const [values, setValues] = useState<Record<string, string | boolean>>({});
+  const [values, setValues] = useState<Record<string, string | boolean>>(() => initialValues(props));
   const [error, setError] = useState<string>();
   const set = (name: string, v: string | boolean) => setValues((m) => ({ ...m, [name]: v }));
   const submit = (e: FormEvent) => {

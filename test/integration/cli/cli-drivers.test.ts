@@ -113,12 +113,42 @@ describe('uplink drivers', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^notes restarted, running:\nnotes\s+running\s+pid (\d+)/);
     expect(Number(/pid (\d+)/.exec(r.stdout)![1])).not.toBe(before);
+    // Each step on stderr as it happens; stdout keeps the result alone.
+    expect(r.stderr).toMatch(new RegExp(`^stopping notes \\(pid ${before}\\)…\nstopped in [\\d.]+ s: it exited\nstarting notes…\n$`));
     const log = (await cli('log', '--op', 'driver-restart')).stdout;
     expect(log).toContain('driver-restart');
     expect((await cli('log', '--op', 'driver-trust')).stdout).toContain(SHA);
     const unknown = await cli('drivers', 'restart', 'nope');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no external driver nope runs in this hub');
+  });
+  it('lists a stopped driver as not responding with its last answer, and restarts it at once', async () => {
+    const { pid } = (JSON.parse((await cli('drivers', '--json')).stdout) as Array<{ pid: number }>)[0]!;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      await expect.poll(async () => (await cli('drivers')).stdout, { timeout: 8000, interval: 300 }).toMatch(/^notes\s+not responding\s+pid \d+/m);
+      const r = await cli('drivers');
+      expect(r.stdout).toMatch(/^ {4}answered \d{4}-\d\d-\d\dT[\d:.]+Z {2}\w+ \(its last answer\)$/m);
+      expect(r.stdout).toMatch(/^ {4}error {4}notes is not responding: .* — hint: /m);
+      // doctor bounds each driver's check: the stopped one is reported, not waited for.
+      const asked = Date.now();
+      const doctor = await cli('doctor');
+      expect(Date.now() - asked).toBeLessThan(3000);
+      expect(doctor.code).toBe(1);
+      expect(doctor.stdout).toContain('notes is not responding');
+      const started = Date.now();
+      const restart = await cli('drivers', 'restart', 'notes');
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(restart.code).toBe(0);
+      expect(restart.stderr).toContain(`stopping notes (pid ${pid})…\nstopped in`);
+      expect(restart.stderr).toContain('killed (SIGKILL: it was not responding)\nstarting notes…');
+    } finally {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // killed by the restart
+      }
+    }
   });
 });
 

@@ -78,7 +78,7 @@ describe('the demo story', () => {
     const result = await tellStory(agent, 42, h);
     expect(result.acts.map((a) => a.outcome)).toEqual(Array(7).fill('denied'));
     expect(steps.at(-1)?.step).toBe(8);
-    expect(steps.at(-1)?.summary).toContain('force-push from tmux:builder: denied');
+    expect(steps.at(-1)?.summary).toContain('force-push from tmux:%0 (builder): denied');
     expect(log).toContain('  the operator said no; the agent moves on');
   });
 
@@ -88,8 +88,8 @@ describe('the demo story', () => {
     const { h, steps } = hooks();
     const result = await tellStory(agent, 42, h);
     expect(result.acts.slice(0, 2)).toEqual([
-      { what: 'type a command in tmux:builder', outcome: 'failed' },
-      { what: 'type a command in tmux:builder', outcome: 'succeeded' },
+      { what: 'type a command in tmux:%0 (builder)', outcome: 'failed' },
+      { what: 'type a command in tmux:%0 (builder)', outcome: 'succeeded' },
     ]);
     const typed = calls.findIndex((c) => c.name === 'channel_act');
     expect(calls.slice(typed + 1, typed + 3)).toMatchObject([
@@ -97,5 +97,33 @@ describe('the demo story', () => {
       { name: 'channel_act', args: { op: 'type' } },
     ]);
     expect(steps.some((s) => s.step === 3 && s.why.includes('went stale'))).toBe(true);
+  });
+
+  it('names the panes on the strip as the prompts do: the address the agent calls, then its label', async () => {
+    const { agent, calls } = standIn(() => ok({}));
+    const { h, steps } = hooks();
+    await tellStory(agent, 42, h);
+    const strip = steps.map((st) => `${st.why} ${st.look} ${st.summary ?? ''}`).join('\n');
+    expect(strip).not.toMatch(/tmux:(builder|reviewer)/);
+    expect(steps.find((st) => st.step === 3)?.look).toBe('Approvals: "type" on tmux:%0 (builder) — Approve once.');
+    expect(steps.find((st) => st.step === 4)?.look).toContain('"ask" on tmux:%1 (reviewer)');
+    expect(steps.find((st) => st.step === 7)?.look).toContain('on tmux:%0 (builder) — Deny.');
+    // …and the prompts are raised on that very address.
+    expect(calls.filter((c) => c.name === 'channel_act' && String(c.args.channel).startsWith('tmux:')).map((c) => c.args.channel)).toEqual([
+      'tmux:%0',
+      'tmux:%1',
+      'tmux:%0',
+    ]);
+  });
+
+  it('lingers on the steps that ask nothing (discover, read) before the first prompt', async () => {
+    const order: string[] = [];
+    const { agent } = standIn(() => ok({}));
+    const { h } = hooks();
+    const step = h.step;
+    h.step = (st) => (order.push(`step ${st.step}`), step(st));
+    h.dwell = async () => void order.push('dwell');
+    await tellStory(agent, 42, h);
+    expect(order.slice(0, order.indexOf('step 3'))).toEqual(['step 1', 'step 1', 'dwell', 'step 2', 'dwell']);
   });
 });

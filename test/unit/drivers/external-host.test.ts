@@ -162,4 +162,30 @@ describe('ExternalDriver', () => {
     expect(out.summary).not.toContain('hunter2');
     expect(d.trace({ method: 'invoke', limit: 1 })).toHaveLength(1);
   });
+
+  it('with the ping on: not responding while stopped, calls failing at once, and running again when it answers, an error answer included', async () => {
+    for (const args of [[], ['--no-info']]) {
+      const d = host(args, { ping: { intervalMs: 100, timeoutMs: 400 } });
+      await d.ensureStarted();
+      await new Promise((r) => setTimeout(r, 600));
+      expect(d.status().state).toBe('running');
+      const pid = d.status().pid!;
+      process.kill(pid, 'SIGSTOP');
+      try {
+        await expect.poll(() => d.status().state, { timeout: 3000, interval: 50 }).toBe('not_responding');
+        expect(d.status().last_answer?.method).toBe('info');
+        const started = Date.now();
+        const err = await failure<DriverError>(d.invoke('todo', 'read', {}));
+        expect(Date.now() - started).toBeLessThan(200);
+        expect(err.kind).toBe('Unavailable');
+        expect(err.message).toMatch(/^notes is not responding: /);
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+      await expect.poll(() => d.status().state, { timeout: 3000, interval: 50 }).toBe('running');
+      expect(await d.invoke('todo', 'read', {})).toEqual({ text: 'buy milk' });
+      // The pings stay out of the trace.
+      expect(d.trace({ method: 'info' })).toEqual([]);
+    }
+  });
 });

@@ -521,6 +521,29 @@ describe('ArgsView and SchemaForm', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Run read' }));
     expect(onSubmit).toHaveBeenCalledWith({ lines: 12 });
   });
+  it("opens with the schema's defaults filled in, so running it unedited sends them", () => {
+    const onSubmit = vi.fn();
+    render(
+      <SchemaForm
+        schema={{
+          type: 'object',
+          properties: {
+            lines: { type: 'integer', default: 50 },
+            enter: { type: 'boolean', default: true },
+            keys: { type: 'array', items: { type: 'string' }, default: ['Enter', 'Tab'] },
+            text: { type: 'string' },
+          },
+        }}
+        submitLabel="Run read"
+        onSubmit={onSubmit}
+        busy={false}
+        idPrefix="d"
+      />,
+    );
+    expect(screen.getByLabelText(/lines/)).toHaveProperty('value', '50');
+    fireEvent.click(screen.getByRole('button', { name: 'Run read' }));
+    expect(onSubmit).toHaveBeenCalledWith({ lines: 50, enter: true, keys: ['Enter', 'Tab'] });
+  });
 });
 
 describe('settings', () => {

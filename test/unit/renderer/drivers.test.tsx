@@ -163,6 +163,34 @@ describe('the Drivers view', () => {
     open({ driverStatus: [running()], restartDriver: running({ restarts: 3 }) });
     fireEvent.click(within(await screen.findByRole('article', { name: 'driver notes' })).getByRole('button', { name: 'Restart driver' }));
     await waitFor(() => expect(fake.calls).toContainEqual({ method: 'restartDriver', params: { driver: 'notes' } }));
+    const progress = within(card()).getByRole('status', { name: 'notes restart' });
+    await waitFor(() => expect(progress.textContent).toBe('restarted: running, pid 4242'));
+  });
+
+  it('shows a driver not responding in words, with its last answer and since when, and its unanswered request marked in the trace', async () => {
+    const since = new Date(2026, 0, 1, 12, 0, 5).getTime();
+    const last = new Date(2026, 0, 1, 12, 0, 3).getTime();
+    open({
+      driverStatus: [
+        running({
+          state: 'not_responding',
+          last_answer: { method: 'info', at: last },
+          not_responding_since: since,
+          error: 'notes is not responding: … — hint: restart it',
+        }),
+      ],
+      driverTrace: [...trace(), entry({ dir: 'in', type: 'unanswered', method: 'invoke', id: 8, ms: 15000, bytes: 0, summary: 'no answer after 15000 ms' })],
+    });
+    const c = await screen.findByRole('article', { name: 'driver notes' });
+    expect(within(c).getByText('not responding')).toBeTruthy();
+    expect(within(c).getByText('Last answer').nextElementSibling!.textContent).toBe('info at 2026-01-01 12:00:03 · not responding since 2026-01-01 12:00:05');
+    await waitFor(() => expect(rows()).toHaveLength(6));
+    const mark = rows()[0]!;
+    expect(mark.className).toBe('trace-unanswered');
+    expect(mark.textContent).toContain('no answer after 15000 ms');
+    // The mark follows its request in the filters.
+    fireEvent.change(screen.getByLabelText('notes trace op'), { target: { value: 'read' } });
+    expect([...rows()].map((r) => r.querySelectorAll('td')[2]!.textContent)).toEqual(['unanswered', 'error', 'request']);
   });
 });
 

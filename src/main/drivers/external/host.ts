@@ -42,6 +42,9 @@ const MAX_CALL_WAIT_MS = 1000;
 
 type Listener = (what: 'state' | 'ops') => void;
 
+/** One step of a restart, as the panel and `uplink drivers restart` show it. */
+export type RestartProgress = (step: string) => void;
+
 /** An out-of-process driver. */
 export class ExternalDriver implements Driver {
   #id: string;
@@ -66,6 +69,12 @@ export class ExternalDriver implements Driver {
   #disposed = false;
   #handshake: unknown;
   #strays: ((response: RpcResponse) => void) | undefined;
+  /** The last request the driver answered (a ping or a call), and when. */
+  #lastAnswer: { method: string; at: number } | undefined;
+  /** When the ping in flight was sent (undefined: none in flight). */
+  #pingSentAt: number | undefined;
+  #pingTimer: ReturnType<typeof setInterval> | undefined;
+  #notRespondingSince: number | undefined;
   /** What every session of this driver needs of it. */
   #host: SessionHost;
 
@@ -94,6 +103,7 @@ export class ExternalDriver implements Driver {
         if (!session.stopping || !this.#lastExit || this.#lastExit.at < session.startedAt) this.#lastExit = exit;
       },
       failed: (session, message) => this.#failed(session, message),
+      answered: (method, at) => (this.#lastAnswer = { method, at }),
     };
   }
 
@@ -144,6 +154,8 @@ export class ExternalDriver implements Driver {
   }
 
   async doctor(): Promise<DoctorReport> {
+    // A driver that leaves the ping unanswered would leave doctor unanswered too: say so at once.
+    if (this.#state === 'not_responding') return { driver: this.id, ok: false, lines: [describe(this.#notResponding())] };
     try {
       await this.ensureStarted();
     } catch (e) {
@@ -157,6 +169,7 @@ export class ExternalDriver implements Driver {
 
   dispose(): Promise<void> {
     this.#disposed = true;
+    this.#stopPinging();
     this.#setState('stopped');
     return this.#stop();
   }
@@ -167,13 +180,25 @@ export class ExternalDriver implements Driver {
     await this.#ready(signal);
   }
 
-  /** Stops the process and starts it again now, forgetting crash backoff and a version refusal. */
-  async restart(): Promise<void> {
-    await this.#stop();
+  /**
+   * Stops the process and starts it again now, forgetting crash backoff and a version refusal;
+   * `progress` hears each step (stopping, how it stopped, starting).
+   */
+  async restart(progress: RestartProgress = () => undefined): Promise<void> {
+    const session = this.#session && !this.#session.dead ? this.#session : undefined;
+    if (session) {
+      const pid = session.child.pid;
+      this.#setState('stopping');
+      progress(`stopping ${this.id}${pid !== undefined ? ` (pid ${pid})` : ''}…`);
+      const started = Date.now();
+      const how = await session.stop(this.#notRespondingSince !== undefined);
+      progress(`stopped in ${((Date.now() - started) / 1000).toFixed(1)} s: ${how}`);
+    }
     this.#crashes = 0;
     this.#nextStartAt = 0;
     this.#error = undefined;
     this.#setState('idle');
+    progress(`starting ${this.id}…`);
     await this.ensureStarted();
   }
 
@@ -241,8 +266,10 @@ export class ExternalDriver implements Driver {
       // An entry the config does not admit is untrusted before any start: no hash needed to know.
       admission: this.#admission === 'unchecked' && this.#options.integrity && !this.#options.integrity() ? 'untrusted' : this.#admission,
       integrity: { ...this.#integrity },
-      ...(this.#error ? { error: describe(this.#error) } : {}),
+      ...(this.#state === 'not_responding' ? { error: describe(this.#notResponding()) } : this.#error ? { error: describe(this.#error) } : {}),
       in_flight: s ? s.inFlight : 0,
+      ...(this.#lastAnswer ? { last_answer: { ...this.#lastAnswer } } : {}),
+      ...(this.#notRespondingSince !== undefined ? { not_responding_since: this.#notRespondingSince } : {}),
       stderr: this.#stderr.lines(),
     };
   }
@@ -310,7 +337,9 @@ export class ExternalDriver implements Driver {
       const changed = JSON.stringify(ops) !== JSON.stringify(this.#ops);
       this.#ops = ops;
       this.#error = undefined;
+      this.#notRespondingSince = undefined;
       this.#setState('running');
+      this.#startPinging(session);
       if (changed) this.#emit('ops');
       return session;
     } catch (e) {
@@ -428,19 +457,83 @@ export class ExternalDriver implements Driver {
 
   /** A session is over: after a crash (not a stop), the next call starts it again after the backoff. */
   #failed(session: Session, message: string): void {
+    if (session === this.#session) {
+      this.#stopPinging();
+      this.#notRespondingSince = undefined;
+    }
     if (session.stopping || this.#disposed) return;
     const up = Date.now() - session.startedAt;
     this.#crashes = up >= STABLE_MS ? 1 : this.#crashes + 1;
     this.#nextStartAt = Date.now() + Math.min((this.#options.backoffMs ?? 500) * 2 ** (this.#crashes - 1), MAX_BACKOFF_MS);
-    if (this.#state === 'running' || this.#state === 'starting') {
+    if (this.#state === 'running' || this.#state === 'starting' || this.#state === 'not_responding') {
       this.#error = new DriverError('Unavailable', message);
       this.#setState('backoff');
     }
   }
 
   async #call(method: string, params: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
+    // Each call would wait out its whole deadline on a driver that answers nothing: fail it now.
+    if (this.#state === 'not_responding') throw this.#notResponding();
     const session = await this.#ready(options.signal);
     return session.call(method, params, options);
+  }
+
+  // ── responsiveness: the ping ───────────────────────────────────────────────────────────────
+  /** Pings `session` while it runs (with the `ping` option), one ping in flight at a time. */
+  #startPinging(session: Session): void {
+    this.#stopPinging();
+    const ping = this.#options.ping;
+    if (!ping) return;
+    this.#pingTimer = setInterval(() => this.#pingTick(session, ping.timeoutMs), ping.intervalMs);
+    // A CLI command's hub must still exit when its work is done.
+    this.#pingTimer.unref();
+  }
+
+  #stopPinging(): void {
+    if (this.#pingTimer) clearInterval(this.#pingTimer);
+    this.#pingTimer = undefined;
+    this.#pingSentAt = undefined;
+  }
+
+  #pingTick(session: Session, timeoutMs: number): void {
+    if (session !== this.#session || session.dead || session.stopping) return;
+    const sent = this.#pingSentAt;
+    if (sent !== undefined) {
+      if (this.#state === 'running' && Date.now() - sent >= timeoutMs) this.#becameUnresponsive(session, sent);
+      return;
+    }
+    this.#pingSentAt = Date.now();
+    // `info` is the protocol's cheapest request; it is no op call, so nothing reaches the audit.
+    // Any answer counts, an error too (a driver may not offer info): only a closed session does not.
+    const answered = (): void => {
+      if (session !== this.#session || session.dead) return;
+      this.#pingSentAt = undefined;
+      if (this.#state === 'not_responding') {
+        this.#notRespondingSince = undefined;
+        this.#setState('running');
+      }
+    };
+    session.call('info', {}, { ping: true }).then(answered, answered);
+  }
+
+  /** The ping sent at `since` is still unanswered: calls in flight fail now, and new ones at once. */
+  #becameUnresponsive(session: Session, since: number): void {
+    this.#notRespondingSince = since;
+    this.#setState('not_responding');
+    session.abandon(() => this.#notResponding());
+  }
+
+  #notResponding(): DriverError {
+    const since = this.#notRespondingSince ?? Date.now();
+    const last = this.#lastAnswer;
+    const lastWords = last ? `its last answer was to ${last.method} at ${clock(last.at)}` : 'it has answered nothing yet';
+    return new DriverError(
+      'Unavailable',
+      `${this.id} is not responding: its process runs but has left the hub's ping unanswered for ${Math.max(1, Math.round((Date.now() - since) / 1000))} s (${lastWords})`,
+      {
+        hint: `it may be stopped (SIGSTOP) or stuck; calls fail at once until it answers again — restart it in the panel's Drivers view or with \`uplink drivers restart ${this.id}\``,
+      },
+    );
   }
 
   /** What of a request the trace may keep: args of an op's `sensitive_args` (and flagged text) masked. */
@@ -451,7 +544,8 @@ export class ExternalDriver implements Driver {
   }
 
   async #stop(): Promise<void> {
-    await this.#session?.stop();
+    this.#stopPinging();
+    await this.#session?.stop(this.#notRespondingSince !== undefined);
   }
 }
 
@@ -459,6 +553,12 @@ export class ExternalDriver implements Driver {
 function describe(e: unknown): string {
   if (e instanceof DriverError) return e.hint ? `${e.message} — hint: ${e.hint}` : e.message;
   return e instanceof Error ? e.message : String(e);
+}
+
+/** A time of day as the operator's clock shows it (the hub's local time, 24-hour). */
+function clock(at: number): string {
+  const d = new Date(at);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

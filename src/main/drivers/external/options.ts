@@ -33,6 +33,12 @@ export interface ExternalDriverOptions {
   stopGraceMs?: number;
   env?: NodeJS.ProcessEnv;
   /**
+   * While it runs, ask the driver `info` every `intervalMs`; one left unanswered for `timeoutMs`
+   * makes it `not_responding`, and calls fail at once until it answers. Off without this option
+   * (the conformance kit judges a driver by its own calls).
+   */
+  ping?: { intervalMs: number; timeoutMs: number };
+  /**
    * Take the driver's own `info.id` at the handshake instead of requiring `id`: the conformance
    * kit runs a command with no config to name it.
    */

@@ -15,6 +15,11 @@ import type { StderrTail, Trace } from './trace';
 export interface CallOptions {
   signal?: AbortSignal;
   deadlineMs?: number;
+  /**
+   * The host's ping: kept out of the trace (a ping a second would push real traffic out of it),
+   * with no deadline of its own (the host watches how long it waits), and never abandoned.
+   */
+  ping?: boolean;
 }
 
 /** How a driver's process ended. */
@@ -43,15 +48,21 @@ export interface SessionHost {
   exited(session: Session, exit: ExitInfo): void;
   /** The session is over (crashed, broken or stopped); `message` says why, with the last stderr line. */
   failed(session: Session, message: string): void;
+  /** The driver answered a request (a ping included). */
+  answered(method: string, at: number): void;
 }
 
 interface Pending {
   method: string;
   started: number;
+  ping: boolean;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
   done: () => void;
 }
+
+/** A cancel this close to a call's deadline is the deadline's (the kernel's own timer fired first). */
+const DEADLINE_SLACK_MS = 50;
 
 /** A driver's JSON-RPC error, kept beside the DriverError made of it (`initialize` reads `supported` in its data). */
 const RPC_ERRORS = new WeakMap<Error, RpcErrorObject>();
@@ -134,6 +145,8 @@ export class Session {
     if (signal?.aborted) return Promise.reject(new DriverError('Rejected', `${id}.${method} was cancelled`));
     const rpcId = this.#nextId++;
     const ms = options.deadlineMs ?? this.#host.callTimeoutMs();
+    const ping = options.ping === true;
+    const started = Date.now();
     return new Promise((resolve, reject) => {
       const cancel = (): void => {
         if (!this.#pending.delete(rpcId)) return;
@@ -141,6 +154,7 @@ export class Session {
         if (!this.dead) this.#write({ jsonrpc: '2.0', method: 'cancel', params: { id: rpcId } });
       };
       const timer = setTimeout(() => {
+        this.#unanswered(rpcId, method, ms);
         cancel();
         reject(
           new DriverError('Timeout', `${id} did not answer ${method} within ${Math.round(ms / 100) / 10} s`, {
@@ -148,7 +162,11 @@ export class Session {
           }),
         );
       }, ms);
+      if (ping) clearTimeout(timer);
       const onAbort = (): void => {
+        // The kernel cancels a call at its deadline, often a moment before the timer here fires.
+        const waited = Date.now() - started;
+        if (this.#pending.has(rpcId)) this.#unanswered(rpcId, method, waited >= ms - DEADLINE_SLACK_MS ? ms : waited, waited < ms - DEADLINE_SLACK_MS);
         cancel();
         reject(new DriverError('Rejected', `${id}.${method} was cancelled`));
       };
@@ -157,9 +175,30 @@ export class Session {
         signal?.removeEventListener('abort', onAbort);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#pending.set(rpcId, { method, started: Date.now(), resolve, reject, done });
-      this.#write({ jsonrpc: '2.0', id: rpcId, method, params }, params);
+      this.#pending.set(rpcId, { method, started, ping, resolve, reject, done });
+      this.#write({ jsonrpc: '2.0', id: rpcId, method, params }, params, ping);
     });
+  }
+
+  /**
+   * Fails every call in flight but the ping with `error` at once, each marked unanswered in the
+   * trace, and cancels it in the driver (a stopped process reads the cancel once it runs again).
+   */
+  abandon(error: () => Error): void {
+    for (const [rpcId, p] of [...this.#pending]) {
+      if (p.ping) continue;
+      this.#pending.delete(rpcId);
+      p.done();
+      this.#unanswered(rpcId, p.method, Date.now() - p.started);
+      if (!this.dead) this.#write({ jsonrpc: '2.0', method: 'cancel', params: { id: rpcId } });
+      p.reject(error());
+    }
+  }
+
+  /** Marks request `rpcId` in the trace as given up on (at its deadline, or `cancelled` before it). */
+  #unanswered(rpcId: number, method: string, ms: number, cancelled = false): void {
+    const summary = cancelled ? `cancelled after ${Math.round(ms)} ms with no answer` : `no answer after ${Math.round(ms)} ms`;
+    this.#host.trace.record({ dir: 'in', type: 'unanswered', method, id: rpcId, bytes: 0, ms: Math.round(ms), summary });
   }
 
   /** Writes a line the protocol never sends (the conformance kit), traced as invalid. */
@@ -186,27 +225,46 @@ export class Session {
     this.#host.failed(this, message);
   }
 
-  /** `shutdown` when offered, stdin closed, then SIGTERM and SIGKILL for a process that lingers. */
-  async stop(): Promise<void> {
-    if (this.stopping) return this.closed;
+  /**
+   * `shutdown` when offered, stdin closed, then SIGTERM and SIGKILL for a process that lingers.
+   * An `unresponsive` process (it left the ping unanswered) reads nothing and, when stopped by a
+   * signal, holds SIGTERM until it runs again: it gets SIGKILL at once. Resolves with how it ended.
+   */
+  async stop(unresponsive = false): Promise<string> {
+    if (this.stopping) {
+      await this.closed;
+      return 'it was already stopping';
+    }
     this.stopping = true;
-    if (!this.dead && this.extensions.has('shutdown')) await this.call('shutdown', {}, { deadlineMs: this.#host.stopGraceMs() }).catch(() => undefined);
-    this.child.stdin.end();
-    await this.#kill();
+    let how: string;
+    if (unresponsive && !this.dead) {
+      this.child.stdin.end();
+      this.child.kill('SIGKILL');
+      await this.#exited(this.#host.stopGraceMs());
+      how = 'killed (SIGKILL: it was not responding)';
+    } else {
+      if (!this.dead && this.extensions.has('shutdown')) await this.call('shutdown', {}, { deadlineMs: this.#host.stopGraceMs() }).catch(() => undefined);
+      this.child.stdin.end();
+      how = await this.#kill();
+    }
     this.fail('was stopped');
+    return how;
   }
 
-  async #kill(): Promise<void> {
+  // The grace timer must not outlive the process it waits for: a CLI command would idle until it fired.
+  // Unref'd is enough: a child still running holds the event loop until the timer escalates.
+  #exited(ms: number): Promise<boolean> {
+    return Promise.race([this.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+  }
+
+  async #kill(): Promise<string> {
     const grace = this.#host.stopGraceMs();
-    // The grace timer must not outlive the process it waits for: a CLI command would idle until it fired.
-    // Unref'd is enough: a child still running holds the event loop until the timer escalates.
-    const exited = (ms: number): Promise<boolean> =>
-      Promise.race([this.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
-    if (await exited(grace)) return;
+    if (await this.#exited(grace)) return 'it exited';
     this.child.kill('SIGTERM');
-    if (await exited(grace)) return;
+    if (await this.#exited(grace)) return 'it exited on SIGTERM';
     this.child.kill('SIGKILL');
-    await exited(grace);
+    await this.#exited(grace);
+    return 'killed (SIGKILL)';
   }
 
   #onLine(line: string): void {
@@ -234,15 +292,17 @@ export class Session {
     const response = message as RpcResponse;
     const id = response.id;
     const pending = typeof id === 'number' ? this.#pending.get(id) : undefined;
-    trace.record({
-      dir: 'in',
-      type: response.error ? 'error' : 'response',
-      ...(pending ? { method: pending.method } : {}),
-      ...(id !== null ? { id } : {}),
-      bytes: Buffer.byteLength(line),
-      ...(pending ? { ms: Date.now() - pending.started } : {}),
-      summary: cut(line, SUMMARY_CHARS),
-    });
+    if (pending) this.#host.answered(pending.method, Date.now());
+    if (!pending?.ping)
+      trace.record({
+        dir: 'in',
+        type: response.error ? 'error' : 'response',
+        ...(pending ? { method: pending.method } : {}),
+        ...(id !== null ? { id } : {}),
+        bytes: Buffer.byteLength(line),
+        ...(pending ? { ms: Date.now() - pending.started } : {}),
+        summary: cut(line, SUMMARY_CHARS),
+      });
     if (!pending) {
       // A cancelled or timed-out call may still be answered (the answer is dropped); an id never asked is a broken peer.
       const asked = typeof id === 'number' && Number.isInteger(id) && id >= 1 && id < this.#nextId;
@@ -260,18 +320,19 @@ export class Session {
     } else pending.resolve(response.result);
   }
 
-  #write(message: RpcMessage, params?: Record<string, unknown>): void {
+  #write(message: RpcMessage, params?: Record<string, unknown>, untraced = false): void {
     const line = encodeLine(message);
     const m = message as { id?: RpcId; method?: string; error?: unknown };
     const type = m.method === undefined ? 'error' : m.id === undefined ? 'notification' : 'request';
-    this.#host.trace.record({
-      dir: 'out',
-      type,
-      ...(m.method ? { method: m.method } : {}),
-      ...(m.id !== undefined ? { id: m.id } : {}),
-      bytes: Buffer.byteLength(line),
-      summary: cut(JSON.stringify(params ? this.#host.masked(params) : message), SUMMARY_CHARS),
-    });
+    if (!untraced)
+      this.#host.trace.record({
+        dir: 'out',
+        type,
+        ...(m.method ? { method: m.method } : {}),
+        ...(m.id !== undefined ? { id: m.id } : {}),
+        bytes: Buffer.byteLength(line),
+        summary: cut(JSON.stringify(params ? this.#host.masked(params) : message), SUMMARY_CHARS),
+      });
     this.child.stdin.write(line);
   }
 }

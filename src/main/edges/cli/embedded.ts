@@ -7,7 +7,7 @@ import { createHub, loadDrivers } from '../../hub';
 import type { LoadDrivers } from '../../hub';
 import { cliAgent, executeCli, osUser } from './execute';
 import { runLog } from './log';
-import { present } from './present';
+import { present, printProgress } from './present';
 import type { CliRequest } from './request';
 
 /** Runs the request in an embedded hub with `drivers`, prints it; resolves with the exit code. */
@@ -21,7 +21,7 @@ export async function runEmbedded(
   if (request.command === 'log') return runLog(dataDir, request.args, json);
   const hub = await createHub({ dataDir, drivers: await drivers(dataDir), watchConfig: false });
   try {
-    return show(request, await executeCli(hub, request, { agent: cliAgent(osUser()) }), json);
+    return show(request, await executeCli(hub, request, { agent: cliAgent(osUser()), onProgress: (step) => printProgress(step, json) }), json);
   } finally {
     await hub.close();
   }

@@ -34,6 +34,8 @@ export interface ExecuteContext {
   signal?: AbortSignal;
   /** Receives `log` entries, oldest first, as they are found (and, with `follow`, as they are recorded). */
   onEntry?: (entry: AuditEntry) => void;
+  /** Hears each step of a long command as it happens (`drivers restart`: stopping, starting). */
+  onProgress?: (step: string) => void;
 }
 
 /** The newest `limit` entries matching `query`, newest first, paging past the store's page size. */
@@ -157,7 +159,7 @@ export async function executeCli(hub: Hub, request: CliRequest, ctx: ExecuteCont
       const { action, id, sha256 } = request.args;
       if (action === 'status') return (await hub.driverStatus()) as unknown as JsonValue;
       if (id === undefined) throw new HubError('core', 'Invalid', `drivers ${action} needs a driver id`, { hint: `uplink drivers ${action} <id>` });
-      if (action === 'restart') return (await hub.restartDriver(id, by)) as unknown as JsonValue;
+      if (action === 'restart') return (await hub.restartDriver(id, by, ctx.onProgress)) as unknown as JsonValue;
       if (sha256 === undefined)
         throw new HubError('core', 'Invalid', `drivers trust needs the sha256 you checked`, {
           hint: `run \`uplink drivers trust ${id}\` on a terminal to see it, or pass --yes --sha256 <hex>`,

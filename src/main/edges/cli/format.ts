@@ -8,7 +8,7 @@ import { escapeControl } from '../../../shared/escape';
 import { describeAuthorization, outcomeOf } from '../../../shared/audit-record';
 import { agentInWords } from '../../../shared/agent-label';
 import type { DriverProcessStatus } from '../../../shared/panel-types';
-import { describeAdmission } from '../../../shared/driver-status';
+import { describeAdmission, stateInWords } from '../../../shared/driver-status';
 
 /**
  * JSON for a terminal: JSON.stringify escapes C0 but leaves DEL, C1 and U+2028/9 raw, which some
@@ -89,7 +89,7 @@ export function formatEntry(e: AuditEntry): string {
 export function formatDriver(d: DriverProcessStatus): string {
   // An admitted driver's file is hashed when it starts: one never started has no verdict yet.
   const idle = d.state === 'idle' && d.admission === 'unchecked';
-  const head = [d.id.padEnd(12), idle ? 'idle (not started yet: it starts at its first use, e.g. `uplink channels`)' : d.state];
+  const head = [d.id.padEnd(12), idle ? 'idle (not started yet: it starts at its first use, e.g. `uplink channels`)' : stateInWords(d.state)];
   if (d.pid !== undefined) head.push(`pid ${d.pid}`);
   if (d.protocol_version) head.push(`protocol ${d.protocol_version}`);
   head.push(`restarts ${d.restarts}`);
@@ -97,6 +97,8 @@ export function formatDriver(d: DriverProcessStatus): string {
   const lines = [head.join('  '), `    command  ${d.command.join(' ')}`];
   if (d.integrity.file) lines.push(`    file     ${d.integrity.file}  sha256 ${d.integrity.actual ?? d.integrity.expected ?? 'unknown'}`);
   if (d.last_exit) lines.push(`    exited   ${new Date(d.last_exit.at).toISOString()}  ${d.last_exit.reason}`);
+  if (d.state === 'not_responding')
+    lines.push(`    answered ${d.last_answer ? `${new Date(d.last_answer.at).toISOString()}  ${d.last_answer.method} (its last answer)` : 'nothing yet'}`);
   if (d.error) lines.push(`    error    ${d.error}`);
   if (d.admission === 'untrusted' || d.admission === 'mismatch')
     lines.push(`    trust it with \`uplink drivers trust ${d.id}\` (or in the panel's Drivers view)`);

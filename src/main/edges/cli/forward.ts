@@ -14,7 +14,7 @@ import type { DriverErrorKind } from '../../hub';
 import { readAnnouncement } from '../http/hub-json';
 import { osUser } from './execute';
 import { readOperatorKey } from './operator-key';
-import { present, printEntry } from './present';
+import { present, printEntry, printProgress } from './present';
 import type { CliBody, CliCaller, CliRequest } from './request';
 
 /** The route the hub serves CLI calls on. */
@@ -23,6 +23,8 @@ export const CLI_PATH = '/cli';
 /** One line of the hub's answer. */
 export interface CliAnswerLine {
   entry?: unknown;
+  /** A step of a long command (`drivers restart`), before its result. */
+  progress?: unknown;
   result?: unknown;
   error?: { driver?: unknown; kind?: unknown; message?: unknown; hint?: unknown };
 }
@@ -103,6 +105,7 @@ export async function forward(dataDir: string, request: CliRequest, json: boolea
           return finish({ error: res.statusCode === 200 ? lost('an unreadable answer') : refused() });
         }
         if (msg.entry !== undefined && res.statusCode === 200) printEntry(msg.entry as Parameters<typeof printEntry>[0], json);
+        else if (typeof msg.progress === 'string' && res.statusCode === 200) printProgress(msg.progress, json);
         else if (msg.error !== undefined) finish({ error: errorFromWire(msg.error, refused) });
         else if ('result' in msg && res.statusCode === 200) {
           try {

@@ -88,6 +88,14 @@ export function presentTokenFile(file: string): typeof present {
   };
 }
 
+/**
+ * One step of a long command, on stderr as it happens: stdout keeps only the result (a script
+ * reading `--json` gets no steps at all).
+ */
+export function printProgress(step: string, json: boolean): void {
+  if (!json) process.stderr.write(`${escapeControl(step)}\n`);
+}
+
 /** Prints `result` as the command prints it; returns the exit code. */
 export function present(request: CliRequest, result: unknown, json: boolean): number {
   switch (request.command) {

@@ -22,7 +22,7 @@ import { findRunningHub } from '../http/hub-json';
 import { openPanel, panelOpener } from './open-panel';
 import { DEMO_STAGE_DIR, demoRoot, startStage, stagePids } from './stage';
 import type { Stage } from './stage';
-import { playStory, STORY } from './story';
+import { namePanes, playStory, STORY } from './story';
 
 export { STORY } from './story';
 
@@ -36,9 +36,16 @@ export interface DemoOptions {
   loadDrivers?: LoadDrivers;
 }
 
-/** `uplink demo --list`. */
+/**
+ * How long a step that asks the operator nothing stays on the strip (discovering, reading): long
+ * enough to read it, so the story opens at step 1 rather than at the first prompt.
+ */
+export const STEP_DWELL_MS = 4000;
+
+/** `uplink demo --list`: no panes yet, so they go by their labels. */
 export function listSteps(): string {
-  return STORY.map((s, i) => `${i + 1}. ${s.title} — ${s.why}`).join('\n');
+  const names = { builder: 'the builder pane', reviewer: 'the reviewer pane' };
+  return STORY.map((s, i) => `${i + 1}. ${s.title} — ${namePanes(s.why, names)}`).join('\n');
 }
 
 /** The presenter strip's source: the latest step, pushed to every open panel. */
@@ -132,6 +139,12 @@ export async function runDemo(options: DemoOptions): Promise<number> {
         const result = await playStory(server.mcpUrl, token, stage.app.pid, {
           step: (s) => presenter.set({ ...s, total: STORY.length, state: s.step === STORY.length ? 'done' : 'running' }),
           panelAttached,
+          // Paced only once a panel shows it: the story starts when one is attached.
+          dwell: () =>
+            new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, STEP_DWELL_MS);
+              stopping.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+            }),
           log: (line) => print(line),
           signal: stopping.signal,
         });

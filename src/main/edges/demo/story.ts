@@ -9,11 +9,30 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { DemoStep } from '../../../shared/panel-types';
 import { DEMO_WINDOW_TITLE, PANES } from './stage';
 
-/** One step of the story as the presenter strip and `--list` show it. */
+/**
+ * One step of the story as the presenter strip and `--list` show it. `{builder}` and `{reviewer}`
+ * stand for the panes as the prompts name them (`namePanes`).
+ */
 export interface StoryStep {
   title: string;
   why: string;
   look: string;
+}
+
+/** How the story names its two panes: as a prompt shows a channel, `tmux:%0 (builder)`. */
+export interface PaneNames {
+  builder: string;
+  reviewer: string;
+}
+
+/** `text` with the panes named (`{builder}`, `{reviewer}`). */
+export function namePanes(text: string, names: PaneNames): string {
+  return text.replace(/\{(builder|reviewer)\}/g, (_, pane: keyof PaneNames) => names[pane]);
+}
+
+/** A channel as a prompt names it: its address, then its labels in brackets. */
+export function promptName(channel: string, labels: readonly string[]): string {
+  return labels.length ? `${channel} (${labels.join(', ')})` : channel;
 }
 
 /** demo/app.py's layout: the sketch pad (160 px high) sits on the window's 12 px bottom border. */
@@ -36,12 +55,12 @@ export const STORY: readonly StoryStep[] = [
   {
     title: 'Run a command in the builder pane',
     why: 'Typing into a terminal changes things: the agent waits for you. The prompt shows exactly what it will type.',
-    look: 'Approvals: "type" on tmux:builder — Approve once.',
+    look: 'Approvals: "type" on {builder} — Approve once.',
   },
   {
     title: 'Ask the reviewer agent',
     why: 'Agents talk to each other through Uplink too: the message is delivered, verified, approved and audited like any action.',
-    look: 'Approvals: "ask" on tmux:reviewer — Approve once. The answer comes back to the agent.',
+    look: 'Approvals: "ask" on {reviewer} — Approve once. The answer comes back to the agent.',
   },
   {
     title: 'Fill in the sign-up form (semantic_ui)',
@@ -56,7 +75,7 @@ export const STORY: readonly StoryStep[] = [
   {
     title: 'Try a force-push (refuse it)',
     why: 'You stay in charge: the agent tries something risky. Deny it — the agent is told no, and carries on.',
-    look: `Approvals: "type ${REFUSED_COMMAND}" on tmux:builder — Deny.`,
+    look: `Approvals: "type ${REFUSED_COMMAND}" on {builder} — Deny.`,
   },
   {
     title: 'Summary',
@@ -70,6 +89,11 @@ export interface StoryHooks {
   step(step: Omit<DemoStep, 'total' | 'state'>): void;
   /** Resolves once a panel is attached: with none, a mutating call is refused at once. */
   panelAttached(): Promise<void>;
+  /**
+   * After a step that asks the operator nothing: how long it stays on the strip before the next
+   * one (without it, the first steps flash past before the presenter has read them).
+   */
+  dwell?(): Promise<void>;
   log(line: string): void;
   signal: AbortSignal;
 }
@@ -167,9 +191,18 @@ export async function playStory(mcpUrl: string, token: string, appPid: number, h
 export async function tellStory(agent: StoryAgent, appPid: number, hooks: StoryHooks): Promise<StoryResult> {
   const acts: StoryResult['acts'] = [];
   let windowChannel: string | undefined;
+  // Until the agent has listed the channels, the panes go by their labels.
+  let names: PaneNames = { builder: `tmux:${PANES.builder}`, reviewer: `tmux:${PANES.reviewer}` };
   const show = (index: number, extra: { summary?: string } = {}, quiet = false): void => {
     const s = STORY[index]!;
-    hooks.step({ step: index + 1, title: s.title, why: s.why, look: s.look, ...(windowChannel ? { window_channel: windowChannel } : {}), ...extra });
+    hooks.step({
+      step: index + 1,
+      title: s.title,
+      why: namePanes(s.why, names),
+      look: namePanes(s.look, names),
+      ...(windowChannel ? { window_channel: windowChannel } : {}),
+      ...extra,
+    });
     if (!quiet) hooks.log(`step ${index + 1}/${STORY.length}: ${s.title}`);
   };
   /** A mutating call: waits for a panel first, then for the operator; the story goes on either way. */
@@ -194,7 +227,7 @@ export async function tellStory(agent: StoryAgent, appPid: number, hooks: StoryH
       step: index + 1,
       title: s.title,
       why: 'Typing needs a read of the pane within the last minute, and that one went stale while the prompt waited: the agent read the pane again and asks once more.',
-      look: s.look,
+      look: namePanes(s.look, names),
       ...(windowChannel ? { window_channel: windowChannel } : {}),
     });
     hooks.log('  the read went stale while the prompt waited; the agent reads again and asks once more');
@@ -212,24 +245,28 @@ export async function tellStory(agent: StoryAgent, appPid: number, hooks: StoryH
     if (windowChannel || Date.now() > deadline || hooks.signal.aborted) break;
     await sleep(250, hooks.signal);
   }
-  const pane = (label: string): string => channels.find((c) => c.labels.includes(label))?.channel ?? `tmux:${label}`;
+  const pane = (label: string): ChannelInfo => channels.find((c) => c.labels.includes(label)) ?? { channel: `tmux:${label}`, labels: [] };
   const builder = pane(PANES.builder);
   const reviewer = pane(PANES.reviewer);
+  // The strip names each pane as its prompts will: the address the agent calls, then its labels.
+  names = { builder: promptName(builder.channel, builder.labels), reviewer: promptName(reviewer.channel, reviewer.labels) };
   windowChannel ??= channels.find((c) => c.detail?.title === DEMO_WINDOW_TITLE)?.channel;
   show(0, {}, true);
+  await hooks.dwell?.();
 
   // 2. Read (the read also counts as the "read first" the tmux driver asks before typing).
   show(1);
-  await agent.call('channel_observe', { channel: builder, op: 'read', args: { lines: 20 } });
+  await agent.call('channel_observe', { channel: builder.channel, op: 'read', args: { lines: 20 } });
+  await hooks.dwell?.();
 
   // 3. Type a command.
   show(2);
-  await typeInPane(2, 'type a command in tmux:builder', builder, 'echo "hello from the demo agent"; ls');
+  await typeInPane(2, `type a command in ${names.builder}`, builder.channel, 'echo "hello from the demo agent"; ls');
 
   // 4. Ask the reviewer.
   show(3);
-  const asked = await act('ask the reviewer', {
-    channel: reviewer,
+  const asked = await act(`ask ${names.reviewer}`, {
+    channel: reviewer.channel,
     op: 'ask',
     args: { message: 'I am about to ship the sign-up form. Any objections?', quiet_ms: 800, timeout_ms: 15_000 },
   });
@@ -269,7 +306,7 @@ export async function tellStory(agent: StoryAgent, appPid: number, hooks: StoryH
 
   // 7. Something the operator should refuse.
   show(6);
-  const risky = await typeInPane(6, 'force-push from tmux:builder', builder, REFUSED_COMMAND);
+  const risky = await typeInPane(6, `force-push from ${names.builder}`, builder.channel, REFUSED_COMMAND);
   hooks.log(risky.outcome === 'denied' ? '  the operator said no; the agent moves on' : `  (${risky.outcome}: nothing to push here anyway)`);
 
   // 8. Summary.

@@ -108,6 +108,7 @@ export function createCliRoute(options: CliRouteOptions): (req: IncomingMessage,
         agent: { ...cliAgent(body.user), caller },
         signal: abort.signal,
         onEntry: (entry) => write(`${JSON.stringify({ entry })}\n`),
+        onProgress: (progress) => write(`${JSON.stringify({ progress })}\n`),
       });
       write(`${JSON.stringify({ result: result ?? null })}\n`);
     } catch (e) {

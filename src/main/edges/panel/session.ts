@@ -3,7 +3,7 @@
  * and the hub's streams forwarded as panel events. While a session is open it counts as an
  * attached panel, so mutating requests ask the operator instead of being denied.
  */
-import { driverOfChannel } from '../../hub';
+import { defaultArgsFor, driverOfChannel } from '../../hub';
 import type { AgentIdentity, ChannelEntry, DriverInfo, Hub } from '../../hub';
 import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
 import type { ChannelList, DemoStep, PanelChannel, PanelSettings } from '../../../shared/panel-types';
@@ -175,6 +175,11 @@ export function openPanelSession(
       const has = (op: string) => ops.some((o) => o.op === op && !o.mutating);
       const op = has('read') ? 'read' : has('screenshot') ? 'screenshot' : undefined;
       if (!op) return { error: `${clipName(channel)} has no read-only preview op — hint: run one of its ops from the form below` };
+      // Opening a page must not make a call the hub refuses (and records in the operator's name):
+      // the preview reads with the op's default args, and only when they satisfy its schema.
+      const defaults = defaultArgsFor(ops.find((o) => o.op === op)!.params_schema);
+      if ('problem' in defaults)
+        return { error: `${clipName(channel)}'s ${op} needs args to preview (${defaults.problem}) — hint: run ${op} from the form below` };
       try {
         // A window is looked at through its driver's preview (live views ask several times a
         // second): looking is not an action and writes no audit row. Text is read as an op.
@@ -189,7 +194,7 @@ export function openPanelSession(
             return { image_png: look.image_png, ...(look.warnings?.length ? { warnings: look.warnings } : {}) };
           }
         }
-        const result = await hub.invoke(channel, op, op === 'read' ? { lines: 40 } : {}, { agent: operator, expect: 'read_only' });
+        const result = await hub.invoke(channel, op, defaults.args, { agent: operator, expect: 'read_only' });
         const r = (result && typeof result === 'object' && !Array.isArray(result) ? result : {}) as Record<string, JsonValue>;
         const out: { text?: string; image_png?: string } = {};
         if (typeof r.text === 'string') out.text = r.text;

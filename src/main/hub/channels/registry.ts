@@ -15,6 +15,11 @@ import { clipName } from '../../../shared/escape';
 
 /** How long a listing may stay cached before a miss forces a refresh. */
 const CHANNEL_CACHE_MS = 1000;
+/**
+ * The bound of one driver's doctor: all run at once, so `uplink doctor` answers within about this
+ * long however many drivers hang (a health check that waits out a stuck driver helps nobody).
+ */
+export const DOCTOR_TIMEOUT_MS = 2000;
 
 /** Runs `work` with a deadline; a late driver is `Timeout`. */
 export async function withDeadline<T>(driver: string, what: string, ms: number, work: () => Promise<T>): Promise<T> {
@@ -35,6 +40,14 @@ export async function withDeadline<T>(driver: string, what: string, ms: number, 
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * A driver's failure bound to its id (`toHubError` takes a channel, and `notes:` names none: the
+ * error would read `[core:…]`).
+ */
+function ofDriver(id: string, e: unknown): HubError {
+  return isDriverError(e) && !(e instanceof HubError) ? new HubError(id, e.kind, e.message, { hint: e.hint, evidence: e.evidence }) : toHubError(undefined, e);
 }
 
 /** Normalizes an OpSpec into what the hub describes. */
@@ -138,7 +151,7 @@ export class ChannelRegistry {
       this.#cache.set(id, { at: Date.now(), entries });
       return entries;
     } catch (e) {
-      throw toHubError(`${id}:`, e);
+      throw ofDriver(id, e);
     }
   }
 
@@ -160,10 +173,17 @@ export class ChannelRegistry {
   /** A driver's doctor report; a failing or hanging doctor is reported as not ok. */
   async doctorOf(id: string): Promise<DoctorReport> {
     const driver = this.#drivers.get(id)!;
+    const ms = Math.min(DOCTOR_TIMEOUT_MS, this.#metaTimeoutMs());
     try {
-      return await withDeadline(id, 'doctor()', this.#metaTimeoutMs(), () => driver.doctor());
+      return await withDeadline(id, 'doctor()', ms, () => driver.doctor());
     } catch (e) {
-      const msg = isDriverError(e) ? toHubError(`${id}:`, e).rendered : 'doctor() failed unexpectedly';
+      if (isDriverError(e) && e.kind === 'Timeout') {
+        const late = new HubError(id, 'Unavailable', `${id} is not responding: it did not answer doctor within ${ms / 1000} s`, {
+          hint: 'it may be stopped or stuck: see the Drivers view in the panel, or `uplink drivers` (an out-of-process driver restarts with `uplink drivers restart <id>`)',
+        });
+        return { driver: id, ok: false, lines: [late.rendered] };
+      }
+      const msg = isDriverError(e) ? ofDriver(id, e).rendered : 'doctor() failed unexpectedly';
       return { driver: id, ok: false, lines: [msg] };
     }
   }
@@ -176,7 +196,7 @@ export class ChannelRegistry {
           this.doctorOf(id),
           this.channelsOf(id).then(
             (c) => ({ c }),
-            (e: unknown) => ({ e: toHubError(`${id}:`, e).rendered }),
+            (e: unknown) => ({ e: ofDriver(id, e).rendered }),
           ),
         ]);
         const view: DriverOverview = { driver: id, info: driver.info(), health, channels: 'c' in listed ? listed.c : [] };

@@ -7,7 +7,7 @@
  * step: each such admission is recorded ("admitted by config") before the driver first runs it in
  * this hub, and the driver's status says which of the two admitted it.
  */
-import type { ExternalDriver, ExternalStatus, Integrity, TraceEntry, TraceFilter } from '../../drivers';
+import type { ExternalDriver, ExternalStatus, Integrity, RestartProgress, TraceEntry, TraceFilter } from '../../drivers';
 import type { ConfigStore, ExternalDriverEntry } from '../config';
 import { HubError } from '../errors';
 import { clipName } from '../../../shared/escape';
@@ -62,11 +62,11 @@ export class ExternalDriverAdmin {
     return this.#status(driver);
   }
 
-  async restart(id: string, by: string): Promise<ExternalStatus> {
+  async restart(id: string, by: string, progress?: RestartProgress): Promise<ExternalStatus> {
     const driver = this.#driver(id);
     this.#decision('driver-restart', by, `external driver ${id} restarted`, { driver: id });
     // Why it did not come up is in the status (admission, version, stderr), which the panel shows.
-    await driver.restart().catch(() => undefined);
+    await driver.restart(progress).catch(() => undefined);
     return this.#status(driver);
   }
 

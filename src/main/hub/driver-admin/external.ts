@@ -25,6 +25,12 @@ export const protocolCheck: SchemaCheck = (schema) => {
   return (value) => (validate(value) ? undefined : describeSchemaError(validate.errors));
 };
 
+/**
+ * How a hub watches that its drivers answer: an `info` ping each second; one unanswered for 2.5 s
+ * makes the driver `not_responding` (within about 3.5 s of it stopping), and calls then fail at once.
+ */
+export const DRIVER_PING = { intervalMs: 1000, timeoutMs: 2500 } as const;
+
 /** The configured entries (read once, when the hub starts). */
 export function externalEntries(config: ConfigStore): ExternalDriverEntry[] {
   return (config.get().external_drivers as ExternalDriverEntry[] | undefined) ?? [];
@@ -45,6 +51,7 @@ export function createExternalDrivers(
   entries: ExternalDriverEntry[],
   callTimeoutMs: () => number,
   admitted?: (id: string, integrity: Integrity) => void,
+  ping: { intervalMs: number; timeoutMs: number } = DRIVER_PING,
 ): ExternalDriver[] {
   return entries.map(
     (entry) =>
@@ -57,6 +64,7 @@ export function createExternalDrivers(
         integrity: () => externalEntries(config).find((e) => e.id === entry.id)?.integrity,
         admittedDir: admittedDir(dataDir, entry.id),
         ...(admitted ? { onAdmitted: (integrity: Integrity) => admitted(entry.id, integrity) } : {}),
+        ping,
         get callTimeoutMs() {
           return callTimeoutMs();
         },

@@ -415,8 +415,8 @@ export class FleetMember implements FleetHub {
     return this.#core.trustDriver(this.#ownDriver(id, 'trusted'), sha256, by);
   }
 
-  async restartDriver(id: string, by: string): Promise<ExternalStatus> {
-    return this.#core.restartDriver(this.#ownDriver(id, 'restarted'), by);
+  async restartDriver(id: string, by: string, progress?: (step: string) => void): Promise<ExternalStatus> {
+    return this.#core.restartDriver(this.#ownDriver(id, 'restarted'), by, progress);
   }
 
   #ownDriver(id: string, done: string): string {
