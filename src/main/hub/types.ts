@@ -5,7 +5,7 @@
  */
 import type { InteractionKind, InvocationState } from '../kernel';
 import type { AuditRecord, Outcome } from '../../shared/audit-record';
-import type { AgentKind, Decision, PendingApproval, WouldFail } from '../../shared/approval';
+import type { AgentKind, Decision, PendingApproval } from '../../shared/approval';
 import type { ArgConstraints } from '../../shared/arg-constraints';
 import type { Static } from '@sinclair/typebox';
 import type { StandingRuleSchema } from './config';
