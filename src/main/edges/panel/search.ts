@@ -32,7 +32,9 @@ function rowState(records: readonly AuditEntry[]): string | undefined {
 
 function callMatches(records: readonly AuditEntry[], f: TimelineFilter): boolean {
   if (f.outcome && outcomeOf(records) !== f.outcome) return false;
-  if (f.state && rowState(records) !== f.state) return false;
+  const state = rowState(records);
+  // `running` is any call in progress that is not waiting for the operator (the panel's words).
+  if (f.state && state !== f.state && !(f.state === 'running' && state === 'accepted')) return false;
   return true;
 }
 
