@@ -203,7 +203,9 @@ export function TimelineView() {
         <h2 id="timeline-h">Timeline</h2>
         <span className="muted" aria-live="polite">
           {searching
-            ? `${visible.length.toLocaleString()} match${visible.length === 1 ? '' : 'es'}${search?.before !== null && search ? ' so far' : ''}`
+            ? !search || (search.loading && search.order.length === 0)
+              ? 'searching…'
+              : `${visible.length.toLocaleString()} match${visible.length === 1 ? '' : 'es'}${search.before !== null ? ' so far' : ''}`
             : `${visible.length.toLocaleString()} ${filtering ? `of ${t.order.length.toLocaleString()} ` : ''}invocations`}
         </span>
         <span className="spacer" />
