@@ -14,15 +14,33 @@ const str = Type.Optional(Type.String());
 const int = Type.Optional(Type.Integer());
 
 /**
- * How a call ended, in one word. `failed`: allowed, then the driver (or its result) failed.
+ * How a call ended, in one word — the same word in the panel, `uplink log` (and its `--state`), the
+ * audit's `outcome` column and the agent's error message (docs/architecture.md, "Outcomes").
+ * `succeeded`: it ran and succeeded. `failed`: allowed, then the driver (or its result) failed.
  * `denied`: the operator, a rule or the default policy said no — or the hub stopped before anyone
- * decided (nothing runs without a decision). `timed_out`: the approval's or the call's deadline
- * passed. `cancelled`: the agent cancelled it. `rejected`: refused before it could run (bad args,
+ * decided (nothing runs without a decision). `timed_out`: nobody decided before the approval's
+ * deadline (it was auto-denied), or the call's own deadline passed. `cancelled`: the agent (or the
+ * operator) stopped it. `lost`: the hub that ran it died before it ended, and it was closed when a
+ * hub next opened the audit. `rejected`: refused before anyone was asked or anything ran (bad args,
  * an unknown op, a driver's precheck, a hub that cannot take calls).
  */
-export const OUTCOMES = ['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'rejected'] as const;
+export const OUTCOMES = ['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'lost', 'rejected'] as const;
 export const Outcome = StringEnum(OUTCOMES);
 export type Outcome = Static<typeof Outcome>;
+
+/** An outcome as a person reads it (`timed_out` → `timed out`). */
+export const outcomeWords = (o: Outcome): string => o.replace('_', ' ');
+
+/** What each outcome means, in a phrase (the panel's badge tooltip, the docs). */
+export const OUTCOME_MEANING: Record<Outcome, string> = {
+  succeeded: 'it ran and succeeded',
+  failed: 'it was allowed, then the driver failed',
+  denied: 'the operator, a rule or the default policy said no (or the hub stopped before a decision)',
+  timed_out: "nobody decided before the approval's deadline (auto-denied), or the call's deadline passed",
+  cancelled: 'the agent or the operator stopped it',
+  lost: 'the hub running it stopped before it ended; closed when a hub next opened the audit',
+  rejected: 'refused before anyone was asked or anything ran (bad args, unknown op, a precheck)',
+};
 
 /** Who asked, as recorded (the hub's live identity also has a session and caller, never stored). */
 export const RecordAgent = Type.Object({
@@ -133,7 +151,7 @@ export function describeAuthorization(r: AuthorizationFacts): string | undefined
   // An operator's action (a tier, an agent credential), not an answer to an agent's call.
   if (!r.invocation_id && !r.decision && (a === 'operator' || a === 'cli'))
     return `${a === 'cli' ? 'from the CLI' : 'by the operator'}${who(r.by)}${quoted(r.reason)}`;
-  if (a === 'timeout') return 'timed out: the operator did not answer in time';
+  if (a === 'timeout') return 'timed out: the operator did not decide in time (auto-denied)';
   if (a === 'cancelled') return 'cancelled while waiting for the operator';
   if (a === 'closed') return 'denied: the hub stopped before the operator decided';
   if (a === 'default_policy') return denied ? `denied by the default policy${quoted(r.reason)}` : 'read-only: no approval needed';

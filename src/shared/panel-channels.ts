@@ -36,6 +36,8 @@ import {
   SessionGrantEntry,
   TimelinePage,
   TimelineQuery,
+  TimelineSearch,
+  TimelineSearchPage,
 } from './panel-types';
 import { Closed } from './schema';
 import { JsonValue } from './wire';
@@ -89,6 +91,8 @@ export const PANEL_CALLS = {
   getSettings: call(none, PanelSettings),
   setApprovalTimeout: call(Closed({ timeout_ms: Type.Integer({ minimum: 1000, maximum: 86_400_000 }) }), PanelSettings),
   queryTimeline: call(TimelineQuery, TimelinePage),
+  /** The calls matching a filter over the whole audit (args, output, reasons…), a bounded page at a time. */
+  searchTimeline: call(TimelineSearch, TimelineSearchPage),
   getInvocation: call(Closed({ invocation_id: id }), InvocationDetail),
   listProviders: call(none, Type.Array(ProviderEntry)),
   explainSelection: call(SelectionQuery, SelectionExplanation),

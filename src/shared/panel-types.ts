@@ -180,22 +180,60 @@ export { TimelineEvent } from './audit-record';
 
 /** An invocation's state, or `rejected` for a request that never became one. */
 const StateOrRejected = StringEnum([...INVOCATION_STATES, 'rejected']);
+/** A row's state as the timeline filters it: `waiting` is a call whose prompt is open. */
+const RowState = StringEnum([...INVOCATION_STATES, 'rejected', 'waiting']);
 
 /** Timeline filters; every present field must match. */
 export const TimelineFilter = Closed({
   channel: str,
   op: str,
   agent: str,
-  state: Type.Optional(StateOrRejected),
+  state: Type.Optional(RowState),
   /** How the call ended. */
   outcome: Type.Optional(Outcome),
   text: Type.Optional(Type.String({ maxLength: 500 })),
 });
 export type TimelineFilter = Static<typeof TimelineFilter>;
 
+/** `queryTimeline`'s filter: each field matches records (a state as recorded, no `waiting`). */
+const RecordFilter = Closed({
+  channel: str,
+  op: str,
+  agent: str,
+  state: Type.Optional(StateOrRejected),
+  outcome: Type.Optional(Outcome),
+  text: Type.Optional(Type.String({ maxLength: 500 })),
+});
+
+/** Most calls in one page of `searchTimeline`. */
+export const SEARCH_PAGE_MAX = 200;
+
+/**
+ * A search of the whole audit, newest first: the calls one of whose records matches `filter.text`
+ * (args, output, messages, reasons, names, ids) and every other field (`state` and `outcome` are the
+ * call's, the rest its records'). Records with cursor < `before`, at most `limit` calls.
+ */
+export const TimelineSearch = Closed({
+  filter: Type.Optional(TimelineFilter),
+  before: Type.Optional(Type.Integer({ minimum: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_PAGE_MAX })),
+});
+export type TimelineSearch = Static<typeof TimelineSearch>;
+
+/**
+ * A page of matching calls: every record of each (ascending), `matches` calls; pass `next_before`
+ * as `before` for older ones (null: the whole audit was searched).
+ */
+export const TimelineSearchPage = Type.Object({
+  events: Type.Array(TimelineEvent),
+  matches: Type.Integer(),
+  next_before: Type.Union([Type.Number(), Type.Null()]),
+});
+export type TimelineSearchPage = Static<typeof TimelineSearchPage>;
+
 /** A page request: events with cursor < `before` (newest first), at most `limit`. */
 export const TimelineQuery = Closed({
-  filter: Type.Optional(TimelineFilter),
+  filter: Type.Optional(RecordFilter),
   before: Type.Optional(Type.Number({ minimum: 0 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })),
 });

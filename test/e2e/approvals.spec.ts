@@ -158,6 +158,6 @@ test('the timeline says an unanswered prompt timed out', async () => {
   await expect(late.locator('.outcome')).toHaveText(/timed out$/);
   await late.click();
   await expect(detail().getByText('echo too-late')).toBeVisible();
-  await expect(authorized()).toHaveText('timed out: the operator did not answer in time');
+  await expect(authorized()).toHaveText('timed out: the operator did not decide in time (auto-denied)');
   expect(tmux.capture(pane)).not.toContain('too-late');
 });

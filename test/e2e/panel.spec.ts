@@ -192,7 +192,7 @@ test('a keyboard shortcut approves the oldest prompt', async () => {
   expect((await call).isError ?? false).toBe(false);
 });
 
-test('an unanswered prompt times out as a deny', async () => {
+test('an unanswered prompt times out (auto-denied)', async () => {
   await view(/^Rules/).click();
   await page.getByLabel('New timeout (seconds)').fill('2');
   await page.getByRole('button', { name: 'Save' }).click();
@@ -203,7 +203,8 @@ test('an unanswered prompt times out as a deny', async () => {
   await expect(prompt()).toBeVisible();
   const result = await call;
   expect(result.isError).toBe(true);
-  expect(toolText(result)).toMatch(/uplink error \[tmux:Rejected\]/);
+  // The countdown said "auto-deny in …": the agent hears a timeout, in the same words.
+  expect(toolText(result)).toMatch(/uplink error \[tmux:Timeout\]: type on tmux:%\d+: timed out: the operator did not decide within 2 s \(auto-denied\)/);
   await expect(prompt()).toHaveCount(0);
   expect(tmux.capture(pane)).not.toContain('too-late');
   await view(/^Rules/).click();
@@ -292,7 +293,8 @@ test('the timeline shows each invocation’s events in sequence order', async ()
   const detail = page.getByRole('complementary', { name: 'Invocation detail' });
   await expect(detail).toContainText(/approved (once |for the session |always )?by the operator/);
   const kinds = await detail.locator('table.events tbody tr').evaluateAll((trs) => trs.map((tr) => tr.children[1]?.textContent));
-  expect(kinds).toEqual(expect.arrayContaining(['accepted', 'approval_requested', 'approval_granted', 'started', 'succeeded']));
+  // In words, the record that ends the call by its outcome.
+  expect(kinds).toEqual(expect.arrayContaining(['accepted', 'asked', 'approved', 'started', 'succeeded']));
   // The request's arguments and the op's output, as the audit store kept them.
   await expect(detail.getByRole('heading', { name: 'Arguments' })).toBeVisible();
   await expect(detail.getByRole('heading', { name: 'Output' })).toBeVisible();
@@ -334,5 +336,7 @@ test('after restarting serve the history is still there', async () => {
   await expect(rows.filter({ hasText: 'set-tier' }).first()).toBeVisible();
   await page.getByLabel('Search').fill('wrong pane');
   await expect(rows).toHaveCount(1);
-  await expect(rows.first()).toContainText('failed');
+  // The operator's denial reads as one: denied, never also failed.
+  await expect(rows.first()).toContainText('denied');
+  await expect(rows.first()).not.toContainText('failed');
 });

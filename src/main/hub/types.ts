@@ -189,7 +189,7 @@ export interface AuditQuery {
   outcome?: Outcome;
   type?: AuditEntryType;
   invocation_id?: string;
-  /** Substring anywhere in channel, op, agent, message, reason or args. */
+  /** Substring anywhere in channel, op, agent, args, output, message, hint, detail or reason. */
   text?: string;
   /** Entries with id < before (paging backwards from the newest). */
   before?: number;

@@ -6,6 +6,7 @@ import type { View } from '../store';
 import { addApproval, loadApprovals, resolveApproval, updateApproval } from './approvals';
 import { set } from './common';
 import { loadDrivers } from './drivers';
+import { hubStatusChanged } from './hub';
 import { discardFleetBuffer, enqueueFleetEntry, fleetChanged, refreshFleet } from './fleet';
 import { discardTimelineBuffer, enqueueTimeline, loadHistory } from './timeline';
 import { loadChannels, loadProviders, loadRules, loadSettings } from './views';
@@ -22,7 +23,7 @@ export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Dispose
     api.on('rulesChanged', (rules) => set((s) => ({ settings: { ...s.settings, rules: { loading: false, data: rules } } }))),
     api.on('settingsChanged', (settings) => set((s) => ({ settings: { ...s.settings, settings: { loading: false, data: settings } } }))),
     api.on('sessionGrantsChanged', (grants) => set((s) => ({ settings: { ...s.settings, sessionGrants: { loading: false, data: grants } } }))),
-    api.on('hubStatus', (status) => set((s) => ({ connection: { ...s.connection, status } }))),
+    api.on('hubStatus', (status) => hubStatusChanged(status)),
     api.on('demoStep', (demo) => set({ demo })),
     api.on('fleetChanged', (view) => fleetChanged(view)),
     api.on('fleetEntry', (e) => enqueueFleetEntry(e)),

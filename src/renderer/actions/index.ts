@@ -8,4 +8,5 @@ export * from './timeline';
 export * from './views';
 export * from './drivers';
 export * from './fleet';
+export * from './hub';
 export { toast } from './common';

@@ -2,19 +2,24 @@
 import type { InvocationDetail, TimelineEvent } from '../../shared/panel-types';
 import type { Loadable } from '../store';
 import type { InvocationRow } from '../store/timeline-model';
-import { describeAuthorization, invocationAuthorization } from '../../shared/audit-record';
+import { describeAuthorization, invocationAuthorization, outcomeOf } from '../../shared/audit-record';
+import type { Outcome } from '../../shared/audit-record';
 import { agentLabel, recordAgentLabel, formatClock, formatDateTime, formatDuration } from '../format';
 import { ArgsView } from './ArgsView';
-import { Badge, ErrorBox, Loading, stateTone } from './common';
+import { Badge, ErrorBox, Loading, OutcomeBadge, stateTone } from './common';
+import { eventWord } from './TimelineRow';
 
-function EventLine({ e, t0 }: { e: TimelineEvent; t0: number }) {
+/** A state not ended yet, in words. */
+const STATE_WORDS: Record<string, string> = { accepted: 'accepted', running: 'running', waiting: 'waiting for the operator', action: 'operator action' };
+
+function EventLine({ e, t0, outcome }: { e: TimelineEvent; t0: number; outcome?: Outcome }) {
   // The phrase already carries the reason where it matters; elsewhere the reason repeats it.
   const how = describeAuthorization(e);
   return (
     <tr>
       <td className="num">{e.sequence ?? '—'}</td>
       <td>
-        <span className={`ev ev-${e.kind}`}>{e.kind}</span>
+        <span className={`ev ev-${e.kind}`}>{eventWord(e, outcome)}</span>
       </td>
       <td className="mono">{formatClock(e.at)}</td>
       <td className="num">+{formatDuration(e.at - t0)}</td>
@@ -30,12 +35,22 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
   const events = d?.events.length ? d.events : row.events;
   const t0 = events[0]?.at ?? row.first_at;
   const state = d?.state ?? row.state;
+  // How it ended, in the one vocabulary (a denial reads "denied", never its record's "failed").
+  const outcome = (d?.events.length ? outcomeOf(d.events) : undefined) ?? row.outcome;
   return (
     <aside className="detail" aria-label="Invocation detail">
       <header className="detail-head">
         <div>
           <h3>
-            {row.op ?? row.events[0]?.kind} <span className="muted">on</span> {row.channel ?? '—'}
+            {row.op ? (
+              <>
+                {row.op} <span className="muted">on</span> {row.channel ?? '—'}
+              </>
+            ) : row.state === 'action' ? (
+              'An operator action'
+            ) : (
+              `A request ${row.channel ? `on ${row.channel}` : ''} refused before it ran`
+            )}
           </h3>
           <div className="mono muted small">
             {row.invocation_id ?? (row.state === 'action' ? 'an operator action (no invocation)' : 'rejected before it became an invocation')}
@@ -50,9 +65,10 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
       <section>
         <h4>Request</h4>
         <dl className="kv">
-          <dt>State</dt>
+          <dt>{outcome ? 'Outcome' : 'State'}</dt>
           <dd>
-            <Badge tone={stateTone(state)}>{state}</Badge> {d?.duration_ms !== undefined && <span className="muted">in {formatDuration(d.duration_ms)}</span>}
+            {outcome ? <OutcomeBadge outcome={outcome} /> : <Badge tone={stateTone(row.state)}>{STATE_WORDS[row.state] ?? state}</Badge>}{' '}
+            {d?.duration_ms !== undefined && <span className="muted">in {formatDuration(d.duration_ms)}</span>}
           </dd>
           <dt>Agent</dt>
           <dd>{d?.agent ? recordAgentLabel(d.agent) : agentLabel(row)}</dd>
@@ -65,7 +81,7 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
           <dt>Started</dt>
           <dd>{formatDateTime(row.first_at)}</dd>
           <dt>Authorized</dt>
-          <dd>{invocationAuthorization(events) ?? (state === 'rejected' ? 'refused before it ran' : '—')}</dd>
+          <dd>{invocationAuthorization(events) ?? (outcome === 'rejected' ? 'refused before it ran' : '—')}</dd>
         </dl>
         <h4>Arguments</h4>
         <ArgsView args={d?.args ?? events.find((e) => e.args !== undefined)?.args} />
@@ -76,7 +92,7 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
           <thead>
             <tr>
               <th scope="col">#</th>
-              <th scope="col">Kind</th>
+              <th scope="col">Event</th>
               <th scope="col">At</th>
               <th scope="col">Δ</th>
               <th scope="col">Detail</th>
@@ -84,7 +100,7 @@ export function InvocationDetailPane({ row, detail, onClose }: { row: Invocation
           </thead>
           <tbody>
             {events.map((e) => (
-              <EventLine key={e.id} e={e} t0={t0} />
+              <EventLine key={e.id} e={e} t0={t0} outcome={outcome} />
             ))}
           </tbody>
         </table>

@@ -1,25 +1,39 @@
-/** One invocation in the timeline: time, state, who did what where, its events in sequence. */
+/** One invocation in the timeline: time, state, who did what where, what it sent, its events in sequence. */
 import { memo } from 'react';
 import { escapeControl } from '../../shared/escape';
+import { outcomeWords } from '../../shared/audit-record';
+import type { Outcome } from '../../shared/audit-record';
+import type { TimelineEvent } from '../../shared/panel-types';
 import type { InvocationRow } from '../store/timeline-model';
 import { agentLabel, formatClock, formatDuration } from '../format';
 import { Badge, OutcomeBadge, stateTone } from './common';
 
-/** Each record kind in a word or two (the timeline's event chips, the fleet timeline). */
+/**
+ * Each record kind in a word or two (the timeline's event chips, the detail pane, the fleet
+ * timeline). The record that ends a call reads as its outcome instead (`eventWord`), so a call
+ * the operator denied shows "not approved" then "denied" — never "denied" and "failed" at once.
+ */
 export const EVENT_WORDS: Record<string, string> = {
   accepted: 'accepted',
   started: 'started',
-  cancellation_requested: 'cancel?',
+  cancellation_requested: 'cancelling',
   succeeded: 'succeeded',
   failed: 'failed',
   cancelled: 'cancelled',
-  approval_requested: 'ask',
-  approval_granted: 'granted',
-  approval_denied: 'denied',
+  approval_requested: 'asked',
+  approval_granted: 'approved',
+  approval_denied: 'not approved',
   progress: 'progress',
   decision: 'decision',
   rejected: 'rejected',
 };
+
+/** A record in words: the call's outcome on the record that ends it, else its kind's word. */
+export function eventWord(e: Pick<TimelineEvent, 'kind' | 'outcome'>, outcome?: Outcome): string {
+  const ended = e.outcome ?? (ENDING.has(e.kind) ? outcome : undefined);
+  return ended ? outcomeWords(ended) : (EVENT_WORDS[e.kind] ?? e.kind.replace(/_/g, ' '));
+}
+const ENDING = new Set(['succeeded', 'failed', 'cancelled', 'rejected']);
 
 export const ROW_HEIGHT = 34;
 
@@ -62,14 +76,21 @@ export const TimelineRow = memo(function TimelineRow({
       <span role="cell" className="tl-channel" title={row.channel && escapeControl(row.channel)}>
         {row.channel ? escapeControl(row.channel) : '—'}
       </span>
+      <span role="cell" className="tl-summary" title={row.summary}>
+        {row.summary ?? ''}
+      </span>
       <span role="cell" className="tl-events" aria-label="events in sequence">
         {row.state === 'action' && <span className="muted small">{row.events[0]?.reason ?? row.events[0]?.message ?? ''}</span>}
         {row.events
           .filter((e) => e.kind !== 'decision')
           .map((e) => (
-            <span key={e.id} className={`ev ev-${e.kind}`} title={`#${e.sequence ?? '—'} ${e.kind}${e.reason ? `: ${e.reason}` : ''}`}>
+            <span
+              key={e.id}
+              className={`ev ev-${e.kind}`}
+              title={`#${e.sequence ?? '—'} ${eventWord(e, row.outcome)}${e.reason ? `: ${escapeControl(e.reason)}` : ''}`}
+            >
               {e.sequence !== undefined && <b>{e.sequence}</b>}
-              <i>{EVENT_WORDS[e.kind] ?? e.kind}</i>
+              <i>{eventWord(e, row.outcome)}</i>
             </span>
           ))}
       </span>

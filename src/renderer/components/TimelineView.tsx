@@ -4,20 +4,24 @@
  * history in from the audit store without moving what the operator is looking at.
  */
 import type { KeyboardEvent } from 'react';
-import { memo, useCallback, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef } from 'react';
+import { memo, useCallback, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useShallow } from 'zustand/react/shallow';
 import type { TimelineFilter } from '../../shared/panel-types';
-import { loadHistory, selectInvocation, setFollow, setTimelineFilter } from '../actions';
+import { exportTimeline, loadHistory, searchTimeline, selectInvocation, setFollow, setTimelineFilter } from '../actions';
 import { useStore } from '../store';
-import { OUTCOMES } from '../../shared/audit-record';
+import { OUTCOMES, outcomeWords } from '../../shared/audit-record';
 import { facets, matchesFilter } from '../store/timeline-model';
 import { Empty, ErrorBox, Loading } from './common';
 import { InvocationDetailPane } from './InvocationDetailPane';
 import { ROW_HEIGHT, TimelineRow } from './TimelineRow';
 
 const rowHeight = (): number => ROW_HEIGHT;
-const STATES = ['accepted', 'running', 'waiting', 'succeeded', 'failed', 'cancelled', 'rejected'] as const;
+/** Calls not ended yet, in the State picker before the outcomes (one list, one set of words). */
+const IN_PROGRESS = [
+  ['waiting', 'waiting for the operator'],
+  ['running', 'in progress'],
+] as const;
 
 const Filters = memo(function Filters({ filter, options }: { filter: TimelineFilter; options: ReturnType<typeof facets> }) {
   const change = (patch: Partial<TimelineFilter>) => {
@@ -45,33 +49,58 @@ const Filters = memo(function Filters({ filter, options }: { filter: TimelineFil
       {pick('agent', options.agents)}
       <label>
         State
-        <select value={filter.state ?? ''} onChange={(e) => change({ state: e.target.value as TimelineFilter['state'] })}>
+        <select
+          value={filter.outcome ?? filter.state ?? ''}
+          onChange={(e) => {
+            const v = e.target.value;
+            const ended = (OUTCOMES as readonly string[]).includes(v);
+            change({ state: ended ? undefined : (v as TimelineFilter['state']), outcome: ended ? (v as TimelineFilter['outcome']) : undefined });
+          }}
+        >
           <option value="">all</option>
-          {STATES.map((s) => (
-            <option key={s} value={s}>
-              {s}
+          {IN_PROGRESS.map(([v, words]) => (
+            <option key={v} value={v}>
+              {words}
             </option>
           ))}
-        </select>
-      </label>
-      <label>
-        Outcome
-        <select value={filter.outcome ?? ''} onChange={(e) => change({ outcome: e.target.value as TimelineFilter['outcome'] })}>
-          <option value="">all</option>
           {OUTCOMES.map((o) => (
             <option key={o} value={o}>
-              {o.replace('_', ' ')}
+              {outcomeWords(o)}
             </option>
           ))}
         </select>
       </label>
       <label className="grow">
         Search
-        <input type="search" value={filter.text ?? ''} placeholder="id, channel, op, agent, reason…" onChange={(e) => change({ text: e.target.value })} />
+        <input
+          type="search"
+          value={filter.text ?? ''}
+          placeholder="what was typed or sent, output, reason, id…"
+          onChange={(e) => change({ text: e.target.value })}
+        />
       </label>
     </div>
   );
 });
+
+/** Downloads what the filters show, over the whole audit, as JSON Lines or CSV. */
+function ExportButtons() {
+  const [busy, setBusy] = useState(false);
+  const run = (format: 'jsonl' | 'csv') => {
+    setBusy(true);
+    void exportTimeline(format).finally(() => setBusy(false));
+  };
+  return (
+    <span className="export" role="group" aria-label="Export the filtered view">
+      <button type="button" className="btn btn-small" disabled={busy} onClick={() => run('jsonl')}>
+        Export JSONL
+      </button>
+      <button type="button" className="btn btn-small" disabled={busy} onClick={() => run('csv')}>
+        Export CSV
+      </button>
+    </span>
+  );
+}
 
 export function TimelineView() {
   const t = useStore(
@@ -87,18 +116,24 @@ export function TimelineView() {
       historyLoaded: s.timeline.historyLoaded,
       loadingOlder: s.timeline.loadingOlder,
       error: s.timeline.error,
+      search: s.timeline.search,
     })),
   );
   const filter = useDeferredValue(t.filter);
   const filtering = Object.keys(filter).length > 0;
+  // With text, the hub's search over the whole audit is shown; else the rows in memory, filtered.
+  const searching = !!t.filter.text?.trim();
+  const search = searching ? t.search : undefined;
+  const rows = search?.rows ?? t.rows;
   const visible = useMemo(() => {
+    if (searching) return search?.order ?? [];
     if (!filtering) return t.order;
     return t.order.filter((k) => {
       const row = t.rows.get(k);
       return row !== undefined && matchesFilter(row, filter);
     });
     // `version` changes when rows mutate in place.
-  }, [t.order, t.rows, t.version, filter, filtering]);
+  }, [t.order, t.rows, t.version, filter, filtering, searching, search, search?.version]);
   const options = useMemo(() => facets(t.rows.values()), [t.rows, t.version]);
 
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -138,7 +173,8 @@ export function TimelineView() {
     if (!el) return;
     const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < ROW_HEIGHT;
     setFollow(atBottom);
-    if (el.scrollTop < ROW_HEIGHT * 3 && useStore.getState().timeline.before !== null) void loadHistory();
+    const tl = useStore.getState().timeline;
+    if (el.scrollTop < ROW_HEIGHT * 3 && !tl.filter.text?.trim() && tl.before !== null) void loadHistory();
   }, []);
 
   useEffect(() => {
@@ -159,16 +195,21 @@ export function TimelineView() {
     virtualizer.scrollToIndex(next, { align: 'auto' });
     void selectInvocation(key);
   };
-  const selectedRow = t.selected ? t.rows.get(t.selected) : undefined;
+  const selectedRow = t.selected ? (rows.get(t.selected) ?? t.rows.get(t.selected)) : undefined;
 
   return (
     <section className="view view-timeline" aria-labelledby="timeline-h">
       <header className="view-head">
         <h2 id="timeline-h">Timeline</h2>
-        <span className="muted">
-          {visible.length.toLocaleString()} {filtering ? `of ${t.order.length.toLocaleString()} ` : ''}invocations
+        <span className="muted" aria-live="polite">
+          {searching
+            ? !search || (search.loading && search.order.length === 0)
+              ? 'searching…'
+              : `${visible.length.toLocaleString()} match${visible.length === 1 ? '' : 'es'}${search.before !== null ? ' so far' : ''}`
+            : `${visible.length.toLocaleString()} ${filtering ? `of ${t.order.length.toLocaleString()} ` : ''}invocations`}
         </span>
         <span className="spacer" />
+        <ExportButtons />
         {!t.follow && (
           <button type="button" className="btn btn-small" onClick={() => setFollow(true)}>
             ↓ Follow newest
@@ -177,8 +218,24 @@ export function TimelineView() {
       </header>
       <Filters filter={t.filter} options={options} />
       {t.error && <ErrorBox error={t.error} onRetry={() => void loadHistory()} />}
+      {search?.error && <ErrorBox error={search.error} onRetry={() => void searchTimeline(true)} />}
       <div className="tl-strip muted" aria-live="polite">
-        {t.loadingOlder ? (
+        {searching ? (
+          !search || (search.loading && search.order.length === 0) ? (
+            'Searching the whole audit…'
+          ) : search.loading ? (
+            'Loading more matches…'
+          ) : search.before === null ? (
+            'Searched the whole audit'
+          ) : (
+            <>
+              More of the audit to search{' '}
+              <button type="button" className="btn btn-small" onClick={() => void searchTimeline()}>
+                Load more
+              </button>
+            </>
+          )
+        ) : t.loadingOlder ? (
           'Loading older history…'
         ) : t.historyLoaded && t.before === null ? (
           'Showing everything since the start of history'
@@ -203,7 +260,9 @@ export function TimelineView() {
           aria-rowcount={visible.length}
           aria-activedescendant={t.selected ? `tl-${t.selected}` : undefined}
         >
-          {!t.historyLoaded && t.order.length === 0 ? (
+          {searching && (!search || (search.loading && search.order.length === 0)) ? (
+            <Loading what="matches" />
+          ) : !searching && !t.historyLoaded && t.order.length === 0 ? (
             <Loading what="history" />
           ) : visible.length === 0 ? (
             <Empty title={filtering ? 'Nothing matches these filters' : 'No activity yet'}>
@@ -212,7 +271,7 @@ export function TimelineView() {
           ) : (
             <div className="tl-inner" style={{ height: virtualizer.getTotalSize() }}>
               {virtualizer.getVirtualItems().map((item) => {
-                const row = t.rows.get(visible[item.index]!);
+                const row = rows.get(visible[item.index]!);
                 return row ? <TimelineRow key={item.key} row={row} top={item.start} selected={row.key === t.selected} onSelect={onSelect} /> : null;
               })}
             </div>

@@ -3,6 +3,7 @@ import { escapeControl } from '../../shared/escape';
 import { useEffect, useState } from 'react';
 import type { ReactNode } from 'react';
 import type { TierSpec } from '../../shared/wire';
+import { OUTCOME_MEANING, outcomeWords } from '../../shared/audit-record';
 import type { Outcome } from '../../shared/audit-record';
 
 /** A ticking clock for countdowns; one interval per mounted user. */
@@ -99,23 +100,14 @@ export function tierLook(tiers: TierSpec[] | undefined, tier: string): { tone: T
   return { tone, title: spec ? `Permission tier: ${spec.description}` : 'Permission tier' };
 }
 
-/** What each outcome means, for the badge's tooltip. */
-const OUTCOME_MEANING: Record<Outcome, string> = {
-  succeeded: 'it ran and succeeded',
-  failed: 'it was allowed, then the driver failed',
-  denied: 'the operator, a rule or the default policy said no (or the hub stopped before a decision)',
-  timed_out: "the approval or the call's deadline passed",
-  cancelled: 'the agent cancelled it',
-  rejected: 'refused before it could run (bad args, unknown op, a precheck)',
-};
-const OUTCOME_MARK: Record<Outcome, string> = { succeeded: '✓', failed: '✕', denied: '⊘', timed_out: '◷', cancelled: '↶', rejected: '!' };
+const OUTCOME_MARK: Record<Outcome, string> = { succeeded: '✓', failed: '✕', denied: '⊘', timed_out: '◷', cancelled: '↶', lost: '?', rejected: '!' };
 
 /** How a call ended: its own colour and mark, and the word (never colour alone). */
 export function OutcomeBadge({ outcome }: { outcome: Outcome }) {
   return (
-    <span className={`badge outcome outcome-${outcome}`} title={`${outcome.replace('_', ' ')}: ${OUTCOME_MEANING[outcome]}`}>
+    <span className={`badge outcome outcome-${outcome}`} title={`${outcomeWords(outcome)}: ${OUTCOME_MEANING[outcome]}`}>
       <span aria-hidden="true">{OUTCOME_MARK[outcome]} </span>
-      {outcome.replace('_', ' ')}
+      {outcomeWords(outcome)}
     </span>
   );
 }

@@ -79,7 +79,22 @@ export interface TimelineSlice {
     historyLoaded: boolean;
     loadingOlder: boolean;
     error?: string;
+    /** The hub's search of the whole audit, shown instead of the rows while the filter has text. */
+    search?: TimelineSearchState;
   };
+}
+
+/** A search's results: whole calls, newest pages appended as the operator loads more. */
+export interface TimelineSearchState {
+  /** The filter it ran with. */
+  filter: TimelineFilter;
+  rows: Map<string, InvocationRow>;
+  order: string[];
+  version: number;
+  /** Where the next page starts; null once the whole audit is searched. */
+  before: number | null;
+  loading: boolean;
+  error?: string;
 }
 
 export interface ChannelsSlice {

@@ -8,6 +8,9 @@ import type { TimelineEvent, TimelineFilter } from '../../shared/panel-types';
 import type { InvocationState } from '../../shared/wire';
 import { outcomeOf } from '../../shared/audit-record';
 import type { Outcome } from '../../shared/audit-record';
+import { escapeControl } from '../../shared/escape';
+import { middleClip } from '../../shared/risk';
+import type { JsonValue } from '../../shared/wire';
 
 /** One line of the timeline: an invocation and its events. */
 export interface InvocationRow {
@@ -30,7 +33,51 @@ export interface InvocationRow {
   duration_ms?: number;
   authorized?: string;
   message?: string;
+  /** What was typed, sent or clicked, in one escaped, clipped line (from the call's args). */
+  summary?: string;
   events: TimelineEvent[];
+}
+
+/** Longest row summary, in characters; a longer one is cut in the middle. */
+export const SUMMARY_CHARS = 80;
+
+/** The args that say what a call did, most telling first (text typed, keys, a message, a target). */
+const SUMMARY_KEYS = ['text', 'keys', 'command', 'cmd', 'message', 'input', 'query', 'url', 'path', 'label', 'name', 'title', 'element', 'target', 'selector'];
+
+function said(value: JsonValue | undefined): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) {
+    const parts = value.map(said).filter((v): v is string => v !== undefined);
+    return parts.length ? parts.join(' ') : undefined;
+  }
+  // A target named inside an object (an element's name or label).
+  if (value && typeof value === 'object') return said(value.name ?? value.label ?? value.text);
+  return undefined;
+}
+
+/**
+ * A call's args in one line: the most telling field (`text`, `keys`, …) as it was sent, else a
+ * click's point, else `key=value` pairs; escaped (no control character reaches the row) and cut in
+ * the middle past SUMMARY_CHARS, so both ends of a long command stay visible.
+ */
+export function summarizeArgs(args: JsonValue | undefined): string | undefined {
+  if (args === undefined || args === null) return undefined;
+  let line: string | undefined;
+  if (typeof args !== 'object' || Array.isArray(args)) line = said(args) ?? JSON.stringify(args);
+  else {
+    for (const k of SUMMARY_KEYS) {
+      line = said(args[k]);
+      if (line !== undefined && line !== '') break;
+    }
+    if (!line && typeof args.x === 'number' && typeof args.y === 'number') line = `at ${args.x}, ${args.y}`;
+    if (!line) {
+      const pairs = Object.entries(args).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+      line = pairs.length ? pairs.join(' ') : undefined;
+    }
+  }
+  if (!line) return undefined;
+  return middleClip(escapeControl(line), SUMMARY_CHARS).text;
 }
 
 /** Rows beyond this are dropped from the front; they page back in from the audit store. */
@@ -53,6 +100,7 @@ function summarize(row: InvocationRow): void {
     row.agent_name ??= e.agent?.name;
     row.provider_id ??= e.provider_id;
     row.interaction ??= e.interaction;
+    if (row.summary === undefined && e.args !== undefined) row.summary = summarizeArgs(e.args);
   }
   const last = row.events[row.events.length - 1]!;
   row.first_at = Math.min(row.first_at, row.events[0]!.at);
@@ -128,17 +176,21 @@ export function trimRows(order: string[], rows: Map<string, InvocationRow>, max 
   return order.slice(drop);
 }
 
-/** True when a row passes the filter (free text searches channel, op, agent, ids and messages). */
+/** True when a row passes the filter (free text searches names, ids, args, messages and reasons). */
 export function matchesFilter(row: InvocationRow, f: TimelineFilter): boolean {
   if (f.channel && row.channel !== f.channel) return false;
   if (f.op && row.op !== f.op) return false;
   if (f.agent && row.agent !== f.agent) return false;
-  if (f.state && row.state !== f.state) return false;
+  // `running` is any call in progress that is not waiting for the operator.
+  if (f.state && row.state !== f.state && !(f.state === 'running' && row.state === 'accepted')) return false;
   if (f.outcome && row.outcome !== f.outcome) return false;
   if (f.text) {
+    // The rows in memory only (a live row while a search is shown); the hub searches the audit.
     const needle = f.text.toLowerCase();
-    const hay = [row.invocation_id, row.channel, row.op, row.agent, row.provider_id, row.message, row.authorized].join(' ').toLowerCase();
-    if (!hay.includes(needle) && !row.events.some((e) => (e.reason ?? e.message ?? '').toLowerCase().includes(needle))) return false;
+    const hay = [row.invocation_id, row.channel, row.op, row.agent, row.agent_name, row.provider_id, row.message, row.authorized].join(' ').toLowerCase();
+    const inEvent = (e: TimelineEvent): boolean =>
+      [e.reason, e.message, e.hint, e.detail, e.args !== undefined ? JSON.stringify(e.args) : undefined].some((t) => t?.toLowerCase().includes(needle));
+    if (!hay.includes(needle) && !row.events.some(inEvent)) return false;
   }
   return true;
 }

@@ -29,7 +29,9 @@ describe('uplink log --state', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/#\d+\s+rejected\s+test:alpha\s+write\s+agent=mcp:builder .*outcome=denied\s+error=Rejected: /);
+    // Named by how it ended (the panel's word), not by its record's kind (`rejected`).
+    expect(lines[0]).toMatch(/#\d+\s+denied\s+test:alpha\s+write\s+agent=mcp:builder .*\s+error=Rejected: /);
+    expect(lines[0]).not.toMatch(/\srejected\s|outcome=/);
   });
 
   it('--json carries the outcome; each outcome picks its own calls', async () => {
@@ -49,7 +51,7 @@ describe('uplink log --state', () => {
     const r = await runCli(b, dir, ['log', '--state', 'running']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      'uplink error [core:Invalid]: --state cannot be "running" — hint: use one of succeeded, failed, denied, timed_out, cancelled, rejected; see `uplink --help`\n',
+      'uplink error [core:Invalid]: --state cannot be "running" — hint: use one of succeeded, failed, denied, timed_out, cancelled, lost, rejected; see `uplink --help`\n',
     );
   });
 });

@@ -113,8 +113,8 @@ describe('the words for how a call was authorized, panel and uplink log alike', 
     await prompt;
     expect(await bothSay(hub)).toBe('waiting for the operator');
     await call;
-    expect(await bothSay(hub)).toBe('timed out: the operator did not answer in time');
-    expect(await resolved).toBe('timed out: the operator did not answer in time');
+    expect(await bothSay(hub)).toBe('timed out: the operator did not decide in time (auto-denied)');
+    expect(await resolved).toBe('timed out: the operator did not decide in time (auto-denied)');
   });
 
   it('cancelled while waiting for the operator', async () => {

@@ -21,7 +21,7 @@ describe('approvals', () => {
     const { hub, driver } = open();
     const err = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }));
     expect(err.rendered).toBe(
-      `uplink error [test:Rejected]: write on test:alpha needs operator approval and no Uplink panel is open — hint: ask the operator to open the Uplink panel and approve it, then retry`,
+      `uplink error [test:Rejected]: write on test:alpha: denied: it needs operator approval and no Uplink panel is open — hint: ask the operator to open the Uplink panel and approve it, then retry`,
     );
     expect(driver.state.invoked).toHaveLength(0);
     expect(hub.queryAudit({ type: 'decision' }).entries[0]).toMatchObject({ authorized: 'default_policy', granted: false });
@@ -178,7 +178,7 @@ describe('approvals', () => {
     const p = await prompt;
     const err = await call;
     expect(err.rendered).toMatch(
-      /^uplink error \[test:Rejected\]: write on test:alpha: timed out: the operator did not answer in time \(1 s\) — hint: ask the operator/,
+      /^uplink error \[test:Timeout\]: write on test:alpha: timed out: the operator did not decide within 1 s \(auto-denied\) — hint: ask the operator/,
     );
     // An agent is never told how to approve itself.
     expect(err.rendered).not.toMatch(/config\.json|standing rule|approvals\.rules/);
@@ -234,7 +234,7 @@ describe('approvals', () => {
     const err = await call;
     expect(Date.now() - detachedAt).toBeGreaterThanOrEqual(290);
     expect(err.rendered).toBe(
-      `uplink error [test:Rejected]: write on test:alpha needs operator approval and the Uplink panel was closed before the operator decided — hint: ask the operator to open the Uplink panel and approve it, then retry`,
+      `uplink error [test:Rejected]: write on test:alpha: denied: it needs operator approval and the Uplink panel was closed before the operator decided — hint: ask the operator to open the Uplink panel and approve it, then retry`,
     );
     expect(driver.state.invoked).toHaveLength(0);
     expect(hub.pendingApprovals()).toEqual([]);

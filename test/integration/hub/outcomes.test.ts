@@ -51,7 +51,7 @@ describe('the outcome of a call', () => {
     expect(stored(hub)).toEqual(['rejected:denied']);
   });
 
-  it('timed out: the operator did not answer in time', async () => {
+  it('timed out: the operator did not decide in time', async () => {
     const { hub, dir } = openHub();
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { timeout_ms: 1000 } }));
     await waitFor(() => hub.approvalTimeoutMs() === 1000 || undefined, 5000, 'config reload');

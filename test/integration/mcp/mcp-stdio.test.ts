@@ -86,10 +86,10 @@ describe('uplink mcp (stdio, embedded hub)', () => {
     const r = await client.callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } });
     expect(r.isError).toBe(true);
     expect(text(r)).toBe(
-      'uplink error [test:Rejected]: write on test:alpha needs operator approval and no Uplink panel is open — hint: ask the operator to open the Uplink panel and approve it, then retry',
+      'uplink error [test:Rejected]: write on test:alpha: denied: it needs operator approval and no Uplink panel is open — hint: ask the operator to open the Uplink panel and approve it, then retry',
     );
     const s = await client.callTool({ name: 'channel_send', arguments: { channel: 'test:alpha', message: 'hi' } });
-    expect(text(s)).toContain('[test:Rejected]: send on test:alpha needs operator approval');
+    expect(text(s)).toContain('[test:Rejected]: send on test:alpha: denied: it needs operator approval');
   });
 
   it('the wrong tool class is Invalid naming the right tool', async () => {

@@ -201,7 +201,7 @@ describe('tmux through MCP (uplink mcp)', () => {
     a.server.setOption(peer, '@uplink_profile', 'operator');
     const r = await a.call('channel_send', { channel: `tmux:${peer}`, message: 'hi' });
     expect(r.error).toBe(true);
-    expect(r.text).toMatch(/^uplink error \[tmux:Rejected\]: send on tmux:%\d+ needs operator approval/);
+    expect(r.text).toMatch(/^uplink error \[tmux:Rejected\]: send on tmux:%\d+: denied: it needs operator approval/);
     expect(a.server.capture(peer)).not.toContain('[uplink');
     // Read-only ops still run.
     expect(await a.json('channel_observe', { channel: `tmux:${peer}`, op: 'read', args: { lines: 5 } })).toHaveProperty('text');

@@ -41,6 +41,7 @@ function ended(): TimelineEvent[] {
     ev('late', { kind: 'failed', state: 'failed', error_code: 'policy_denied', outcome: 'timed_out' }),
     ev('stop', { kind: 'cancelled', state: 'cancelled', outcome: 'cancelled' }),
     ev('bad', { type: 'rejected', kind: 'rejected', state: 'rejected', outcome: 'rejected' }),
+    ev('gone', { kind: 'failed', state: 'failed', outcome: 'lost' }),
     ev('open', { kind: 'started', state: 'running' }),
   ];
 }
@@ -94,14 +95,18 @@ describe('the outcome filter', () => {
     expect(pick({ outcome: 'denied', op: 'type' })).toEqual([]);
   });
 
-  it('sits beside the state filter in the timeline, listing every outcome, and sets the filter', () => {
+  it('is the one State picker: calls in progress, then every outcome in its words, and sets the filter', () => {
     useStore.setState((s) => ({ timeline: { ...s.timeline, historyLoaded: true } }));
     render(<TimelineView />);
     const search = screen.getByRole('search');
-    const select = within(search).getByLabelText('Outcome') as HTMLSelectElement;
-    expect([...select.options].map((o) => o.value)).toEqual(['', ...OUTCOMES]);
+    const select = within(search).getByLabelText('State') as HTMLSelectElement;
+    expect([...select.options].map((o) => o.value)).toEqual(['', 'waiting', 'running', ...OUTCOMES]);
+    expect([...select.options].map((o) => o.textContent)).toContain('timed out');
+    expect(within(search).queryByLabelText('Outcome')).toBeNull();
     act(() => void fireEvent.change(select, { target: { value: 'denied' } }));
     expect(useStore.getState().timeline.filter).toEqual({ outcome: 'denied' });
+    act(() => void fireEvent.change(select, { target: { value: 'waiting' } }));
+    expect(useStore.getState().timeline.filter).toEqual({ state: 'waiting' });
   });
 });
 

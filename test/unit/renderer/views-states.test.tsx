@@ -201,7 +201,7 @@ describe('a decision is final', () => {
     await waitFor(() => expect(useStore.getState().toasts.map((t) => t.text)).toEqual([expect.stringContaining('already decided (timeout)')]));
     expect(fake.calls.filter((c) => c.method === 'decide')).toHaveLength(1);
     fake.emit('approvalResolved', { approval_id: 'a1', granted: false, authorized: 'timeout' });
-    await screen.findByText(/timed out: the operator did not answer in time/);
+    await screen.findByText(/timed out: the operator did not decide in time \(auto-denied\)/);
     expect(screen.queryByRole('article')).toBeNull();
   });
 });

@@ -62,7 +62,10 @@ export function formatOps(ops: OpDescription[]): string {
 
 /** One audit entry as one log line, whatever its fields hold. */
 export function formatEntry(e: AuditEntry): string {
-  const parts = [new Date(e.at).toISOString(), `#${e.id}`, e.type === 'event' ? e.kind : e.type];
+  // The entry that ends a call is named by how it ended — the panel's word, the one `--state`
+  // filters by — not by its kernel event: an operator's denial reads `denied`, not `failed`.
+  const outcome = outcomeOf(e);
+  const parts = [new Date(e.at).toISOString(), `#${e.id}`, outcome ?? (e.type === 'event' ? e.kind : e.type)];
   if (e.channel) parts.push(e.channel);
   if (e.op) parts.push(e.op);
   if (e.agent) parts.push(`agent=${e.agent.kind}:${agentInWords(e.agent)}${e.agent.user ? `(${e.agent.user})` : ''}`);
@@ -76,9 +79,6 @@ export function formatEntry(e: AuditEntry): string {
     if (e.by) parts.push(`by=${e.by}`);
     if (e.reason) parts.push(`reason=${JSON.stringify(e.reason)}`);
   }
-  // How the call ended, on the entry that ends it: the word `--state` filters by.
-  const outcome = outcomeOf(e);
-  if (outcome) parts.push(`outcome=${outcome}`);
   if (e.duration_ms !== undefined) parts.push(`${e.duration_ms}ms`);
   if (e.error_kind) parts.push(`error=${e.error_kind}: ${e.message ?? ''}`);
   if (e.detail) parts.push(`detail=${JSON.stringify(e.detail)}`);

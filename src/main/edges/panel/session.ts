@@ -10,6 +10,7 @@ import type { ChannelList, DemoStep, PanelChannel, PanelSettings } from '../../.
 import type { JsonValue } from '../../../shared/wire';
 import { declaredApproval, toFleetEntry, toFleetView, toInvocationDetail, toPanelExplanation, toPanelRule, toTimelineEvent } from './mapping';
 import { renderError } from './errors';
+import { searchTimeline } from './search';
 import { clipName } from '../../../shared/escape';
 
 /** Facts about the host the settings view shows. */
@@ -291,6 +292,9 @@ export function openPanelSession(
       // The store pages newest first; the panel wants ascending order.
       events.sort((a, b) => a.id - b.id);
       return { events, next_before: next };
+    },
+    async searchTimeline(req) {
+      return searchTimeline(hub, req);
     },
     async getInvocation({ invocation_id }) {
       const entries = [];

@@ -382,7 +382,8 @@ export class ApprovalBroker {
   /** The no-panel denial: what the agent is told and how it can get approval. */
   #noPanelDeny(ctx: CallContext, why: string): Denial {
     return {
-      reason: `${ctx.op} on ${ctx.channel} needs operator approval and ${why}`,
+      // The outcome's word first, as every denial words it.
+      reason: `${ctx.op} on ${ctx.channel}: denied: it needs operator approval and ${why}`,
       hint: AGENT_ASK_HINT,
     };
   }
@@ -541,7 +542,8 @@ export class ApprovalBroker {
     const secs = Math.round(timeout / 1000);
     this.#safeDecision(p, `no operator decision within ${secs} s`, 'timeout');
     const denial = {
-      reason: `${p.ctx.op} on ${p.ctx.channel}: ${describeAuthorization({ kind: 'decision', invocation_id: p.ctx.invocation_id, authorized: 'timeout', granted: false })} (${secs} s)`,
+      // The countdown the operator saw said "auto-deny in …": the agent hears the same words.
+      reason: `${p.ctx.op} on ${p.ctx.channel}: timed out: the operator did not decide within ${secs} s (auto-denied)`,
       hint: AGENT_ASK_HINT,
       timedOut: true,
     };

@@ -32,5 +32,7 @@ export function denialError(ctx: CallContext, d: Denial): HubError {
   const options = { ...(d.hint ? { hint: d.hint } : {}), code: 'policy_denied' as const };
   // Nobody refused a prompt the stopping hub withdrew: the agent should retry later, not give up.
   if (d.unavailable) return new HubError('core', 'Unavailable', d.reason, { ...options, outcome: 'denied' });
-  return new HubError(ctx.driver, 'Rejected', d.reason, { ...options, ...(d.timedOut ? { outcome: 'timed_out' as const } : {}) });
+  // A prompt nobody decided is a timeout, not a refusal: `[<driver>:Timeout] … timed out …`.
+  if (d.timedOut) return new HubError(ctx.driver, 'Timeout', d.reason, { ...options, outcome: 'timed_out' });
+  return new HubError(ctx.driver, 'Rejected', d.reason, options);
 }

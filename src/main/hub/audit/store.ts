@@ -505,9 +505,9 @@ export class AuditStore {
     eq('type', 'type', q.type);
     eq('invocation_id', 'invocation_id', q.invocation_id);
     if (q.text) {
-      where.push(
-        `(channel LIKE @text ESCAPE '\\' OR op LIKE @text ESCAPE '\\' OR agent_id LIKE @text ESCAPE '\\' OR agent_name LIKE @text ESCAPE '\\' OR message LIKE @text ESCAPE '\\' OR reason LIKE @text ESCAPE '\\' OR args LIKE @text ESCAPE '\\' OR invocation_id LIKE @text ESCAPE '\\')`,
-      );
+      // What was sent (args), what came back (output, message, hint, detail) and why (reason).
+      const searched = ['channel', 'op', 'agent_id', 'agent_name', 'message', 'hint', 'detail', 'reason', 'args', 'output', 'invocation_id'];
+      where.push(`(${searched.map((c) => `${c} LIKE @text ESCAPE '\\'`).join(' OR ')})`);
       params.text = `%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     }
     const forward = q.after !== undefined;
