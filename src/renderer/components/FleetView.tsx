@@ -13,7 +13,7 @@ import { useStore } from '../store';
 import { recordAgentLabel, formatAgo, formatClock, formatDateTime } from '../format';
 import { Badge, Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
 import type { Tone } from './common';
-import { EVENT_WORDS } from './TimelineRow';
+import { eventWord } from './TimelineRow';
 
 const STATE: Record<FleetMember['state'], { word: string; tone: Tone }> = {
   self: { word: 'this hub', tone: 'accent' },
@@ -132,7 +132,7 @@ const FleetRow = memo(function FleetRow({ entry }: { entry: FleetTimelineEntry }
     <tr>
       <td title={formatDateTime(r.at)}>{formatClock(r.at)}</td>
       <td>{escapeControl(entry.hub)}</td>
-      <td>{outcome ? <OutcomeBadge outcome={outcome} /> : escapeControl(EVENT_WORDS[r.kind] ?? r.kind)}</td>
+      <td>{outcome ? <OutcomeBadge outcome={outcome} /> : escapeControl(eventWord(r))}</td>
       <td>{r.channel ? escapeControl(r.channel) : '—'}</td>
       <td>{r.op ? escapeControl(r.op) : '—'}</td>
       <td>{escapeControl(agent)}</td>

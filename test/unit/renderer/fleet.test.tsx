@@ -131,11 +131,15 @@ describe('the merged timeline', () => {
           message: 'denied\u001b]0;x\u0007',
         }),
         entry('laptop', 2, { kind: 'started', op: 'read' }),
+        entry('laptop', 1, { kind: 'approval_denied', op: 'type' }),
       ],
-      next_before: 2,
+      next_before: 1,
     };
     await openFleet();
-    const [first, second] = bodyRows();
+    const [first, second, third] = bodyRows();
+    // The same words as the Timeline: a denial on the way is "not approved", never a raw kind.
+    expect(third!.textContent).toContain('not approved');
+    expect(third!.textContent).not.toContain('approval_denied');
     expect(first!.textContent).toContain('buildbox');
     expect(first!.textContent).toContain('denied by the operator: “not now”');
     expect(first!.textContent).toContain('denied\\x1b]0;x\\x07');
