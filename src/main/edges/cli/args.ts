@@ -36,7 +36,7 @@ const VALUED = new Set([
   'reason',
 ]);
 /** Flags that are switches. */
-const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list', 'session', 'always']);
+const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list', 'session', 'always', 'revoke-all']);
 
 /** Parses argv (without the command itself is fine too). */
 export function parseArgs(argv: string[]): ParsedArgs {
