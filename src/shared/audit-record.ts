@@ -18,9 +18,11 @@ const int = Type.Optional(Type.Integer());
  * `denied`: the operator, a rule or the default policy said no — or the hub stopped before anyone
  * decided (nothing runs without a decision). `timed_out`: the approval's or the call's deadline
  * passed. `cancelled`: the agent cancelled it. `rejected`: refused before it could run (bad args,
- * an unknown op, a driver's precheck, a hub that cannot take calls).
+ * an unknown op, a driver's precheck, a hub that cannot take calls). `lost`: the hub died (killed,
+ * crashed) before the call ended; the next hub of the data directory ends it so (it may have run
+ * part-way, or not at all if it was waiting for the operator).
  */
-export const OUTCOMES = ['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'rejected'] as const;
+export const OUTCOMES = ['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'rejected', 'lost'] as const;
 export const Outcome = StringEnum(OUTCOMES);
 export type Outcome = Static<typeof Outcome>;
 

@@ -107,8 +107,9 @@ const OUTCOME_MEANING: Record<Outcome, string> = {
   timed_out: "the approval or the call's deadline passed",
   cancelled: 'the agent cancelled it',
   rejected: 'refused before it could run (bad args, unknown op, a precheck)',
+  lost: 'the hub died before it ended; a restarted hub closed it (it may have run part-way)',
 };
-const OUTCOME_MARK: Record<Outcome, string> = { succeeded: '✓', failed: '✕', denied: '⊘', timed_out: '◷', cancelled: '↶', rejected: '!' };
+const OUTCOME_MARK: Record<Outcome, string> = { succeeded: '✓', failed: '✕', denied: '⊘', timed_out: '◷', cancelled: '↶', rejected: '!', lost: '⚠' };
 
 /** How a call ended: its own colour and mark, and the word (never colour alone). */
 export function OutcomeBadge({ outcome }: { outcome: Outcome }) {

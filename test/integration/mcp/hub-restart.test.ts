@@ -204,7 +204,7 @@ describe('a hub stopped while calls wait for the operator', () => {
 });
 
 describe('a hub killed while a call waits for the operator', () => {
-  it('the relayed agent hears that no hub runs and that the call may have run; the next start names the call that never ended, once', async () => {
+  it('the relayed agent hears that no hub runs and that the call may have run; the next start ends the call as lost and names it, once', async () => {
     const b = await buildForTests();
     const dir = tmpDataDir();
     // Not through serve(): a SIGKILLed child never reports an exit code, so stop() would wait forever.
@@ -236,6 +236,12 @@ describe('a hub killed while a call waits for the operator', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]!.message).toBe(`calls the previous hub never finished (it was killed or crashed): ${invocation}`);
     expect(lines[0]!.hint).toMatch(/waiting for the operator did not run/);
+    // The call itself ended, lost with the hub: its row is no longer waiting, and `uplink log` says so.
+    const ended = (await log(b, dir)).filter((e) => e.invocation_id === invocation).at(-1);
+    expect(ended).toMatchObject({ type: 'event', kind: 'failed', state: 'failed', outcome: 'lost', error_kind: 'Unavailable' });
+    expect(ended!.message).toMatch(/^lost with the hub: it stopped \(killed or crashed\) while the call waited for the operator, so it did not run$/);
+    const lost = await runCli(b, dir, ['log', '--state', 'lost']);
+    expect(lost.stdout.trimEnd().split('\n')).toEqual([expect.stringMatching(/\s+test:alpha\s+write\s.*outcome=lost/)]);
     // A later start does not name it again.
     await again.stop();
     await serve(b, dir);

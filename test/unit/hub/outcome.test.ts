@@ -4,7 +4,7 @@ import { OUTCOMES, outcomeOf } from '../../../src/shared/audit-record';
 
 describe('outcomeOf', () => {
   it('names six outcomes', () => {
-    expect(OUTCOMES).toEqual(['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'rejected']);
+    expect(OUTCOMES).toEqual(['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'rejected', 'lost']);
   });
 
   it('reads the outcome the hub stored on the record', () => {
