@@ -8,4 +8,5 @@ export * from './timeline';
 export * from './views';
 export * from './drivers';
 export * from './fleet';
+export * from './away';
 export { toast } from './common';

@@ -41,6 +41,7 @@ function ended(): TimelineEvent[] {
     ev('late', { kind: 'failed', state: 'failed', error_code: 'policy_denied', outcome: 'timed_out' }),
     ev('stop', { kind: 'cancelled', state: 'cancelled', outcome: 'cancelled' }),
     ev('bad', { type: 'rejected', kind: 'rejected', state: 'rejected', outcome: 'rejected' }),
+    ev('gone', { kind: 'failed', state: 'failed', error_code: 'internal', outcome: 'lost' }),
     ev('open', { kind: 'started', state: 'running' }),
   ];
 }
