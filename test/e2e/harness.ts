@@ -106,8 +106,14 @@ export interface Serve {
   stop(): Promise<void>;
 }
 
-/** Starts `uplink serve --port 0 --json` with the driver fixture and waits for its URLs. */
-export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; config?: Record<string, unknown>; drivers?: string }): Promise<Serve> {
+/** Starts `uplink serve --port <port, default 0> --json` with the driver fixture and waits for its URLs. */
+export async function startServe(opts: {
+  dataDir?: string;
+  tmux: PrivateTmux;
+  config?: Record<string, unknown>;
+  drivers?: string;
+  port?: number;
+}): Promise<Serve> {
   if (!existsSync(join(ROOT, 'dist/cli.mjs')) || !existsSync(join(ROOT, 'dist/renderer/index.html'))) {
     throw new Error('uplink is not built — hint: run `npm run build` first');
   }
@@ -116,7 +122,7 @@ export async function startServe(opts: { dataDir?: string; tmux: PrivateTmux; co
   writeFileSync(join(dataDir, 'config.json'), JSON.stringify(config, null, 2));
   const env = cleanEnv({ UPLINK_DATA_DIR: dataDir, UPLINK_E2E_TMUX_SOCKET: opts.tmux.socket });
   const uplink = await testLauncher(opts.drivers);
-  const proc = spawn(process.execPath, [uplink, 'serve', '--port', '0', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [uplink, 'serve', '--port', String(opts.port ?? 0), '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += String(d)));
   const info = await new Promise<{ url: string; panel_url: string; mcp_url: string }>((resolve, reject) => {
