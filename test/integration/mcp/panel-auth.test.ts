@@ -189,7 +189,7 @@ describe('the panel accepts only the operator', () => {
 });
 
 describe('codes and sessions expire', () => {
-  it('a code past ten minutes is refused; a session past twelve hours is gone', () => {
+  it('a code past ten minutes is refused; a session past its seven-day lifetime is gone', () => {
     let now = 1_000_000;
     const auth = createOperatorAuth(
       tmpDataDir(),
