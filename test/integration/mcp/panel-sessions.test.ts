@@ -106,7 +106,7 @@ describe('panel sessions survive a restart of the hub', () => {
     expect(await panel(again, op).closed).toBe(CLOSE_UNAUTHORIZED);
   });
 
-  it('revoke-all (operator key) closes open panels and refuses their sessions; a wrong key revokes nothing', async () => {
+  it('revoke-all (operator key) closes open panels, refuses their sessions and unopened links, and rotates the key; a wrong key revokes nothing', async () => {
     const dir = tmpDataDir();
     const server = await start(dir);
     const op = await signIn(server);
@@ -115,10 +115,21 @@ describe('panel sessions survive a restart of the hub', () => {
     const wrong = await fetch(`${server.url}/panel/revoke`, { method: 'POST', headers: { authorization: 'Operator nope' } });
     expect(wrong.status).toBe(401);
     const key = readFileSync(join(dir, 'operator.key'), 'utf8').trim();
+    const link = server.mintPanelUrl();
     const res = await fetch(`${server.url}/panel/revoke`, { method: 'POST', headers: { authorization: `Operator ${key}` } });
     expect(await res.json()).toEqual({ revoked: 1 });
     expect(await open.closed).toBe(CLOSE_UNAUTHORIZED);
     expect(await panel(server, op).closed).toBe(CLOSE_UNAUTHORIZED);
+    // The links not yet opened are gone, and the operator key was rotated: the old one mints none.
+    const code = new URL(link).hash.replace(/^#code=/, '');
+    const late = await fetch(`${server.url}/panel/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: server.url },
+      body: JSON.stringify({ code }),
+    });
+    expect(late.status).toBe(401);
+    expect(readFileSync(join(dir, 'operator.key'), 'utf8').trim()).not.toBe(key);
+    expect((await fetch(`${server.url}/panel/code`, { method: 'POST', headers: { authorization: `Operator ${key}` } })).status).toBe(401);
   });
 });
 

@@ -12,7 +12,8 @@
  * session, the SHA-256 of its id and of its key (never either secret), its label and its times,
  * so a restarted hub accepts a browser that signed in before. A session ends when idle for
  * SESSION_IDLE_MS, SESSION_TTL_MS after sign-in whatever its use, when the panel signs out, and
- * for every session at once with `uplink panel-url --revoke-all`. The code, the session's id and
+ * for every session at once with `uplink panel-url --revoke-all` (which rotates the operator key
+ * too, so a copy of the old one mints no link). The code, the session's id and
  * its key are registered with the hub's secret mask while the hub knows them (a restarted hub
  * learns them again when the browser presents them), so none reaches an agent through what a
  * driver reads.
@@ -81,7 +82,7 @@ export interface OperatorAuth {
   touch(handle: string): void;
   /** Ends the session a cookie names (sign-out); true when there was one. */
   signOut(cookieHeader: string | undefined): boolean;
-  /** Ends every session and every outstanding code; returns how many sessions ended. */
+  /** Ends every session and every outstanding code, and rotates the operator key; returns how many sessions ended. */
   revokeAll(): number;
   /** Called after sessions are revoked, so open panels of them are closed. */
   onRevoke(listener: () => void): () => void;
@@ -130,11 +131,17 @@ function loadSessions(path: string): StoredSession[] {
 
 /** Writes a fresh operator key (0600) and returns the state that checks codes and sessions; `port` once listening. */
 export function createOperatorAuth(dataDir: string, port: () => number, now: () => number = Date.now): OperatorAuth {
-  const key = random(32);
   const path = operatorKeyPath(dataDir);
   const secrets = liveSecrets(dataDir);
-  secrets.add(key);
-  writeFileAtomic(path, `${key}\n`, 0o600);
+  let key = '';
+  const rotateKey = (): void => {
+    const next = random(32);
+    secrets.add(next);
+    writeFileAtomic(path, `${next}\n`, 0o600);
+    secrets.delete(key);
+    key = next;
+  };
+  rotateKey();
   const sessionsPath = panelSessionsPath(dataDir);
   // Maps keep insertion order, so the first entry is the oldest.
   const codes = new Map<string, number>();
@@ -254,6 +261,12 @@ export function createOperatorAuth(dataDir: string, port: () => number, now: () 
       for (const hash of [...sessions.keys()]) forgetSession(hash);
       for (const code of [...codes.keys()]) forgetCode(code);
       save();
+      // A copy of the old key (which mints links) opens nothing from now on either.
+      try {
+        rotateKey();
+      } catch {
+        // Not rotated (the disk refused): the sessions are gone all the same; the next start rotates it.
+      }
       revoked();
       return n;
     },
