@@ -5,7 +5,7 @@
  */
 import { useEffect } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { showView } from './actions';
+import { showView, signOut } from './actions';
 import { useStore, VIEWS } from './store';
 import type { View } from './store';
 import { escapeControl } from '../shared/escape';
@@ -106,7 +106,9 @@ function Toasts() {
 }
 
 export function App() {
-  const { view, pending, state } = useStore(useShallow((s) => ({ view: s.view, pending: s.approvals.pending.length, state: s.connection.state })));
+  const { view, pending, state, host } = useStore(
+    useShallow((s) => ({ view: s.view, pending: s.approvals.pending.length, state: s.connection.state, host: s.connection.host })),
+  );
   useEffect(() => {
     document.title = pending > 0 ? `(${pending}) Uplink — approval needed` : 'Uplink';
   }, [pending]);
@@ -139,8 +141,13 @@ export function App() {
           ))}
         </ul>
         <div className={`conn conn-${state}`} title="Hub connection">
-          <span className="dot" aria-hidden="true" /> {state === 'open' ? 'connected' : state}
+          <span className="dot" aria-hidden="true" /> {state === 'open' ? 'connected' : state === 'reconnecting' ? 'reconnecting…' : state}
         </div>
+        {host === 'browser' && state === 'open' && (
+          <button type="button" className="btn btn-small sign-out" onClick={signOut} title="End this browser's panel session">
+            Sign out
+          </button>
+        )}
       </nav>
       <main className="main">
         <ConnectionBanner />

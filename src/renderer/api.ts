@@ -3,8 +3,9 @@
  * in a browser we connect a WebSocket client to the server that served this page. The operator
  * signs in with a one-time code from the URL fragment (`#code=…`, never sent to a server or
  * logged, removed from the address bar at once): `POST /panel/session` trades it for an HttpOnly
- * cookie plus a key kept in this origin's localStorage, so a reload or a second tab keeps working.
- * Pasting a fresh link into an open tab signs in again without a reload.
+ * cookie plus a key kept in this origin's localStorage, so a reload or a second tab keeps working,
+ * and so does a restart of the hub (it keeps the session): the page reconnects by itself. Pasting
+ * a fresh link into an open tab signs in again without a reload; "Sign out" ends the session.
  */
 import type { PanelApi } from '../shared/panel-api';
 import type { ConnectionState, WebSocketLike } from '../shared/panel-ws';
@@ -58,6 +59,12 @@ export async function signIn(code: string, storage: Storage = window.localStorag
 }
 
 let current: PanelApi | undefined;
+let signOutHere: (() => Promise<void>) | undefined;
+
+/** Ends this browser's panel session (every tab of it); undefined in Electron, which has none. */
+export function signOutPanel(): Promise<void> | undefined {
+  return signOutHere?.();
+}
 
 /** The PanelApi in use (actions call through this). */
 export function getApi(): PanelApi {
@@ -99,6 +106,12 @@ export function connectPanel(onState: (state: ConnectionState, detail?: string) 
   };
   window.addEventListener('hashchange', onHash);
   void start();
+  signOutHere = async () => {
+    await fetch('/panel/session', { method: 'DELETE', credentials: 'same-origin' }).catch(() => undefined);
+    window.localStorage.removeItem(KEY);
+    refusal = 'signed out of the panel — hint: run `uplink panel-url` for a fresh link to sign in again';
+    client.reconnect();
+  };
   current = client.api;
   return {
     api: client.api,

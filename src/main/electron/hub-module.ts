@@ -37,6 +37,7 @@ export const hubModule: AppModule = {
           hub: http.hub,
           token: http.token,
           authenticate: http.panelSession,
+          sessions: http.panelSessions,
           origin: http.origin,
           rendererDir,
           cliPath,

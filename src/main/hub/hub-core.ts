@@ -314,6 +314,34 @@ class HubCore implements Hub {
     return this.#timeline.beforeReply() ? error : auditUnavailable(this.#audit.failure() ?? 'the last write failed');
   }
 
+  recordLost(last: readonly AuditEntry[]): void {
+    for (const e of last) {
+      const waiting = e.kind === 'approval_requested';
+      this.#timeline.record({
+        at: this.#now(),
+        type: 'event',
+        kind: 'failed',
+        invocation_id: e.invocation_id!,
+        sequence: (e.sequence ?? 0) + 1,
+        ...(e.channel !== undefined ? { channel: e.channel } : {}),
+        ...(e.op !== undefined ? { op: e.op } : {}),
+        ...(e.capability_id !== undefined ? { capability_id: e.capability_id } : {}),
+        ...(e.agent ? { agent: e.agent } : {}),
+        ...(e.provider_id !== undefined ? { provider_id: e.provider_id } : {}),
+        ...(e.interaction !== undefined ? { interaction: e.interaction } : {}),
+        state: 'failed',
+        error_code: 'internal',
+        error_kind: 'Unavailable',
+        message: waiting
+          ? 'lost with the hub: it stopped (killed or crashed) while the call waited for the operator, so it did not run'
+          : 'lost with the hub: it stopped (killed or crashed) before the call ended',
+        hint: waiting ? 'retry it if it is still wanted' : 'it may have run part-way: check its channel before retrying',
+        outcome: 'lost',
+      });
+    }
+    this.#timeline.flush(true);
+  }
+
   // ── timeline ──────────────────────────────────────────────────────────────────────────────
   subscribe(listener: (entry: AuditEntry) => void): Disposer {
     return this.#timeline.subscribe(listener);

@@ -107,6 +107,13 @@ export interface Hub {
    */
   recordRejected(request: { channel?: string; op?: string; agent: AgentIdentity }, error: HubError): HubError;
 
+  /**
+   * Ends calls an earlier hub of this data directory left open (it was killed or crashed): one
+   * terminal `failed` entry each, outcome `lost`, after `last` (each call's newest entry), fsynced.
+   * Optional: a hub without it only names them (`recordUnfinishedCalls`).
+   */
+  recordLost?(last: readonly AuditEntry[]): void;
+
   // ── timeline ──────────────────────────────────────────────────────────────────────────────
   /** Every audit entry as it is recorded (kernel events enriched, decisions, rejected requests). */
   subscribe(listener: (entry: AuditEntry) => void): Disposer;

@@ -20,7 +20,17 @@ export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './error
 export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
 export { readSmallFile, writeFileAtomic } from './files';
 export { CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './channels/driver-provider';
-export { CODE_TTL_MS, SESSION_TTL_MS, createOperatorAuth, ensureToken, operatorKeyPath, secretEquals } from './credentials';
+export {
+  CODE_TTL_MS,
+  SESSION_IDLE_MS,
+  SESSION_TTL_MS,
+  createOperatorAuth,
+  ensureToken,
+  operatorKeyPath,
+  panelSessionsPath,
+  revokePanelSessionsAt,
+  secretEquals,
+} from './credentials';
 export type { AgentCredential, AgentSummary, OperatorAuth, OperatorSession } from './credentials';
 export { loadDrivers } from './driver-admin/default';
 export type { DriverSet, LoadDrivers, SectionGetter } from './driver-admin/default';

@@ -1,9 +1,10 @@
 /** Connection: wiring the PanelApi streams into the store, reconnect reloads, view switching. */
 import type { Disposer, PanelApi } from '../../shared/panel-api';
 import type { ConnectionState } from '../../shared/panel-ws';
-import { setApi } from '../api';
+import { setApi, signOutPanel } from '../api';
 import type { View } from '../store';
 import { addApproval, loadApprovals, resolveApproval, updateApproval } from './approvals';
+import { awayConnection } from './away';
 import { set } from './common';
 import { loadDrivers } from './drivers';
 import { hubStatusChanged } from './hub';
@@ -38,6 +39,7 @@ export function startPanel(api: PanelApi, host: 'electron' | 'browser'): Dispose
 /** Connection state from the transport; on (re)connect everything is reloaded. */
 export function connectionChanged(state: ConnectionState, detail?: string): void {
   set((s) => ({ connection: { ...s.connection, state, ...(detail ? { detail } : { detail: undefined }) } }));
+  awayConnection(state === 'open');
   if (state === 'open') {
     // A restarted hub numbers its drivers' trace messages from 1 again: read each trace anew.
     set((s) => ({ drivers: { ...s.drivers, trace: {} } }));
@@ -48,6 +50,11 @@ export function connectionChanged(state: ConnectionState, detail?: string): void
 /** Reloads every view's data (after a reconnect the hub may have moved on). */
 export async function refreshAll(): Promise<void> {
   await Promise.all([loadApprovals(), loadChannels(), loadSettings(), loadRules(), loadProviders(), loadDrivers(), loadHistory(true), refreshFleet()]);
+}
+
+/** Ends this browser's panel session: the hub closes its panels, and a fresh link signs in again. */
+export function signOut(): void {
+  void signOutPanel();
 }
 
 /** Switches the main view. */

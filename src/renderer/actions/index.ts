@@ -9,4 +9,5 @@ export * from './views';
 export * from './drivers';
 export * from './fleet';
 export * from './hub';
+export * from './away';
 export { toast } from './common';

@@ -11,6 +11,7 @@ import { decide, denyAll, loadApprovals } from '../actions';
 import { useStore } from '../store';
 import { describeResolution } from '../../shared/audit-record';
 import { ApprovalCard, DEFAULT_SCOPE, decisionButtons, needsCare, scopeFor } from './ApprovalCard';
+import { AwayList } from './AwayList';
 import type { ScopeEdit } from './ApprovalCard';
 import { Empty, ErrorBox, Loading, OutcomeBadge, useNow } from './common';
 import { recordAgentLabel } from '../format';
@@ -136,6 +137,7 @@ export function ApprovalsView() {
           {pending.length === 0 ? 'nothing waiting' : `${pending.length} waiting — oldest first; j/k or ↑/↓ to move, A/S/L/D to decide`}
         </span>
       </header>
+      <AwayList />
       {error && <ErrorBox error={error} onRetry={() => void loadApprovals()} />}
       {loading && pending.length === 0 ? (
         <Loading what="pending approvals" />

@@ -25,6 +25,7 @@ import type {
   TimelineFilter,
 } from '../../shared/panel-types';
 import type { ConnectionState } from '../../shared/panel-ws';
+import type { TimelineEvent } from '../../shared/audit-record';
 import type { InvocationRow } from './timeline-model';
 
 /** A value being fetched: data, a loading flag and the last error. */
@@ -62,6 +63,8 @@ export interface ApprovalsSlice {
     deciding: Record<string, Decision>;
     /** Recently resolved, shown briefly so the operator sees what happened. */
     resolved: RecentDecision[];
+    /** While you were away: what ended unattended (auto-denied, timed out, withdrawn, lost) since this browser's panel was last connected. */
+    away: TimelineEvent[];
   };
 }
 
@@ -146,7 +149,7 @@ type Slice<T> = StateCreator<PanelState, [], [], T>;
 export const createConnectionSlice: Slice<ConnectionSlice> = () => ({ connection: { state: 'connecting', host: 'browser' } });
 export const createUiSlice: Slice<UiSlice> = () => ({ view: 'approvals', toasts: [] });
 export const createApprovalsSlice: Slice<ApprovalsSlice> = () => ({
-  approvals: { pending: [], loading: true, deciding: {}, resolved: [] },
+  approvals: { pending: [], loading: true, deciding: {}, resolved: [], away: [] },
 });
 export const createTimelineSlice: Slice<TimelineSlice> = () => ({
   timeline: {

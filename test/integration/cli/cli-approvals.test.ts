@@ -274,12 +274,12 @@ describe('uplink approvals / approve / deny', () => {
     expect(results.map((r) => !!r.isError).sort()).toEqual([false, true]);
   });
 
-  it('with no panel attached nothing waits, and the empty list says why', async () => {
+  it('with no panel attached the empty list says so, and what agents meet meanwhile', async () => {
     const d = tmpDataDir();
     await serve(d);
     const r = await runCli(b, d, ['approvals']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('no approvals pending (no panel is attached');
+    expect(r.stdout).toContain("no approvals pending (no panel is attached: agents' mutating calls wait here until they time out");
     expect((await runCli(b, d, ['approvals', '--json'])).stdout).toBe('[]\n');
   });
 

@@ -96,7 +96,7 @@ describe('uplink log flags', () => {
     const r = await runCli(b, tmpDataDir(), ['log', '--state', 'bogus']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      'uplink error [core:Invalid]: --state cannot be "bogus" — hint: use one of succeeded, failed, denied, timed_out, cancelled, rejected; see `uplink --help`\n',
+      'uplink error [core:Invalid]: --state cannot be "bogus" — hint: use one of succeeded, failed, denied, timed_out, cancelled, lost, rejected; see `uplink --help`\n',
     );
   });
 

@@ -2,6 +2,8 @@
  * `uplink log --state <outcome>`: the calls an agent made through a hub, picked by how they ended,
  * the human line naming the outcome and `--json` carrying it.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHub } from '../../../src/main/hub/hub-core';
 import { createTestDriver } from '../../fixtures/test-driver';
@@ -14,7 +16,8 @@ let dir: string;
 beforeAll(async () => {
   b = await buildForTests();
   dir = tmpDataDir();
-  // An agent's calls: one runs, one is denied (no panel to ask), one fails in the driver.
+  // An agent's calls: one runs, one is denied (no panel to ask, and refused at once then), one fails in the driver.
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { when_no_panel: 'deny' } }));
   const hub = createHub({ dataDir: dir, drivers: [createTestDriver()] });
   const agent = { kind: 'mcp' as const, agent_id: 'builder', name: 'claude-code', session: 's1' };
   await hub.invoke('test:alpha', 'echo', { text: 'hi' }, { agent });

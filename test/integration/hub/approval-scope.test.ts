@@ -158,9 +158,12 @@ describe('rules after the fact', () => {
 describe('rules written to config.json by hand are proposed', () => {
   it('a hand-written rule does not approve until confirmed in the panel; a hand edit of it is proposed again', async () => {
     const dir = tmpDataDir();
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { rules: [{ id: 'by-hand', channel: 'test:a', op: 'write' }] } }));
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({ approvals: { when_no_panel: 'deny', rules: [{ id: 'by-hand', channel: 'test:a', op: 'write' }] } }),
+    );
     const { hub } = openHub({ dir });
-    // No panel: the call is denied as if there were no rule, and nothing tells the agent how to confirm one.
+    // No panel (and refused at once without one): the call is denied as if there were no rule, and nothing tells the agent how to confirm one.
     const denied = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: builder }));
     expect(denied.rendered).toContain('no Uplink panel is open');
     expect(denied.rendered).not.toMatch(/confirm|propos|config\.json|rule/i);
@@ -198,7 +201,7 @@ describe('rules written to config.json by hand are proposed', () => {
 describe('the confirmations file', () => {
   it('an unreadable confirmations file confirms nothing, and doctor says so', async () => {
     const dir = tmpDataDir();
-    writeConfirmedConfig(dir, { approvals: { rules: [{ id: 'made-in-panel', channel: 'test:a', op: 'write' }] } });
+    writeConfirmedConfig(dir, { approvals: { when_no_panel: 'deny', rules: [{ id: 'made-in-panel', channel: 'test:a', op: 'write' }] } });
     writeFileSync(join(dir, 'confirmed-rules.json'), '{ not json');
     const { hub } = openHub({ dir });
     await expect(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: builder })).rejects.toThrow(/no Uplink panel/);

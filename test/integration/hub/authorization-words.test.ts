@@ -136,8 +136,8 @@ describe('the words for how a call was authorized, panel and uplink log alike', 
     expect(await bothSay(hub)).toBe('read-only: no approval needed');
   });
 
-  it('no panel: denied by the default policy, with why', async () => {
-    const { hub } = openHub();
+  it('no panel (when_no_panel "deny"): denied by the default policy, with why', async () => {
+    const { hub } = openHub({ denyWithoutPanel: true });
     await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }));
     expect(await bothSay(hub)).toBe('denied by the default policy: “no panel attached”');
   });

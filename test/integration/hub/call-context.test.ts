@@ -37,7 +37,7 @@ describe('the call context', () => {
   });
 
   it('a declared name equal to a built-in identity gets no human authority from the policy', async () => {
-    const { hub } = openHub();
+    const { hub } = openHub({ denyWithoutPanel: true });
     // No panel: a mutating call from an agent is denied at once; from a human at the CLI it would run.
     const err = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: impostor('uplink-cli') }));
     expect(err.kind).toBe('Rejected');
@@ -46,7 +46,7 @@ describe('the call context', () => {
 
   it("a standing rule for an agent matches that agent's credential, not a client declaring its name", async () => {
     const dir = tmpDataDir();
-    writeConfirmedConfig(dir, { approvals: { rules: [{ id: 'r1', channel: 'test:*', op: 'write', agent: 'deployer' }] } });
+    writeConfirmedConfig(dir, { approvals: { when_no_panel: 'deny', rules: [{ id: 'r1', channel: 'test:*', op: 'write', agent: 'deployer' }] } });
     const { hub } = openHub({ dir });
     const denied = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: impostor('deployer') }));
     expect(denied.kind).toBe('Rejected');
@@ -58,7 +58,7 @@ describe('the call context', () => {
 describe('a denial is a value', () => {
   it("an agent hears why it was denied even when the denial's decision row cannot be written", async () => {
     const { AuditStore } = await import('../../../src/main/hub/audit/store');
-    const { hub } = openHub();
+    const { hub } = openHub({ denyWithoutPanel: true });
     const appendMany = AuditStore.prototype.appendMany;
     const spy = vi.spyOn(AuditStore.prototype, 'appendMany').mockImplementation(function (this: InstanceType<typeof AuditStore>, ...args) {
       if (args[1] === true) throw new Error('database is locked');

@@ -1,5 +1,5 @@
 /** Shared set-up of the in-process hub tests: a hub over the fixture driver, closed after each test. */
-import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,13 +14,26 @@ const open: Hub[] = [];
 
 type TestDriver = ReturnType<typeof createTestDriver>;
 
-/** A hub over the fixture driver (a fresh one unless given) on `dir` (a new data dir unless given). */
-export function openHub(options: { dir?: string; driver?: TestDriver; driverTimeoutMs?: number; progressIntervalMs?: number; panelGraceMs?: number } = {}): {
+/**
+ * Sets `approvals.when_no_panel: "deny"` in `<dir>/config.json`, keeping the rest: a mutating call
+ * with no panel attached is then refused at once instead of waiting its timeout for one.
+ */
+export function denyWithoutPanel(dir: string): void {
+  const path = join(dir, 'config.json');
+  const config = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as { approvals?: Record<string, unknown> }) : {};
+  writeFileSync(path, JSON.stringify({ ...config, approvals: { ...config.approvals, when_no_panel: 'deny' } }, null, 2));
+}
+
+/** A hub over the fixture driver (a fresh one unless given) on `dir` (a new data dir unless given); `denyWithoutPanel` see above. */
+export function openHub(
+  options: { dir?: string; driver?: TestDriver; driverTimeoutMs?: number; progressIntervalMs?: number; panelGraceMs?: number; denyWithoutPanel?: boolean } = {},
+): {
   hub: Hub;
   driver: TestDriver;
   dir: string;
 } {
-  const { dir = tmpDataDir(), driver = createTestDriver(), ...hubOptions } = options;
+  const { dir = tmpDataDir(), driver = createTestDriver(), denyWithoutPanel: deny, ...hubOptions } = options;
+  if (deny) denyWithoutPanel(dir);
   const hub = createHub({ dataDir: dir, drivers: [driver], progressIntervalMs: 50, ...hubOptions });
   open.push(hub);
   return { hub, driver, dir };

@@ -17,7 +17,7 @@ const impostor: AgentIdentity = { kind: 'mcp', agent_id: 'default', name: 'trust
 
 function withRules(rules: unknown[]): string {
   const dir = tmpDataDir();
-  writeConfirmedConfig(dir, { approvals: { rules } });
+  writeConfirmedConfig(dir, { approvals: { when_no_panel: 'deny', rules } });
   return dir;
 }
 

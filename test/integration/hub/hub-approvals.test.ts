@@ -17,8 +17,21 @@ const open = (dir?: string): ReturnType<typeof openHub> => openHub({ ...(dir ? {
 afterEach(closeHubs);
 
 describe('approvals', () => {
-  it('without a panel, a mutating op is denied at once with a hint to ask the operator', async () => {
+  it('without a panel, a mutating op waits its timeout for one: a panel that attaches sees the prompt and decides it', async () => {
     const { hub, driver } = open();
+    const prompt = nextPrompt(hub);
+    const call = hub.invoke('test:alpha', 'write', { text: 'x' }, { agent });
+    const p = await prompt;
+    expect(hub.panelsAttached()).toBe(0);
+    expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
+    hub.attachPanel();
+    await hub.decide(p.approval_id, { kind: 'once', by: 'alice' });
+    expect(await call).toEqual({ written: 1 });
+    expect(driver.state.invoked.map((i) => i.op)).toEqual(['write']);
+  });
+
+  it('with approvals.when_no_panel "deny" and no panel, a mutating op is denied at once with a hint to ask the operator', async () => {
+    const { hub, driver } = openHub({ progressIntervalMs: 30, denyWithoutPanel: true });
     const err = await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }));
     expect(err.rendered).toBe(
       `uplink error [test:Rejected]: write on test:alpha: denied: it needs operator approval and no Uplink panel is open — hint: ask the operator to open the Uplink panel and approve it, then retry`,
@@ -201,8 +214,8 @@ describe('approvals', () => {
     await waitFor(() => hub.pendingApprovals().length === 0 || undefined, 5000, 'prompt dropped');
   });
 
-  it('detaching the last panel brings back the immediate deny', async () => {
-    const { hub } = open();
+  it('with when_no_panel "deny", detaching the last panel brings back the immediate deny', async () => {
+    const { hub } = openHub({ progressIntervalMs: 30, denyWithoutPanel: true });
     const detach = hub.attachPanel();
     const second = hub.attachPanel();
     expect(hub.panelsAttached()).toBe(2);
@@ -214,8 +227,8 @@ describe('approvals', () => {
     expect(err.message).toContain('no Uplink panel is open');
   });
 
-  it('when the last panel detaches and none comes back within the grace, pending prompts are denied with a hint to ask the operator', async () => {
-    const { hub, driver } = openHub({ progressIntervalMs: 30, panelGraceMs: 300 });
+  it('with when_no_panel "deny", when the last panel detaches and none comes back within the grace, pending prompts are denied with a hint to ask the operator', async () => {
+    const { hub, driver } = openHub({ progressIntervalMs: 30, panelGraceMs: 300, denyWithoutPanel: true });
     const first = hub.attachPanel();
     const second = hub.attachPanel();
     const events: ApprovalEvent[] = [];
@@ -248,8 +261,21 @@ describe('approvals', () => {
     await expect(hub.decide(p.approval_id, { kind: 'once', by: 'late' })).rejects.toThrow(/already decided/);
   });
 
-  it('a panel that re-attaches within the grace sees the still-pending prompt and decides it', async () => {
-    const { hub, driver } = openHub({ progressIntervalMs: 30, panelGraceMs: 300 });
+  it('by default, a prompt outlives the last panel detaching: it waits its timeout, not the grace', async () => {
+    const { hub } = openHub({ progressIntervalMs: 30, panelGraceMs: 100 });
+    const detach = hub.attachPanel();
+    const prompt = nextPrompt(hub);
+    const call = failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }));
+    const p = await prompt;
+    detach();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hub.pendingApprovals().map((a) => a.approval_id)).toEqual([p.approval_id]);
+    await hub.decide(p.approval_id, { kind: 'deny', by: 'alice' });
+    expect((await call).message).toContain('denied by the operator');
+  });
+
+  it('with when_no_panel "deny", a panel that re-attaches within the grace sees the still-pending prompt and decides it', async () => {
+    const { hub, driver } = openHub({ progressIntervalMs: 30, panelGraceMs: 300, denyWithoutPanel: true });
     const detach = hub.attachPanel();
     const prompt = nextPrompt(hub);
     const call = hub.invoke('test:alpha', 'write', { text: 'x' }, { agent });
@@ -269,7 +295,7 @@ describe('approvals', () => {
 
   it('always appends a rule to config.json (preserving the rest) that approves later calls, also after a restart', async () => {
     const dir = tmpDataDir();
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ tmux: { socket: '/tmp/x' }, approvals: { timeout_ms: 60000 } }, null, 2));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ tmux: { socket: '/tmp/x' }, approvals: { timeout_ms: 60000, when_no_panel: 'deny' } }, null, 2));
     const first = open(dir);
     first.hub.attachPanel();
     const prompt = nextPrompt(first.hub);
@@ -308,7 +334,7 @@ describe('approvals', () => {
 
   it('a hand-written rule with globs approves matching requests only', async () => {
     const dir = tmpDataDir();
-    writeConfirmedConfig(dir, { approvals: { rules: [{ id: 'writes-on-alpha', channel: 'test:a*', op: 'write', agent: 'build*' }] } });
+    writeConfirmedConfig(dir, { approvals: { when_no_panel: 'deny', rules: [{ id: 'writes-on-alpha', channel: 'test:a*', op: 'write', agent: 'build*' }] } });
     const { hub } = open(dir);
     expect(await hub.invoke('test:alpha', 'write', { text: 'x' }, { agent })).toEqual({ written: 1 });
     await expect(hub.invoke('test:beta', 'write', { text: 'x' }, { agent })).rejects.toThrow(/no Uplink panel/);
@@ -334,7 +360,7 @@ describe('approvals', () => {
 
   it('a standing rule matches with the shared glob: ? is one code point, / an ordinary character', async () => {
     const dir = tmpDataDir();
-    writeConfirmedConfig(dir, { approvals: { rules: [{ id: 'bots', channel: 'test:a', op: 'wri?e', agent: '?-build/*' }] } });
+    writeConfirmedConfig(dir, { approvals: { when_no_panel: 'deny', rules: [{ id: 'bots', channel: 'test:a', op: 'wri?e', agent: '?-build/*' }] } });
     const { hub } = open(dir);
     const bot = (agent_id: string): AgentIdentity => ({ ...agent, agent_id });
     expect(await hub.invoke('test:alpha', 'write', { text: 'x' }, { agent: bot('🤖-build/ci') })).toEqual({ written: 1 });

@@ -52,8 +52,8 @@ describe('hub calls', () => {
     expect(ops.find((o) => o.op === 'send')).toMatchObject({ mutating: true, tool: 'channel_send' });
   });
 
-  it('an op without mutating counts as mutating (denied without a panel)', async () => {
-    const { hub, driver } = open();
+  it('an op without mutating counts as mutating (denied without a panel, when_no_panel "deny")', async () => {
+    const { hub, driver } = openHub({ denyWithoutPanel: true });
     const err = await failure(hub.invoke('test:alpha', 'implicit', {}, { agent }));
     expect(err.kind).toBe('Rejected');
     expect(driver.state.invoked).toHaveLength(0);

@@ -45,8 +45,8 @@ describe('the outcome of a call', () => {
     expect(stored(hub)).toEqual(['failed:denied']);
   });
 
-  it('denied by the default policy when no panel is open', async () => {
-    const { hub } = openHub();
+  it('denied by the default policy when no panel is open (when_no_panel "deny")', async () => {
+    const { hub } = openHub({ denyWithoutPanel: true });
     expect((await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }))).outcome).toBe('denied');
     expect(stored(hub)).toEqual(['rejected:denied']);
   });
@@ -123,7 +123,7 @@ describe('the outcome of a call', () => {
   });
 
   it('the audit query filters by outcome, beside the other filters', async () => {
-    const { hub } = openHub();
+    const { hub } = openHub({ denyWithoutPanel: true });
     await hub.invoke('test:alpha', 'echo', { text: 'hi' }, { agent });
     await failure(hub.invoke('test:alpha', 'write', { text: 'x' }, { agent }));
     await failure(hub.invoke('test:alpha', 'fail', {}, { agent }));

@@ -122,7 +122,7 @@ describe('secret masking in the call path', () => {
     expect(await echo()).not.toContain(code);
     const session = operator.redeem(code)!;
     expect(await echo()).toContain(code);
-    screen = `key ${session.session.key}, cookie ${session.id}`;
+    screen = `key ${session.key}, cookie ${session.id}`;
     expect(await echo()).toContain(`key ${SECRET_MARKER}, cookie ${SECRET_MARKER}`);
     const { token } = await hub.createAgent('short-lived', 'alice');
     screen = token;

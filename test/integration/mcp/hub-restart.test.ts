@@ -204,7 +204,7 @@ describe('a hub stopped while calls wait for the operator', () => {
 });
 
 describe('a hub killed while a call waits for the operator', () => {
-  it('the relayed agent hears that no hub runs and that the call may have run; the next start names the call that never ended, once', async () => {
+  it('the relayed agent hears that no hub runs and that the call may have run; the next start ends the call as lost and names it, once', async () => {
     const b = await buildForTests();
     const dir = tmpDataDir();
     // Not through serve(): a SIGKILLed child never reports an exit code, so stop() would wait forever.
@@ -222,9 +222,12 @@ describe('a hub killed while a call waits for the operator', () => {
     const invocation = (added as { payload: { invocation_id: string } }).payload.invocation_id;
     // Its accepted entry is in the store before the kill.
     await waitFor(async () => (await log(b, dir)).some((e) => e.invocation_id === invocation) || undefined, 10_000, 'the accepted entry');
+    const killedAt = Date.now();
     served.child.kill('SIGKILL');
     await killed;
+    // The relay answers the request id it had in flight at once, not at some timeout.
     const err = await call;
+    expect(Date.now() - killedAt).toBeLessThan(5000);
     expect(err?.message).toMatch(
       /^MCP error -32603: uplink error \[core:Unavailable\]: no Uplink hub is running for .* — hint: the call may have run \(see `uplink log`\)/,
     );
@@ -236,9 +239,67 @@ describe('a hub killed while a call waits for the operator', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]!.message).toBe(`calls the previous hub never finished (it was killed or crashed): ${invocation}`);
     expect(lines[0]!.hint).toMatch(/waiting for the operator did not run/);
+    // The call itself ended, lost with the hub: its row is no longer waiting, and `uplink log` says so.
+    const ended = (await log(b, dir)).filter((e) => e.invocation_id === invocation).at(-1);
+    expect(ended).toMatchObject({ type: 'event', kind: 'failed', state: 'failed', outcome: 'lost', error_kind: 'Unavailable' });
+    expect(ended!.message).toMatch(/^lost with the hub: it stopped \(killed or crashed\) while the call waited for the operator, so it did not run$/);
+    const lost = await runCli(b, dir, ['log', '--state', 'lost']);
+    expect(lost.stdout.trimEnd().split('\n')).toEqual([expect.stringMatching(/\s+test:alpha\s+write\s.*outcome=lost/)]);
     // A later start does not name it again.
     await again.stop();
     await serve(b, dir);
     expect(await unfinished()).toHaveLength(1);
+  });
+});
+
+describe('an HTTP agent whose session died with the hub', () => {
+  // The MCP transport: a server that ended a session MUST answer requests naming it with 404, and a
+  // client that gets 404 MUST initialize anew. So the restarted hub cannot answer the dead
+  // session's request ids itself; its 404 (also to a resume with Last-Event-ID) is what it can do,
+  // and the call ends with the client's own request timeout.
+  it('the restarted hub refuses the old session with 404, also to a resume with Last-Event-ID; its waiting call ends with an error', async () => {
+    const b = await buildForTests();
+    const dir = tmpDataDir();
+    const served = await startServe(b, dir);
+    const killed = new Promise((r) => served.child.once('close', r));
+    cleanup.push(async () => void served.child.kill('SIGKILL'));
+    const panel = await openPanel(served);
+    cleanup.push(async () => panel.ws.terminate());
+    const token = (await import('node:fs')).readFileSync(`${dir}/token`, 'utf8').trim();
+    const transport = new StreamableHTTPClientTransport(new URL(served.mcp_url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 500, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
+    });
+    const http = new Client({ name: 'http-agent', version: '1' });
+    await http.connect(transport);
+    cleanup.push(() => http.close());
+    const oldSession = transport.sessionId!;
+    const call = http
+      .callTool({ name: 'channel_act', arguments: { channel: 'test:alpha', op: 'write', args: { text: 'x' } } }, undefined, { timeout: 8000 })
+      .then(
+        (r) => ({ r }),
+        (e: unknown) => ({ e: e as Error }),
+      );
+    await waitFor(() => panel.frames.find((f) => f.t === 'event' && f.event === 'approvalAdded'), 10_000, 'the prompt');
+    served.child.kill('SIGKILL');
+    await killed;
+    const again = await startJsonCommand(b, dir, ['serve', '--port', new URL(served.url).port, '--json']);
+    cleanup.push(() => again.stop());
+    const ended = await call;
+    expect('e' in ended || (ended.r as CallToolResult).isError).toBe(true);
+    const headers = { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'mcp-session-id': oldSession };
+    const stale = await fetch(again.mcp_url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    expect(stale.status).toBe(404);
+    const resume = await fetch(again.mcp_url, { headers: { ...headers, accept: 'text/event-stream', 'last-event-id': 'anything' } });
+    expect(resume.status).toBe(404);
+    // A new session works at once, as the same credential.
+    const fresh = new Client({ name: 'http-agent', version: '1' });
+    await fresh.connect(new StreamableHTTPClientTransport(new URL(again.mcp_url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    cleanup.push(() => fresh.close());
+    expect(result(await fresh.callTool(echo))).toEqual({ text: 'still here' });
   });
 });

@@ -3,7 +3,7 @@
  * approvals decided by a (stand-in) panel over HTTP, and kill -9 durability of a decision.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -43,6 +43,8 @@ const mcpHeaders = { 'content-type': 'application/json', accept: 'application/js
 beforeAll(async () => {
   b = await buildForTests();
   dir = tmpDataDir();
+  // These agents' mutating calls are refused at once while no panel is open, not left waiting.
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ approvals: { when_no_panel: 'deny' } }));
   served = await startServe(b, dir);
   token = readFileSync(join(dir, 'token'), 'utf8').trim();
 });
@@ -223,6 +225,7 @@ describe('approvals over HTTP and durability', () => {
 
   it('default-policy decisions and outcomes reported to the agent survive kill -9', async () => {
     const d = tmpDataDir();
+    writeFileSync(join(d, 'config.json'), JSON.stringify({ approvals: { when_no_panel: 'deny' } }));
     const hub = await startServe(b, d);
     const bearer = readFileSync(join(d, 'token'), 'utf8').trim();
     const c = await httpClient(hub.mcp_url, bearer, 'crash-agent');

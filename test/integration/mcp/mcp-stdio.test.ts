@@ -45,7 +45,7 @@ function result(r: unknown): unknown {
 beforeAll(async () => {
   b = await buildForTests();
   dir = tmpDataDir();
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ hub: { driver_timeout_ms: 300 } }));
+  writeFileSync(join(dir, 'config.json'), JSON.stringify({ hub: { driver_timeout_ms: 300 }, approvals: { when_no_panel: 'deny' } }));
   client = await connect(dir);
 });
 
@@ -352,6 +352,7 @@ describe('uplink mcp forwarding to a running hub', () => {
 
   beforeAll(async () => {
     fwdDir = tmpDataDir();
+    writeFileSync(join(fwdDir, 'config.json'), JSON.stringify({ approvals: { when_no_panel: 'deny' } }));
     served = await startServe(b, fwdDir, { UPLINK_TEST_MARK: 'served' });
     fwd = await connect(fwdDir, 'forwarded-agent');
   });

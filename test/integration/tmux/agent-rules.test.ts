@@ -20,7 +20,7 @@ afterEach(async () => {
 
 function hubOn(server: TmuxTestServer, rules: unknown[]): Hub {
   const dir = tmpDataDir();
-  writeConfirmedConfig(dir, { approvals: { rules } });
+  writeConfirmedConfig(dir, { approvals: { when_no_panel: 'deny', rules } });
   const driver = validated(tmuxDriverForTest({ env: server.ownEnv(), config: () => ({ write_allow: [{ pattern: '*', tier: 'operator' }] }) }));
   const hub = createHub({ dataDir: dir, drivers: [driver] });
   cleanup.push(() => hub.close());

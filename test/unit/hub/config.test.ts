@@ -12,8 +12,19 @@ const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-cfg-')), 'co
 describe('ConfigStore', () => {
   it('a missing file gives the defaults', () => {
     const c = new ConfigStore(fresh());
-    expect(c.get().approvals).toEqual({ timeout_ms: DEFAULT_APPROVAL_TIMEOUT_MS, rules: [] });
+    expect(c.get().approvals).toEqual({ timeout_ms: DEFAULT_APPROVAL_TIMEOUT_MS, when_no_panel: 'wait', rules: [] });
     expect(c.error()).toBeUndefined();
+  });
+
+  it('approvals.when_no_panel is "wait" or "deny"; anything else breaks the file', () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ approvals: { when_no_panel: 'deny' } }));
+    expect(new ConfigStore(path).get().approvals.when_no_panel).toBe('deny');
+    const other = fresh();
+    writeFileSync(other, JSON.stringify({ approvals: { when_no_panel: 'later' } }));
+    const c = new ConfigStore(other);
+    expect(c.error()).toMatch(/when_no_panel/);
+    expect(c.get().approvals.when_no_panel).toBe('wait');
   });
 
   it('a syntax error keeps the last good config and names line and column', () => {

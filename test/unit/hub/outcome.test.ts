@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { OUTCOMES, outcomeOf } from '../../../src/shared/audit-record';
 
 describe('outcomeOf', () => {
-  it('names six outcomes', () => {
+  it('names seven outcomes', () => {
     expect(OUTCOMES).toEqual(['succeeded', 'failed', 'denied', 'timed_out', 'cancelled', 'lost', 'rejected']);
   });
 

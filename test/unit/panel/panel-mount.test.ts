@@ -17,7 +17,7 @@ import type { FakeHub } from './fake-hub';
 
 const TOKEN = 'secret-token-0123456789';
 /** The operator's session as the hub server would find it from the cookie. */
-const SESSION = { label: 's3ss', key: 'session-key-0123456789' };
+const SESSION = { label: 's3ss', key: 'session-key-0123456789', handle: 'h4ndle', keyMatches: (k: unknown) => k === 'session-key-0123456789' };
 const COOKIE = 'uplink_panel=good';
 let server: Server;
 let mount: PanelMount;

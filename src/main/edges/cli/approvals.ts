@@ -98,13 +98,13 @@ export function approvalsJson(list: readonly PendingApproval[], now: number): Js
 
 /**
  * The table `uplink approvals` prints: one prompt per line, oldest first. With no panel attached
- * (`panels` 0) nothing can be pending: the hub asks only while a panel is there to answer, and
- * denies agents' mutating calls at once otherwise — which the empty list says.
+ * (`panels` 0) the empty list says so: prompts wait here for `uplink approve` or a panel until
+ * they time out (or are refused at once, with `approvals.when_no_panel: "deny"`).
  */
 export function formatApprovals(list: readonly PendingApproval[], now: number, panels?: number): string {
   if (list.length === 0)
     return panels === 0
-      ? "no approvals pending (no panel is attached, so agents' mutating calls are denied at once rather than asked: open the panel, e.g. `uplink panel-url`)"
+      ? 'no approvals pending (no panel is attached: agents\' mutating calls wait here until they time out, or are denied at once with approvals.when_no_panel "deny"; open the panel with `uplink panel-url`)'
       : 'no approvals pending';
   const rows = list.map((a) => [
     a.approval_id,

@@ -39,7 +39,20 @@ const VALUED = new Set([
   'witness',
 ]);
 /** Flags that are switches. */
-const SWITCHES = new Set(['json', 'follow', 'help', 'insecure-plain-http', 'yes', 'exit-when-done', 'headless', 'list', 'session', 'always', 'force']);
+const SWITCHES = new Set([
+  'json',
+  'follow',
+  'help',
+  'insecure-plain-http',
+  'yes',
+  'exit-when-done',
+  'headless',
+  'list',
+  'session',
+  'always',
+  'force',
+  'revoke-all',
+]);
 
 /** Parses argv (without the command itself is fine too). */
 export function parseArgs(argv: string[]): ParsedArgs {

@@ -58,6 +58,8 @@ Usage:
                                                   a non-loopback --host also needs --insecure-plain-http
   uplink panel-url                                a fresh one-time URL that opens the running hub's panel
                                                   (in a tmux pane agents can read: opened in the browser, not shown)
+  uplink panel-url --revoke-all                   sign every browser out of the panel (sessions survive restarts
+                                                  until idle 12 h, 7 days after sign-in, sign-out or this)
   uplink driver run <tmux|desktop>                serve a built-in driver over the driver protocol on stdio (no hub)
   uplink driver check [--timeout ms] -- <command…>
                                                   start a driver and check it speaks the driver protocol,
@@ -237,7 +239,8 @@ async function run(args: ParsedArgs, options: CliOptions): Promise<number> {
     }
     case 'panel-url': {
       need(args, 0, 0, 'no operands');
-      const { runPanelUrl } = await import('./serve');
+      const { runPanelUrl, runRevokePanelSessions } = await import('./serve');
+      if (args.flags.has('revoke-all')) return runRevokePanelSessions(resolveDataDir(), json);
       return runPanelUrl(resolveDataDir(), json);
     }
     case 'audit': {

@@ -7,7 +7,7 @@
  * read it) neither `serve` nor `panel-url` prints it — they open it in the browser where they can,
  * and otherwise say to run `uplink panel-url` from a terminal outside that tmux server.
  */
-import { createHub, HubError, loadDrivers, recordUnfinishedCalls } from '../../hub';
+import { createHub, HubError, loadDrivers, recordUnfinishedCalls, revokePanelSessionsAt } from '../../hub';
 import type { Hub, LoadDrivers } from '../../hub';
 import { findRunningHub } from '../http/hub-json';
 import { isLoopbackHost } from '../http/loopback';
@@ -39,7 +39,14 @@ export interface ServeOptions {
 /** The browser panel: the built renderer and the PanelApi WebSocket on the same port. */
 function panelMounts(presenter?: PanelPresenter): (ctx: HttpContext) => Promise<HttpMount[]> {
   return async (ctx) => [
-    createPanelMount({ hub: ctx.hub, token: ctx.token, authenticate: ctx.panelSession, origin: ctx.origin, ...(presenter ? { presenter } : {}) }),
+    createPanelMount({
+      hub: ctx.hub,
+      token: ctx.token,
+      authenticate: ctx.panelSession,
+      sessions: ctx.panelSessions,
+      origin: ctx.origin,
+      ...(presenter ? { presenter } : {}),
+    }),
   ];
 }
 
@@ -109,6 +116,36 @@ export async function runServe(options: ServeOptions): Promise<number> {
  * `uplink panel-url`: a fresh one-time panel URL from the running hub of this data directory,
  * printed — or, in a pane the hub's tmux driver serves, opened in the browser and never printed.
  */
+/**
+ * `uplink panel-url --revoke-all`: ends every panel session (each open panel is closed and must
+ * sign in with a fresh link), and every link not yet opened. Without a running hub, the sessions
+ * file is removed, so the next hub accepts none of them.
+ */
+export async function runRevokePanelSessions(dataDir: string, json: boolean): Promise<number> {
+  const running = await findRunningHub(dataDir);
+  let revoked: number | undefined;
+  if (running) {
+    const key = readOperatorKey(dataDir, running.pid);
+    const res = await fetch(new URL('/panel/revoke', running.url), {
+      method: 'POST',
+      headers: { authorization: `Operator ${key}` },
+      signal: AbortSignal.timeout(5000),
+    });
+    const body = (await res.json().catch(() => ({}))) as { revoked?: number };
+    if (!res.ok || typeof body.revoked !== 'number')
+      throw new HubError('core', 'Rejected', `the hub at ${running.url} refused to revoke the panel sessions (HTTP ${res.status})`, {
+        hint: 'run it as the user that runs the hub; if the hub was restarted, try again',
+      });
+    revoked = body.revoked;
+  } else revokePanelSessionsAt(dataDir);
+  print(
+    json
+      ? JSON.stringify({ revoked: revoked ?? 'all' })
+      : `${revoked === undefined ? 'every panel session' : `${revoked} panel session${revoked === 1 ? '' : 's'}`} revoked: browsers sign in again with \`uplink panel-url\``,
+  );
+  return 0;
+}
+
 export async function runPanelUrl(dataDir: string, json: boolean): Promise<number> {
   const running = await findRunningHub(dataDir);
   if (!running)

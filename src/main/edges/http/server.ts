@@ -1,7 +1,7 @@
 /**
  * The hub's one HTTP server (used by `uplink serve` and the Electron main): Streamable HTTP MCP at
- * `/mcp` (bearer token, no CORS), `/health` for liveness, the operator's panel sign-in
- * (`/panel/session`, `/panel/code`), the CLI's calls (`/cli`, `cli-route.ts`), and the mounts (the
+ * `/mcp` (bearer token, no CORS), `/health` for liveness, the operator's panel sign-in and sign-out
+ * (`/panel/session`, `/panel/code`, `/panel/revoke`), the CLI's calls (`/cli`, `cli-route.ts`), and the mounts (the
  * panel). Every request must name this server in Host (DNS rebinding) and, when it has an Origin,
  * come from it. Listens on 127.0.0.1 unless the caller explicitly allows another host.
  */
@@ -26,6 +26,7 @@ import { connectionOwner } from './peer-process';
 import { McpSessions } from './sessions';
 import type { McpSession } from './sessions';
 import { createOperatorAuth, ensureToken, secretEquals, SESSION_TTL_MS } from '../../hub';
+import type { OperatorAuth } from '../../hub';
 import type { HttpContext, HttpMount } from './types';
 
 /** How long a stopping server lets answers already being written reach their clients. */
@@ -159,6 +160,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     hostAllowed: (h) => h !== undefined && ownOrigins().includes(`http://${h.toLowerCase()}`),
     tokenMatches: (c) => secretEquals(token, c),
     panelSession: (req) => operator.sessionOf(req.headers.cookie),
+    panelSessions: { touch: (handle) => operator.touch(handle), onRevoke: (listener) => operator.onRevoke(listener) },
   };
   const sessions = new McpSessions({
     max: options.maxMcpSessions,
@@ -315,11 +317,20 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
   };
 
-  /** `POST /panel/session {code}`: the page trades its one-time code for a session. */
+  /**
+   * `POST /panel/session {code}`: the page trades its one-time code for a session. `DELETE
+   * /panel/session`: the page signs out (its cookie names the session; the cookie is cleared).
+   */
   const handleSignIn = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
-    // Only a page of this server: a browser always sends Origin on a POST.
+    if (req.method !== 'POST' && req.method !== 'DELETE') return void res.writeHead(405, { allow: 'POST, DELETE' }).end();
+    // Only a page of this server: a browser always sends Origin on a POST or DELETE.
     if (!req.headers.origin) return void sendError(res, 403, 'Rejected', 'sign-in needs the Origin of the panel page', 'open the panel URL in a browser');
+    if (req.method === 'DELETE') {
+      const ended = operator.signOut(req.headers.cookie);
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'set-cookie': sessionCookie(operator, '', 0) });
+      res.end(JSON.stringify({ signed_out: ended }));
+      return;
+    }
     const body = await readBody(req, MAX_SIGN_IN_BYTES).catch(() => undefined);
     const code = body && typeof body === 'object' ? (body as { code?: unknown }).code : undefined;
     const won = operator.redeem(code);
@@ -334,11 +345,33 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       audit('HTTP 401 on /panel/session: an unknown, used or expired code', err);
       return;
     }
-    const cookie = `${operator.cookieName()}=${won.id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_TTL_MS / 1000}`;
-    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'set-cookie': cookie });
-    res.end(JSON.stringify({ key: won.session.key }));
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      'set-cookie': sessionCookie(operator, won.id, SESSION_TTL_MS / 1000),
+    });
+    res.end(JSON.stringify({ key: won.key }));
   };
-
+  /** `POST /panel/revoke` with `Authorization: Operator <operator.key>`: ends every panel session (`uplink panel-url --revoke-all`). */
+  const handleRevoke = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
+    if (!isLoopbackPeer(req.socket.remoteAddress))
+      return void sendError(
+        res,
+        403,
+        'Rejected',
+        'panel sessions are revoked from this machine only',
+        'run `uplink panel-url --revoke-all` on the machine that runs the hub',
+      );
+    if (!operator.keyMatches(credentialOf(req.headers.authorization, 'operator'))) {
+      const err = sendError(res, 401, 'Rejected', 'missing or wrong operator key', 'run `uplink panel-url --revoke-all` as the user that runs the hub');
+      audit('HTTP 401 on /panel/revoke: no or a wrong operator key', err);
+      return;
+    }
+    const revoked = operator.revokeAll();
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify({ revoked }));
+  };
   /** `POST /panel/code` with `Authorization: Operator <operator.key>`: a fresh panel URL. */
   const handleMintCode = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();
@@ -379,6 +412,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       if (url.pathname === '/mcp') return handleMcp(req, res);
       if (url.pathname === '/panel/session') return handleSignIn(req, res);
       if (url.pathname === '/panel/code') return handleMintCode(req, res);
+      if (url.pathname === '/panel/revoke') return handleRevoke(req, res);
       if (url.pathname === '/cli') return handleCli(req, res);
       for (const m of mounts) if (await m.handle(req, res, url)) return;
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
@@ -434,6 +468,15 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
       await stopped;
     },
   };
+}
+
+/**
+ * The panel's session cookie: HttpOnly (no script reads it), SameSite=Strict (no other site sends
+ * it), and scoped to `/panel`, the sign-in route and the WebSocket, so no page request carries it.
+ * An empty value with Max-Age=0 clears it.
+ */
+function sessionCookie(operator: OperatorAuth, value: string, maxAgeSeconds: number): string {
+  return `${operator.cookieName()}=${value}; HttpOnly; SameSite=Strict; Path=/panel; Max-Age=${maxAgeSeconds}`;
 }
 
 /**

@@ -31,4 +31,14 @@ export interface HttpContext {
   tokenMatches(candidate: string | undefined): boolean;
   /** The operator's panel session a request's cookie names, if live (never the agents' token). */
   panelSession(req: IncomingMessage): OperatorSession | undefined;
+  /** The sessions' idle clocks and their revocation (sign-out, `uplink panel-url --revoke-all`). */
+  panelSessions: PanelSessionWatch;
+}
+
+/** What an open panel tells the operator's sessions, and hears from them. */
+export interface PanelSessionWatch {
+  /** A panel of the session is connected or used now. */
+  touch(handle: string): void;
+  /** Sessions were revoked: open panels re-check theirs. Returns the unsubscribe. */
+  onRevoke(listener: () => void): () => void;
 }

@@ -32,6 +32,8 @@ export interface PanelMountOptions {
   authenticate: (req: IncomingMessage) => PanelCredential | undefined;
   /** Built renderer directory (`dist/renderer`). */
   rendererDir: string;
+  /** The sessions' idle clocks and revocations (the hub server's `panelSessions`). */
+  sessions?: { touch(handle: string): void; onRevoke(listener: () => void): () => void };
   /** The server's own origin (e.g. `http://127.0.0.1:7420`), known once listening. */
   origin?: () => string;
   /** The MCP endpoint URL; default `<origin>/mcp`. */
@@ -78,6 +80,7 @@ export function createPanelMount(options: PanelMountOptions): PanelMount {
     authenticate: options.authenticate,
     version,
     ...(options.origin ? { origin: options.origin } : {}),
+    ...(options.sessions ? { sessions: options.sessions } : {}),
     openSession: (emit, via) => openPanelSession(options.hub, host, broadcast, emit, startedAt, via),
   });
   return {

@@ -12,7 +12,6 @@ import type { WebSocket } from 'ws';
 import type { PanelEventName, PanelEvents } from '../../../shared/panel-api';
 import type { ClientFrame, ServerFrame } from '../../../shared/panel-ws';
 import { CLOSE_UNAUTHORIZED, PANEL_WS_PROTOCOL } from '../../../shared/panel-ws';
-import { secretEquals } from '../../hub';
 import { dispatchCall } from './dispatch';
 import type { PanelSession } from './session';
 
@@ -34,11 +33,15 @@ export function isOwnOrigin(headers: { origin?: string; host?: string }, port: n
   return headers.origin !== undefined && allowed.includes(headers.origin) && host !== undefined && allowed.includes(host);
 }
 
-/** An operator's panel sign-in (see `http/operator.ts`): a short label for the audit, the key the page proves. */
+/** An operator's panel sign-in (see `hub/credentials/operator.ts`): a short label for the audit, a stable handle, the key check. */
 export interface PanelCredential {
   label: string;
-  key: string;
+  handle: string;
+  keyMatches(candidate: unknown): boolean;
 }
+
+/** How often a connected panel restarts its session's idle clock. */
+const TOUCH_MS = 5 * 60_000;
 
 export interface PanelWsOptions {
   /** The operator's session named by the upgrade request's cookie, if live. */
@@ -48,6 +51,8 @@ export interface PanelWsOptions {
   version: string;
   /** The server's own origin when it is not a loopback one (`serve --host`). */
   origin?: () => string;
+  /** The sessions' idle clocks and revocations (sign-out, `uplink panel-url --revoke-all`). */
+  sessions?: { touch(handle: string): void; onRevoke(listener: () => void): () => void };
 }
 
 /** The upgrade handler plus a way to close every socket on shutdown. */
@@ -70,6 +75,11 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
     handleProtocols: (protocols) => (protocols.has(PANEL_WS_PROTOCOL) ? PANEL_WS_PROTOCOL : false),
   });
   const sockets = new Set<WebSocket>();
+  /** Each authenticated socket's re-check: closes it when its session has ended. */
+  const recheck = new Map<WebSocket, () => void>();
+  const offRevoke = options.sessions?.onRevoke(() => {
+    for (const check of [...recheck.values()]) check();
+  });
 
   const unauthorized = 'this browser is not signed in to the panel — hint: open the URL that `uplink serve` printed, or run `uplink panel-url` for a fresh one';
   const serve = (ws: WebSocket, req: IncomingMessage, credential: PanelCredential | undefined): void => {
@@ -99,6 +109,8 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
     // A browser cannot read an upgrade's HTTP status, so a refusal is a close code it can show.
     if (!credential) return refuse();
     const authTimer = setTimeout(() => ws.close(CLOSE_UNAUTHORIZED, 'no hello'), AUTH_TIMEOUT_MS);
+    let touchTimer: ReturnType<typeof setInterval> | undefined;
+    const live = (): boolean => options.authenticate(req)?.handle === credential.handle;
     ws.on('message', (data, isBinary) => {
       let frame: ClientFrame;
       try {
@@ -109,8 +121,14 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
         return send({ t: 'error', id: null, error: { code: 'invalid_request', message: 'frame is not a JSON object — hint: send {"t":"call",…}' } });
       }
       if (!session) {
-        if (frame.t !== 'hello' || !secretEquals(credential.key, frame.key)) return refuse();
+        if (frame.t !== 'hello' || !credential.keyMatches(frame.key)) return refuse();
         clearTimeout(authTimer);
+        options.sessions?.touch(credential.handle);
+        touchTimer = setInterval(() => options.sessions?.touch(credential.handle), TOUCH_MS);
+        touchTimer.unref?.();
+        recheck.set(ws, () => {
+          if (!live()) refuse();
+        });
         try {
           session = options.openSession((event, payload) => send({ t: 'event', event, payload }), `panel-session:${credential.label}`);
         } catch {
@@ -124,7 +142,8 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
         return send({ t: 'error', id, error: { code: 'invalid_request', message: 'expected {"t":"call","id":<integer>,"method","params"}' } });
       }
       // The session may have expired or been pushed out since the upgrade.
-      if (options.authenticate(req)?.key !== credential.key) return refuse();
+      if (!live()) return refuse();
+      options.sessions?.touch(credential.handle);
       const open = session;
       void dispatchCall(open.handlers, frame.method, frame.params).then((outcome) =>
         send(outcome.ok ? { t: 'result', id: frame.id, result: outcome.result } : { t: 'error', id: frame.id, error: outcome.error }),
@@ -132,6 +151,8 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
     });
     ws.on('close', () => {
       clearTimeout(authTimer);
+      if (touchTimer) clearInterval(touchTimer);
+      recheck.delete(ws);
       sockets.delete(ws);
       session?.close();
     });
@@ -159,6 +180,7 @@ export function createPanelWs(options: PanelWsOptions): PanelWsEndpoint {
     },
     connections: () => sockets.size,
     async close() {
+      offRevoke?.();
       for (const ws of sockets) ws.close(1001, 'hub stopping');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       for (const ws of sockets) ws.terminate();

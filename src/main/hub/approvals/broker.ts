@@ -1,7 +1,8 @@
 /**
  * The approval broker: the kernel's policy. Read-only ops permit; mutating ops are decided by the
- * CLI (a human at a terminal), a session grant, a standing rule, or the operator in a panel — and
- * denied at once when no panel is attached. Every decision is written to the audit store
+ * CLI (a human at a terminal), a session grant, a standing rule, or the operator in a panel. With
+ * no panel attached a prompt waits for one like any prompt (a panel that connects sees it), unless
+ * `approvals.when_no_panel` is `deny`: then it is denied at once. Every decision is written to the audit store
  * (decisions by a person fsynced) before it takes effect, so a decision the agent heard of
  * survives a crash.
  */
@@ -153,7 +154,7 @@ export class ApprovalBroker {
   };
 
   #askOperator(ctx: CallContext, via: Via, args: JsonValue): PolicyDecision {
-    if (this.#panels === 0) {
+    if (this.#panels === 0 && this.#denyWithoutPanel()) {
       const denial = this.#noPanelDeny(ctx, 'no Uplink panel is open');
       // A denial stands even when its decision row cannot be written: the call's own rejected row
       // still reaches the journal before the agent hears it, and doctor shows the failing audit.
@@ -163,16 +164,21 @@ export class ApprovalBroker {
     return { kind: 'ask', approval: this.#ask(ctx, via, args) };
   }
 
+  /** Whether the operator chose to refuse at once, rather than keep asking, while no panel is attached. */
+  #denyWithoutPanel(): boolean {
+    return this.#host.config.get().approvals.when_no_panel === 'deny';
+  }
+
   /** Ends a prompt unanswered or refused: the call fails with `denial` as the agent's error. */
   #deny(p: Pending, denial: Denial, reason: string): void {
     p.resolve({ granted: false, reason, cause: denialError(p.ctx, denial) });
   }
 
   /**
-   * Marks a panel as attached; returns the detach. When the last panel detaches, pending prompts
-   * wait `panelGraceMs` for one to come back (a reloading tab, a panel dropped for reading too
-   * slowly) and are denied only then: nobody is left to answer them, and the agent should hear
-   * so long before the timeout. New requests meanwhile are denied at once, as with no panel.
+   * Marks a panel as attached; returns the detach. Pending prompts wait their timeout whether or
+   * not a panel is attached, unless `approvals.when_no_panel` is `deny`: then, when the last panel
+   * detaches, they wait `panelGraceMs` for one to come back (a reloading tab, a panel dropped for
+   * reading too slowly) and are denied only then, and new requests meanwhile are denied at once.
    */
   attachPanel(): Disposer {
     this.#panels++;
@@ -183,10 +189,10 @@ export class ApprovalBroker {
       if (done) return;
       done = true;
       this.#panels--;
-      if (this.#panels > 0 || this.#pending.size === 0) return;
+      if (this.#panels > 0 || this.#pending.size === 0 || !this.#denyWithoutPanel()) return;
       this.#grace = setTimeout(() => {
         this.#grace = undefined;
-        if (this.#panels === 0) this.#denyAllNoPanel();
+        if (this.#panels === 0 && this.#denyWithoutPanel()) this.#denyAllNoPanel();
       }, this.#host.panelGraceMs ?? PANEL_GRACE_MS);
       this.#grace.unref?.();
     };

@@ -125,10 +125,19 @@ export type FleetSettings = Static<typeof FleetSettingsSchema>;
 const ApprovalsSchema = Type.Object(
   {
     timeout_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 86_400_000 })),
+    /**
+     * A mutating call while no panel is connected: `wait` (default) is a prompt like any, pending
+     * until a panel decides it or `timeout_ms` passes; `deny` refuses it at once, and denies the
+     * prompts still waiting when the last panel has been gone for a grace period.
+     */
+    when_no_panel: Type.Optional(Type.Union([Type.Literal('wait'), Type.Literal('deny')])),
     rules: Type.Optional(Type.Array(StandingRuleSchema)),
   },
   { additionalProperties: false },
 );
+
+/** What a mutating call meets while no panel is connected (`approvals.when_no_panel`). */
+export type WhenNoPanel = 'wait' | 'deny';
 
 const HubSettingsSchema = Type.Object(
   {
@@ -159,7 +168,7 @@ type ConfigFile = Static<ReturnType<typeof fileSchema>>;
 /** The config as the hub reads it: the file with defaults filled in; driver sections validated by their schema. */
 export type UplinkConfig = Omit<ConfigFile, 'approvals' | 'hub'> & {
   /** Every rule with its id (derived for a hand-written rule without one). */
-  approvals: { timeout_ms: number; rules: Array<Static<typeof StandingRuleSchema> & { id: string }> };
+  approvals: { timeout_ms: number; when_no_panel: WhenNoPanel; rules: Array<Static<typeof StandingRuleSchema> & { id: string }> };
   hub: Static<typeof HubSettingsSchema> & { driver_timeout_ms: number };
   [section: string]: unknown;
 };
@@ -211,7 +220,11 @@ function normalize(raw: ConfigFile): UplinkConfig {
   const hub = raw.hub ?? {};
   return {
     ...raw,
-    approvals: { timeout_ms: approvals.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS, rules: (approvals.rules ?? []).map((r) => ({ ...r, id: ruleId(r) })) },
+    approvals: {
+      timeout_ms: approvals.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+      when_no_panel: approvals.when_no_panel ?? 'wait',
+      rules: (approvals.rules ?? []).map((r) => ({ ...r, id: ruleId(r) })),
+    },
     hub: { driver_timeout_ms: hub.driver_timeout_ms ?? DEFAULT_DRIVER_TIMEOUT_MS, ...(hub.drivers ? { drivers: hub.drivers } : {}) },
   };
 }

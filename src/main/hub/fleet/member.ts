@@ -245,6 +245,10 @@ export class FleetMember implements FleetHub {
     return this.#core.recordRejected(request, error);
   }
 
+  recordLost(last: readonly AuditEntry[]): void {
+    this.#core.recordLost?.(last);
+  }
+
   // ── timeline: this hub's own (the fleet's merged history is fleetHistory) ─────────────
   subscribe(listener: (entry: AuditEntry) => void): Disposer {
     return this.#core.subscribe(listener);
