@@ -100,7 +100,7 @@ export function tierLook(tiers: TierSpec[] | undefined, tier: string): { tone: T
   return { tone, title: spec ? `Permission tier: ${spec.description}` : 'Permission tier' };
 }
 
-const OUTCOME_MARK: Record<Outcome, string> = { succeeded: '✓', failed: '✕', denied: '⊘', timed_out: '◷', cancelled: '↶', lost: '?', rejected: '!' };
+const OUTCOME_MARK: Record<Outcome, string> = { succeeded: '✓', failed: '✕', denied: '⊘', timed_out: '◷', cancelled: '↶', lost: '⚠', rejected: '!' };
 
 /** How a call ended: its own colour and mark, and the word (never colour alone). */
 export function OutcomeBadge({ outcome }: { outcome: Outcome }) {

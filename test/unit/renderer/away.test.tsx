@@ -41,7 +41,7 @@ describe('while you were away', () => {
     const list = await screen.findByRole('region', { name: 'While you were away' });
     await waitFor(() => expect(list.querySelectorAll('li')).toHaveLength(2));
     expect([...list.querySelectorAll('li')].map((li) => li.getAttribute('data-invocation-id'))).toEqual(['inv_late', 'inv_gone']);
-    expect(list.textContent).toContain('timed out: the operator did not answer in time');
+    expect(list.textContent).toContain('timed out: the operator did not decide in time (auto-denied)');
     expect(list.textContent).toContain('lost with the hub');
     fireEvent.click(screen.getByRole('button', { name: 'Dismiss' }));
     expect(screen.queryByRole('region', { name: 'While you were away' })).toBeNull();
