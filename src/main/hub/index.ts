@@ -4,6 +4,7 @@
  * `openAuditReader` load those when called, so the CLI forwarding a command to a running hub
  * starts in a fraction of the time a hub takes.
  */
+import type { JsonSchema, JsonValue } from '../kernel';
 import type { AuditStore } from './audit/store';
 import type { AuditVerifyReport } from './audit/verify';
 import { HubError } from './errors';
@@ -35,7 +36,11 @@ export type { AgentCredential, AgentSummary, OperatorAuth, OperatorSession } fro
 export { loadDrivers } from './driver-admin/default';
 export type { DriverSet, LoadDrivers, SectionGetter } from './driver-admin/default';
 export { MAX_MESSAGE_BYTES, MAX_OP_CHARS, checkBounds } from './bounds';
-export { defaultArgsFor } from './op-args';
+
+/** An op's default args checked against its schema (loads the validator only then: the CLI's forwarding path never does). */
+export async function defaultArgsFor(schema: JsonSchema): Promise<{ args: Record<string, JsonValue> } | { problem: string }> {
+  return (await import('./op-args')).defaultArgsFor(schema);
+}
 
 /**
  * Creates the hub of a data directory (see `HubOptions`). With a `fleet` section in its config it

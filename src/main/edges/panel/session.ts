@@ -3,7 +3,8 @@
  * and the hub's streams forwarded as panel events. While a session is open it counts as an
  * attached panel, so mutating requests ask the operator instead of being denied.
  */
-import { defaultArgsFor, driverOfChannel } from '../../hub';
+import { driverOfChannel } from '../../hub';
+import { defaultArgsFor } from '../../hub';
 import type { AgentIdentity, ChannelEntry, DriverInfo, Hub } from '../../hub';
 import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
 import type { ChannelList, DemoStep, PanelChannel, PanelSettings } from '../../../shared/panel-types';
@@ -178,7 +179,7 @@ export function openPanelSession(
       if (!op) return { error: `${clipName(channel)} has no read-only preview op — hint: run one of its ops from the form below` };
       // Opening a page must not make a call the hub refuses (and records in the operator's name):
       // the preview reads with the op's default args, and only when they satisfy its schema.
-      const defaults = defaultArgsFor(ops.find((o) => o.op === op)!.params_schema);
+      const defaults = await defaultArgsFor(ops.find((o) => o.op === op)!.params_schema);
       if ('problem' in defaults)
         return { error: `${clipName(channel)}'s ${op} needs args to preview (${defaults.problem}) — hint: run ${op} from the form below` };
       try {
