@@ -244,7 +244,7 @@ describe('a hub killed while a call waits for the operator', () => {
     expect(ended).toMatchObject({ type: 'event', kind: 'failed', state: 'failed', outcome: 'lost', error_kind: 'Unavailable' });
     expect(ended!.message).toMatch(/^lost with the hub: it stopped \(killed or crashed\) while the call waited for the operator, so it did not run$/);
     const lost = await runCli(b, dir, ['log', '--state', 'lost']);
-    expect(lost.stdout.trimEnd().split('\n')).toEqual([expect.stringMatching(/\s+test:alpha\s+write\s.*outcome=lost/)]);
+    expect(lost.stdout.trimEnd().split('\n')).toEqual([expect.stringMatching(/#\d+\s+lost\s+test:alpha\s+write\s/)]);
     // A later start does not name it again.
     await again.stop();
     await serve(b, dir);
