@@ -195,8 +195,8 @@ describe('tmux through MCP (uplink mcp)', () => {
     else expect(tmuxDoctor).not.toMatch(/external driver/);
   });
 
-  it('without a panel or a standing rule, mutating tmux ops are refused before the driver runs', async () => {
-    const a = await agent({});
+  it('with when_no_panel "deny" and no panel or standing rule, mutating tmux ops are refused before the driver runs', async () => {
+    const a = await agent({ approvals: { when_no_panel: 'deny' } });
     const peer = a.server.split('cat');
     a.server.setOption(peer, '@uplink_profile', 'operator');
     const r = await a.call('channel_send', { channel: `tmux:${peer}`, message: 'hi' });
