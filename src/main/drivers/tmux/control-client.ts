@@ -42,6 +42,8 @@ export class ControlClient {
   #exit = new Emitter<void>();
   #alive = true;
   #partial: Buffer[] = [];
+  /** Command lines waiting for this tick's write. */
+  #queued = '';
   #options: ControlClientOptions;
 
   private constructor(child: ChildProcessWithoutNullStreams, options: ControlClientOptions) {
@@ -124,7 +126,24 @@ export class ControlClient {
         }, this.#options.commandTimeoutMs ?? 10000),
       };
       this.#waiters.push(waiter);
-      this.#child.stdin.write(line);
+      this.#write(line);
+    });
+  }
+
+  /**
+   * Commands issued in the same tick (a lookup and a capture sent together) go out in one write:
+   * a write to the pipe is a system call, which costs more than the command's own work.
+   */
+  #write(line: string): void {
+    if (this.#queued !== '') {
+      this.#queued += line;
+      return;
+    }
+    this.#queued = line;
+    queueMicrotask(() => {
+      const lines = this.#queued;
+      this.#queued = '';
+      if (this.#alive) this.#child.stdin.write(lines);
     });
   }
 
@@ -193,7 +212,7 @@ export class ControlClient {
           break;
         case 'pause':
           // Only happens with pause-after; resume so a paused pane never looks idle.
-          if (this.#alive) this.#child.stdin.write(commandLine(['refresh-client', '-A', `${event.pane}:continue`]));
+          if (this.#alive) this.#write(commandLine(['refresh-client', '-A', `${event.pane}:continue`]));
           break;
         case 'exit':
           this.#onExit();
