@@ -186,9 +186,13 @@ export class ControlClient {
   #onData(chunk: Buffer): void {
     let start = 0;
     for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, start)) {
-      this.#partial.push(chunk.subarray(start, i));
-      const line = Buffer.concat(this.#partial).toString('latin1');
-      this.#partial = [];
+      let line: string;
+      if (this.#partial.length === 0) line = chunk.toString('latin1', start, i);
+      else {
+        this.#partial.push(chunk.subarray(start, i));
+        line = Buffer.concat(this.#partial).toString('latin1');
+        this.#partial = [];
+      }
       start = i + 1;
       this.#onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
     }
