@@ -45,6 +45,7 @@ export async function run(): Promise<BenchReport> {
   const env = TmuxTestServer.cleanEnv({ UPLINK_DATA_DIR: dataDir });
   const uplink = (): number => timed(process.execPath, [UPLINK, 'channels'], env);
   const tmux = (): number => timed('tmux', ['-S', server.socket, 'list-panes', '-a'], env);
+  const node = (): number => timed(process.execPath, ['-e', '0'], env);
   let serve: ReturnType<typeof spawn> | undefined;
   try {
     const embedded: number[] = [];
@@ -63,21 +64,27 @@ export async function run(): Promise<BenchReport> {
     for (let i = 0; i < 3; i++) {
       uplink();
       tmux();
+      node();
     }
     const forwarded: number[] = [];
     const raw: number[] = [];
+    const bare: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       forwarded.push(uplink());
       raw.push(tmux());
+      bare.push(node());
     }
     const f = median([...forwarded]);
     const t = median([...raw]);
+    const n = median([...bare]);
     return {
       title: `uplink channels as a whole process, hub running (${RUNS} runs each, alternating; 10 panes)`,
       rows: [
         ...rows('tmux list-panes -a', raw, 'baseline: one tmux client process'),
         ...rows('uplink channels (hub running)', forwarded, 'target ≤ 150 ms'),
         { name: 'uplink channels / tmux list-panes (median)', value: f / t, unit: '×' },
+        ...rows('node -e 0', bare, 'baseline: starting Node itself'),
+        { name: 'uplink channels / node -e 0 (median)', value: f / n, unit: '×', note: 'what the CLI adds to starting Node' },
         ...rows(`uplink channels (no hub, embedded; ${EMBEDDED_RUNS} runs)`, embedded),
         { name: 'embedded / forwarded (median)', value: median([...embedded]) / f, unit: '×' },
       ],

@@ -4,6 +4,7 @@
  * abort controller exists only while the provider runs. Wire objects (snapshots, events,
  * receipts) are built on demand.
  */
+import type { LazyAbort } from './lazy-signal';
 import type { OfferEntry } from './registry';
 import type {
   ApprovalDetail,
@@ -66,7 +67,7 @@ export class Invocation {
   output: JsonValue | undefined = undefined;
   error: SoftwareUseErrorWire | undefined = undefined;
   /** Present only while the provider runs; dropped at the terminal state. */
-  controller: AbortController | undefined = undefined;
+  controller: LazyAbort | undefined = undefined;
   /** Callers of `wait`, answered with the terminal snapshot once the terminal event is recorded. */
   waiters: Array<(snapshot: InvocationSnapshot) => void> | undefined = undefined;
   /** The first operator-only diagnostic about this invocation (host snapshots only, never an event). */

@@ -26,6 +26,7 @@ import type { OfferEntry } from './registry';
 import { Registry } from './registry';
 import { Retention } from './retention';
 import { EventBus } from './event-bus';
+import { LazyAbort } from './lazy-signal';
 import { checkCursor, checkInvocationId, checkQuery, checkRequest, checkSelection } from './request';
 import type {
   ApprovalDetail,
@@ -328,7 +329,7 @@ export class Runtime<C = unknown> implements InvocationPort {
 
   #run(inv: Invocation, request: InvocationRequest): void {
     if (inv.state !== 'accepted') return; // a listener cancelled it (or disposed the runtime) on `accepted`
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     inv.state = 'running';
     inv.controller = controller;
     this.#emit(inv, Kind.Started);
@@ -348,7 +349,7 @@ export class Runtime<C = unknown> implements InvocationPort {
     );
   }
 
-  #providerSettled(inv: Invocation, controller: AbortController, result: unknown): void {
+  #providerSettled(inv: Invocation, controller: LazyAbort, result: unknown): void {
     if (inv.controller !== controller) return; // cancelled (or disposed) first: that is what it reached
     let verdict: Verdict;
     try {
@@ -371,14 +372,14 @@ export class Runtime<C = unknown> implements InvocationPort {
     this.#terminate(inv, Kind.Succeeded);
   }
 
-  #providerFailed(inv: Invocation, controller: AbortController, error: unknown): void {
+  #providerFailed(inv: Invocation, controller: LazyAbort, error: unknown): void {
     if (inv.controller !== controller) return;
     this.#diagnoseRun(inv, 'provider_error', describeThrown(error), error);
     inv.cause = error;
     this.#fail(inv, PROVIDER_FAILED);
   }
 
-  #progress(inv: Invocation, controller: AbortController, value: unknown): void {
+  #progress(inv: Invocation, controller: LazyAbort, value: unknown): void {
     if (inv.controller !== controller) return; // not running (any more): ignored
     const detail = readProgress(value);
     if (detail !== undefined) this.#emit(inv, Kind.Progress, { progress: detail });

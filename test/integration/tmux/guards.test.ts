@@ -52,6 +52,21 @@ describe('tmux driver: guards and tiers', () => {
     }
   });
 
+  itInProcess('reads of a polled pane rewrite its read mark at most every 5 s; the mark is never later than the last read', async () => {
+    let clock = 7_000_000;
+    const { server, driver } = rig({ now: () => clock });
+    const peer = server.split('cat');
+    const mark = (): string => server.tmux('show-options', '-p', '-v', '-t', peer, '@uplink_last_read').trim();
+    await driver.invoke(peer, 'read', {});
+    expect(mark()).toBe('7000000');
+    clock += 4_000;
+    await driver.invoke(peer, 'read', {});
+    expect(mark()).toBe('7000000');
+    clock += 1_000;
+    await driver.invoke(peer, 'read', {});
+    expect(mark()).toBe('7005000');
+  });
+
   it('concurrent sends to one pane do not interleave', async () => {
     const { server, driver } = rig();
     const peer = server.split('cat');

@@ -42,6 +42,8 @@ export class ControlClient {
   #exit = new Emitter<void>();
   #alive = true;
   #partial: Buffer[] = [];
+  /** Command lines waiting for this tick's write. */
+  #queued = '';
   #options: ControlClientOptions;
 
   private constructor(child: ChildProcessWithoutNullStreams, options: ControlClientOptions) {
@@ -124,7 +126,24 @@ export class ControlClient {
         }, this.#options.commandTimeoutMs ?? 10000),
       };
       this.#waiters.push(waiter);
-      this.#child.stdin.write(line);
+      this.#write(line);
+    });
+  }
+
+  /**
+   * Commands issued in the same tick (a lookup and a capture sent together) go out in one write:
+   * a write to the pipe is a system call, which costs more than the command's own work.
+   */
+  #write(line: string): void {
+    if (this.#queued !== '') {
+      this.#queued += line;
+      return;
+    }
+    this.#queued = line;
+    queueMicrotask(() => {
+      const lines = this.#queued;
+      this.#queued = '';
+      if (this.#alive) this.#child.stdin.write(lines);
     });
   }
 
@@ -167,9 +186,13 @@ export class ControlClient {
   #onData(chunk: Buffer): void {
     let start = 0;
     for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, start)) {
-      this.#partial.push(chunk.subarray(start, i));
-      const line = Buffer.concat(this.#partial).toString('latin1');
-      this.#partial = [];
+      let line: string;
+      if (this.#partial.length === 0) line = chunk.toString('latin1', start, i);
+      else {
+        this.#partial.push(chunk.subarray(start, i));
+        line = Buffer.concat(this.#partial).toString('latin1');
+        this.#partial = [];
+      }
       start = i + 1;
       this.#onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
     }
@@ -193,7 +216,7 @@ export class ControlClient {
           break;
         case 'pause':
           // Only happens with pause-after; resume so a paused pane never looks idle.
-          if (this.#alive) this.#child.stdin.write(commandLine(['refresh-client', '-A', `${event.pane}:continue`]));
+          if (this.#alive) this.#write(commandLine(['refresh-client', '-A', `${event.pane}:continue`]));
           break;
         case 'exit':
           this.#onExit();

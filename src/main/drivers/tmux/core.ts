@@ -6,7 +6,7 @@
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { TmuxConfig } from './config';
 import { decide, paneName, requireReadable, requireTier, type PaneDecision, type Tier } from './policy';
-import { PANE_FORMAT, parsePaneLine, parsePaneList, unreadablePanes, type PaneInfo } from './panes';
+import { PANE_FORMAT, PANE_FORMAT_NO_COMMAND, parsePaneLine, parsePaneList, unreadablePanes, type PaneInfo } from './panes';
 import { TmuxTransport } from './transport';
 import { waitForToken, type PaneProbe } from './watch';
 import { nearestAncestor } from './process-tree';
@@ -54,6 +54,7 @@ export interface SentEnvelope {
 /** How long a `read` keeps `type`/`keys` unlocked. */
 export const READ_GUARD_MS = 60_000;
 const VERIFY_TIMEOUT_MS = 5000;
+const MARK_REFRESH_MS = 5000;
 const MEMORY_LIMIT = 10_000;
 
 /** Adds to a Set, evicting the oldest entries beyond the limit. */
@@ -69,6 +70,8 @@ export class TmuxCore {
   readonly #options: TmuxDriverOptions;
   readonly #env: NodeJS.ProcessEnv;
   readonly #lastRead = new Map<string, number>();
+  /** When this process last wrote each pane's `@uplink_last_read`. */
+  readonly #markedAt = new Map<string, number>();
   readonly #seenLabels = new Map<string, Set<string>>();
   readonly #locks = new Map<string, Promise<void>>();
   #serverPid: string | undefined;
@@ -153,11 +156,14 @@ export class TmuxCore {
     return panes;
   }
 
-  /** Resolves `%N` or a label to a fresh view of the pane. */
-  async pane(addr: string): Promise<PaneInfo> {
+  /**
+   * Resolves `%N` or a label to a fresh view of the pane; its `command` (the foreground process
+   * name, costly for tmux to find) only with `withCommand`.
+   */
+  async pane(addr: string, withCommand = false): Promise<PaneInfo> {
     if (typeof addr !== 'string' || addr === '') throw new DriverError('Invalid', 'empty tmux address', { hint: 'address a pane as tmux:%N or tmux:<label>' });
     if (/^%\d+$/.test(addr)) {
-      const lines = await this.run(['display-message', '-p', '-t', addr, PANE_FORMAT]).catch((error: unknown) => {
+      const lines = await this.run(['display-message', '-p', '-t', addr, withCommand ? PANE_FORMAT : PANE_FORMAT_NO_COMMAND]).catch((error: unknown) => {
         if (error instanceof DriverError && error.kind === 'NotFound') throw this.#noPane(addr);
         throw error;
       });
@@ -189,6 +195,7 @@ export class TmuxCore {
       this.#serverPid = pane.serverPid;
       this.#seenLabels.clear();
       this.#lastRead.clear();
+      this.#markedAt.clear();
       this.sentTo.clear();
     }
     let labels = this.#seenLabels.get(pane.id);
@@ -233,6 +240,12 @@ export class TmuxCore {
   async markRead(paneId: string): Promise<void> {
     const at = this.now();
     this.#lastRead.set(paneId, at);
+    // An agent polling a pane need not rewrite the option on every read: a mark up to
+    // MARK_REFRESH_MS old only makes other processes' guard expire that much sooner (stricter,
+    // never looser), while this process keeps the exact time in memory.
+    const marked = this.#markedAt.get(paneId);
+    if (marked !== undefined && at >= marked && at - marked < MARK_REFRESH_MS) return;
+    this.#markedAt.set(paneId, at);
     await this.run(['set-option', '-p', '-t', paneId, '@uplink_last_read', String(at)]).catch(() => undefined);
   }
 
@@ -284,10 +297,13 @@ export class TmuxCore {
 
   async #deliver(pane: PaneInfo, line: string, id: string, ownPane: string | undefined): Promise<SendReceipt> {
     this.#rememberSent(id, { to: pane.id, ...(ownPane ? { from: ownPane } : {}) });
-    await this.run(['send-keys', '-t', pane.id, '-l', '--', line]);
-    const injectedAt = new Date(this.now()).toISOString();
-    remember(this.sentIds, id);
-    const result = await waitForToken(this.probe(pane), `id:${id}`, VERIFY_TIMEOUT_MS, this.transport.mode === 'control' ? 10 : 50);
+    let injectedAt = '';
+    const inject = async (): Promise<void> => {
+      await this.run(['send-keys', '-t', pane.id, '-l', '--', line]);
+      injectedAt = new Date(this.now()).toISOString();
+      remember(this.sentIds, id);
+    };
+    const result = await waitForToken(this.probe(pane), `id:${id}`, VERIFY_TIMEOUT_MS, this.transport.mode === 'control' ? 10 : 50, inject);
     if (!result.found) {
       throw new DriverError('Timeout', `could not verify delivery to ${paneName(pane)}: id:${id} never appeared on its screen, so Enter was not pressed`, {
         hint: 'the text may still sit unsubmitted in the input line — read the pane to see why (a TUI hiding input, a raw console: use type); nothing was retried',
@@ -311,7 +327,12 @@ export class TmuxCore {
 
   /** The last `n` lines of a pane (wrapped lines joined, trailing blank lines dropped). */
   async capture(pane: PaneInfo, n: number): Promise<string[]> {
-    const lines = (await this.probe(pane).capture(n)).map((l) => l.trimEnd());
+    return this.captureId(pane.id, n);
+  }
+
+  /** `capture` by pane id, for a caller that has not looked the pane up yet. */
+  async captureId(paneId: string, n: number): Promise<string[]> {
+    const lines = (await this.run(['capture-pane', '-p', '-J', '-t', paneId, ...(n > 0 ? ['-S', `-${n}`] : [])])).map((l) => l.trimEnd());
     while (lines.length && lines[lines.length - 1] === '') lines.pop();
     return lines.slice(-n);
   }

@@ -89,7 +89,7 @@ export async function preview(core: TmuxCore, addr: string, op: string, args: Js
   let tierNote = '';
   const evidence: Pick<ApprovalPreview, 'lines' | 'lines_hidden'> = {};
   try {
-    const pane = await core.pane(addr);
+    const pane = await core.pane(addr, true);
     const decision = core.decide(pane);
     where = `${paneName(pane)} [${pane.target}, ${pane.command}]`;
     tierNote = ` — pane tier ${decision.tier}${decision.readBlock ? ', read-blocked' : ''}`;

@@ -34,6 +34,13 @@ const FIELDS = [
 /** The tmux format that prints one pane per line. */
 export const PANE_FORMAT = FIELDS.map((f) => `#{${f}}`).join(SEP);
 
+/**
+ * `PANE_FORMAT` with the pane's process name left empty (same fields): tmux finds that name by
+ * asking the OS about the pane's foreground process, the one costly field, which a single-pane
+ * lookup for a read or a send does not need.
+ */
+export const PANE_FORMAT_NO_COMMAND = FIELDS.map((f) => (f === 'pane_current_command' ? '' : `#{${f}}`)).join(SEP);
+
 /** One pane as the driver sees it. */
 export interface PaneInfo extends PaneMarks {
   /** The tmux server's pid: pane ids restart when the server does. */

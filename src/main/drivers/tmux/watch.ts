@@ -56,13 +56,20 @@ class Waker {
 /** The outcome of waiting for a token. */
 export type TokenResult = { found: true; line: string } | { found: false; tail: string };
 
-/** Waits until a captured line contains `token`, or the deadline passes (then: the last tail). */
-export async function waitForToken(probe: PaneProbe, token: string, timeoutMs: number, pollMs: number): Promise<TokenResult> {
+/**
+ * Runs `inject` (typing the token), then waits until a captured line contains `token`, or the
+ * deadline passes (then: the last tail). The pane's `%output` is watched from before the typing,
+ * so its echo cannot slip past: with events, the first capture waits for one (a capture taken
+ * before the echo is a wasted round trip); without, captures poll.
+ */
+export async function waitForToken(probe: PaneProbe, token: string, timeoutMs: number, pollMs: number, inject: () => Promise<unknown>): Promise<TokenResult> {
   const waker = new Waker();
   const unwatch = await probe.watch(waker.fire);
-  const deadline = Date.now() + timeoutMs;
   let lines: string[] = [];
   try {
+    await inject();
+    const deadline = Date.now() + timeoutMs;
+    if (unwatch) await waker.next(Math.min(pollMs * 4, timeoutMs));
     for (;;) {
       lines = await probe.capture(5);
       const hit = lines.find((l) => l.includes(token));
