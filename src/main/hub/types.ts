@@ -219,6 +219,8 @@ export interface HubDoctor {
   agents: { ok: boolean; path: string; error?: string };
   /** Things that work but not as the operator may think (e.g. rules that can never match). */
   warnings?: string[];
+  /** A fleet member's membership in one line: where, who is connected, how members are known. */
+  fleet?: { ok: boolean; line: string };
 }
 
 /** A send request as the edges take it (reply_hint defaults to `full`). */

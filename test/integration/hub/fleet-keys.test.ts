@@ -87,7 +87,15 @@ describe.skipIf(natsServer.skip)('a fleet whose members are known by key', () =>
     expect(fb.driver.state.invoked.at(-1)).toMatchObject({ op: 'echo', agent: 'fa/claude' });
     expect(fa.hub.fleetStatus()).toMatchObject({ identity: 'keys', connected: true });
     expect(fa.hub.fleetStatus().warning).toBeUndefined();
-    expect((await fa.hub.doctor()).warnings ?? []).toEqual([]);
+    const doctor = await fa.hub.doctor();
+    expect(doctor.warnings ?? []).toEqual([]);
+    // And says so in one line: where, who is connected, how members are known.
+    expect(doctor.fleet).toEqual({
+      ok: true,
+      line: expect.stringMatching(
+        /^fleet fa at nats:\/\/127\.0\.0\.1:\d+: connected; members fb \(connected\), fc \(connected\); members known by key \(roster\), 0 messages dropped$/,
+      ),
+    });
   });
 
   it('keeps a client without a member key out, and runs no decide or invoke a member sends in another hub’s name', async () => {

@@ -42,6 +42,7 @@ export function formatDoctor(r: HubDoctor): string {
   if (r.audit.error) lines.push(`       ${r.audit.error}`);
   lines.push(`${r.agents.ok ? 'ok  ' : 'FAIL'} agents ${r.agents.path}`);
   if (r.agents.error) lines.push(`       ${r.agents.error}`);
+  if (r.fleet) lines.push(`${r.fleet.ok ? 'ok  ' : 'FAIL'} ${r.fleet.line}`);
   for (const w of r.warnings ?? []) lines.push(`warn ${w}`);
   lines.push(r.ok ? 'healthy' : 'NOT healthy');
   return lines.map(escapeControl).join('\n');

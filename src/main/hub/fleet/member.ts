@@ -176,8 +176,8 @@ export class FleetMember implements FleetHub {
     const report = await this.#core.doctor();
     const s = this.#fleet.status();
     const lines = [s.problem, s.warning, droppedLine(s.dropped)].filter((x): x is string => Boolean(x)).map((x) => `fleet ${s.name}: ${x}`);
-    if (!lines.length) return report;
-    return { ...report, warnings: [...(report.warnings ?? []), ...lines] };
+    const fleet = { ok: s.connected && !s.problem, line: membershipLine(s) };
+    return { ...report, fleet, ...(lines.length ? { warnings: [...(report.warnings ?? []), ...lines] } : {}) };
   }
 
   configStatus(): HubDoctor['config'] {
@@ -463,6 +463,14 @@ export class FleetMember implements FleetHub {
     await this.#fleet.close();
     await this.#core.close();
   }
+}
+
+/** `fleet a at nats://…: connected; members b (connected), c (unreachable); known by key (roster), 0 messages dropped`. */
+function membershipLine(s: FleetMembership): string {
+  const others = s.members.filter((m) => m.state !== 'self').map((m) => `${m.hub} (${m.state})`);
+  const dropped = Object.values(s.dropped).reduce((n, k) => n + k, 0);
+  const known = s.identity === 'keys' ? 'members known by key (roster)' : 'members share a token (none is known by key)';
+  return `fleet ${s.name} at ${s.url}: ${s.connected ? 'connected' : 'not connected'}; ${others.length ? `members ${others.join(', ')}` : 'no other member seen'}; ${known}, ${dropped} message${dropped === 1 ? '' : 's'} dropped`;
 }
 
 /** The fleet messages dropped so far, in one line, or undefined when none was. */
