@@ -248,7 +248,7 @@ function checkCheckpoints(all: readonly Seen[], walked: Walked, genesis: string,
       kind: 'truncated',
       source: longest.source,
       position: walked.records + 1,
-      message: `the chain holds ${walked.records} records, but a checkpoint (${longest.source}, ${when(longest.at)}) says it held ${longest.count}: the last ${longest.count - walked.records} were removed`,
+      message: `the chain holds ${records(walked.records)}, but a checkpoint (${longest.source}, ${when(longest.at)}) says it held ${longest.count}: the last ${longest.count - walked.records} ${longest.count - walked.records === 1 ? 'was' : 'were'} removed`,
     });
   const differ = mine
     .filter((c) => c.count <= walked.records && (c.count === 0 ? genesis : walked.at.get(c.count)) !== c.head)
@@ -308,7 +308,7 @@ export function verifyAudit(options: { path: string; witness?: readonly string[]
       records: 0,
       head: '',
       checkpoints: { database: 0, side_file: side.length, witness: witnesses.length },
-      findings: [{ kind: 'truncated', message: `the audit ${path} is gone, but checkpoints say it held ${had} records: it was deleted` }],
+      findings: [{ kind: 'truncated', message: `the audit ${path} is gone, but checkpoints say it held ${records(had)}: it was deleted` }],
     };
   }
   const db = openReadOnly(path);
@@ -433,4 +433,9 @@ export function chainProblem(db: Db, auditPath: string): string | undefined {
   if (findings.length === 0) return undefined;
   const more = findings.length > 1 ? ` (and ${findings.length - 1} more)` : '';
   return `the audit's chain is broken: ${findings[0]!.message}${more} — hint: run \`uplink audit verify\` for every finding`;
+}
+
+/** `1 record`, `3 records`. */
+function records(n: number): string {
+  return `${n} record${n === 1 ? '' : 's'}`;
 }
