@@ -88,9 +88,9 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
     expect(await a.hub.invoke('a/test:alpha', 'noop', {}, { agent })).toEqual({ ok: true });
   });
 
-  it('brings a remote driver error back with the driver’s id', async () => {
+  it('brings a remote driver error back with the driver’s id, named as this hub names that hub’s driver', async () => {
     const err = await failure(a.hub.invoke('b/test:alpha', 'fail', {}, { agent }));
-    expect(err.rendered).toMatch(/^uplink error \[test:/);
+    expect(err.rendered).toMatch(/^uplink error \[b\/test:/);
     const unknown = await failure(a.hub.invoke('b/test:nope', 'noop', {}, { agent }));
     expect(unknown.kind).toBe('NotFound');
   });
@@ -103,7 +103,7 @@ describe.skipIf(natsServer.skip)('a fleet of three hubs on NATS', () => {
       const refused = await failure(a.hub.invoke('b/test:alpha', 'write', { text: 'x' }, { agent }));
       expect(refused.outcome).toBe('rejected');
       expect(refused.rendered).toBe(
-        'uplink error [test:Rejected]: write needs a read of b/test:alpha first — hint: read first: invoke the read op on b/test:alpha, then retry',
+        'uplink error [b/test:Rejected]: write needs a read of b/test:alpha first — hint: read first: invoke the read op on b/test:alpha, then retry',
       );
     } finally {
       delete b.driver.precheck;

@@ -136,7 +136,8 @@ export class FleetRequests {
 function fromReply(hub: string, reply: FleetReply & { ok: false }): HubError {
   const { driver, kind, message, hint, outcome } = reply.error;
   const known = (DRIVER_ERROR_KINDS as readonly string[]).includes(kind) ? (kind as DriverErrorKind) : 'Upstream';
-  const err = new HubError(driver, known, remoteChannels(hub, message), {
+  // Named as this hub names that hub's drivers (`b/tmux`), as a local call on `b/tmux:%0` would be.
+  const err = new HubError(driver.includes('/') ? driver : `${hub}/${driver}`, known, remoteChannels(hub, message), {
     ...(hint ? { hint: remoteChannels(hub, hint) } : {}),
     ...(outcome ? { outcome } : {}),
   });
