@@ -15,8 +15,8 @@ import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { build } from 'esbuild';
+import { join } from 'node:path';
+import { bundled, OUT, ROOT } from './bundle';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -29,8 +29,6 @@ import { median } from './types';
 import { MiB, type MemorySample } from './payload';
 import type { BenchReport, BenchRow } from './types';
 
-const ROOT = process.cwd();
-const OUT = join(ROOT, 'dist', 'bench');
 const WARMUP = 50;
 const ROUNDS = 1000;
 const BLOCK = 100;
@@ -57,22 +55,6 @@ const http = createServer(async (req, res) => {
 });
 http.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ url: 'http://127.0.0.1:' + http.address().port + '/mcp' }) + '\\n'));
 `;
-
-/** `entry` (a path under the checkout) bundled for Node as `dist/bench/<name>.mjs`, its packages left to node_modules; returns that path. */
-async function bundled(entry: string): Promise<string> {
-  const outfile = join(OUT, `${basename(entry, '.ts')}.mjs`);
-  await build({
-    entryPoints: [join(ROOT, entry)],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    packages: 'external',
-    logLevel: 'warning',
-  });
-  return outfile;
-}
 
 /** Medians (µs) of calls measured alternately, one of each in turn, so load drift on a shared machine hits all alike. */
 async function timeAlternating(calls: Array<() => Promise<unknown>>): Promise<number[]> {

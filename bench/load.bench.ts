@@ -9,32 +9,15 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { build } from 'esbuild';
+import { join } from 'node:path';
+import { bundled, OUT, ROOT } from './bundle';
 import { writeLauncherFile } from '../test/fixtures/launcher';
+import { MiB } from './payload';
 import type { BenchReport } from './types';
 
-const ROOT = process.cwd();
-const OUT = join(ROOT, 'dist', 'bench');
 const AGENTS = 50;
 const SECONDS = Number(process.env.UPLINK_BENCH_LOAD_SECONDS) || 60;
 const IDLE_AFTER_MS = 15_000;
-const MiB = 1024 * 1024;
-
-async function bundled(entry: string): Promise<string> {
-  const outfile = join(OUT, `${basename(entry, '.ts')}.mjs`);
-  await build({
-    entryPoints: [join(ROOT, entry)],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    packages: 'external',
-    logLevel: 'warning',
-  });
-  return outfile;
-}
 
 /** A process's resident set, from /proc. */
 function rss(pid: number): number {
