@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync, statfsSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { AgentIdentity } from '../../../src/main/hub';
 import { auditRowsIfKilledNow, closeHubs, openHub } from './helpers';
 import { noTmpfs } from '../../fixtures/prerequisite';
@@ -85,7 +86,17 @@ describe('a full disk under the audit', () => {
         return false;
       }
     };
+    // A reader of its own keeps the WAL from being reset while the calls go in, so the disk fills
+    // with a big WAL in place (however the hub batches its commits): one that cannot be taken into
+    // the database file until there is room for it.
+    const reader = new Database(join(dir, 'audit.sqlite'), { readonly: true });
+    reader.prepare('BEGIN').run();
+    reader.prepare('SELECT COUNT(*) FROM entries').get();
     for (let i = 0; i < 300; i++) expect(await call(`before ${i}`)).toBe(true);
+    await new Promise((r) => setTimeout(r, 100));
+    reader.prepare('COMMIT').run();
+    reader.close();
+    expect(walBytes(dir)).toBeGreaterThan(2 * 1024 * 1024);
     // The space comes back in two steps: first 2 MB, set aside before the disk was filled.
     const spare = join(disk, 'spare');
     const fd = openSync(spare, 'w');

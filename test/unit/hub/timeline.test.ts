@@ -75,4 +75,38 @@ describe('Timeline', () => {
     // The other agent's event was not dropped with the decision; the decision did not take effect.
     expect(committed.map((e) => e.invocation_id)).toEqual(['other-agent']);
   });
+
+  it('commits a full batch a turn after the event that filled it, at most 32 entries a turn, each commit ending on a journal line', () => {
+    const commits: Array<{ n: number; seq: number | undefined }> = [];
+    let seq = 0;
+    let journaled = 0;
+    const store = {
+      appendMany(entries: Array<Omit<AuditEntry, 'id'>>, _durable: boolean, mark?: number): AuditEntry[] {
+        commits.push({ n: entries.length, seq: mark });
+        return entries.map((e, i) => ({ ...e, id: i + 1 }));
+      },
+      journal(entries: unknown[]): number {
+        journaled += entries.length;
+        return ++seq;
+      },
+    } as unknown as AuditStore;
+    const timeline = new Timeline(store);
+    // 40 calls of 3 events, each journaled before its reply (one line each): 120 entries.
+    for (let call = 0; call < 40; call++) {
+      for (const kind of ['accepted', 'started', 'succeeded'] as const) timeline.record({ at: call, type: 'event', kind, invocation_id: `inv-${call}` });
+      expect(timeline.beforeReply()).toBe(true);
+    }
+    // Nothing committed inside a call's own turn.
+    expect(commits).toEqual([]);
+    expect(journaled).toBe(120);
+    vi.advanceTimersToNextTimer();
+    while (commits.reduce((a, c) => a + c.n, 0) < 120) vi.advanceTimersToNextTimer();
+    // 30 entries (10 whole lines) a turn, each commit marking the last line it holds.
+    expect(commits).toEqual([
+      { n: 30, seq: 10 },
+      { n: 30, seq: 20 },
+      { n: 30, seq: 30 },
+      { n: 30, seq: 40 },
+    ]);
+  });
 });

@@ -18,7 +18,7 @@
  * verify.ts as it checks.
  */
 import * as crypto from 'node:crypto';
-import type { Database as Db, RunResult, Statement } from 'better-sqlite3';
+import type { Database as Db, RunResult, Statement, Transaction } from 'better-sqlite3';
 import { COLUMN_NAMES, COLUMNS, LINK_COLUMNS } from './columns';
 
 /** What the genesis hash is made of, with the audit's id. */
@@ -150,6 +150,9 @@ export class ChainedInsert {
   #setLink: Statement;
   #genesis: string | undefined;
   #alone: (row: readonly unknown[]) => RunResult;
+  /** Inside one of `transaction`'s: the row the last insert made, the next one's head (read once per transaction). */
+  #last: { id: number; hash: string } | undefined;
+  #caching = false;
 
   constructor(db: Db, options: { enabled?: boolean } = {}) {
     this.#db = db;
@@ -160,7 +163,25 @@ export class ChainedInsert {
     this.#head = db.prepare('SELECT id, hash FROM entries ORDER BY id DESC LIMIT 1');
     this.#readBack = db.prepare('SELECT * FROM entries WHERE id = ?');
     this.#setLink = db.prepare('UPDATE entries SET prev_hash = ?, hash = ? WHERE id = ?');
-    this.#alone = db.transaction((row: readonly unknown[]) => this.#link(row)).immediate;
+    this.#alone = this.transaction((row: readonly unknown[]) => this.#link(row)).immediate;
+  }
+
+  /**
+   * A write transaction (run it `.immediate`) whose rows read the chain's head once, at the
+   * first, and link each following row to the one inserted before it. Nothing else may insert into
+   * the table inside it; the remembered head is dropped when it ends, committed or rolled back.
+   */
+  transaction<A extends unknown[], R>(fn: (...args: A) => R): Transaction<(...args: A) => R> {
+    return this.#db.transaction((...args: A): R => {
+      this.#last = undefined;
+      this.#caching = true;
+      try {
+        return fn(...args);
+      } finally {
+        this.#caching = false;
+        this.#last = undefined;
+      }
+    });
   }
 
   /** Inserts one row; the result is the statement's (its `lastInsertRowid` is the row's id). */
@@ -171,17 +192,24 @@ export class ChainedInsert {
 
   #link(row: readonly unknown[]): RunResult {
     this.#genesis ??= genesisHash(auditIdOf(this.#db) ?? '');
-    const head = this.#head.get() as { id: number; hash: string | null } | undefined;
+    const head = this.#last ?? (this.#head.get() as { id: number; hash: string | null } | undefined);
     // A head without a hash is a break verify reports; linking to '' keeps it visible there.
     const prev = head ? (head.hash ?? '') : this.#genesis;
     const id = (head?.id ?? 0) + 1;
+    // Forgotten until this row is in: a row that fails leaves the head to be read again.
+    this.#last = undefined;
     if (!row.every((v, i) => v === null || (typeof v === 'string' ? TEXTUAL[i] && !LONE_SURROGATE.test(v) : !TEXTUAL[i]))) {
       // SQLite converts the cell on the way in: link what it stored (only damaged journal lines get here).
       const info = this.#plain.run(row);
       const stored = this.#readBack.get(info.lastInsertRowid) as StoredRow;
-      this.#setLink.run(prev, linkHash(prev, canonicalRecord(stored)), info.lastInsertRowid);
+      const hash = linkHash(prev, canonicalRecord(stored));
+      this.#setLink.run(prev, hash, info.lastInsertRowid);
+      if (this.#caching) this.#last = { id: Number(info.lastInsertRowid), hash };
       return info;
     }
-    return this.#linked.run(id, ...row, prev, linkHash(prev, canonicalCells(APPEND_NAMES, [id, ...row])));
+    const hash = linkHash(prev, canonicalCells(APPEND_NAMES, [id, ...row]));
+    const info = this.#linked.run(id, ...row, prev, hash);
+    if (this.#caching) this.#last = { id, hash };
+    return info;
   }
 }

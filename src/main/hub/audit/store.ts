@@ -151,7 +151,7 @@ export class AuditStore {
     this.#allMarks = this.#db.prepare('SELECT file FROM journal_marks');
     this.#dropMark = this.#db.prepare('DELETE FROM journal_marks WHERE file = ?');
     // Both take the write lock first (BEGIN IMMEDIATE): a lock is met before any row is inserted.
-    this.#insertMany = this.#db.transaction((entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => {
+    this.#insertMany = this.#insert.transaction((entries: Array<Omit<AuditEntry, 'id'>>, mark: string | undefined, seq: number | undefined) => {
       // Older lines first (a dead process's, this one's retired files): the table keeps the order they were written in.
       const replayed = this.#replayDue ? this.#replayLines(this.#journal.orphans()) : undefined;
       const stored: AuditEntry[] = [];
@@ -162,7 +162,7 @@ export class AuditStore {
       if (mark !== undefined && seq !== undefined) this.#setMark.run(mark, seq);
       return { stored, replayed };
     });
-    this.#replay = this.#db.transaction((names: string[]) => this.#replayLines(names));
+    this.#replay = this.#insert.transaction((names: string[]) => this.#replayLines(names));
     this.#probe = this.#db.transaction(() => {
       this.#setMark.run('', 0);
       this.#dropMark.run('');

@@ -18,8 +18,13 @@ import type { AuditEntry, AuditPage, AuditQuery, CallOptions, Disposer } from '.
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 /** Longest an event waits in the queue before its batch commits. */
 const FLUSH_MS = 20;
-/** A batch this big commits at once. */
-const FLUSH_MAX = 256;
+/**
+ * A batch this big commits a turn of the event loop after it filled, and a longer queue commits
+ * this many per turn: about half a millisecond of SQLite and hashing at a time.
+ */
+const BATCH = 32;
+/** A queue this long (a burst in one turn, or a store failing) commits (or tries to) at once. */
+const MAX_WAITING = 1024;
 /** Events kept for another try after a failed commit, at most. */
 const MAX_REQUEUED = 10_000;
 /** Wait before trying a failed commit again (a released lock or freed disk is used within this). */
@@ -158,10 +163,14 @@ export class Timeline {
   #audit: AuditStore;
   #secrets: EntryMask | undefined;
   #pending: Array<Omit<AuditEntry, 'id'>> = [];
-  /** How many of `#pending` (always a prefix) are in the journal, and the line holding the last. */
-  #journaled = 0;
-  #journalSeq = 0;
+  /**
+   * The journal lines holding a prefix of `#pending`, oldest first: where each line's entries end
+   * in `#pending` (exclusive) and its seq. A commit ends on a line's end, so its mark never
+   * covers a line only part of which is stored.
+   */
+  #lines: Array<{ end: number; seq: number }> = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #soon: ReturnType<typeof setImmediate> | undefined;
   #entries = new Emitter<AuditEntry>();
 
   constructor(audit: AuditStore, secrets?: EntryMask) {
@@ -176,7 +185,8 @@ export class Timeline {
   /**
    * Queues an entry. Decisions (`durable`) commit at once, fsynced, together with everything
    * queued before them — before they take effect, so a decision an agent heard of survives a
-   * crash. Other entries commit in batches within FLUSH_MS (one WAL commit for many events).
+   * crash. Other entries commit in batches within FLUSH_MS (one WAL commit for many events), a
+   * turn of the event loop after the event that filled a batch (its reply goes out first).
    */
   record(entry: Omit<AuditEntry, 'id'>, durable = false): void {
     const ended = entry.outcome === undefined ? outcomeOf(entry) : undefined;
@@ -187,11 +197,13 @@ export class Timeline {
     // once bounded: an output is scanned here as stored, at most its first 16 KiB.
     if (this.#secrets) entry = this.#secrets.maskFields(entry, HUB_FIELDS);
     this.#pending.push(entry);
-    if (durable || this.#pending.length >= FLUSH_MAX) {
-      this.flush(durable);
+    if (durable) {
+      this.flush(true);
       return;
     }
-    this.#timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+    if (this.#pending.length >= MAX_WAITING) this.flush();
+    else if (this.#pending.length >= BATCH) this.#commitSoon();
+    else this.#timer ??= setTimeout(() => this.#commitSoon(), FLUSH_MS);
   }
 
   /**
@@ -204,45 +216,85 @@ export class Timeline {
   }
 
   /**
-   * Commits what is queued (fsynced with `durable`); returns whether it did, or (a decision) made
-   * it durable in the journal instead. A decision that can be neither throws the audit's
+   * Commits what is queued now (fsynced with `durable`); returns whether it did, or (a decision)
+   * made it durable in the journal instead. A decision that can be neither throws the audit's
    * `Unavailable` error and does not take effect.
    */
   flush(durable = false): boolean {
+    this.#unschedule();
+    if (this.#pending.length === 0) return true;
+    if (this.#commit(this.#pending.length, durable)) return true;
+    // A decision takes effect once it is durable: fsynced in the journal when the table is
+    // locked or failing. When even that fails it is dropped and the caller hears why.
+    if (durable && !this.#journalRest(true)) {
+      this.#pending.pop();
+      this.#bound();
+      throw auditUnavailable(this.#audit.failure() ?? 'the last write failed');
+    }
+    this.#bound();
+    return durable;
+  }
+
+  /**
+   * Commits the queue off the calls' path: at most BATCH entries in one turn of the event loop
+   * (a commit is synchronous; a long one would hold every call waiting behind it), the rest in
+   * the turns after, until the queue is empty.
+   */
+  #commitSoon(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#pending.length === 0) return true;
-    const journaled = this.#journaled;
-    const batch = this.#pending.splice(0);
+    this.#soon ??= setImmediate(() => {
+      this.#soon = undefined;
+      if (this.#pending.length === 0) return;
+      // Ends on a journal line's end (a line bigger than a batch goes whole).
+      let count = Math.min(this.#pending.length, BATCH);
+      const straddled = this.#lines.find((l) => l.end > count);
+      if (straddled) count = this.#lines.findLast((l) => l.end <= count)?.end ?? straddled.end;
+      if (!this.#commit(count, false)) this.#bound();
+      else if (this.#pending.length > 0) this.#commitSoon();
+    });
+  }
+
+  /**
+   * Commits the first `count` queued entries, marking the last journal line they end; returns
+   * whether it did. On failure nothing of them is stored: they stay queued, the journaled ones
+   * with their lines (the store keeps the journal file they are in), and a retry is set.
+   */
+  #commit(count: number, durable: boolean): boolean {
+    const batch = count === this.#pending.length ? this.#pending : this.#pending.slice(0, count);
+    const line = this.#lines.findLast((l) => l.end <= count);
     let stored: AuditEntry[];
     try {
-      stored = this.#audit.appendMany(batch, durable, journaled > 0 ? this.#journalSeq : undefined);
-    } catch (e) {
-      // Nothing of the batch is stored: all of it waits for the next try, the journaled prefix
-      // with its seq (the store keeps the journal file it is in).
-      this.#pending = batch.concat(this.#pending);
-      this.#timer = setTimeout(() => this.flush(), RETRY_MS);
-      // A decision takes effect once it is durable: fsynced in the journal when the table is
-      // locked or failing. When even that fails it is dropped and the caller hears why.
-      if (durable && !this.#journalRest(true)) {
-        this.#pending.pop();
-        this.#bound();
-        throw auditUnavailable(this.#audit.failure() ?? String((e as Error)?.message ?? e));
-      }
-      this.#bound();
-      return durable;
+      stored = this.#audit.appendMany(batch, durable, line?.seq);
+    } catch {
+      this.#unschedule();
+      this.#timer = setTimeout(() => this.#commitSoon(), RETRY_MS);
+      return false;
     }
-    this.#journaled = 0;
+    this.#pending.splice(0, count);
+    this.#lines = this.#lines.filter((l) => l.end > count).map((l) => ({ end: l.end - count, seq: l.seq }));
     for (const entry of stored) this.#entries.emit(entry);
     return true;
+  }
+
+  #unschedule(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#soon) clearImmediate(this.#soon);
+    this.#soon = undefined;
+  }
+
+  /** How many of `#pending` (always a prefix) are in the journal. */
+  get #journaled(): number {
+    return this.#lines.at(-1)?.end ?? 0;
   }
 
   /** Journals what is queued and not journaled yet (fsynced with `sync`); returns whether all of it is. */
   #journalRest(sync: boolean): boolean {
     if (this.#pending.length === this.#journaled) return true;
     try {
-      this.#journalSeq = this.#audit.journal(this.#pending.slice(this.#journaled), sync);
-      this.#journaled = this.#pending.length;
+      const seq = this.#audit.journal(this.#pending.slice(this.#journaled), sync);
+      this.#lines.push({ end: this.#pending.length, seq });
       return true;
     } catch {
       return false;
@@ -259,7 +311,7 @@ export class Timeline {
     if (this.#journaled > 0) {
       this.#audit.retireJournal();
       this.#pending.splice(0, this.#journaled);
-      this.#journaled = 0;
+      this.#lines = [];
     }
     if (this.#pending.length > MAX_REQUEUED) this.#pending.splice(0, this.#pending.length - MAX_REQUEUED);
   }
@@ -270,8 +322,7 @@ export class Timeline {
    */
   close(): void {
     if (!this.flush()) this.#journalRest(true);
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#unschedule();
   }
 
   /** Reads the store (after committing what is queued). */
