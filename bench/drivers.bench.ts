@@ -5,6 +5,7 @@
  * same run. The hub call is what `channel_observe` does below the MCP framing, which is the same
  * for both and left out.
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,38 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 }).on('close', () => process.exit(0));
 `;
 
+// The floor under any out-of-process driver: a Node child echoing a JSON-RPC reply per line over the same pipes.
+const ECHO_CHILD = `
+require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = JSON.parse(line);
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { ok: true } }) + '\\n');
+}).on('close', () => process.exit(0));
+`;
+
+/** A round trip to the echo child: one request line out, its reply line back. */
+function echoChild(): { call: () => Promise<unknown>; close: () => void } {
+  const child = spawn(process.execPath, ['-e', ECHO_CHILD], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let partial = '';
+  let waiting: (() => void) | undefined;
+  let id = 0;
+  child.stdout.on('data', (d: Buffer) => {
+    partial += d.toString();
+    const nl = partial.indexOf('\n');
+    if (nl < 0) return;
+    JSON.parse(partial.slice(0, nl));
+    partial = partial.slice(nl + 1);
+    waiting?.();
+  });
+  return {
+    call: () =>
+      new Promise<void>((resolve) => {
+        waiting = resolve;
+        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'invoke', params: { channel: 'ext:alpha', op: 'noop', args: {} } })}\n`);
+      }),
+    close: () => child.stdin.end(),
+  };
+}
+
 export async function run(): Promise<BenchReport> {
   const dir = mkdtempSync(join(tmpdir(), 'uplink-bench-drivers-'));
   const script = join(dir, 'noop-driver.mjs');
@@ -48,14 +81,18 @@ export async function run(): Promise<BenchReport> {
   const agent: AgentIdentity = { kind: 'mcp', name: 'bench', version: '1' };
   const inProcess = (): Promise<unknown> => hub.invoke('test:alpha', 'noop', {}, { agent });
   const external = (): Promise<unknown> => hub.invoke('ext:alpha', 'noop', {}, { agent });
+  const echo = echoChild();
   try {
     for (let i = 0; i < WARMUP; i++) {
       await inProcess();
       await external();
+      await inProcess();
+      await echo.call();
     }
     const a: number[] = [];
     const b: number[] = [];
     const added: number[] = [];
+    const floor: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       let t0 = performance.now();
       await inProcess();
@@ -66,6 +103,11 @@ export async function run(): Promise<BenchReport> {
       a.push(x);
       b.push(y);
       added.push(y - x);
+      // The same alternation around a bare pipe round trip: the cost of waking another process here.
+      await inProcess();
+      t0 = performance.now();
+      await echo.call();
+      floor.push((performance.now() - t0) * 1000);
     }
     const p99 = percentile([...added], 99);
     return {
@@ -75,9 +117,22 @@ export async function run(): Promise<BenchReport> {
         { name: 'external driver, noop (median)', value: median(b), unit: 'µs', note: 'JSON-RPC line over stdio to a Node child' },
         { name: 'added per call by running out of process (median of pairs)', value: median(added), unit: 'µs' },
         { name: 'added per call, p99 of pairs', value: p99, unit: 'µs' },
+        {
+          name: 'bare pipe round trip to a Node child (median)',
+          value: median(floor),
+          unit: 'µs',
+          note: 'baseline, same run: one JSON line each way, alternated with the same in-process call',
+        },
+        {
+          name: 'added per call over the bare round trip (median)',
+          value: median(added) - median(floor),
+          unit: 'µs',
+          note: "the hub's own work for an external call",
+        },
       ],
     };
   } finally {
+    echo.close();
     await hub.close();
   }
 }

@@ -20,13 +20,15 @@ if (!url || !token || !Number.isSafeInteger(agents) || !(seconds > 0)) {
 
 const observe = { name: 'channel_observe', arguments: { channel: 'load:screen', op: 'read', args: { lines: 50 } } };
 
-async function connect(i: number): Promise<Client> {
+async function connect(i: number): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: `load-agent-${i}`, version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url!), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-  return client;
+  const transport = new StreamableHTTPClientTransport(new URL(url!), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  return { client, transport };
 }
 
-const clients = await Promise.all(Array.from({ length: agents }, (_, i) => connect(i)));
+const agentsConnected = await Promise.all(Array.from({ length: agents }, (_, i) => connect(i)));
+const clients = agentsConnected.map((a) => a.client);
 // One call each first: sessions warm, nothing timed.
 await Promise.all(clients.map((c) => c.callTool(observe)));
 const latencies: number[] = [];
@@ -48,6 +50,8 @@ await Promise.all(
   }),
 );
 const elapsed = (performance.now() - t0) / 1000;
+// Each agent leaves as a well-behaved client does: its session ended (DELETE), then closed.
+await Promise.all(agentsConnected.map(({ transport }) => transport.terminateSession().catch(() => undefined)));
 await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
 const calls = latencies.length;
 process.stdout.write(`${JSON.stringify({ calls, errors, elapsed, p50: percentile([...latencies], 50), p99: percentile([...latencies], 99) })}\n`);

@@ -3,8 +3,8 @@
  * each its own MCP session calling `channel_observe` back to back for 60 s
  * (`UPLINK_BENCH_LOAD_SECONDS` to change it). The load generator runs in a process of its own
  * (`load-generator.ts`), so the hub's figures are the hub's. Reports calls/s, latency p50/p99,
- * and the hub's RSS before the load (idle, warmed by one call per agent), at its peak, and after
- * 15 s idle once the agents have gone (their sessions closed).
+ * and the hub's RSS before the load (idle for 15 s after a 2 s warm-up run), at its peak, and
+ * after 15 s idle once the agents have gone (each ends its session, as a well-behaved client does).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -69,9 +69,9 @@ export async function run(): Promise<BenchReport> {
     const served = await firstLine(serve);
     const token = readFileSync(join(dataDir, 'token'), 'utf8').trim();
     const pid = serve.pid!;
-    // Warm the hub (one short run), then let it settle: that is the idle figure.
+    // Warm the hub (one short run), then let it settle as long as after the load: that is the idle figure.
     await generate(generator, served.mcp_url!, token, AGENTS, 2);
-    await sleep(5000);
+    await sleep(IDLE_AFTER_MS);
     const before = rss(pid);
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, rss(pid))), 200);

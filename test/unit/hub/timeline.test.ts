@@ -1,7 +1,7 @@
 /** The timeline's batching when the audit store fails: events wait for another try, within a bound. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AuditStore } from '../../../src/main/hub/audit/store';
-import { Timeline } from '../../../src/main/hub/audit/timeline';
+import { COMMIT_BATCH, Timeline } from '../../../src/main/hub/audit/timeline';
 import type { AuditEntry } from '../../../src/main/hub';
 
 beforeEach(() => vi.useFakeTimers());
@@ -76,7 +76,7 @@ describe('Timeline', () => {
     expect(committed.map((e) => e.invocation_id)).toEqual(['other-agent']);
   });
 
-  it('commits a full batch a turn after the event that filled it, at most 32 entries a turn, each commit ending on a journal line', () => {
+  it('commits a full batch a turn after the event that filled it, a batch a turn, each commit ending on a journal line', () => {
     const commits: Array<{ n: number; seq: number | undefined }> = [];
     let seq = 0;
     let journaled = 0;
@@ -101,12 +101,14 @@ describe('Timeline', () => {
     expect(journaled).toBe(120);
     vi.advanceTimersToNextTimer();
     while (commits.reduce((a, c) => a + c.n, 0) < 120) vi.advanceTimersToNextTimer();
-    // 30 entries (10 whole lines) a turn, each commit marking the last line it holds.
-    expect(commits).toEqual([
-      { n: 30, seq: 10 },
-      { n: 30, seq: 20 },
-      { n: 30, seq: 30 },
-      { n: 30, seq: 40 },
-    ]);
+    // Whole lines (3 entries each) a turn, as many as a batch holds, each commit marking the last line it holds.
+    const perCommit = Math.floor(COMMIT_BATCH / 3) * 3;
+    expect(commits.length).toBe(Math.ceil(120 / perCommit));
+    let lines = 0;
+    for (const c of commits) {
+      expect(c.n).toBe(Math.min(perCommit, 120 - lines * 3));
+      lines += c.n / 3;
+      expect(c.seq).toBe(lines);
+    }
   });
 });

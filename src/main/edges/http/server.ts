@@ -5,6 +5,7 @@
  * panel). Every request must name this server in Host (DNS rebinding) and, when it has an Origin,
  * come from it. Listens on 127.0.0.1 unless the caller explicitly allows another host.
  */
+import { compactWhenIdle } from './idle-memory';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -445,6 +446,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   mounts = typeof options.mounts === 'function' ? await options.mounts(ctx) : (options.mounts ?? []);
   if (options.announce !== false) announceHub(options.dataDir, origin);
 
+  const stopCompacting = compactWhenIdle();
   let closed = false;
   return {
     url: origin,
@@ -456,6 +458,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
     async close() {
       if (closed) return;
       closed = true;
+      stopCompacting();
       sessions.stopSweeping();
       if (options.announce !== false) retractHub(options.dataDir);
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));

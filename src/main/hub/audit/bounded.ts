@@ -13,10 +13,22 @@ const MAX_ARGS_CHARS = 16 * 1024;
 /** Longest single string kept inside a stored output (screenshots are summarized, not stored). */
 const MAX_OUTPUT_STRING = 2048;
 
+/**
+ * Entries `boundedEntry` returned: an entry is bounded on its way into the queue, the journal and
+ * the table, and measured (its args and output serialized) only the first time. Entries are never
+ * changed in place once recorded (a change makes a new object), so one in here stays bounded.
+ */
+const BOUNDED = new WeakSet<object>();
+/** An agent as recorded, per agent object (the three entries of a call share one). */
+const RECORDED_AGENTS = new WeakMap<object, RecordAgent>();
+
 /** An entry as the journal holds it: bounded, its agent reduced to the record's fields. */
 export function recorded(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
   const bounded = boundedEntry(entry);
-  return bounded.agent ? { ...bounded, agent: pickRecord<RecordAgent>(RECORD_AGENT_SCHEMA, bounded.agent) } : bounded;
+  if (!bounded.agent) return bounded;
+  let agent = RECORDED_AGENTS.get(bounded.agent);
+  if (!agent) RECORDED_AGENTS.set(bounded.agent, (agent = pickRecord<RecordAgent>(RECORD_AGENT_SCHEMA, bounded.agent)));
+  return { ...bounded, agent };
 }
 
 /**
@@ -80,6 +92,13 @@ function summarized(value: JsonValue): JsonValue {
  * already within bounds (the usual case: no copy).
  */
 export function boundedEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
+  if (BOUNDED.has(entry)) return entry;
+  const out = bound(entry);
+  BOUNDED.add(out);
+  return out;
+}
+
+function bound(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
   let out = entry;
   const set = <K extends keyof AuditEntry>(k: K, v: AuditEntry[K]): void => {
     if (out === entry) out = { ...entry };

@@ -22,7 +22,7 @@ const FLUSH_MS = 20;
  * A batch this big commits a turn of the event loop after it filled, and a longer queue commits
  * this many per turn: about half a millisecond of SQLite and hashing at a time.
  */
-const BATCH = 32;
+export const COMMIT_BATCH = 16;
 /** A queue this long (a burst in one turn, or a store failing) commits (or tries to) at once. */
 const MAX_WAITING = 1024;
 /** Events kept for another try after a failed commit, at most. */
@@ -202,7 +202,7 @@ export class Timeline {
       return;
     }
     if (this.#pending.length >= MAX_WAITING) this.flush();
-    else if (this.#pending.length >= BATCH) this.#commitSoon();
+    else if (this.#pending.length >= COMMIT_BATCH) this.#commitSoon();
     else this.#timer ??= setTimeout(() => this.#commitSoon(), FLUSH_MS);
   }
 
@@ -236,7 +236,7 @@ export class Timeline {
   }
 
   /**
-   * Commits the queue off the calls' path: at most BATCH entries in one turn of the event loop
+   * Commits the queue off the calls' path: at most COMMIT_BATCH entries in one turn of the event loop
    * (a commit is synchronous; a long one would hold every call waiting behind it), the rest in
    * the turns after, until the queue is empty.
    */
@@ -247,7 +247,7 @@ export class Timeline {
       this.#soon = undefined;
       if (this.#pending.length === 0) return;
       // Ends on a journal line's end (a line bigger than a batch goes whole).
-      let count = Math.min(this.#pending.length, BATCH);
+      let count = Math.min(this.#pending.length, COMMIT_BATCH);
       const straddled = this.#lines.find((l) => l.end > count);
       if (straddled) count = this.#lines.findLast((l) => l.end <= count)?.end ?? straddled.end;
       if (!this.#commit(count, false)) this.#bound();
