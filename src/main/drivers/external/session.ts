@@ -63,6 +63,8 @@ interface Pending {
 
 /** A cancel this close to a call's deadline is the deadline's (the kernel's own timer fired first). */
 const DEADLINE_SLACK_MS = 50;
+/** A message up to this long has its trace summary written only if the trace is read. */
+const LAZY_SUMMARY_CHARS = 4096;
 
 /** A driver's JSON-RPC error, kept beside the DriverError made of it (`initialize` reads `supported` in its data). */
 const RPC_ERRORS = new WeakMap<Error, RpcErrorObject>();
@@ -324,15 +326,20 @@ export class Session {
     const line = encodeLine(message);
     const m = message as { id?: RpcId; method?: string; error?: unknown };
     const type = m.method === undefined ? 'error' : m.id === undefined ? 'notification' : 'request';
-    if (!untraced)
+    if (!untraced) {
+      // Masked now, with the secrets known now; written out (JSON, cut) when the trace is read.
+      const shown = params ? this.#host.masked(params) : message;
+      const summarize = (): string => cut(JSON.stringify(shown), SUMMARY_CHARS);
       this.#host.trace.record({
         dir: 'out',
         type,
         ...(m.method ? { method: m.method } : {}),
         ...(m.id !== undefined ? { id: m.id } : {}),
         bytes: Buffer.byteLength(line),
-        summary: cut(JSON.stringify(params ? this.#host.masked(params) : message), SUMMARY_CHARS),
+        // A big message's summary is written now, so the trace never keeps its payload.
+        summary: line.length <= LAZY_SUMMARY_CHARS ? summarize : summarize(),
       });
+    }
     this.child.stdin.write(line);
   }
 }

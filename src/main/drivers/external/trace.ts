@@ -41,24 +41,40 @@ export function maskArgs(args: unknown, sensitive: readonly string[]): unknown {
   );
 }
 
-/** The protocol trace of one driver, bounded to its last 1000 messages. */
+/** A trace entry whose summary may still be to write (see `Trace.record`). */
+type Kept = Omit<TraceEntry, 'summary'> & { summary: string | (() => string) };
+
+/** The protocol trace of one driver, bounded to its last 1000 messages (a ring: no copying as it turns). */
 export class Trace {
-  #entries: TraceEntry[] = [];
+  #ring: Kept[] = [];
+  /** Where the oldest entry is once the ring is full. */
+  #head = 0;
   #seq = 0;
 
-  record(entry: Omit<TraceEntry, 'seq' | 'at'>): void {
-    this.#entries.push({ seq: ++this.#seq, at: Date.now(), ...entry });
-    if (this.#entries.length > TRACE_ENTRIES) this.#entries.splice(0, this.#entries.length - TRACE_ENTRIES);
+  /**
+   * Keeps a message. Its summary may be given as a function, written only when the trace is read
+   * (most never are): for a small message only, as the function keeps what it summarizes alive.
+   */
+  record(entry: Omit<TraceEntry, 'seq' | 'at' | 'summary'> & { summary: string | (() => string) }): void {
+    const kept = { seq: ++this.#seq, at: Date.now(), ...entry };
+    if (this.#ring.length < TRACE_ENTRIES) this.#ring.push(kept);
+    else {
+      this.#ring[this.#head] = kept;
+      this.#head = (this.#head + 1) % TRACE_ENTRIES;
+    }
   }
 
   /** Oldest first, filtered. */
   list(filter: TraceFilter = {}): TraceEntry[] {
-    const out = this.#entries.filter(
-      (t) =>
-        (filter.method === undefined || t.method === filter.method) &&
-        (filter.id === undefined || t.id === filter.id) &&
-        (filter.after === undefined || t.seq > filter.after),
-    );
+    const ordered = this.#head === 0 ? this.#ring : [...this.#ring.slice(this.#head), ...this.#ring.slice(0, this.#head)];
+    const out: TraceEntry[] = [];
+    for (const t of ordered) {
+      if (filter.method !== undefined && t.method !== filter.method) continue;
+      if (filter.id !== undefined && t.id !== filter.id) continue;
+      if (filter.after !== undefined && t.seq <= filter.after) continue;
+      if (typeof t.summary === 'function') t.summary = t.summary();
+      out.push(t as TraceEntry);
+    }
     return filter.limit !== undefined ? out.slice(-filter.limit) : out;
   }
 }
