@@ -272,12 +272,15 @@ export function startHistoryPublisher(o: {
     });
   }
 
-  // The hub's recording never waits on NATS: a live entry only wakes the publisher, once per tick.
+  // The hub's recording never waits on NATS: a live entry only wakes the publisher, once for all the
+  // entries recorded in one go. It wakes as soon as the code that recorded them returns (a
+  // microtask), not after the event loop's next round of I/O, which under load held a record back
+  // longer than the rest of its way to a reader took.
   let woken = false;
   const unsubscribe = source.subscribe(() => {
     if (woken || closed) return;
     woken = true;
-    setImmediate(() => {
+    queueMicrotask(() => {
       woken = false;
       pump();
     });
