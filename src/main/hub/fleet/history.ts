@@ -7,8 +7,8 @@
  * ever reads it forwards from what the stream already holds, so what is recorded while NATS is
  * away is published when it comes back, and a live record merely wakes the publisher up.
  */
-import { DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, nanos } from 'nats';
-import type { JsMsg, NatsConnection, StoredMsg } from 'nats';
+import { DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, createInbox, headers as natsHeaders, nanos } from 'nats';
+import type { JsMsg, Msg, MsgHdrs, NatsConnection, StoredMsg, Subscription } from 'nats';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { schemaValidator } from '../../kernel';
 import { AUDIT_RECORD_SCHEMA, RECORD_AGENT_SCHEMA, omitProperties, pickRecord } from '../../../shared/audit-record';
@@ -169,12 +169,33 @@ function onceLog(log: ((line: string) => void) | undefined): { say(line: string)
   };
 }
 
+/** The inbox prefix `nc` was opened with (a roster fleet lets a hub subscribe only under its own), as nats.js's own requests use it. */
+function inboxPrefixOf(nc: NatsConnection): string | undefined {
+  return (nc as NatsConnection & { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+}
+
+/** Why an ack says a publish was not stored (no JetStream answered, or it refused), or undefined when it was. */
+export function ackFailure(m: Pick<Msg, 'data' | 'headers'>): string | undefined {
+  if (m.data.byteLength === 0) return m.headers?.code === 503 ? 'no JetStream answered the publish (503)' : 'an empty ack';
+  try {
+    const ack = JSON.parse(decoder.decode(m.data)) as { stream?: unknown; error?: { code?: number; description?: string } };
+    if (ack.error) return `JetStream refused the record: ${ack.error.description ?? 'no description'} (${ack.error.code ?? '?'})`;
+    return ack.stream === HISTORY_STREAM ? undefined : `the ack names stream ${String(ack.stream)}, not ${HISTORY_STREAM}`;
+  } catch {
+    return 'an ack that is not JSON';
+  }
+}
+
 /**
  * Publishes this hub's audit records to the stream: first what the stream lacks (everything after
  * the last record it has of this hub, or the newest `backfill` when it has none), then live. One
  * message at a time, each acked before the next, with msgID `<hub>:<seq>` so a republished record
  * is stored once. When NATS is away it pauses and retries by itself; `resume()` (on reconnect)
  * retries at once.
+ *
+ * Acks come to one inbox of the publisher's own rather than through `js.publish`, whose request per
+ * record makes a timer, a mux entry and three stack-capturing errors: most of a record's cost on
+ * the hub's event loop after signing.
  */
 export function startHistoryPublisher(o: {
   nc: NatsConnection;
@@ -192,7 +213,6 @@ export function startHistoryPublisher(o: {
   const { nc, hub, source } = o;
   const trust = o.trust ?? sharedTrust();
   const subject = historySubject(hub);
-  const js = nc.jetstream();
   const problem = onceLog(o.log);
   /** The last seq the stream acked; undefined until the stream was asked what it has. */
   let last: number | undefined;
@@ -203,6 +223,43 @@ export function startHistoryPublisher(o: {
   let closed = false;
   let retryMs = RETRY_MIN_MS;
   let retry: ReturnType<typeof setTimeout> | undefined;
+  const inbox = createInbox(inboxPrefixOf(nc));
+  let acks: Subscription | undefined;
+  /** The one publish awaiting its ack, by its reply token: an ack to an earlier one that timed out is ignored. */
+  let waiting: { token: string; settle(failure: string | undefined): void } | undefined;
+  let sent = 0;
+
+  function onAck(m: Msg): void {
+    if (!waiting || m.subject !== `${inbox}.${waiting.token}`) return;
+    waiting.settle(ackFailure(m));
+  }
+
+  /** Publishes one record and resolves once the stream stored it (or had it already: same msgID). */
+  function publishOne(data: Uint8Array, msgID: string, headers: MsgHdrs | undefined): Promise<void> {
+    acks ??= nc.subscribe(`${inbox}.*`, { callback: (e, m) => void (e ? undefined : onAck(m)) });
+    const token = String(++sent);
+    const h = headers ?? natsHeaders();
+    h.set('Nats-Msg-Id', msgID);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => waiting?.settle(`no ack within ${PUBLISH_TIMEOUT_MS} ms`), PUBLISH_TIMEOUT_MS);
+      waiting = {
+        token,
+        settle: (failure) => {
+          clearTimeout(timer);
+          waiting = undefined;
+          if (failure) reject(new Error(failure));
+          else resolve();
+        },
+      };
+      try {
+        nc.publish(subject, data, { reply: `${inbox}.${token}`, headers: h });
+      } catch (e) {
+        clearTimeout(timer);
+        waiting = undefined;
+        reject(e as Error);
+      }
+    });
+  }
 
   async function start(): Promise<void> {
     await ensureHistoryStream(nc);
@@ -236,8 +293,7 @@ export function startHistoryPublisher(o: {
       for (const entry of page) {
         if (closed) return;
         const data = encodeFleetRecord(hub, last!, entry);
-        const headers = trust.seal(subject, data);
-        await js.publish(subject, data, { msgID: `${hub}:${entry.id}`, timeout: PUBLISH_TIMEOUT_MS, ...(headers ? { headers } : {}) });
+        await publishOne(data, `${hub}:${entry.id}`, trust.seal(subject, data));
         last = cursor = entry.id;
       }
       if (page.length < PAGE) return;
@@ -298,6 +354,7 @@ export function startHistoryPublisher(o: {
       unsubscribe();
       if (retry) clearTimeout(retry);
       await running;
+      acks?.unsubscribe();
     },
   };
 }
