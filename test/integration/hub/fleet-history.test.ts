@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHub } from '../../../src/main/hub/hub-core';
 import type { AgentIdentity, Hub } from '../../../src/main/hub';
 import type { AuditEntry } from '../../../src/main/hub/types';
-import { HISTORY_STREAM, historySubject, startHistoryPublisher, startHistoryReader } from '../../../src/main/hub/fleet/history';
+import { HISTORY_STREAM, encodeFleetRecord, historySubject, startHistoryPublisher, startHistoryReader } from '../../../src/main/hub/fleet/history';
 import type { FleetEntry, HistorySource } from '../../../src/main/hub/fleet/history';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
@@ -266,5 +266,22 @@ describe('the fleet history on JetStream', () => {
     expect(sent.filter((s) => s === historySubject('turn'))).toHaveLength(2);
     await until('the second record acked', () => pub.lastPublished() === 2);
     await until('the reader to have both', () => seqs(arrived, 'turn').length === 2);
+  });
+
+  it('keeps the records after a gap in stream order while the gap is looked for, and says what is missing', async () => {
+    const js = readerNc.jetstream();
+    const row = (id: number): AuditEntry => ({ id, at: Date.now(), type: 'event', kind: 'succeeded', invocation_id: `gap-${id}`, outcome: 'succeeded' });
+    // g's record 2 never reached the stream; what comes after it arrives while the reader looks for it.
+    const order: Array<[string, number, number]> = [
+      ['g', 1, 0],
+      ['g', 3, 2],
+      ['g', 4, 3],
+      ['h', 1, 0],
+      ['g', 5, 4],
+    ];
+    await Promise.all(order.map(([hub, id, prev]) => js.publish(historySubject(hub), encodeFleetRecord(hub, prev, row(id)))));
+    await until('g’s and h’s records', () => arrived.filter((e) => e.hub === 'g' || e.hub === 'h').length === order.length);
+    expect(arrived.filter((e) => e.hub === 'g' || e.hub === 'h').map((e) => `${e.hub}:${e.seq}`)).toEqual(['g:1', 'g:3', 'g:4', 'h:1', 'g:5']);
+    expect(logged).toContain("history: hub g's records 2..2 are no longer in the stream");
   });
 });

@@ -457,16 +457,21 @@ export function startHistoryReader(o: {
     await c.delete().catch(() => undefined);
   }
 
-  async function take(m: JsMsg): Promise<void> {
+  /** Keeps one message's record; returns a promise only when the records before it must be fetched first. */
+  function take(m: JsMsg): Promise<void> | undefined {
     const r = decodeMsg(m);
-    if (!r) return;
+    if (!r) return undefined;
     const st = hubs.get(r.hub);
-    if (st && r.seq <= st.last) return;
-    if (st && r.prev > st.last) {
-      const missing = `${st.last + 1}..${r.prev}`;
-      await fill(r.hub, st, m.seq).catch((e) => o.log?.(`history: could not fetch hub ${r.hub}'s records ${missing}: ${reason(e)}`));
-      if (r.prev > st.last) o.log?.(`history: hub ${r.hub}'s records ${st.last + 1}..${r.prev} are no longer in the stream`);
-    }
+    if (st && r.seq <= st.last) return undefined;
+    if (st && r.prev > st.last) return fillThenKeep(r, st, m);
+    keepEntry(r, m.seq, m.data.byteLength);
+    return undefined;
+  }
+
+  async function fillThenKeep(r: FleetRecord, st: HubState, m: JsMsg): Promise<void> {
+    const missing = `${st.last + 1}..${r.prev}`;
+    await fill(r.hub, st, m.seq).catch((e) => o.log?.(`history: could not fetch hub ${r.hub}'s records ${missing}: ${reason(e)}`));
+    if (r.prev > st.last) o.log?.(`history: hub ${r.hub}'s records ${st.last + 1}..${r.prev} are no longer in the stream`);
     keepEntry(r, m.seq, m.data.byteLength);
   }
 
@@ -474,6 +479,34 @@ export function startHistoryReader(o: {
     let next: number | undefined;
     let retryMs = RETRY_MIN_MS;
     while (!closed) {
+      // Messages are taken in the consumer's callback, as they are read off the socket: through its
+      // async iterator each one waited for a few promise turns and left more garbage behind. While a
+      // gap is being filled the ones after it wait here, in order.
+      const waiting: JsMsg[] = [];
+      let filling: Promise<void> | undefined;
+      let current = true;
+      const drain = async (first: Promise<void>, m: JsMsg): Promise<void> => {
+        try {
+          await first;
+          next = m.seq + 1;
+          for (let w = waiting.shift(); w && current; w = waiting.shift()) {
+            await take(w);
+            next = w.seq + 1;
+          }
+        } finally {
+          filling = undefined;
+        }
+      };
+      const onMessage = (m: JsMsg): void => {
+        if (!current) return;
+        if (filling) {
+          waiting.push(m);
+          return;
+        }
+        const gap = take(m);
+        if (gap) filling = drain(gap, m);
+        else next = m.seq + 1;
+      };
       try {
         await ensureHistoryStream(nc);
         if (next === undefined) {
@@ -481,17 +514,20 @@ export function startHistoryReader(o: {
           next = Math.max(state.first_seq, state.last_seq - keep + 1, 1);
         }
         const c = await js.consumers.get(HISTORY_STREAM, { filterSubjects: ALL_HISTORY, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next });
-        const messages = await c.consume();
+        const messages = await c.consume({ callback: onMessage });
         stop = () => void messages.stop();
         if (closed) messages.stop();
         problem.reset();
         retryMs = RETRY_MIN_MS;
-        for await (const m of messages) {
-          await take(m);
-          next = m.seq + 1;
-        }
+        const ended = await messages.closed();
+        await filling;
+        if (ended instanceof Error) throw ended;
       } catch (e) {
         if (!closed) problem.say(`history: reading paused, will retry: ${reason(e)}`);
+      } finally {
+        // Whatever still waits is read again from `next` by the next consumer.
+        current = false;
+        await filling;
       }
       if (closed) break;
       await new Promise<void>((resolve) => {
