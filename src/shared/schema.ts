@@ -26,12 +26,24 @@ export function Closed<T extends TProperties>(properties: T, options: ObjectOpti
  * dropped: what reaches a wire is exactly the declared shape, never a live object's extra fields.
  */
 export function pickSchema<T>(schema: { properties: Record<string, unknown> }, value: object): T {
-  const out: Record<string, unknown> = {};
-  for (const [k, s] of Object.entries(schema.properties)) {
-    const v = (value as Record<string, unknown>)[k];
-    if (v === undefined || v === null) continue;
-    const nested = (s as { properties?: Record<string, unknown> }).properties;
-    out[k] = nested && typeof v === 'object' && !Array.isArray(v) ? pickSchema({ properties: nested }, v) : v;
+  return pickProperties(schema.properties, value) as T;
+}
+
+type PropertyList = Array<{ name: string; nested: Record<string, unknown> | undefined }>;
+/** Each schema's property list, read once: a fleet hub picks every record it sends and receives. */
+const propertyLists = new WeakMap<Record<string, unknown>, PropertyList>();
+
+function pickProperties(properties: Record<string, unknown>, value: object): Record<string, unknown> {
+  let list = propertyLists.get(properties);
+  if (!list) {
+    list = Object.entries(properties).map(([name, s]) => ({ name, nested: (s as { properties?: Record<string, unknown> }).properties }));
+    propertyLists.set(properties, list);
   }
-  return out as T;
+  const out: Record<string, unknown> = {};
+  for (const { name, nested } of list) {
+    const v = (value as Record<string, unknown>)[name];
+    if (v === undefined || v === null) continue;
+    out[name] = nested && typeof v === 'object' && !Array.isArray(v) ? pickProperties(nested, v) : v;
+  }
+  return out;
 }

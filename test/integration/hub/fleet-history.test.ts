@@ -12,7 +12,8 @@ import type { NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHub } from '../../../src/main/hub/hub-core';
 import type { AgentIdentity, Hub } from '../../../src/main/hub';
-import { HISTORY_STREAM, historySubject, startHistoryPublisher, startHistoryReader } from '../../../src/main/hub/fleet/history';
+import type { AuditEntry } from '../../../src/main/hub/types';
+import { HISTORY_STREAM, encodeFleetRecord, historySubject, startHistoryPublisher, startHistoryReader } from '../../../src/main/hub/fleet/history';
 import type { FleetEntry, HistorySource } from '../../../src/main/hub/fleet/history';
 import { createTestDriver } from '../../fixtures/test-driver';
 import { tmpDataDir } from '../../fixtures/hub-build';
@@ -229,5 +230,58 @@ describe('the fleet history on JetStream', () => {
     expect(kept.length).toBeGreaterThan(0);
     expect(kept[0]!.seq).toBe(newest(a.hub));
     expect(kept.reduce((n, e) => n + JSON.stringify(e.record).length, 0)).toBeLessThanOrEqual(64 * 1024);
+  });
+  it('sends a live record in the turn that recorded it, not after the event loop’s next round of I/O', async () => {
+    const nc = await open();
+    closers.push(() => nc.close());
+    const sent: string[] = [];
+    const publish = nc.publish.bind(nc);
+    nc.publish = (subject, data, opts) => (sent.push(subject), publish(subject, data, opts));
+    const listeners = new Set<(e: AuditEntry) => void>();
+    const rows: AuditEntry[] = [];
+    const source: HistorySource = {
+      after: (cursor, limit) => rows.filter((r) => r.id > cursor).slice(0, limit),
+      newest: () => rows.length,
+      subscribe: (l) => (listeners.add(l), () => void listeners.delete(l)),
+    };
+    const record = (): void => {
+      const e: AuditEntry = {
+        id: rows.length + 1,
+        at: Date.now(),
+        type: 'event',
+        kind: 'succeeded',
+        invocation_id: `inv-${rows.length}`,
+        outcome: 'succeeded',
+      };
+      rows.push(e);
+      for (const l of listeners) l(e);
+    };
+    const pub = startHistoryPublisher({ nc, hub: 'turn', source });
+    closers.push(() => pub.close());
+    record();
+    await until('the first record acked', () => pub.lastPublished() === 1);
+    record();
+    // One microtask later: the code that recorded it has returned, no I/O has been read since.
+    await Promise.resolve();
+    expect(sent.filter((s) => s === historySubject('turn'))).toHaveLength(2);
+    await until('the second record acked', () => pub.lastPublished() === 2);
+    await until('the reader to have both', () => seqs(arrived, 'turn').length === 2);
+  });
+
+  it('keeps the records after a gap in stream order while the gap is looked for, and says what is missing', async () => {
+    const js = readerNc.jetstream();
+    const row = (id: number): AuditEntry => ({ id, at: Date.now(), type: 'event', kind: 'succeeded', invocation_id: `gap-${id}`, outcome: 'succeeded' });
+    // g's record 2 never reached the stream; what comes after it arrives while the reader looks for it.
+    const order: Array<[string, number, number]> = [
+      ['g', 1, 0],
+      ['g', 3, 2],
+      ['g', 4, 3],
+      ['h', 1, 0],
+      ['g', 5, 4],
+    ];
+    await Promise.all(order.map(([hub, id, prev]) => js.publish(historySubject(hub), encodeFleetRecord(hub, prev, row(id)))));
+    await until('g’s and h’s records', () => arrived.filter((e) => e.hub === 'g' || e.hub === 'h').length === order.length);
+    expect(arrived.filter((e) => e.hub === 'g' || e.hub === 'h').map((e) => `${e.hub}:${e.seq}`)).toEqual(['g:1', 'g:3', 'g:4', 'h:1', 'g:5']);
+    expect(logged).toContain("history: hub g's records 2..2 are no longer in the stream");
   });
 });

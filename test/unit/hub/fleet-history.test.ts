@@ -2,8 +2,9 @@
  * A fleet history message: what leaves a hub (no output, no detail, the agent as recorded, never
  * over 64 KiB — a big record loses its args, not its place) and what a reader accepts.
  */
+import { headers } from 'nats';
 import { describe, expect, it } from 'vitest';
-import { MAX_HISTORY_BYTES, decodeFleetRecord, encodeFleetRecord } from '../../../src/main/hub/fleet/history';
+import { MAX_HISTORY_BYTES, ackFailure, decodeFleetRecord, encodeFleetRecord } from '../../../src/main/hub/fleet/history';
 import type { AuditEntry } from '../../../src/main/hub/types';
 
 const entry = (over: Partial<AuditEntry> = {}): AuditEntry => ({
@@ -59,5 +60,18 @@ describe('fleet history messages', () => {
     expect(decodeFleetRecord(new Uint8Array([0xff, 0xfe]))).toBeUndefined();
     // A newer hub's extra record fields are dropped, not a reason to refuse the record.
     expect(decodeFleetRecord(bytes({ ...good, record: { ...good.record, shiny: true } }))?.record).not.toHaveProperty('shiny');
+  });
+
+  it('count as published only when the history stream’s ack says it stored them (or had them already)', () => {
+    const ack = (v: unknown) => ({ data: bytes(v), headers: undefined });
+    expect(ackFailure(ack({ stream: 'UPLINK_HISTORY', seq: 12 }))).toBeUndefined();
+    expect(ackFailure(ack({ stream: 'UPLINK_HISTORY', seq: 12, duplicate: true }))).toBeUndefined();
+    expect(ackFailure(ack({ error: { code: 503, err_code: 10077, description: 'maximum messages exceeded' } }))).toBe(
+      'JetStream refused the record: maximum messages exceeded (503)',
+    );
+    expect(ackFailure(ack({ stream: 'OTHER', seq: 1 }))).toBe('the ack names stream OTHER, not UPLINK_HISTORY');
+    expect(ackFailure({ data: new Uint8Array(0), headers: headers(503, 'No Responders') })).toBe('no JetStream answered the publish (503)');
+    expect(ackFailure({ data: new Uint8Array(0), headers: undefined })).toBe('an empty ack');
+    expect(ackFailure({ data: new TextEncoder().encode('+OK'), headers: undefined })).toBe('an ack that is not JSON');
   });
 });

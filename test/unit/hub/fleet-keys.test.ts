@@ -75,6 +75,26 @@ describe('the fleet envelope', () => {
     }
   });
 
+  it('reads the envelope from NATS headers and from any header source, and signs and checks payloads of every size', () => {
+    const c = clock();
+    const a = keyTrust(fa, roster, c.now);
+    const b = keyTrust(fb, roster, c.now);
+    const h = a.seal(subject, data)!;
+    // A stored message's headers, or anything else with a `get`.
+    const plain = { get: (k: string) => h.get(k) };
+    expect(b.open(subject, data, plain, false)).toEqual({ ok: true, hub: 'fa' });
+    // Bigger than the buffer the signed bytes are laid out in, then small again: each is checked against its own bytes.
+    const big = new TextEncoder().encode(JSON.stringify({ text: 'x'.repeat(70_000) }));
+    const hb = a.seal(subject, big)!;
+    expect(b.open(subject, big, hb)).toEqual({ ok: true, hub: 'fa' });
+    expect(b.open(subject, big.subarray(0, big.length - 1), hb, false)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(b.open(subject, data, a.seal(subject, data))).toEqual({ ok: true, hub: 'fa' });
+    // Every seal has its own nonce.
+    const nonces = new Set(Array.from({ length: 1000 }, () => a.seal(subject, data)!.get('Uplink-Nonce')));
+    expect(nonces.size).toBe(1000);
+    expect([...nonces].every((n) => /^[0-9a-f]{24}$/.test(n))).toBe(true);
+  });
+
   it('is nothing in a shared-token fleet: unsigned, and every message believed', () => {
     const s = sharedTrust();
     expect(s.seal(subject, data)).toBeUndefined();

@@ -7,8 +7,8 @@
  * ever reads it forwards from what the stream already holds, so what is recorded while NATS is
  * away is published when it comes back, and a live record merely wakes the publisher up.
  */
-import { DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, nanos } from 'nats';
-import type { JsMsg, NatsConnection, StoredMsg } from 'nats';
+import { DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, createInbox, headers as natsHeaders, nanos } from 'nats';
+import type { JsMsg, Msg, MsgHdrs, NatsConnection, StoredMsg, Subscription } from 'nats';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { schemaValidator } from '../../kernel';
 import { AUDIT_RECORD_SCHEMA, RECORD_AGENT_SCHEMA, omitProperties, pickRecord } from '../../../shared/audit-record';
@@ -169,12 +169,33 @@ function onceLog(log: ((line: string) => void) | undefined): { say(line: string)
   };
 }
 
+/** The inbox prefix `nc` was opened with (a roster fleet lets a hub subscribe only under its own), as nats.js's own requests use it. */
+function inboxPrefixOf(nc: NatsConnection): string | undefined {
+  return (nc as NatsConnection & { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+}
+
+/** Why an ack says a publish was not stored (no JetStream answered, or it refused), or undefined when it was. */
+export function ackFailure(m: Pick<Msg, 'data' | 'headers'>): string | undefined {
+  if (m.data.byteLength === 0) return m.headers?.code === 503 ? 'no JetStream answered the publish (503)' : 'an empty ack';
+  try {
+    const ack = JSON.parse(decoder.decode(m.data)) as { stream?: unknown; error?: { code?: number; description?: string } };
+    if (ack.error) return `JetStream refused the record: ${ack.error.description ?? 'no description'} (${ack.error.code ?? '?'})`;
+    return ack.stream === HISTORY_STREAM ? undefined : `the ack names stream ${String(ack.stream)}, not ${HISTORY_STREAM}`;
+  } catch {
+    return 'an ack that is not JSON';
+  }
+}
+
 /**
  * Publishes this hub's audit records to the stream: first what the stream lacks (everything after
  * the last record it has of this hub, or the newest `backfill` when it has none), then live. One
  * message at a time, each acked before the next, with msgID `<hub>:<seq>` so a republished record
  * is stored once. When NATS is away it pauses and retries by itself; `resume()` (on reconnect)
  * retries at once.
+ *
+ * Acks come to one inbox of the publisher's own rather than through `js.publish`, whose request per
+ * record makes a timer, a mux entry and three stack-capturing errors: most of a record's cost on
+ * the hub's event loop after signing.
  */
 export function startHistoryPublisher(o: {
   nc: NatsConnection;
@@ -192,7 +213,6 @@ export function startHistoryPublisher(o: {
   const { nc, hub, source } = o;
   const trust = o.trust ?? sharedTrust();
   const subject = historySubject(hub);
-  const js = nc.jetstream();
   const problem = onceLog(o.log);
   /** The last seq the stream acked; undefined until the stream was asked what it has. */
   let last: number | undefined;
@@ -203,6 +223,43 @@ export function startHistoryPublisher(o: {
   let closed = false;
   let retryMs = RETRY_MIN_MS;
   let retry: ReturnType<typeof setTimeout> | undefined;
+  const inbox = createInbox(inboxPrefixOf(nc));
+  let acks: Subscription | undefined;
+  /** The one publish awaiting its ack, by its reply token: an ack to an earlier one that timed out is ignored. */
+  let waiting: { token: string; settle(failure: string | undefined): void } | undefined;
+  let sent = 0;
+
+  function onAck(m: Msg): void {
+    if (!waiting || m.subject !== `${inbox}.${waiting.token}`) return;
+    waiting.settle(ackFailure(m));
+  }
+
+  /** Publishes one record and resolves once the stream stored it (or had it already: same msgID). */
+  function publishOne(data: Uint8Array, msgID: string, headers: MsgHdrs | undefined): Promise<void> {
+    acks ??= nc.subscribe(`${inbox}.*`, { callback: (e, m) => void (e ? undefined : onAck(m)) });
+    const token = String(++sent);
+    const h = headers ?? natsHeaders();
+    h.set('Nats-Msg-Id', msgID);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => waiting?.settle(`no ack within ${PUBLISH_TIMEOUT_MS} ms`), PUBLISH_TIMEOUT_MS);
+      waiting = {
+        token,
+        settle: (failure) => {
+          clearTimeout(timer);
+          waiting = undefined;
+          if (failure) reject(new Error(failure));
+          else resolve();
+        },
+      };
+      try {
+        nc.publish(subject, data, { reply: `${inbox}.${token}`, headers: h });
+      } catch (e) {
+        clearTimeout(timer);
+        waiting = undefined;
+        reject(e as Error);
+      }
+    });
+  }
 
   async function start(): Promise<void> {
     await ensureHistoryStream(nc);
@@ -236,8 +293,7 @@ export function startHistoryPublisher(o: {
       for (const entry of page) {
         if (closed) return;
         const data = encodeFleetRecord(hub, last!, entry);
-        const headers = trust.seal(subject, data);
-        await js.publish(subject, data, { msgID: `${hub}:${entry.id}`, timeout: PUBLISH_TIMEOUT_MS, ...(headers ? { headers } : {}) });
+        await publishOne(data, `${hub}:${entry.id}`, trust.seal(subject, data));
         last = cursor = entry.id;
       }
       if (page.length < PAGE) return;
@@ -272,12 +328,15 @@ export function startHistoryPublisher(o: {
     });
   }
 
-  // The hub's recording never waits on NATS: a live entry only wakes the publisher, once per tick.
+  // The hub's recording never waits on NATS: a live entry only wakes the publisher, once for all the
+  // entries recorded in one go. It wakes as soon as the code that recorded them returns (a
+  // microtask), not after the event loop's next round of I/O, which under load held a record back
+  // longer than the rest of its way to a reader took.
   let woken = false;
   const unsubscribe = source.subscribe(() => {
     if (woken || closed) return;
     woken = true;
-    setImmediate(() => {
+    queueMicrotask(() => {
       woken = false;
       pump();
     });
@@ -295,6 +354,7 @@ export function startHistoryPublisher(o: {
       unsubscribe();
       if (retry) clearTimeout(retry);
       await running;
+      acks?.unsubscribe();
     },
   };
 }
@@ -397,16 +457,21 @@ export function startHistoryReader(o: {
     await c.delete().catch(() => undefined);
   }
 
-  async function take(m: JsMsg): Promise<void> {
+  /** Keeps one message's record; returns a promise only when the records before it must be fetched first. */
+  function take(m: JsMsg): Promise<void> | undefined {
     const r = decodeMsg(m);
-    if (!r) return;
+    if (!r) return undefined;
     const st = hubs.get(r.hub);
-    if (st && r.seq <= st.last) return;
-    if (st && r.prev > st.last) {
-      const missing = `${st.last + 1}..${r.prev}`;
-      await fill(r.hub, st, m.seq).catch((e) => o.log?.(`history: could not fetch hub ${r.hub}'s records ${missing}: ${reason(e)}`));
-      if (r.prev > st.last) o.log?.(`history: hub ${r.hub}'s records ${st.last + 1}..${r.prev} are no longer in the stream`);
-    }
+    if (st && r.seq <= st.last) return undefined;
+    if (st && r.prev > st.last) return fillThenKeep(r, st, m);
+    keepEntry(r, m.seq, m.data.byteLength);
+    return undefined;
+  }
+
+  async function fillThenKeep(r: FleetRecord, st: HubState, m: JsMsg): Promise<void> {
+    const missing = `${st.last + 1}..${r.prev}`;
+    await fill(r.hub, st, m.seq).catch((e) => o.log?.(`history: could not fetch hub ${r.hub}'s records ${missing}: ${reason(e)}`));
+    if (r.prev > st.last) o.log?.(`history: hub ${r.hub}'s records ${st.last + 1}..${r.prev} are no longer in the stream`);
     keepEntry(r, m.seq, m.data.byteLength);
   }
 
@@ -414,6 +479,34 @@ export function startHistoryReader(o: {
     let next: number | undefined;
     let retryMs = RETRY_MIN_MS;
     while (!closed) {
+      // Messages are taken in the consumer's callback, as they are read off the socket: through its
+      // async iterator each one waited for a few promise turns and left more garbage behind. While a
+      // gap is being filled the ones after it wait here, in order.
+      const waiting: JsMsg[] = [];
+      let filling: Promise<void> | undefined;
+      let current = true;
+      const drain = async (first: Promise<void>, m: JsMsg): Promise<void> => {
+        try {
+          await first;
+          next = m.seq + 1;
+          for (let w = waiting.shift(); w && current; w = waiting.shift()) {
+            await take(w);
+            next = w.seq + 1;
+          }
+        } finally {
+          filling = undefined;
+        }
+      };
+      const onMessage = (m: JsMsg): void => {
+        if (!current) return;
+        if (filling) {
+          waiting.push(m);
+          return;
+        }
+        const gap = take(m);
+        if (gap) filling = drain(gap, m);
+        else next = m.seq + 1;
+      };
       try {
         await ensureHistoryStream(nc);
         if (next === undefined) {
@@ -421,17 +514,20 @@ export function startHistoryReader(o: {
           next = Math.max(state.first_seq, state.last_seq - keep + 1, 1);
         }
         const c = await js.consumers.get(HISTORY_STREAM, { filterSubjects: ALL_HISTORY, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next });
-        const messages = await c.consume();
+        const messages = await c.consume({ callback: onMessage });
         stop = () => void messages.stop();
         if (closed) messages.stop();
         problem.reset();
         retryMs = RETRY_MIN_MS;
-        for await (const m of messages) {
-          await take(m);
-          next = m.seq + 1;
-        }
+        const ended = await messages.closed();
+        await filling;
+        if (ended instanceof Error) throw ended;
       } catch (e) {
         if (!closed) problem.say(`history: reading paused, will retry: ${reason(e)}`);
+      } finally {
+        // Whatever still waits is read again from `next` by the next consumer.
+        current = false;
+        await filling;
       }
       if (closed) break;
       await new Promise<void>((resolve) => {
