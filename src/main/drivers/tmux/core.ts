@@ -145,8 +145,8 @@ export class TmuxCore {
     return holder === undefined ? undefined : byPid.get(holder);
   }
 
-  run(args: readonly string[]): Promise<string[]> {
-    return this.transport.run(args);
+  run(args: readonly string[], replied?: () => void): Promise<string[]> {
+    return this.transport.run(args, replied);
   }
 
   /** Every pane of the server, remembering the labels seen. */
@@ -281,9 +281,31 @@ export class TmuxCore {
   probe(pane: PaneInfo): PaneProbe {
     return {
       capture: (lines) => this.run(['capture-pane', '-p', '-J', '-t', pane.id, ...(lines > 0 ? ['-S', `-${lines}`] : [])]),
+      captureAndSubmit: (token) => this.#captureAndSubmit(pane.id, token),
       state: async () => (await this.run(['display-message', '-p', '-t', pane.id, '#{history_size}:#{cursor_x},#{cursor_y}:#{pane_in_mode}'])).join(''),
       watch: (listener) => this.transport.watch(pane.sessionId, pane.id, () => listener()),
     };
+  }
+
+  /**
+   * One step of a verified send over control mode: the capture that verifies, and Enter pressed
+   * by tmux itself only if the token is on a row of the visible screen (`#{C:}`: a substring of
+   * one row, which the capture holds too), in one command sequence, so no output of the pane
+   * comes in between. A token the capture holds but no single row does (a wrapped line, scrolled
+   * into the history) is left to the caller's own Enter. The nested command of the `if-shell`
+   * prints one block of its own: empty for the Enter, the marker for the else branch.
+   */
+  async #captureAndSubmit(paneId: string, token: string): Promise<{ lines: string[]; submitted: boolean } | undefined> {
+    if (!/^id:[0-9a-f]{8}$/.test(token) || !/^%\d+$/.test(paneId)) return undefined;
+    const replies = await this.transport.runSequence(
+      [
+        ['capture-pane', '-p', '-J', '-t', paneId, '-S', '-5'],
+        ['if-shell', '-F', '-t', paneId, `#{C:${token}}`, `send-keys -t ${paneId} Enter`, 'display-message -p not-submitted'],
+      ],
+      3,
+    );
+    if (!replies) return undefined;
+    return { lines: replies[0]!, submitted: replies[2]!.length === 0 };
   }
 
   /**
@@ -298,8 +320,8 @@ export class TmuxCore {
   async #deliver(pane: PaneInfo, line: string, id: string, ownPane: string | undefined): Promise<SendReceipt> {
     this.#rememberSent(id, { to: pane.id, ...(ownPane ? { from: ownPane } : {}) });
     let injectedAt = '';
-    const inject = async (): Promise<void> => {
-      await this.run(['send-keys', '-t', pane.id, '-l', '--', line]);
+    const inject = async (replied: () => void): Promise<void> => {
+      await this.run(['send-keys', '-t', pane.id, '-l', '--', line], replied);
       injectedAt = new Date(this.now()).toISOString();
       remember(this.sentIds, id);
     };
@@ -310,7 +332,7 @@ export class TmuxCore {
         evidence: result.tail,
       });
     }
-    await this.run(['send-keys', '-t', pane.id, 'Enter']);
+    if (!result.submitted) await this.run(['send-keys', '-t', pane.id, 'Enter']);
     return {
       delivered: true,
       correlation_id: id,
