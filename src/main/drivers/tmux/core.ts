@@ -216,7 +216,12 @@ export class TmuxCore {
 
   /** The common gate of a writing op: not our pane, readable, tier, usable. */
   async gate(pane: PaneInfo, what: string, needed: Tier, ctx?: InvokeContext): Promise<PaneDecision> {
-    if (pane.id === (await this.ownPane(ctx))) {
+    return this.gateOwn(pane, what, needed, await this.ownPane(ctx));
+  }
+
+  /** `gate` with the caller's own pane already found (`ownPane`). */
+  gateOwn(pane: PaneInfo, what: string, needed: Tier, ownPane: string | undefined): PaneDecision {
+    if (pane.id === ownPane) {
       throw new DriverError('Rejected', `${what} to our own pane ${pane.id} is refused (it would loop back to us)`, {
         hint: 'address another pane; list channels to see them',
       });
@@ -264,11 +269,12 @@ export class TmuxCore {
    * send cannot press Enter on a line another call is half-way through typing.
    */
   async exclusive<T>(paneId: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(paneId) ?? Promise.resolve();
+    const previous = this.#locks.get(paneId);
     let release!: () => void;
-    const mine = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const mine = previous ? previous.then(() => held) : held;
     this.#locks.set(paneId, mine);
-    await previous;
+    if (previous) await previous;
     try {
       return await fn();
     } finally {

@@ -56,8 +56,8 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
     ops: () => TMUX_OPS.map((op) => structuredClone(op)),
 
     async send(addr: string, request: SendRequest, ctx?: InvokeContext): Promise<SendReceipt> {
-      const pane = await guardSend(core, addr, request?.message, request?.reply_hint, ctx);
-      const { id, line, own } = await envelopeFor(core, request.message, request.reply_hint ?? 'full', ctx);
+      const { pane, own } = await guardSend(core, addr, request?.message, request?.reply_hint, ctx);
+      const { id, line } = envelopeFor(request.message, request.reply_hint ?? 'full', own, ctx);
       return core.deliver(pane, line, id, own);
     },
 

@@ -69,16 +69,33 @@ export async function precheckOp(core: TmuxCore, addr: string, op: string, rawAr
 
 const REPLY_HINTS = ['full', 'short', 'none'] as const;
 
-/** The pane a `send` may go to: a non-empty one-line message to another pane at tier operator. */
-export async function guardSend(core: TmuxCore, addr: string, message: unknown, replyHint: unknown, ctx?: InvokeContext): Promise<PaneInfo> {
+/**
+ * The pane a `send` may go to: a non-empty one-line message to another pane at tier operator;
+ * with the caller's own pane, which the envelope names.
+ */
+export async function guardSend(
+  core: TmuxCore,
+  addr: string,
+  message: unknown,
+  replyHint: unknown,
+  ctx?: InvokeContext,
+): Promise<{ pane: PaneInfo; own: string | undefined }> {
   if (typeof message !== 'string' || message.trim() === '') throw new DriverError('Invalid', 'send: message is required (a non-empty string)');
   requireOneLine(message, 'a message');
   const hint = replyHint ?? 'full';
   if (!(REPLY_HINTS as readonly unknown[]).includes(hint))
     throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
-  const pane = await core.pane(addr);
-  await core.gate(pane, 'send', 'operator', ctx);
-  return pane;
+  return gatedWithOwn(core, addr, 'send', ctx);
+}
+
+/**
+ * The pane, gated at operator for `what`, and the caller's own pane, looked up together: a caller
+ * found by its pid costs a pane listing, which then shares the lookup's round trip.
+ */
+async function gatedWithOwn(core: TmuxCore, addr: string, what: string, ctx?: InvokeContext): Promise<{ pane: PaneInfo; own: string | undefined }> {
+  const [pane, own] = await Promise.all([core.pane(addr), core.ownPane(ctx)]);
+  core.gateOwn(pane, what, 'operator', own);
+  return { pane, own };
 }
 
 /** A call's args, already validated and defaulted against the op's schema. */
@@ -199,26 +216,18 @@ async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeConte
 }
 
 /**
- * The envelope line and a fresh id for a message, and the pane it names as the sender's. `from:`
- * is the context's agent: the id the hub authenticated, never a name the client declared.
+ * The envelope line and a fresh id for a message from the caller in pane `own`. `from:` is the
+ * context's agent: the id the hub authenticated, never a name the client declared.
  */
-export async function envelopeFor(
-  core: TmuxCore,
-  message: string,
-  hint: 'full' | 'short' | 'none',
-  ctx?: InvokeContext,
-): Promise<{ id: string; line: string; own: string | undefined }> {
+export function envelopeFor(message: string, hint: 'full' | 'short' | 'none', own: string | undefined, ctx?: InvokeContext): { id: string; line: string } {
   const id = newCorrelationId();
-  const own = await core.ownPane(ctx);
-  return { id, line: formatEnvelope(senderName(ctx?.agent), own, id, message, hint), own };
+  return { id, line: formatEnvelope(senderName(ctx?.agent), own, id, message, hint) };
 }
 
 /** send without reply block → await-idle → everything the peer printed after the question. */
-async function guardAsk(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<PaneInfo> {
+async function guardAsk(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<{ pane: PaneInfo; own: string | undefined }> {
   requireOneLine(args.message as string, 'an ask message');
-  const pane = await core.pane(addr);
-  await core.gate(pane, 'ask', 'operator', ctx);
-  return pane;
+  return gatedWithOwn(core, addr, 'ask', ctx);
 }
 
 async function ask(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext, signal?: AbortSignal): Promise<JsonValue> {
@@ -226,8 +235,8 @@ async function ask(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext
   const quietMs = args.quiet_ms as number;
   const timeoutMs = args.timeout_ms as number;
   const started = Date.now();
-  const pane = await guardAsk(core, addr, args, ctx);
-  const { id, line, own } = await envelopeFor(core, message, 'none', ctx);
+  const { pane, own } = await guardAsk(core, addr, args, ctx);
+  const { id, line } = envelopeFor(message, 'none', own, ctx);
   const receipt: SendReceipt = await core.deliver(pane, line, id, own);
   const idle = await awaitIdle(core.probe(pane), quietMs, Math.max(0, timeoutMs - (Date.now() - started)), signal);
   const after = await core.pane(pane.id);
