@@ -6,7 +6,7 @@
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { TmuxConfig } from './config';
 import { decide, paneName, requireReadable, requireTier, type PaneDecision, type Tier } from './policy';
-import { PANE_FORMAT, PANE_FORMAT_NO_COMMAND, parsePaneLine, parsePaneList, unreadablePanes, type PaneInfo } from './panes';
+import { PANE_FORMAT, PANE_LOOKUP_FORMAT, parsePaneLine, parsePaneList, unreadablePanes, type PaneInfo } from './panes';
 import { TmuxTransport } from './transport';
 import { waitForToken, type PaneProbe } from './watch';
 import { nearestAncestor } from './process-tree';
@@ -157,13 +157,13 @@ export class TmuxCore {
   }
 
   /**
-   * Resolves `%N` or a label to a fresh view of the pane; its `command` (the foreground process
-   * name, costly for tmux to find) only with `withCommand`.
+   * Resolves `%N` or a label to a fresh view of the pane. A pane id is looked up without what no
+   * op decides on (`PANE_LOOKUP_FORMAT`: no command, pid, target or title) unless `full`.
    */
-  async pane(addr: string, withCommand = false): Promise<PaneInfo> {
+  async pane(addr: string, full = false): Promise<PaneInfo> {
     if (typeof addr !== 'string' || addr === '') throw new DriverError('Invalid', 'empty tmux address', { hint: 'address a pane as tmux:%N or tmux:<label>' });
     if (/^%\d+$/.test(addr)) {
-      const lines = await this.run(['display-message', '-p', '-t', addr, withCommand ? PANE_FORMAT : PANE_FORMAT_NO_COMMAND]).catch((error: unknown) => {
+      const lines = await this.run(['display-message', '-p', '-t', addr, full ? PANE_FORMAT : PANE_LOOKUP_FORMAT]).catch((error: unknown) => {
         if (error instanceof DriverError && error.kind === 'NotFound') throw this.#noPane(addr);
         throw error;
       });

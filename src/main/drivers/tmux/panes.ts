@@ -34,12 +34,16 @@ const FIELDS = [
 /** The tmux format that prints one pane per line. */
 export const PANE_FORMAT = FIELDS.map((f) => `#{${f}}`).join(SEP);
 
+/** Fields a single-pane lookup leaves empty (see `PANE_LOOKUP_FORMAT`). */
+const NOT_LOOKED_UP: ReadonlySet<string> = new Set(['pane_current_command', 'pane_pid', 'session_name', 'window_index', 'pane_index', 'pane_title']);
+
 /**
- * `PANE_FORMAT` with the pane's process name left empty (same fields): tmux finds that name by
- * asking the OS about the pane's foreground process, the one costly field, which a single-pane
- * lookup for a read or a send does not need.
+ * `PANE_FORMAT` with what no op decides on left empty (same fields, same places): the process
+ * name (tmux asks the OS about the pane's foreground process, the costliest field), its pid, the
+ * `session:window.pane` target and the title, which only listings and the approval preview show.
+ * Every field is work for tmux on each lookup, and a read or a send makes one.
  */
-export const PANE_FORMAT_NO_COMMAND = FIELDS.map((f) => (f === 'pane_current_command' ? '' : `#{${f}}`)).join(SEP);
+export const PANE_LOOKUP_FORMAT = FIELDS.map((f) => (NOT_LOOKED_UP.has(f) ? '' : `#{${f}}`)).join(SEP);
 
 /** One pane as the driver sees it. */
 export interface PaneInfo extends PaneMarks {
