@@ -5,8 +5,18 @@
  */
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { TmuxConfig } from './config';
-import { decide, paneName, requireReadable, requireTier, type PaneDecision, type Tier } from './policy';
-import { PANE_FORMAT, PANE_LOOKUP_FORMAT, parsePaneLine, parsePaneList, unreadablePanes, type PaneInfo } from './panes';
+import { decide, paneName, requireReadable, requireTier, type PaneDecision, type PaneMarks, type Tier } from './policy';
+import {
+  PANE_FORMAT,
+  PANE_LOOKUP_FORMAT,
+  PANE_MARKS_FORMAT,
+  parseMarksLine,
+  parsePaneLine,
+  parsePaneList,
+  unreadablePanes,
+  type PaneInfo,
+  type ReadMarks,
+} from './panes';
 import { TmuxTransport } from './transport';
 import { waitForToken, type PaneProbe } from './watch';
 import { nearestAncestor } from './process-tree';
@@ -184,11 +194,27 @@ export class TmuxCore {
     });
   }
 
+  /**
+   * A pane id's read marks, fresh (`PANE_MARKS_FORMAT`): all a read decides on, and less work for
+   * tmux than a full lookup.
+   */
+  async readMarks(paneId: string): Promise<ReadMarks> {
+    const lines = await this.run(['display-message', '-p', '-t', paneId, PANE_MARKS_FORMAT]).catch((error: unknown) => {
+      if (error instanceof DriverError && error.kind === 'NotFound') throw this.#noPane(paneId);
+      throw error;
+    });
+    const marks = parseMarksLine(lines[0] ?? '');
+    if (!marks && /^%\d/.test(lines[0] ?? '')) throw unreadablePanes(1);
+    if (!marks || marks.id !== paneId) throw this.#noPane(paneId);
+    this.#observe(marks);
+    return marks;
+  }
+
   #noPane(addr: string): DriverError {
     return new DriverError('NotFound', `no pane ${addr} on the tmux server`, { hint: 'list channels to see the panes that exist' });
   }
 
-  #observe(pane: PaneInfo): void {
+  #observe(pane: ReadMarks): void {
     // A new server (restart, another socket) reuses pane ids: what we remember is about panes
     // that no longer exist.
     if (pane.serverPid !== this.#serverPid) {
@@ -210,7 +236,7 @@ export class TmuxCore {
     this.#seenLabels.set(paneId, labels);
   }
 
-  decide(pane: PaneInfo): PaneDecision {
+  decide(pane: PaneMarks): PaneDecision {
     return decide(pane, this.config(), this.#seenLabels.get(pane.id) ?? []);
   }
 

@@ -119,14 +119,15 @@ async function read(core: TmuxCore, addr: string, args: Args): Promise<JsonValue
     await core.markRead(pane.id);
     return { text };
   }
-  // A pane id needs no lookup to be captured: the lookup, the capture and (once the policy has
-  // allowed the read) the read mark go out back to back, one round trip in all instead of three.
-  // A refused read's capture is dropped here unseen; a pane that is gone fails the lookup first.
+  // A pane id needs no lookup to be captured: the lookup (of what the read block decides on
+  // only), the capture and (once the policy has allowed the read) the read mark go out back to
+  // back, one round trip in all instead of three. A refused read's capture is dropped here
+  // unseen; a pane that is gone fails the lookup first.
   const capturing = core.captureId(addr, lines);
   capturing.catch(() => undefined);
-  const pane = await core.pane(addr);
-  requireReadable(core.decide(pane), 'read', pane);
-  const marking = core.markRead(pane.id);
+  const marks = await core.readMarks(addr);
+  requireReadable(core.decide(marks), 'read', marks);
+  const marking = core.markRead(marks.id);
   const text = (await capturing).join('\n');
   await marking;
   return { text };

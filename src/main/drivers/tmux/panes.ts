@@ -130,6 +130,34 @@ export function parsePaneLine(line: string): PaneInfo | undefined {
   return info;
 }
 
+/** What a read decides on: the id, the server's pid (a restart reuses ids) and the marks its read block needs. */
+const MARK_FIELDS = ['pane_id', 'pid', '@uplink_read', '@name', '@uplink_agent_label', '@uplink_first_label'] as const;
+
+/**
+ * The lookup of a read, which only asks whether the pane's content may be read: tmux's work
+ * grows with every field, and a read is one lookup and one capture.
+ */
+export const PANE_MARKS_FORMAT = MARK_FIELDS.map((f) => `#{${f}}`).join(SEP);
+
+/** A pane's read marks (`PANE_MARKS_FORMAT`): no tier, state or place, so it cannot gate a write. */
+export interface ReadMarks extends Omit<PaneMarks, 'profile'> {
+  serverPid: string;
+}
+
+/** Parses one line of `PANE_MARKS_FORMAT` output; undefined when it is not a pane line at all. */
+export function parseMarksLine(line: string): ReadMarks | undefined {
+  const f = line.split(SEP);
+  const id = f[0] ?? '';
+  if (!PANE_ID.test(id)) return undefined;
+  if (f.length !== MARK_FIELDS.length) return { id, serverPid: f[1] ?? '', readOff: true, malformed: true };
+  const [, serverPid, read, label, agentLabel, firstLabel] = f as string[];
+  const marks: ReadMarks = { id, serverPid: serverPid!, readOff: read === 'off' };
+  if (label) marks.label = label;
+  if (agentLabel) marks.agentLabel = agentLabel;
+  if (firstLabel) marks.firstLabel = firstLabel;
+  return marks;
+}
+
 /**
  * Pane lines tmux printed of which none parses: the format came back rewritten (e.g. sanitized
  * for a client tmux thinks is not UTF-8). An empty list would pass for "no panes" (and for "no
