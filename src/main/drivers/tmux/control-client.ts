@@ -44,7 +44,8 @@ export class ControlClient {
   #output = new Emitter<{ pane: string; data: Buffer }>();
   #exit = new Emitter<void>();
   #alive = true;
-  #partial: Buffer[] = [];
+  /** The start of a line whose end has not arrived yet. */
+  #partial = '';
   /** Command lines waiting for this tick's write. */
   #queued = '';
   #options: ControlClientOptions;
@@ -225,20 +226,14 @@ export class ControlClient {
     return gone;
   }
 
+  /**
+   * Lines out of a chunk: the chunk as latin1 (one char per byte, so a line cut between chunks
+   * joins back byte for byte) split at once, which costs less than a conversion per line.
+   */
   #onData(chunk: Buffer): void {
-    let start = 0;
-    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, start)) {
-      let line: string;
-      if (this.#partial.length === 0) line = chunk.toString('latin1', start, i);
-      else {
-        this.#partial.push(chunk.subarray(start, i));
-        line = Buffer.concat(this.#partial).toString('latin1');
-        this.#partial = [];
-      }
-      start = i + 1;
-      this.#onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
-    }
-    if (start < chunk.length) this.#partial.push(chunk.subarray(start));
+    const lines = (this.#partial + chunk.toString('latin1')).split('\n');
+    this.#partial = lines.pop()!;
+    for (const line of lines) this.#onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
   }
 
   #onLine(line: string): void {
