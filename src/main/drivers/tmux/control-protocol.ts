@@ -101,3 +101,12 @@ export function commandLine(args: readonly string[]): string {
 export function sequenceLine(commands: ReadonlyArray<readonly string[]>): string {
   return `${commands.map((args) => args.map(quoteArg).join(' ')).join(' ; ')}\n`;
 }
+
+/**
+ * `text` as a literal inside a tmux format (`#{==:#{x},<here>}`): `#`, `,` and `}` escaped as
+ * `##`, `#,` and `#}`, so it can neither end the comparison nor start anything tmux would
+ * expand (`#{…}`, `#(shell command)`, `#S`); tmux expands it back to exactly `text`.
+ */
+export function formatLiteral(text: string): string {
+  return text.replace(/[#,}]/g, (c) => `#${c}`);
+}

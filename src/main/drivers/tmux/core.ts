@@ -7,6 +7,8 @@ import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { TmuxConfig } from './config';
 import { decide, paneName, requireReadable, requireTier, type PaneDecision, type PaneMarks, type Tier } from './policy';
 import {
+  GATE_FORMAT,
+  gateValues,
   PANE_FORMAT,
   PANE_LOOKUP_FORMAT,
   PANE_MARKS_FORMAT,
@@ -17,6 +19,7 @@ import {
   type PaneInfo,
   type ReadMarks,
 } from './panes';
+import { formatLiteral, quoteArg } from './control-protocol';
 import { TmuxTransport } from './transport';
 import { waitForToken, type PaneProbe } from './watch';
 import { nearestAncestor } from './process-tree';
@@ -61,6 +64,18 @@ export interface SentEnvelope {
   from?: string;
 }
 
+/**
+ * A pane passed to `deliver` as this process last looked it up, not afresh: the typing waits on
+ * tmux finding its gate fields (`gate`, as `lastLookup` gave them) unchanged; if they changed,
+ * the fresh lookup is gated (`what`, `needed`, the caller's `ownPane`) before anything is typed.
+ */
+export interface LookupToConfirm {
+  gate: string;
+  what: string;
+  needed: Tier;
+  ownPane: string | undefined;
+}
+
 /** How long a `read` keeps `type`/`keys` unlocked. */
 export const READ_GUARD_MS = 60_000;
 const VERIFY_TIMEOUT_MS = 5000;
@@ -83,6 +98,8 @@ export class TmuxCore {
   /** When this process last wrote each pane's `@uplink_last_read`. */
   readonly #markedAt = new Map<string, number>();
   readonly #seenLabels = new Map<string, Set<string>>();
+  /** The last lookup of each pane by id, with its gate fields as tmux printed them. */
+  readonly #lookups = new Map<string, { pane: PaneInfo; gate: string }>();
   readonly #locks = new Map<string, Promise<void>>();
   #serverPid: string | undefined;
   /** Ids of envelopes we sent: an echo of them in some pane is not inbound. */
@@ -174,16 +191,9 @@ export class TmuxCore {
     if (typeof addr !== 'string' || addr === '') throw new DriverError('Invalid', 'empty tmux address', { hint: 'address a pane as tmux:%N or tmux:<label>' });
     if (/^%\d+$/.test(addr)) {
       const lines = await this.run(['display-message', '-p', '-t', addr, full ? PANE_FORMAT : PANE_LOOKUP_FORMAT]).catch((error: unknown) => {
-        if (error instanceof DriverError && error.kind === 'NotFound') throw this.#noPane(addr);
-        throw error;
+        throw this.#lookupFailure(error, addr);
       });
-      const pane = parsePaneLine(lines[0] ?? '');
-      // A missing pane prints the format with empty pane fields; a pane id followed by no
-      // separator means the line came back rewritten.
-      if (!pane && /^%\d/.test(lines[0] ?? '')) throw unreadablePanes(1);
-      if (!pane || pane.id !== addr) throw this.#noPane(addr);
-      this.#observe(pane);
-      return pane;
+      return this.#looked(addr, lines[0] ?? '');
     }
     const matches = (await this.listPanes()).filter((p) => p.label === addr);
     if (matches.length === 1) return matches[0]!;
@@ -200,14 +210,39 @@ export class TmuxCore {
    */
   async readMarks(paneId: string): Promise<ReadMarks> {
     const lines = await this.run(['display-message', '-p', '-t', paneId, PANE_MARKS_FORMAT]).catch((error: unknown) => {
-      if (error instanceof DriverError && error.kind === 'NotFound') throw this.#noPane(paneId);
-      throw error;
+      throw this.#lookupFailure(error, paneId);
     });
     const marks = parseMarksLine(lines[0] ?? '');
     if (!marks && /^%\d/.test(lines[0] ?? '')) throw unreadablePanes(1);
     if (!marks || marks.id !== paneId) throw this.#noPane(paneId);
     this.#observe(marks);
     return marks;
+  }
+
+  /** A lookup line of pane `addr`, parsed, observed and remembered; the error when it is none. */
+  #looked(addr: string, line: string): PaneInfo {
+    const pane = parsePaneLine(line);
+    // A missing pane prints the format with empty pane fields; a pane id followed by no
+    // separator means the line came back rewritten.
+    if (!pane && /^%\d/.test(line)) throw unreadablePanes(1);
+    if (!pane || pane.id !== addr) throw this.#noPane(addr);
+    this.#observe(pane);
+    const gate = gateValues(line);
+    if (gate !== undefined) {
+      this.#lookups.delete(addr);
+      this.#lookups.set(addr, { pane, gate });
+      if (this.#lookups.size > MEMORY_LIMIT) this.#lookups.delete(this.#lookups.keys().next().value as string);
+    }
+    return pane;
+  }
+
+  #lookupFailure(error: unknown, addr: string): unknown {
+    return error instanceof DriverError && error.kind === 'NotFound' ? this.#noPane(addr) : error;
+  }
+
+  /** The pane as this process last looked it up by id (`pane`), with its gate fields, if it did. */
+  lastLookup(paneId: string): { pane: PaneInfo; gate: string } | undefined {
+    return this.#lookups.get(paneId);
   }
 
   #noPane(addr: string): DriverError {
@@ -222,6 +257,7 @@ export class TmuxCore {
       this.#seenLabels.clear();
       this.#lastRead.clear();
       this.#markedAt.clear();
+      this.#lookups.clear();
       this.sentTo.clear();
     }
     let labels = this.#seenLabels.get(pane.id);
@@ -345,15 +381,15 @@ export class TmuxCore {
    * presses Enter. No retry: on failure the text stays in the input line, and the error carries
    * what the screen showed.
    */
-  deliver(pane: PaneInfo, line: string, id: string, ownPane?: string): Promise<SendReceipt> {
-    return this.exclusive(pane.id, () => this.#deliver(pane, line, id, ownPane));
+  deliver(pane: PaneInfo, line: string, id: string, ownPane?: string, confirm?: LookupToConfirm): Promise<SendReceipt> {
+    return this.exclusive(pane.id, () => this.#deliver(pane, line, id, ownPane, confirm));
   }
 
-  async #deliver(pane: PaneInfo, line: string, id: string, ownPane: string | undefined): Promise<SendReceipt> {
+  async #deliver(pane: PaneInfo, line: string, id: string, ownPane: string | undefined, confirm: LookupToConfirm | undefined): Promise<SendReceipt> {
     this.#rememberSent(id, { to: pane.id, ...(ownPane ? { from: ownPane } : {}) });
     let injectedAt = '';
     const inject = async (replied: () => void): Promise<void> => {
-      await this.run(['send-keys', '-t', pane.id, '-l', '--', line], replied);
+      if (!confirm || !(await this.#typeIfUnchanged(pane.id, line, confirm, replied))) await this.run(['send-keys', '-t', pane.id, '-l', '--', line], replied);
       injectedAt = new Date(this.now()).toISOString();
       remember(this.sentIds, id);
     };
@@ -371,6 +407,32 @@ export class TmuxCore {
       verify_excerpt: result.line.length > 300 ? `${result.line.slice(0, 297)}...` : result.line,
       injected_at: injectedAt,
     };
+  }
+
+  /**
+   * Types `line` only if the pane's gate fields are still what `confirm` was decided on: tmux
+   * compares (`#{==:}`) the fields with the values of the earlier lookup, written in as format
+   * literals, and types in the same step, so nothing about the pane can change in between. True
+   * when typed. Otherwise tmux looks the pane up instead (the else branch), the fresh lookup is
+   * gated, throwing its refusal, and false tells the caller to type the plain way; so does a
+   * server without control mode, where nothing ran.
+   */
+  async #typeIfUnchanged(paneId: string, line: string, confirm: LookupToConfirm, replied: () => void): Promise<boolean> {
+    const type = ['send-keys', '-t', paneId, '-l', '--', line].map(quoteArg).join(' ');
+    const lookup = ['display-message', '-p', '-t', paneId, PANE_LOOKUP_FORMAT].map(quoteArg).join(' ');
+    const replies = await this.transport
+      .runSequence([['if-shell', '-F', '-t', paneId, `#{==:${GATE_FORMAT},${formatLiteral(confirm.gate)}}`, type, lookup]], 2, replied)
+      .catch((error: unknown) => {
+        throw this.#lookupFailure(error, paneId);
+      });
+    if (!replies) {
+      this.gateOwn(await this.pane(paneId), confirm.what, confirm.needed, confirm.ownPane);
+      return false;
+    }
+    // The typing prints nothing; the lookup, one line.
+    if (replies[1]!.length === 0) return true;
+    this.gateOwn(this.#looked(paneId, replies[1]![0] ?? ''), confirm.what, confirm.needed, confirm.ownPane);
+    return false;
   }
 
   #rememberSent(id: string, sent: SentEnvelope): void {

@@ -4,7 +4,7 @@
  * schema with its defaults filled in (by the kernel); only what a schema cannot say (one line of
  * text, known key names) is checked here.
  */
-import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
+import { DriverError, type InvokeContext, type ReplyHint, type SendReceipt } from '../contract';
 import type { JsonValue } from '../../kernel';
 import { remember, type TmuxCore } from './core';
 import type { PaneInfo } from './panes';
@@ -80,12 +80,44 @@ export async function guardSend(
   replyHint: unknown,
   ctx?: InvokeContext,
 ): Promise<{ pane: PaneInfo; own: string | undefined }> {
+  requireSendable(message, replyHint);
+  return gatedWithOwn(core, addr, 'send', ctx);
+}
+
+function requireSendable(message: unknown, replyHint: unknown): asserts message is string {
   if (typeof message !== 'string' || message.trim() === '') throw new DriverError('Invalid', 'send: message is required (a non-empty string)');
   requireOneLine(message, 'a message');
   const hint = replyHint ?? 'full';
   if (!(REPLY_HINTS as readonly unknown[]).includes(hint))
     throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
-  return gatedWithOwn(core, addr, 'send', ctx);
+}
+
+/**
+ * `send`: the envelope typed, verified on screen, then Enter. A pane this process has looked up
+ * by id before is gated on that lookup, and typed into only if tmux, in the same step as a fresh
+ * lookup, finds every field the gate read unchanged (`TmuxCore.deliver` with a lookup to confirm):
+ * the decision a fresh lookup would get, one round trip sooner. What that earlier lookup would be
+ * refused is not refused on its word: such a pane, like one not seen yet, is looked up first.
+ */
+export async function send(core: TmuxCore, addr: string, message: unknown, replyHint: unknown, ctx?: InvokeContext): Promise<SendReceipt> {
+  const known = typeof addr === 'string' && isPaneId(addr) ? core.lastLookup(addr) : undefined;
+  if (known) {
+    requireSendable(message, replyHint);
+    const own = await core.ownPane(ctx);
+    let allowed = true;
+    try {
+      core.gateOwn(known.pane, 'send', 'operator', own);
+    } catch {
+      allowed = false;
+    }
+    if (allowed) {
+      const { id, line } = envelopeFor(message, (replyHint as ReplyHint | undefined) ?? 'full', own, ctx);
+      return core.deliver(known.pane, line, id, own, { gate: known.gate, what: 'send', needed: 'operator', ownPane: own });
+    }
+  }
+  const { pane, own } = await guardSend(core, addr, message, replyHint, ctx);
+  const { id, line } = envelopeFor(message as string, (replyHint as ReplyHint | undefined) ?? 'full', own, ctx);
+  return core.deliver(pane, line, id, own);
 }
 
 /**

@@ -130,6 +130,37 @@ export function parsePaneLine(line: string): PaneInfo | undefined {
   return info;
 }
 
+/**
+ * The fields a write's gate decides on, the session its echo is watched in, and every other field
+ * of `PANE_LOOKUP_FORMAT` that could make its line malformed (the options, free text): all of
+ * the lookup but the pane's history size and height, which change with every line it prints.
+ */
+const GATE_FIELDS = [
+  'pid',
+  'session_id',
+  'pane_in_mode',
+  'pane_dead',
+  '@uplink_profile',
+  '@uplink_read',
+  '@uplink_agent_label',
+  '@uplink_first_label',
+  '@uplink_last_read',
+  '@name',
+] as const;
+
+/** `GATE_FIELDS` as one format, printed as `gateValues` takes them out of a lookup line. */
+export const GATE_FORMAT = GATE_FIELDS.map((f) => `#{${f}}`).join(SEP);
+
+/**
+ * The `GATE_FIELDS` of a `PANE_FORMAT` or `PANE_LOOKUP_FORMAT` line, exactly as tmux printed
+ * them and as `GATE_FORMAT` prints them; undefined for a line of the wrong shape.
+ */
+export function gateValues(line: string): string | undefined {
+  const f = line.split(SEP);
+  if (f.length !== FIELDS.length) return undefined;
+  return GATE_FIELDS.map((name) => f[FIELDS.indexOf(name)]!).join(SEP);
+}
+
 /** What a read decides on: the id, the server's pid (a restart reuses ids) and the marks its read block needs. */
 const MARK_FIELDS = ['pane_id', 'pid', '@uplink_read', '@name', '@uplink_agent_label', '@uplink_first_label'] as const;
 
