@@ -82,6 +82,13 @@ const VERIFY_TIMEOUT_MS = 5000;
 const MARK_REFRESH_MS = 5000;
 const MEMORY_LIMIT = 10_000;
 
+/** The last `n` (all, if `n` is 0) of captured lines, each trimmed at the end, trailing blank lines dropped. */
+function lastLinesOf(captured: readonly string[], n: number): string[] {
+  let end = captured.length;
+  while (end > 0 && captured[end - 1]!.trimEnd() === '') end--;
+  return captured.slice(n > 0 ? Math.max(0, end - n) : 0, end).map((l) => l.trimEnd());
+}
+
 /** Adds to a Set, evicting the oldest entries beyond the limit. */
 export function remember<T>(set: Set<T>, value: T): void {
   set.add(value);
@@ -212,8 +219,33 @@ export class TmuxCore {
     const lines = await this.run(['display-message', '-p', '-t', paneId, PANE_MARKS_FORMAT]).catch((error: unknown) => {
       throw this.#lookupFailure(error, paneId);
     });
-    const marks = parseMarksLine(lines[0] ?? '');
-    if (!marks && /^%\d/.test(lines[0] ?? '')) throw unreadablePanes(1);
+    return this.#marked(paneId, lines[0] ?? '');
+  }
+
+  /**
+   * A pane id's read marks and its last `n` lines (as `captureId`), taken in the same instant: one
+   * command sequence over control mode (one line, one reply to wait for), else one after the other.
+   * Whoever reads the lines must first let the marks allow it.
+   */
+  async readMarksAndCapture(paneId: string, n: number): Promise<{ marks: ReadMarks; lines: string[] }> {
+    const replies = await this.transport
+      .runSequence([
+        ['display-message', '-p', '-t', paneId, PANE_MARKS_FORMAT],
+        ['capture-pane', '-p', '-J', '-t', paneId, ...(n > 0 ? ['-S', `-${n}`] : [])],
+      ])
+      .catch((error: unknown) => {
+        throw this.#lookupFailure(error, paneId);
+      });
+    if (!replies) {
+      const marks = await this.readMarks(paneId);
+      return { marks, lines: await this.captureId(paneId, n) };
+    }
+    return { marks: this.#marked(paneId, replies[0]![0] ?? ''), lines: lastLinesOf(replies[1]!, n) };
+  }
+
+  #marked(paneId: string, line: string): ReadMarks {
+    const marks = parseMarksLine(line);
+    if (!marks && /^%\d/.test(line)) throw unreadablePanes(1);
     if (!marks || marks.id !== paneId) throw this.#noPane(paneId);
     this.#observe(marks);
     return marks;
@@ -448,8 +480,6 @@ export class TmuxCore {
 
   /** `capture` by pane id, for a caller that has not looked the pane up yet. */
   async captureId(paneId: string, n: number): Promise<string[]> {
-    const lines = (await this.run(['capture-pane', '-p', '-J', '-t', paneId, ...(n > 0 ? ['-S', `-${n}`] : [])])).map((l) => l.trimEnd());
-    while (lines.length && lines[lines.length - 1] === '') lines.pop();
-    return lines.slice(-n);
+    return lastLinesOf(await this.run(['capture-pane', '-p', '-J', '-t', paneId, ...(n > 0 ? ['-S', `-${n}`] : [])]), n);
   }
 }

@@ -152,17 +152,13 @@ async function read(core: TmuxCore, addr: string, args: Args): Promise<JsonValue
     return { text };
   }
   // A pane id needs no lookup to be captured: the lookup (of what the read block decides on
-  // only), the capture and (once the policy has allowed the read) the read mark go out back to
-  // back, one round trip in all instead of three. A refused read's capture is dropped here
-  // unseen; a pane that is gone fails the lookup first.
-  const capturing = core.captureId(addr, lines);
-  capturing.catch(() => undefined);
-  const marks = await core.readMarks(addr);
+  // only) and the capture go in one step, and (once the policy has allowed the read) the read
+  // mark, one round trip in all instead of three. A refused read's capture is dropped here
+  // unseen; a pane that is gone fails the step.
+  const { marks, lines: captured } = await core.readMarksAndCapture(addr, lines);
   requireReadable(core.decide(marks), 'read', marks);
-  const marking = core.markRead(marks.id);
-  const text = (await capturing).join('\n');
-  await marking;
-  return { text };
+  await core.markRead(marks.id);
+  return { text: captured.join('\n') };
 }
 
 function isPaneId(addr: string): boolean {
