@@ -3,9 +3,10 @@
  * screen, then Enter) and `read`, each beside the same tmux commands (`send-keys -l`,
  * `capture-pane`, `send-keys Enter`; `capture-pane`) run two ways — as one-shot `tmux` processes
  * (the floor a script pays) and over ONE persistent control-mode client of the bench's own (tmux's
- * own cost: no process start). The three are alternated call by call, so load drift on a shared
- * machine hits all alike. Target: ≤ 3× the one-shot round trip. Plus how many panes per second
- * `channels` lists with 200 panes. Runs on a private tmux server.
+ * own cost: no process start), the control-mode send also once waiting, as verifying must, for
+ * the typed text's echo before its capture. They are alternated call by call, so load drift on a
+ * shared machine hits all alike. Target: ≤ 3× the one-shot round trip. Plus how many panes per
+ * second `channels` lists with 200 panes. Runs on a private tmux server.
  */
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -33,6 +34,7 @@ function tmux(socket: string, args: string[]): Promise<string> {
 class ControlBaseline {
   #framer = new ControlFramer();
   #waiting: Array<(lines: string[]) => void> = [];
+  #echoes: Array<{ pane: string; resolve: () => void }> = [];
   #partial = '';
 
   private constructor(readonly child: ChildProcessWithoutNullStreams) {}
@@ -60,8 +62,26 @@ class ControlBaseline {
     const lines = (this.#partial + chunk.toString('latin1')).split('\n');
     this.#partial = lines.pop()!;
     for (const line of lines) {
-      for (const event of this.#framer.feed(line)) if (event.type === 'reply') this.#waiting.shift()?.(event.lines);
+      for (const event of this.#framer.feed(line)) {
+        if (event.type === 'reply') this.#waiting.shift()?.(event.lines);
+        else if (event.type === 'output' && this.#echoes.length > 0) {
+          const waiting = this.#echoes;
+          this.#echoes = waiting.filter((w) => w.pane !== event.pane);
+          for (const w of waiting) if (w.pane === event.pane) w.resolve();
+        }
+      }
     }
+  }
+
+  /**
+   * Runs a command typing into `pane` and resolves on the pane's first `%output` after its reply:
+   * the echo (output printed before the reply is what the pane showed earlier).
+   */
+  runThenEcho(args: string[], pane: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.#waiting.push(() => this.#echoes.push({ pane, resolve }));
+      this.child.stdin.write(commandLine(args));
+    });
   }
 
   run(args: string[]): Promise<string[]> {
@@ -111,14 +131,22 @@ export async function run(): Promise<BenchReport> {
     const controlSend = async (i: number): Promise<void> => {
       for (const args of sendCommands(`control message ${i}`)) await control.run(args);
     };
+    // The same commands waiting, as a verified send must, for the typed text's echo before the
+    // capture (a capture taken earlier cannot show it).
+    const controlSendEcho = async (i: number): Promise<void> => {
+      const [type, capture, enter] = sendCommands(`control echo message ${i}`);
+      await control.runThenEcho(type!, peer);
+      await control.run(capture!);
+      await control.run(enter!);
+    };
     const uplinkSend = (i: number): Promise<unknown> => driver.send(peer, { message: `bench message ${i}`, reply_hint: 'none' });
     const oneShotRead = (): Promise<unknown> => tmux(server.socket, readCommand);
     const controlRead = (): Promise<unknown> => control.run(readCommand);
     const uplinkRead = (): Promise<unknown> => driver.invoke(peer, 'read', { lines: 50 });
 
     // Warm up all paths (process cache, the driver's control-mode attach, the JIT).
-    await alternate(10, [oneShotSend, controlSend, uplinkSend, oneShotRead, controlRead, uplinkRead]);
-    const [rawSend, ctlSend, send] = await alternate(ROUNDS, [oneShotSend, controlSend, uplinkSend]);
+    await alternate(10, [oneShotSend, controlSend, controlSendEcho, uplinkSend, oneShotRead, controlRead, uplinkRead]);
+    const [rawSend, ctlSend, ctlSendEcho, send] = await alternate(ROUNDS, [oneShotSend, controlSend, controlSendEcho, uplinkSend]);
     const [rawRead, ctlRead, read] = await alternate(ROUNDS, [oneShotRead, controlRead, uplinkRead]);
     const m = (xs: number[]): number => median([...xs]);
     const p95 = (xs: number[]): number => percentile([...xs], 95);
@@ -145,8 +173,15 @@ export async function run(): Promise<BenchReport> {
           unit: 'ms',
           note: `one persistent tmux -C client; p95 ${p95(ctlSend!).toFixed(2)} ms`,
         },
+        {
+          name: 'control-mode send-keys, echo, capture-pane, Enter median',
+          value: m(ctlSendEcho!),
+          unit: 'ms',
+          note: `the same, waiting for the echo as verifying must; p95 ${p95(ctlSendEcho!).toFixed(2)} ms`,
+        },
         { name: 'send / one-shot (median)', value: m(send!) / m(rawSend!), unit: '×', note: 'target ≤ 3' },
-        { name: 'send / control mode (median)', value: m(send!) / m(ctlSend!), unit: '×', note: "over tmux's own cost" },
+        { name: 'send / control mode (median)', value: m(send!) / m(ctlSend!), unit: '×', note: 'no echo wait in the baseline' },
+        { name: 'send / control mode with echo (median)', value: m(send!) / m(ctlSendEcho!), unit: '×', note: "over tmux's own cost" },
         { name: 'read (50 lines) median', value: m(read!), unit: 'ms', note: `p95 ${p95(read!).toFixed(2)} ms` },
         { name: 'one-shot capture-pane median', value: m(rawRead!), unit: 'ms', note: `p95 ${p95(rawRead!).toFixed(2)} ms` },
         { name: 'control-mode capture-pane median', value: m(ctlRead!), unit: 'ms', note: `p95 ${p95(ctlRead!).toFixed(2)} ms` },

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
+import { ControlClient } from '../../../src/main/drivers/tmux/control-client';
 import { tmuxDriverForTest, itInProcess } from '../../fixtures/tmux-driver';
 import { eventually } from '../../fixtures/tmux-server';
 import { failure, rig, useRigs } from './helpers';
@@ -65,6 +67,70 @@ describe('tmux driver: guards and tiers', () => {
     clock += 1_000;
     await driver.invoke(peer, 'read', {});
     expect(mark()).toBe('7005000');
+  });
+
+  it('a send decided on an earlier lookup types only if tmux finds the pane unchanged; a changed pane is decided afresh', async () => {
+    const { server, driver, config } = rig();
+    const peer = server.split('cat');
+    const marker = `${server.dir}/expanded`;
+    // A label that would run a shell command, and end or nest the comparison, were tmux to read it as a format.
+    server.setOption(peer, '@name', `#(touch ${marker})#{session_name},#}}#S`);
+    server.setOption(peer, '@uplink_profile', 'operator');
+    const submitted = async (message: string): Promise<void> => {
+      const { correlation_id: id } = await driver.send(peer, { message, reply_hint: 'none' });
+      // cat's copy after the echo: Enter was pressed.
+      await eventually(() => server.capture(peer).split(`id:${id}] ${message}`).length - 1 === 2, 10_000, `"${message}" submitted`);
+    };
+    await submitted('one');
+    await submitted(`two #{session_name} #(touch ${marker}) ';' "x"`);
+    expect(existsSync(marker)).toBe(false);
+
+    const refused = async (change: () => void, message: RegExp): Promise<void> => {
+      change();
+      const error = await failure(driver.send(peer, { message: 'refused-send', reply_hint: 'none' }));
+      expect(error.kind).not.toBe('Timeout');
+      expect(error.message).toMatch(message);
+    };
+    await refused(() => server.setOption(peer, '@uplink_profile', 'observer'), /needs tier operator/);
+    server.setOption(peer, '@uplink_profile', 'operator');
+    await submitted('three');
+    await refused(() => server.setOption(peer, '@uplink_read', 'off'), /read-blocked/);
+    server.tmux('set-option', '-p', '-u', '-t', peer, '@uplink_read');
+    await submitted('four');
+    // An option that makes the pane's line unparsable fails closed, whichever field it is in.
+    await refused(() => server.setOption(peer, '@uplink_last_read', 'x\u001fy'), /could not be parsed/);
+    server.tmux('set-option', '-p', '-u', '-t', peer, '@uplink_last_read');
+    await submitted('five');
+    await refused(() => server.tmux('copy-mode', '-t', peer), /copy mode/);
+    server.tmux('send-keys', '-t', peer, '-X', 'cancel');
+    await submitted('six');
+    await refused(() => {
+      config.read_deny = ['secret-*'];
+      server.setOption(peer, '@name', 'secret-pane');
+    }, /read_deny/);
+    expect(server.capture(peer, 200)).not.toContain('refused-send');
+  });
+
+  itInProcess('a repeated send to a pane found unchanged is typed in the step that looks the pane up', async () => {
+    const { server, driver } = rig();
+    const peer = server.split('cat');
+    server.setOption(peer, '@name', '#{pane_id},}#');
+    server.setOption(peer, '@uplink_profile', 'operator');
+    await driver.send(peer, { message: 'first', reply_hint: 'none' });
+    const run = vi.spyOn(ControlClient.prototype, 'run');
+    const sequence = vi.spyOn(ControlClient.prototype, 'runSequence');
+    try {
+      await driver.send(peer, { message: 'second', reply_hint: 'none' });
+      // No lookup and no typing of its own: tmux compared the pane with the earlier lookup and typed, in one step.
+      expect(run.mock.calls.map(([args]) => args[0])).toEqual([]);
+      const steps = sequence.mock.calls.map(([commands]) => commands.map((c) => c[0]).join(' ; '));
+      expect(steps).toEqual(['if-shell', 'capture-pane ; if-shell']);
+      expect(sequence.mock.calls[0]![0][0]![4]).toMatch(/^#\{==:/);
+    } finally {
+      run.mockRestore();
+      sequence.mockRestore();
+    }
+    await eventually(() => server.capture(peer).split('] second').length - 1 === 2, 10_000, 'the second line submitted');
   });
 
   it('concurrent sends to one pane do not interleave', async () => {

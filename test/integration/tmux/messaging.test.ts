@@ -86,6 +86,33 @@ describe('tmux driver: channels, send, recv, ask', () => {
     );
   });
 
+  it('send presses Enter once: the submitted line arrives once, with no empty line after it', async () => {
+    const { server, driver } = rig();
+    const out = `${server.dir}/submitted.txt`;
+    const peer = server.split(`sh -c 'echo ready; cat > ${out}'`);
+    server.setOption(peer, '@uplink_profile', 'operator');
+    await eventually(() => server.capture(peer).includes('ready'));
+    for (const message of ['first', 'second']) await driver.send(peer, { message, reply_hint: 'none' });
+    const got = await eventually(() => /second\n/.test(readFileSync(out, 'utf8')) && readFileSync(out, 'utf8'), 10_000, 'both lines submitted');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(readFileSync(out, 'utf8')).toBe(got);
+    expect(got).toMatch(/^\[uplink from:uplink pane:%\d+ id:[0-9a-f]{8}\] first\n\[uplink from:uplink pane:%\d+ id:[0-9a-f]{8}\] second\n$/);
+  });
+
+  it('send verifies a token the pane wrapped onto two rows, and presses Enter itself', async () => {
+    const { server, driver } = rig();
+    const out = `${server.dir}/wrapped.txt`;
+    // 30 columns: the envelope's "id:" starts at column 28, so no single row holds the whole token.
+    const peer = server.tmux('split-window', '-d', '-h', '-l', '30', '-t', 'it', '-P', '-F', '#{pane_id}', `sh -c 'echo ready; cat > ${out}'`).trim();
+    expect(server.tmux('display-message', '-p', '-t', peer, '#{pane_width}').trim()).toBe('30');
+    server.setOption(peer, '@uplink_profile', 'operator');
+    await eventually(() => server.capture(peer).includes('ready'));
+    const receipt = await driver.send(peer, { message: 'wrapped', reply_hint: 'none' });
+    expect(receipt.verify_excerpt).toContain(`id:${receipt.correlation_id}`);
+    const line = `[uplink from:uplink pane:${server.firstPane} id:${receipt.correlation_id}] wrapped\n`;
+    await eventually(() => readFileSync(out, 'utf8') === line, 10_000, 'the line submitted once');
+  });
+
   it("a caller outside the driver is in the pane holding its process (the hub's pid): envelope, recipe and own-pane rejection follow it", async () => {
     const { server, driver, own: hubPane } = rig();
     // The agent's process is a child of the pane's shell, as `uplink mcp` under an agent would be.

@@ -41,6 +41,36 @@ describe('tmux transport', () => {
     await expect(client.run(['capture-pane', '-p', '-t', '%999'])).rejects.toMatchObject({ kind: 'NotFound' });
   });
 
+  it('runs a command sequence as one line: a block per command, the nested command of an if-shell -F in its own, replies aligned after', async () => {
+    server = TmuxTestServer.start('cat');
+    const client = await ControlClient.attach({
+      tmux: 'tmux',
+      globalArgs: ['-S', server.socket],
+      session: 'it',
+      env: TmuxTestServer.cleanEnv(),
+      failure: (text) => tmuxFailure(text, server!.socket),
+    });
+    disposers.push(() => client.close());
+    const pane = server.firstPane;
+    const say = (text: string): string[] => ['display-message', '-p', text];
+    expect(await client.runSequence([say('one'), say('two; #{session_name}')])).toEqual([['one'], ['two; it']]);
+    // Each branch of an if-shell -F runs as a command of its own, answered right after the if-shell.
+    const branch = (condition: string): string[] => ['if-shell', '-F', '-t', pane, condition, 'display-message -p then', 'display-message -p else'];
+    expect(await client.runSequence([say('a'), branch('1')], 3)).toEqual([['a'], [], ['then']]);
+    expect(await client.runSequence([branch('0'), say('b')], 3)).toEqual([[], ['else'], ['b']]);
+    // A failing command ends the sequence: tmux runs nothing after it, and the next reply is the next command's.
+    const failed = client.runSequence([say('c'), ['capture-pane', '-p', '-t', '%999'], say('never')]);
+    const next = client.run(say('next'));
+    await expect(failed).rejects.toMatchObject({ kind: 'NotFound' });
+    expect(await next).toEqual(['next']);
+    // tmux's own search of the screen, as a verified send uses it.
+    server.tmux('send-keys', '-t', pane, '-l', 'marker-id:0badcafe here');
+    await eventually(() => server!.capture(pane).includes('marker-id:0badcafe'));
+    expect(await client.runSequence([branch('#{C:id:0badcafe}')], 2)).toEqual([[], ['then']]);
+    expect(await client.runSequence([branch('#{C:id:feedf00d}')], 2)).toEqual([[], ['else']]);
+    expect(await client.run(say('still aligned'))).toEqual(['still aligned']);
+  });
+
   it('uses control mode when available and reconnects after the server restarts', async () => {
     server = TmuxTestServer.start('cat');
     const t = new TmuxTransport({ socket: () => server!.socket, env: TmuxTestServer.cleanEnv() });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commandLine, ControlFramer, quoteArg, unescapeOutput } from '../../../src/main/drivers/tmux/control-protocol';
+import { commandLine, ControlFramer, formatLiteral, quoteArg, sequenceLine, unescapeOutput } from '../../../src/main/drivers/tmux/control-protocol';
 import { parsePaneLine, PANE_FORMAT } from '../../../src/main/drivers/tmux/panes';
 
 describe('tmux control-mode protocol', () => {
@@ -34,6 +34,17 @@ describe('tmux control-mode protocol', () => {
     expect(quoteArg("it's")).toBe("'it'\\''s'");
     expect(commandLine(['send-keys', '-t', '%1', '-l', '--', '$HOME; #x'])).toBe("'send-keys' '-t' '%1' '-l' '--' '$HOME; #x'\n");
     expect(() => quoteArg('a\nb')).toThrow(/newline/);
+  });
+
+  it('joins a command sequence with an unquoted ; and escapes format literals', () => {
+    expect(
+      sequenceLine([
+        ['display-message', '-p', 'a;b'],
+        ['capture-pane', '-p'],
+      ]),
+    ).toBe("'display-message' '-p' 'a;b' ; 'capture-pane' '-p'\n");
+    expect(formatLiteral('#(touch x)#{a},b}#S')).toBe('##(touch x)##{a#}#,b#}##S');
+    expect(formatLiteral('plain: text {x}')).toBe('plain: text {x#}');
   });
 
   it('parses pane lines and fails closed on a malformed one', () => {

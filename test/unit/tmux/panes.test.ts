@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { DriverError } from '../../../src/main/drivers/contract';
 import { TmuxCore } from '../../../src/main/drivers/tmux/core';
 import { doctor } from '../../../src/main/drivers/tmux/doctor';
-import { PANE_FORMAT, parsePaneList } from '../../../src/main/drivers/tmux/panes';
+import { PANE_FORMAT, PANE_MARKS_FORMAT, parseMarksLine, parsePaneList } from '../../../src/main/drivers/tmux/panes';
 
 const US = '\u001f';
 
@@ -32,6 +32,21 @@ describe('pane lines', () => {
       ['%0', 'work:0.0', undefined, 'vm'],
       ['%1', 'work:0.1', 'builder', 'build · café | _ ; #'],
     ]);
+  });
+
+  it("a read's lookup asks for its marks only, and fails closed on a line of the wrong shape", () => {
+    expect(PANE_MARKS_FORMAT.split(US)).toEqual(['#{pane_id}', '#{pid}', '#{@uplink_read}', '#{@name}', '#{@uplink_agent_label}', '#{@uplink_first_label}']);
+    expect(parseMarksLine(['%3', '3904', 'off', 'vault', 'renamed', 'vault'].join(US))).toEqual({
+      id: '%3',
+      serverPid: '3904',
+      readOff: true,
+      label: 'vault',
+      agentLabel: 'renamed',
+      firstLabel: 'vault',
+    });
+    expect(parseMarksLine(['%3', '3904', '', '', '', ''].join(US))).toEqual({ id: '%3', serverPid: '3904', readOff: false });
+    expect(parseMarksLine(['%3', '3904', '', 'a\u001fb', '', ''].join(US))).toMatchObject({ id: '%3', readOff: true, malformed: true });
+    expect(parseMarksLine('%3_3904_____')).toBeUndefined();
   });
 
   it('no output is no panes', () => {

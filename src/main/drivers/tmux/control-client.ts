@@ -7,13 +7,16 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { DriverError } from '../contract';
 import { Emitter } from '../../../shared/emitter';
-import { commandLine, ControlFramer } from './control-protocol';
+import { commandLine, ControlFramer, sequenceLine } from './control-protocol';
 
 /** Pane output as control mode reports it. */
 export type OutputListener = (pane: string, data: Buffer) => void;
 
 interface Waiter {
-  resolve(lines: string[]): void;
+  /** Reply blocks the line prints when nothing fails. */
+  blocks: number;
+  replies: string[][];
+  resolve(replies: string[][]): void;
   reject(error: Error): void;
   settled: boolean;
   timer: ReturnType<typeof setTimeout>;
@@ -41,7 +44,8 @@ export class ControlClient {
   #output = new Emitter<{ pane: string; data: Buffer }>();
   #exit = new Emitter<void>();
   #alive = true;
-  #partial: Buffer[] = [];
+  /** The start of a line whose end has not arrived yet. */
+  #partial = '';
   /** Command lines waiting for this tick's write. */
   #queued = '';
   #options: ControlClientOptions;
@@ -103,31 +107,70 @@ export class ControlClient {
     return this.#alive;
   }
 
-  /** Runs one command (an argv vector, quoted for tmux's parser); resolves with its output lines. */
-  run(args: readonly string[]): Promise<string[]> {
+  /**
+   * Runs one command (an argv vector, quoted for tmux's parser); resolves with its output lines.
+   * `replied` is called as its reply is read, before any line that followed it: what tmux printed
+   * after (a pane's `%output`) came after the command ran.
+   */
+  run(args: readonly string[], replied?: () => void): Promise<string[]> {
     if (!this.#alive) return Promise.reject(new DriverError('Unavailable', 'tmux control connection is closed'));
-    const line = commandLine(args);
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
+    return new Promise((resolve, reject) =>
+      this.#enqueue(
+        commandLine(args),
+        1,
+        args[0] ?? '',
+        (replies) => {
+          replied?.();
+          resolve(replies[0]!);
+        },
         reject,
-        settled: false,
-        // A timed-out waiter stays queued so later replies stay aligned; the client is then
-        // considered wedged and closed, and the transport reconnects or falls back.
-        timer: setTimeout(() => {
-          if (waiter.settled) return;
-          waiter.settled = true;
-          reject(
-            new DriverError('Timeout', `tmux did not answer "${args[0] ?? ''}" within ${this.#options.commandTimeoutMs ?? 10000} ms`, {
-              hint: 'the tmux server may be overloaded; try again',
-            }),
-          );
-          void this.close();
-        }, this.#options.commandTimeoutMs ?? 10000),
-      };
-      this.#waiters.push(waiter);
-      this.#write(line);
-    });
+      ),
+    );
+  }
+
+  /**
+   * Runs `commands` as one tmux command sequence (see `sequenceLine`); resolves with the output of
+   * each reply block, rejects with the first that failed (tmux skips the rest); `replied` as for
+   * `run`, once the last block is read. `blocks` is how
+   * many blocks the sequence prints when nothing fails: one per command, plus one for the command
+   * an `if-shell -F` runs, which tmux (3.2 on, as control mode here needs: `attach -f`) answers in a
+   * block of its own right after the if-shell's.
+   */
+  runSequence(commands: ReadonlyArray<readonly string[]>, blocks = commands.length, replied?: () => void): Promise<string[][]> {
+    if (!this.#alive) return Promise.reject(new DriverError('Unavailable', 'tmux control connection is closed'));
+    return new Promise((resolve, reject) =>
+      this.#enqueue(
+        sequenceLine(commands),
+        blocks,
+        commands.map((c) => c[0] ?? '').join(' ; '),
+        (replies) => {
+          replied?.();
+          resolve(replies);
+        },
+        reject,
+      ),
+    );
+  }
+
+  #enqueue(line: string, blocks: number, what: string, resolve: (replies: string[][]) => void, reject: (error: Error) => void): void {
+    const timeoutMs = this.#options.commandTimeoutMs ?? 10000;
+    const waiter: Waiter = {
+      blocks,
+      replies: [],
+      resolve,
+      reject,
+      settled: false,
+      // A timed-out waiter stays queued so later replies stay aligned; the client is then
+      // considered wedged and closed, and the transport reconnects or falls back.
+      timer: setTimeout(() => {
+        if (waiter.settled) return;
+        waiter.settled = true;
+        reject(new DriverError('Timeout', `tmux did not answer "${what}" within ${timeoutMs} ms`, { hint: 'the tmux server may be overloaded; try again' }));
+        void this.close();
+      }, timeoutMs),
+    };
+    this.#waiters.push(waiter);
+    this.#write(line);
   }
 
   /**
@@ -183,31 +226,30 @@ export class ControlClient {
     return gone;
   }
 
+  /**
+   * Lines out of a chunk: the chunk as latin1 (one char per byte, so a line cut between chunks
+   * joins back byte for byte) split at once, which costs less than a conversion per line.
+   */
   #onData(chunk: Buffer): void {
-    let start = 0;
-    for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, start)) {
-      let line: string;
-      if (this.#partial.length === 0) line = chunk.toString('latin1', start, i);
-      else {
-        this.#partial.push(chunk.subarray(start, i));
-        line = Buffer.concat(this.#partial).toString('latin1');
-        this.#partial = [];
-      }
-      start = i + 1;
-      this.#onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
-    }
-    if (start < chunk.length) this.#partial.push(chunk.subarray(start));
+    const lines = (this.#partial + chunk.toString('latin1')).split('\n');
+    this.#partial = lines.pop()!;
+    for (const line of lines) this.#onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
   }
 
   #onLine(line: string): void {
     for (const event of this.#framer.feed(line)) {
       switch (event.type) {
         case 'reply': {
-          const waiter = this.#waiters.shift();
-          if (!waiter || waiter.settled) break;
+          const waiter = this.#waiters[0];
+          if (!waiter) break;
+          // A sequence's waiter takes its blocks until the last, or until one failed (tmux runs
+          // nothing after it, so prints no more blocks for it).
+          if (event.ok && waiter.replies.push(event.lines) < waiter.blocks) break;
+          this.#waiters.shift();
+          if (waiter.settled) break;
           waiter.settled = true;
           clearTimeout(waiter.timer);
-          if (event.ok) waiter.resolve(event.lines);
+          if (event.ok) waiter.resolve(waiter.replies);
           else waiter.reject(this.#options.failure(event.lines.join('\n')));
           break;
         }

@@ -92,3 +92,21 @@ export function quoteArg(arg: string): string {
 export function commandLine(args: readonly string[]): string {
   return `${args.map(quoteArg).join(' ')}\n`;
 }
+
+/**
+ * One control-mode line running `commands` as a tmux command sequence (`a ; b`): tmux runs them
+ * back to back, with no pane output read in between, answers each in its own reply block, and
+ * skips the rest after the first that fails.
+ */
+export function sequenceLine(commands: ReadonlyArray<readonly string[]>): string {
+  return `${commands.map((args) => args.map(quoteArg).join(' ')).join(' ; ')}\n`;
+}
+
+/**
+ * `text` as a literal inside a tmux format (`#{==:#{x},<here>}`): `#`, `,` and `}` escaped as
+ * `##`, `#,` and `#}`, so it can neither end the comparison nor start anything tmux would
+ * expand (`#{…}`, `#(shell command)`, `#S`); tmux expands it back to exactly `text`.
+ */
+export function formatLiteral(text: string): string {
+  return text.replace(/[#,}]/g, (c) => `#${c}`);
+}

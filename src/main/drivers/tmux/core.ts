@@ -5,8 +5,21 @@
  */
 import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
 import type { TmuxConfig } from './config';
-import { decide, paneName, requireReadable, requireTier, type PaneDecision, type Tier } from './policy';
-import { PANE_FORMAT, PANE_FORMAT_NO_COMMAND, parsePaneLine, parsePaneList, unreadablePanes, type PaneInfo } from './panes';
+import { decide, paneName, requireReadable, requireTier, type PaneDecision, type PaneMarks, type Tier } from './policy';
+import {
+  GATE_FORMAT,
+  gateValues,
+  PANE_FORMAT,
+  PANE_LOOKUP_FORMAT,
+  PANE_MARKS_FORMAT,
+  parseMarksLine,
+  parsePaneLine,
+  parsePaneList,
+  unreadablePanes,
+  type PaneInfo,
+  type ReadMarks,
+} from './panes';
+import { formatLiteral, quoteArg } from './control-protocol';
 import { TmuxTransport } from './transport';
 import { waitForToken, type PaneProbe } from './watch';
 import { nearestAncestor } from './process-tree';
@@ -51,11 +64,30 @@ export interface SentEnvelope {
   from?: string;
 }
 
+/**
+ * A pane passed to `deliver` as this process last looked it up, not afresh: the typing waits on
+ * tmux finding its gate fields (`gate`, as `lastLookup` gave them) unchanged; if they changed,
+ * the fresh lookup is gated (`what`, `needed`, the caller's `ownPane`) before anything is typed.
+ */
+export interface LookupToConfirm {
+  gate: string;
+  what: string;
+  needed: Tier;
+  ownPane: string | undefined;
+}
+
 /** How long a `read` keeps `type`/`keys` unlocked. */
 export const READ_GUARD_MS = 60_000;
 const VERIFY_TIMEOUT_MS = 5000;
 const MARK_REFRESH_MS = 5000;
 const MEMORY_LIMIT = 10_000;
+
+/** The last `n` (all, if `n` is 0) of captured lines, each trimmed at the end, trailing blank lines dropped. */
+function lastLinesOf(captured: readonly string[], n: number): string[] {
+  let end = captured.length;
+  while (end > 0 && captured[end - 1]!.trimEnd() === '') end--;
+  return captured.slice(n > 0 ? Math.max(0, end - n) : 0, end).map((l) => l.trimEnd());
+}
 
 /** Adds to a Set, evicting the oldest entries beyond the limit. */
 export function remember<T>(set: Set<T>, value: T): void {
@@ -73,6 +105,8 @@ export class TmuxCore {
   /** When this process last wrote each pane's `@uplink_last_read`. */
   readonly #markedAt = new Map<string, number>();
   readonly #seenLabels = new Map<string, Set<string>>();
+  /** The last lookup of each pane by id, with its gate fields as tmux printed them. */
+  readonly #lookups = new Map<string, { pane: PaneInfo; gate: string }>();
   readonly #locks = new Map<string, Promise<void>>();
   #serverPid: string | undefined;
   /** Ids of envelopes we sent: an echo of them in some pane is not inbound. */
@@ -145,8 +179,8 @@ export class TmuxCore {
     return holder === undefined ? undefined : byPid.get(holder);
   }
 
-  run(args: readonly string[]): Promise<string[]> {
-    return this.transport.run(args);
+  run(args: readonly string[], replied?: () => void): Promise<string[]> {
+    return this.transport.run(args, replied);
   }
 
   /** Every pane of the server, remembering the labels seen. */
@@ -157,23 +191,16 @@ export class TmuxCore {
   }
 
   /**
-   * Resolves `%N` or a label to a fresh view of the pane; its `command` (the foreground process
-   * name, costly for tmux to find) only with `withCommand`.
+   * Resolves `%N` or a label to a fresh view of the pane. A pane id is looked up without what no
+   * op decides on (`PANE_LOOKUP_FORMAT`: no command, pid, target or title) unless `full`.
    */
-  async pane(addr: string, withCommand = false): Promise<PaneInfo> {
+  async pane(addr: string, full = false): Promise<PaneInfo> {
     if (typeof addr !== 'string' || addr === '') throw new DriverError('Invalid', 'empty tmux address', { hint: 'address a pane as tmux:%N or tmux:<label>' });
     if (/^%\d+$/.test(addr)) {
-      const lines = await this.run(['display-message', '-p', '-t', addr, withCommand ? PANE_FORMAT : PANE_FORMAT_NO_COMMAND]).catch((error: unknown) => {
-        if (error instanceof DriverError && error.kind === 'NotFound') throw this.#noPane(addr);
-        throw error;
+      const lines = await this.run(['display-message', '-p', '-t', addr, full ? PANE_FORMAT : PANE_LOOKUP_FORMAT]).catch((error: unknown) => {
+        throw this.#lookupFailure(error, addr);
       });
-      const pane = parsePaneLine(lines[0] ?? '');
-      // A missing pane prints the format with empty pane fields; a pane id followed by no
-      // separator means the line came back rewritten.
-      if (!pane && /^%\d/.test(lines[0] ?? '')) throw unreadablePanes(1);
-      if (!pane || pane.id !== addr) throw this.#noPane(addr);
-      this.#observe(pane);
-      return pane;
+      return this.#looked(addr, lines[0] ?? '');
     }
     const matches = (await this.listPanes()).filter((p) => p.label === addr);
     if (matches.length === 1) return matches[0]!;
@@ -184,11 +211,77 @@ export class TmuxCore {
     });
   }
 
+  /**
+   * A pane id's read marks, fresh (`PANE_MARKS_FORMAT`): all a read decides on, and less work for
+   * tmux than a full lookup.
+   */
+  async readMarks(paneId: string): Promise<ReadMarks> {
+    const lines = await this.run(['display-message', '-p', '-t', paneId, PANE_MARKS_FORMAT]).catch((error: unknown) => {
+      throw this.#lookupFailure(error, paneId);
+    });
+    return this.#marked(paneId, lines[0] ?? '');
+  }
+
+  /**
+   * A pane id's read marks and its last `n` lines (as `captureId`), taken in the same instant: one
+   * command sequence over control mode (one line, one reply to wait for), else one after the other.
+   * Whoever reads the lines must first let the marks allow it.
+   */
+  async readMarksAndCapture(paneId: string, n: number): Promise<{ marks: ReadMarks; lines: string[] }> {
+    const replies = await this.transport
+      .runSequence([
+        ['display-message', '-p', '-t', paneId, PANE_MARKS_FORMAT],
+        ['capture-pane', '-p', '-J', '-t', paneId, ...(n > 0 ? ['-S', `-${n}`] : [])],
+      ])
+      .catch((error: unknown) => {
+        throw this.#lookupFailure(error, paneId);
+      });
+    if (!replies) {
+      const marks = await this.readMarks(paneId);
+      return { marks, lines: await this.captureId(paneId, n) };
+    }
+    return { marks: this.#marked(paneId, replies[0]![0] ?? ''), lines: lastLinesOf(replies[1]!, n) };
+  }
+
+  #marked(paneId: string, line: string): ReadMarks {
+    const marks = parseMarksLine(line);
+    if (!marks && /^%\d/.test(line)) throw unreadablePanes(1);
+    if (!marks || marks.id !== paneId) throw this.#noPane(paneId);
+    this.#observe(marks);
+    return marks;
+  }
+
+  /** A lookup line of pane `addr`, parsed, observed and remembered; the error when it is none. */
+  #looked(addr: string, line: string): PaneInfo {
+    const pane = parsePaneLine(line);
+    // A missing pane prints the format with empty pane fields; a pane id followed by no
+    // separator means the line came back rewritten.
+    if (!pane && /^%\d/.test(line)) throw unreadablePanes(1);
+    if (!pane || pane.id !== addr) throw this.#noPane(addr);
+    this.#observe(pane);
+    const gate = gateValues(line);
+    if (gate !== undefined) {
+      this.#lookups.delete(addr);
+      this.#lookups.set(addr, { pane, gate });
+      if (this.#lookups.size > MEMORY_LIMIT) this.#lookups.delete(this.#lookups.keys().next().value as string);
+    }
+    return pane;
+  }
+
+  #lookupFailure(error: unknown, addr: string): unknown {
+    return error instanceof DriverError && error.kind === 'NotFound' ? this.#noPane(addr) : error;
+  }
+
+  /** The pane as this process last looked it up by id (`pane`), with its gate fields, if it did. */
+  lastLookup(paneId: string): { pane: PaneInfo; gate: string } | undefined {
+    return this.#lookups.get(paneId);
+  }
+
   #noPane(addr: string): DriverError {
     return new DriverError('NotFound', `no pane ${addr} on the tmux server`, { hint: 'list channels to see the panes that exist' });
   }
 
-  #observe(pane: PaneInfo): void {
+  #observe(pane: ReadMarks): void {
     // A new server (restart, another socket) reuses pane ids: what we remember is about panes
     // that no longer exist.
     if (pane.serverPid !== this.#serverPid) {
@@ -196,6 +289,7 @@ export class TmuxCore {
       this.#seenLabels.clear();
       this.#lastRead.clear();
       this.#markedAt.clear();
+      this.#lookups.clear();
       this.sentTo.clear();
     }
     let labels = this.#seenLabels.get(pane.id);
@@ -210,13 +304,18 @@ export class TmuxCore {
     this.#seenLabels.set(paneId, labels);
   }
 
-  decide(pane: PaneInfo): PaneDecision {
+  decide(pane: PaneMarks): PaneDecision {
     return decide(pane, this.config(), this.#seenLabels.get(pane.id) ?? []);
   }
 
   /** The common gate of a writing op: not our pane, readable, tier, usable. */
   async gate(pane: PaneInfo, what: string, needed: Tier, ctx?: InvokeContext): Promise<PaneDecision> {
-    if (pane.id === (await this.ownPane(ctx))) {
+    return this.gateOwn(pane, what, needed, await this.ownPane(ctx));
+  }
+
+  /** `gate` with the caller's own pane already found (`ownPane`). */
+  gateOwn(pane: PaneInfo, what: string, needed: Tier, ownPane: string | undefined): PaneDecision {
+    if (pane.id === ownPane) {
       throw new DriverError('Rejected', `${what} to our own pane ${pane.id} is refused (it would loop back to us)`, {
         hint: 'address another pane; list channels to see them',
       });
@@ -264,11 +363,12 @@ export class TmuxCore {
    * send cannot press Enter on a line another call is half-way through typing.
    */
   async exclusive<T>(paneId: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(paneId) ?? Promise.resolve();
+    const previous = this.#locks.get(paneId);
     let release!: () => void;
-    const mine = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const mine = previous ? previous.then(() => held) : held;
     this.#locks.set(paneId, mine);
-    await previous;
+    if (previous) await previous;
     try {
       return await fn();
     } finally {
@@ -281,9 +381,31 @@ export class TmuxCore {
   probe(pane: PaneInfo): PaneProbe {
     return {
       capture: (lines) => this.run(['capture-pane', '-p', '-J', '-t', pane.id, ...(lines > 0 ? ['-S', `-${lines}`] : [])]),
+      captureAndSubmit: (token) => this.#captureAndSubmit(pane.id, token),
       state: async () => (await this.run(['display-message', '-p', '-t', pane.id, '#{history_size}:#{cursor_x},#{cursor_y}:#{pane_in_mode}'])).join(''),
       watch: (listener) => this.transport.watch(pane.sessionId, pane.id, () => listener()),
     };
+  }
+
+  /**
+   * One step of a verified send over control mode: the capture that verifies, and Enter pressed
+   * by tmux itself only if the token is on a row of the visible screen (`#{C:}`: a substring of
+   * one row, which the capture holds too), in one command sequence, so no output of the pane
+   * comes in between. A token the capture holds but no single row does (a wrapped line, scrolled
+   * into the history) is left to the caller's own Enter. The nested command of the `if-shell`
+   * prints one block of its own: empty for the Enter, the marker for the else branch.
+   */
+  async #captureAndSubmit(paneId: string, token: string): Promise<{ lines: string[]; submitted: boolean } | undefined> {
+    if (!/^id:[0-9a-f]{8}$/.test(token) || !/^%\d+$/.test(paneId)) return undefined;
+    const replies = await this.transport.runSequence(
+      [
+        ['capture-pane', '-p', '-J', '-t', paneId, '-S', '-5'],
+        ['if-shell', '-F', '-t', paneId, `#{C:${token}}`, `send-keys -t ${paneId} Enter`, 'display-message -p not-submitted'],
+      ],
+      3,
+    );
+    if (!replies) return undefined;
+    return { lines: replies[0]!, submitted: replies[2]!.length === 0 };
   }
 
   /**
@@ -291,15 +413,15 @@ export class TmuxCore {
    * presses Enter. No retry: on failure the text stays in the input line, and the error carries
    * what the screen showed.
    */
-  deliver(pane: PaneInfo, line: string, id: string, ownPane?: string): Promise<SendReceipt> {
-    return this.exclusive(pane.id, () => this.#deliver(pane, line, id, ownPane));
+  deliver(pane: PaneInfo, line: string, id: string, ownPane?: string, confirm?: LookupToConfirm): Promise<SendReceipt> {
+    return this.exclusive(pane.id, () => this.#deliver(pane, line, id, ownPane, confirm));
   }
 
-  async #deliver(pane: PaneInfo, line: string, id: string, ownPane: string | undefined): Promise<SendReceipt> {
+  async #deliver(pane: PaneInfo, line: string, id: string, ownPane: string | undefined, confirm: LookupToConfirm | undefined): Promise<SendReceipt> {
     this.#rememberSent(id, { to: pane.id, ...(ownPane ? { from: ownPane } : {}) });
     let injectedAt = '';
-    const inject = async (): Promise<void> => {
-      await this.run(['send-keys', '-t', pane.id, '-l', '--', line]);
+    const inject = async (replied: () => void): Promise<void> => {
+      if (!confirm || !(await this.#typeIfUnchanged(pane.id, line, confirm, replied))) await this.run(['send-keys', '-t', pane.id, '-l', '--', line], replied);
       injectedAt = new Date(this.now()).toISOString();
       remember(this.sentIds, id);
     };
@@ -310,13 +432,39 @@ export class TmuxCore {
         evidence: result.tail,
       });
     }
-    await this.run(['send-keys', '-t', pane.id, 'Enter']);
+    if (!result.submitted) await this.run(['send-keys', '-t', pane.id, 'Enter']);
     return {
       delivered: true,
       correlation_id: id,
       verify_excerpt: result.line.length > 300 ? `${result.line.slice(0, 297)}...` : result.line,
       injected_at: injectedAt,
     };
+  }
+
+  /**
+   * Types `line` only if the pane's gate fields are still what `confirm` was decided on: tmux
+   * compares (`#{==:}`) the fields with the values of the earlier lookup, written in as format
+   * literals, and types in the same step, so nothing about the pane can change in between. True
+   * when typed. Otherwise tmux looks the pane up instead (the else branch), the fresh lookup is
+   * gated, throwing its refusal, and false tells the caller to type the plain way; so does a
+   * server without control mode, where nothing ran.
+   */
+  async #typeIfUnchanged(paneId: string, line: string, confirm: LookupToConfirm, replied: () => void): Promise<boolean> {
+    const type = ['send-keys', '-t', paneId, '-l', '--', line].map(quoteArg).join(' ');
+    const lookup = ['display-message', '-p', '-t', paneId, PANE_LOOKUP_FORMAT].map(quoteArg).join(' ');
+    const replies = await this.transport
+      .runSequence([['if-shell', '-F', '-t', paneId, `#{==:${GATE_FORMAT},${formatLiteral(confirm.gate)}}`, type, lookup]], 2, replied)
+      .catch((error: unknown) => {
+        throw this.#lookupFailure(error, paneId);
+      });
+    if (!replies) {
+      this.gateOwn(await this.pane(paneId), confirm.what, confirm.needed, confirm.ownPane);
+      return false;
+    }
+    // The typing prints nothing; the lookup, one line.
+    if (replies[1]!.length === 0) return true;
+    this.gateOwn(this.#looked(paneId, replies[1]![0] ?? ''), confirm.what, confirm.needed, confirm.ownPane);
+    return false;
   }
 
   #rememberSent(id: string, sent: SentEnvelope): void {
@@ -332,8 +480,6 @@ export class TmuxCore {
 
   /** `capture` by pane id, for a caller that has not looked the pane up yet. */
   async captureId(paneId: string, n: number): Promise<string[]> {
-    const lines = (await this.run(['capture-pane', '-p', '-J', '-t', paneId, ...(n > 0 ? ['-S', `-${n}`] : [])])).map((l) => l.trimEnd());
-    while (lines.length && lines[lines.length - 1] === '') lines.pop();
-    return lines.slice(-n);
+    return lastLinesOf(await this.run(['capture-pane', '-p', '-J', '-t', paneId, ...(n > 0 ? ['-S', `-${n}`] : [])]), n);
   }
 }

@@ -10,7 +10,7 @@ import { TmuxCore, type TmuxDriverOptions } from './core';
 import { doctor, preview } from './doctor';
 import { Inbox } from './inbox';
 import { TMUX_OPS } from './ops';
-import { envelopeFor, guardSend, precheckOp, runOp } from './pane-ops';
+import { precheckOp, runOp, send as sendMessage } from './pane-ops';
 import { parseTier, TIERS, type Tier } from './policy';
 
 /** What each tier lets an agent do in a pane, as the panel shows it beside the tier control. */
@@ -55,11 +55,8 @@ export function buildTmuxDriver(options: TmuxDriverOptions = {}): Driver {
 
     ops: () => TMUX_OPS.map((op) => structuredClone(op)),
 
-    async send(addr: string, request: SendRequest, ctx?: InvokeContext): Promise<SendReceipt> {
-      const pane = await guardSend(core, addr, request?.message, request?.reply_hint, ctx);
-      const { id, line, own } = await envelopeFor(core, request.message, request.reply_hint ?? 'full', ctx);
-      return core.deliver(pane, line, id, own);
-    },
+    send: (addr: string, request: SendRequest, ctx?: InvokeContext): Promise<SendReceipt> =>
+      sendMessage(core, addr, request?.message, request?.reply_hint, ctx),
 
     invoke: (addr: string, op: string, args: JsonValue, ctx?: InvokeContext, signal?: AbortSignal) => runOp(core, addr, op, args, ctx, signal),
 

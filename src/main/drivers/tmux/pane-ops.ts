@@ -4,7 +4,7 @@
  * schema with its defaults filled in (by the kernel); only what a schema cannot say (one line of
  * text, known key names) is checked here.
  */
-import { DriverError, type InvokeContext, type SendReceipt } from '../contract';
+import { DriverError, type InvokeContext, type ReplyHint, type SendReceipt } from '../contract';
 import type { JsonValue } from '../../kernel';
 import { remember, type TmuxCore } from './core';
 import type { PaneInfo } from './panes';
@@ -69,16 +69,65 @@ export async function precheckOp(core: TmuxCore, addr: string, op: string, rawAr
 
 const REPLY_HINTS = ['full', 'short', 'none'] as const;
 
-/** The pane a `send` may go to: a non-empty one-line message to another pane at tier operator. */
-export async function guardSend(core: TmuxCore, addr: string, message: unknown, replyHint: unknown, ctx?: InvokeContext): Promise<PaneInfo> {
+/**
+ * The pane a `send` may go to: a non-empty one-line message to another pane at tier operator;
+ * with the caller's own pane, which the envelope names.
+ */
+export async function guardSend(
+  core: TmuxCore,
+  addr: string,
+  message: unknown,
+  replyHint: unknown,
+  ctx?: InvokeContext,
+): Promise<{ pane: PaneInfo; own: string | undefined }> {
+  requireSendable(message, replyHint);
+  return gatedWithOwn(core, addr, 'send', ctx);
+}
+
+function requireSendable(message: unknown, replyHint: unknown): asserts message is string {
   if (typeof message !== 'string' || message.trim() === '') throw new DriverError('Invalid', 'send: message is required (a non-empty string)');
   requireOneLine(message, 'a message');
   const hint = replyHint ?? 'full';
   if (!(REPLY_HINTS as readonly unknown[]).includes(hint))
     throw new DriverError('Invalid', `send: reply_hint must be full, short or none (got "${String(hint)}")`);
-  const pane = await core.pane(addr);
-  await core.gate(pane, 'send', 'operator', ctx);
-  return pane;
+}
+
+/**
+ * `send`: the envelope typed, verified on screen, then Enter. A pane this process has looked up
+ * by id before is gated on that lookup, and typed into only if tmux, in the same step as a fresh
+ * lookup, finds every field the gate read unchanged (`TmuxCore.deliver` with a lookup to confirm):
+ * the decision a fresh lookup would get, one round trip sooner. What that earlier lookup would be
+ * refused is not refused on its word: such a pane, like one not seen yet, is looked up first.
+ */
+export async function send(core: TmuxCore, addr: string, message: unknown, replyHint: unknown, ctx?: InvokeContext): Promise<SendReceipt> {
+  const known = typeof addr === 'string' && isPaneId(addr) ? core.lastLookup(addr) : undefined;
+  if (known) {
+    requireSendable(message, replyHint);
+    const own = await core.ownPane(ctx);
+    let allowed = true;
+    try {
+      core.gateOwn(known.pane, 'send', 'operator', own);
+    } catch {
+      allowed = false;
+    }
+    if (allowed) {
+      const { id, line } = envelopeFor(message, (replyHint as ReplyHint | undefined) ?? 'full', own, ctx);
+      return core.deliver(known.pane, line, id, own, { gate: known.gate, what: 'send', needed: 'operator', ownPane: own });
+    }
+  }
+  const { pane, own } = await guardSend(core, addr, message, replyHint, ctx);
+  const { id, line } = envelopeFor(message as string, (replyHint as ReplyHint | undefined) ?? 'full', own, ctx);
+  return core.deliver(pane, line, id, own);
+}
+
+/**
+ * The pane, gated at operator for `what`, and the caller's own pane, looked up together: a caller
+ * found by its pid costs a pane listing, which then shares the lookup's round trip.
+ */
+async function gatedWithOwn(core: TmuxCore, addr: string, what: string, ctx?: InvokeContext): Promise<{ pane: PaneInfo; own: string | undefined }> {
+  const [pane, own] = await Promise.all([core.pane(addr), core.ownPane(ctx)]);
+  core.gateOwn(pane, what, 'operator', own);
+  return { pane, own };
 }
 
 /** A call's args, already validated and defaulted against the op's schema. */
@@ -102,17 +151,14 @@ async function read(core: TmuxCore, addr: string, args: Args): Promise<JsonValue
     await core.markRead(pane.id);
     return { text };
   }
-  // A pane id needs no lookup to be captured: the lookup, the capture and (once the policy has
-  // allowed the read) the read mark go out back to back, one round trip in all instead of three.
-  // A refused read's capture is dropped here unseen; a pane that is gone fails the lookup first.
-  const capturing = core.captureId(addr, lines);
-  capturing.catch(() => undefined);
-  const pane = await core.pane(addr);
-  requireReadable(core.decide(pane), 'read', pane);
-  const marking = core.markRead(pane.id);
-  const text = (await capturing).join('\n');
-  await marking;
-  return { text };
+  // A pane id needs no lookup to be captured: the lookup (of what the read block decides on
+  // only) and the capture go in one step, and (once the policy has allowed the read) the read
+  // mark, one round trip in all instead of three. A refused read's capture is dropped here
+  // unseen; a pane that is gone fails the step.
+  const { marks, lines: captured } = await core.readMarksAndCapture(addr, lines);
+  requireReadable(core.decide(marks), 'read', marks);
+  await core.markRead(marks.id);
+  return { text: captured.join('\n') };
 }
 
 function isPaneId(addr: string): boolean {
@@ -199,26 +245,18 @@ async function label(core: TmuxCore, addr: string, args: Args, ctx?: InvokeConte
 }
 
 /**
- * The envelope line and a fresh id for a message, and the pane it names as the sender's. `from:`
- * is the context's agent: the id the hub authenticated, never a name the client declared.
+ * The envelope line and a fresh id for a message from the caller in pane `own`. `from:` is the
+ * context's agent: the id the hub authenticated, never a name the client declared.
  */
-export async function envelopeFor(
-  core: TmuxCore,
-  message: string,
-  hint: 'full' | 'short' | 'none',
-  ctx?: InvokeContext,
-): Promise<{ id: string; line: string; own: string | undefined }> {
+export function envelopeFor(message: string, hint: 'full' | 'short' | 'none', own: string | undefined, ctx?: InvokeContext): { id: string; line: string } {
   const id = newCorrelationId();
-  const own = await core.ownPane(ctx);
-  return { id, line: formatEnvelope(senderName(ctx?.agent), own, id, message, hint), own };
+  return { id, line: formatEnvelope(senderName(ctx?.agent), own, id, message, hint) };
 }
 
 /** send without reply block → await-idle → everything the peer printed after the question. */
-async function guardAsk(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<PaneInfo> {
+async function guardAsk(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext): Promise<{ pane: PaneInfo; own: string | undefined }> {
   requireOneLine(args.message as string, 'an ask message');
-  const pane = await core.pane(addr);
-  await core.gate(pane, 'ask', 'operator', ctx);
-  return pane;
+  return gatedWithOwn(core, addr, 'ask', ctx);
 }
 
 async function ask(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext, signal?: AbortSignal): Promise<JsonValue> {
@@ -226,8 +264,8 @@ async function ask(core: TmuxCore, addr: string, args: Args, ctx?: InvokeContext
   const quietMs = args.quiet_ms as number;
   const timeoutMs = args.timeout_ms as number;
   const started = Date.now();
-  const pane = await guardAsk(core, addr, args, ctx);
-  const { id, line, own } = await envelopeFor(core, message, 'none', ctx);
+  const { pane, own } = await guardAsk(core, addr, args, ctx);
+  const { id, line } = envelopeFor(message, 'none', own, ctx);
   const receipt: SendReceipt = await core.deliver(pane, line, id, own);
   const idle = await awaitIdle(core.probe(pane), quietMs, Math.max(0, timeoutMs - (Date.now() - started)), signal);
   const after = await core.pane(pane.id);

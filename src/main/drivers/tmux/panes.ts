@@ -34,12 +34,16 @@ const FIELDS = [
 /** The tmux format that prints one pane per line. */
 export const PANE_FORMAT = FIELDS.map((f) => `#{${f}}`).join(SEP);
 
+/** Fields a single-pane lookup leaves empty (see `PANE_LOOKUP_FORMAT`). */
+const NOT_LOOKED_UP: ReadonlySet<string> = new Set(['pane_current_command', 'pane_pid', 'session_name', 'window_index', 'pane_index', 'pane_title']);
+
 /**
- * `PANE_FORMAT` with the pane's process name left empty (same fields): tmux finds that name by
- * asking the OS about the pane's foreground process, the one costly field, which a single-pane
- * lookup for a read or a send does not need.
+ * `PANE_FORMAT` with what no op decides on left empty (same fields, same places): the process
+ * name (tmux asks the OS about the pane's foreground process, the costliest field), its pid, the
+ * `session:window.pane` target and the title, which only listings and the approval preview show.
+ * Every field is work for tmux on each lookup, and a read or a send makes one.
  */
-export const PANE_FORMAT_NO_COMMAND = FIELDS.map((f) => (f === 'pane_current_command' ? '' : `#{${f}}`)).join(SEP);
+export const PANE_LOOKUP_FORMAT = FIELDS.map((f) => (NOT_LOOKED_UP.has(f) ? '' : `#{${f}}`)).join(SEP);
 
 /** One pane as the driver sees it. */
 export interface PaneInfo extends PaneMarks {
@@ -124,6 +128,65 @@ export function parsePaneLine(line: string): PaneInfo | undefined {
   if (firstLabel) info.firstLabel = firstLabel;
   if (lastRead && Number.isFinite(Number(lastRead))) info.lastRead = Number(lastRead);
   return info;
+}
+
+/**
+ * The fields a write's gate decides on, the session its echo is watched in, and every other field
+ * of `PANE_LOOKUP_FORMAT` that could make its line malformed (the options, free text): all of
+ * the lookup but the pane's history size and height, which change with every line it prints.
+ */
+const GATE_FIELDS = [
+  'pid',
+  'session_id',
+  'pane_in_mode',
+  'pane_dead',
+  '@uplink_profile',
+  '@uplink_read',
+  '@uplink_agent_label',
+  '@uplink_first_label',
+  '@uplink_last_read',
+  '@name',
+] as const;
+
+/** `GATE_FIELDS` as one format, printed as `gateValues` takes them out of a lookup line. */
+export const GATE_FORMAT = GATE_FIELDS.map((f) => `#{${f}}`).join(SEP);
+
+/**
+ * The `GATE_FIELDS` of a `PANE_FORMAT` or `PANE_LOOKUP_FORMAT` line, exactly as tmux printed
+ * them and as `GATE_FORMAT` prints them; undefined for a line of the wrong shape.
+ */
+export function gateValues(line: string): string | undefined {
+  const f = line.split(SEP);
+  if (f.length !== FIELDS.length) return undefined;
+  return GATE_FIELDS.map((name) => f[FIELDS.indexOf(name)]!).join(SEP);
+}
+
+/** What a read decides on: the id, the server's pid (a restart reuses ids) and the marks its read block needs. */
+const MARK_FIELDS = ['pane_id', 'pid', '@uplink_read', '@name', '@uplink_agent_label', '@uplink_first_label'] as const;
+
+/**
+ * The lookup of a read, which only asks whether the pane's content may be read: tmux's work
+ * grows with every field, and a read is one lookup and one capture.
+ */
+export const PANE_MARKS_FORMAT = MARK_FIELDS.map((f) => `#{${f}}`).join(SEP);
+
+/** A pane's read marks (`PANE_MARKS_FORMAT`): no tier, state or place, so it cannot gate a write. */
+export interface ReadMarks extends Omit<PaneMarks, 'profile'> {
+  serverPid: string;
+}
+
+/** Parses one line of `PANE_MARKS_FORMAT` output; undefined when it is not a pane line at all. */
+export function parseMarksLine(line: string): ReadMarks | undefined {
+  const f = line.split(SEP);
+  const id = f[0] ?? '';
+  if (!PANE_ID.test(id)) return undefined;
+  if (f.length !== MARK_FIELDS.length) return { id, serverPid: f[1] ?? '', readOff: true, malformed: true };
+  const [, serverPid, read, label, agentLabel, firstLabel] = f as string[];
+  const marks: ReadMarks = { id, serverPid: serverPid!, readOff: read === 'off' };
+  if (label) marks.label = label;
+  if (agentLabel) marks.agentLabel = agentLabel;
+  if (firstLabel) marks.firstLabel = firstLabel;
+  return marks;
 }
 
 /**

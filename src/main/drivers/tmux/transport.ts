@@ -88,20 +88,43 @@ export class TmuxTransport {
     return this.#options.controlMode === false ? 'disabled' : this.#lastAttachError;
   }
 
-  /** Runs a tmux command; resolves with its output lines. */
-  async run(args: readonly string[]): Promise<string[]> {
+  /**
+   * Runs a tmux command; resolves with its output lines (`replied`: see `ControlClient.run`). A
+   * live command client, the usual case, takes the command at once, without the attach path's
+   * awaits: a read or a send is a few of these, and each await is a turn of the microtask queue.
+   */
+  run(args: readonly string[], replied?: () => void): Promise<string[]> {
     this.#checkSocket();
-    const client = await this.#ensureCommandClient();
-    if (client) {
-      try {
-        return await client.run(args);
-      } catch (error) {
-        // A connection that died mid-command (server restart) gets one one-shot retry, but only
-        // for commands that only look: an injection is never repeated. tmux's own errors are final.
-        if (!(error instanceof DriverError) || error.kind !== 'Unavailable' || client.alive || !LOOK_ONLY.has(args[0] ?? '')) throw error;
-      }
-    }
-    return this.oneShot(args);
+    const client = this.#commandClient;
+    if (client?.alive) return this.#runOn(client, args, replied);
+    return this.#ensureCommandClient().then((attached) => (attached ? this.#runOn(attached, args, replied) : this.#runOneShot(args, replied)));
+  }
+
+  #runOn(client: ControlClient, args: readonly string[], replied: (() => void) | undefined): Promise<string[]> {
+    return client.run(args, replied).catch((error: unknown) => {
+      // A connection that died mid-command (server restart) gets one one-shot retry, but only
+      // for commands that only look: an injection is never repeated. tmux's own errors are final.
+      if (!(error instanceof DriverError) || error.kind !== 'Unavailable' || client.alive || !LOOK_ONLY.has(args[0] ?? '')) throw error;
+      return this.#runOneShot(args, replied);
+    });
+  }
+
+  async #runOneShot(args: readonly string[], replied: (() => void) | undefined): Promise<string[]> {
+    const lines = await this.oneShot(args);
+    replied?.();
+    return lines;
+  }
+
+  /**
+   * Runs a command sequence over the control connection (`ControlClient.runSequence`): one line,
+   * one reply per block. Undefined when commands go one-shot (no control mode), where one
+   * process's output cannot be told apart by command: the caller then runs them one by one.
+   */
+  runSequence(commands: ReadonlyArray<readonly string[]>, blocks = commands.length, replied?: () => void): Promise<string[][] | undefined> {
+    this.#checkSocket();
+    const client = this.#commandClient;
+    if (client?.alive) return client.runSequence(commands, blocks, replied);
+    return this.#ensureCommandClient().then((attached) => attached?.runSequence(commands, blocks, replied));
   }
 
   /** Runs `tmux [-S socket] <args>` as a one-shot process. */
@@ -137,10 +160,14 @@ export class TmuxTransport {
    * Watches a pane's output through a control client attached to its session (attaching one on
    * demand). Resolves undefined when control mode is unavailable; callers then poll.
    */
-  async watch(sessionId: string, pane: string, listener: (data: Buffer) => void): Promise<(() => void) | undefined> {
+  watch(sessionId: string, pane: string, listener: (data: Buffer) => void): Promise<(() => void) | undefined> {
     this.#checkSocket();
-    const client = await this.#clientFor(sessionId);
-    if (!client) return undefined;
+    const attached = this.#clients.get(sessionId);
+    if (attached?.alive) return Promise.resolve(this.#subscribe(attached, pane, listener));
+    return this.#clientFor(sessionId).then((client) => client && this.#subscribe(client, pane, listener));
+  }
+
+  #subscribe(client: ControlClient, pane: string, listener: (data: Buffer) => void): () => void {
     const forward: OutputListener = (p, data) => {
       if (p === pane) listener(data);
     };

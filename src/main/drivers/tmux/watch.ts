@@ -11,6 +11,12 @@ import { DriverError } from '../contract';
 export interface PaneProbe {
   /** The pane's visible screen plus `lines` of history, wrapped lines joined. */
   capture(lines: number): Promise<string[]>;
+  /**
+   * `capture(5)` and, in the same instant, Enter pressed by tmux itself if `token` is on a row of
+   * the visible screen; undefined when it cannot be done in one step (the caller captures, then
+   * presses Enter itself).
+   */
+  captureAndSubmit?(token: string): Promise<{ lines: string[]; submitted: boolean } | undefined>;
   /** A cheap state string (history size, cursor) that changes with any scroll. */
   state(): Promise<string>;
   /** Subscribes to the pane's `%output`; undefined when control mode is unavailable. */
@@ -29,51 +35,72 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** A wake-up signal fed by `%output`: `next(ms)` resolves on the next event or after `ms`. */
+/**
+ * A wake-up signal fed by `%output`: `next(ms)` resolves on the next event or after `ms`. Plain
+ * callbacks, no AbortController: aborting builds an exception with a stack trace, which cost more
+ * than the rest of the wake-up.
+ */
 class Waker {
-  #pending: (() => void) | undefined;
+  #wake: (() => void) | undefined;
   #fired = false;
   fire = (): void => {
     this.#fired = true;
-    this.#pending?.();
+    this.#wake?.();
   };
-  async next(ms: number, signal?: AbortSignal): Promise<void> {
+  /** Forgets an event that came before now. */
+  clear = (): void => {
+    this.#fired = false;
+  };
+  next(ms: number): Promise<void> {
     if (this.#fired) {
       this.#fired = false;
-      return;
+      return Promise.resolve();
     }
-    const controller = new AbortController();
-    this.#pending = () => controller.abort();
-    const onAbort = (): void => controller.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    await sleep(ms, controller.signal);
-    signal?.removeEventListener('abort', onAbort);
-    this.#pending = undefined;
-    this.#fired = false;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        this.#fired = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake = done;
+    });
   }
 }
 
-/** The outcome of waiting for a token. */
-export type TokenResult = { found: true; line: string } | { found: false; tail: string };
+/** The outcome of waiting for a token; `submitted`: tmux pressed Enter as it saw the token. */
+export type TokenResult = { found: true; line: string; submitted: boolean } | { found: false; tail: string };
 
 /**
  * Runs `inject` (typing the token), then waits until a captured line contains `token`, or the
  * deadline passes (then: the last tail). The pane's `%output` is watched from before the typing,
  * so its echo cannot slip past: with events, the first capture waits for one (a capture taken
- * before the echo is a wasted round trip); without, captures poll.
+ * before the echo is a wasted round trip); without, captures poll. `inject` calls `replied` as
+ * the typing's reply is read: output before it (the tail of what the pane printed earlier)
+ * cannot be the echo, which tmux reads from the pane only after the command ran. Each capture
+ * goes with `captureAndSubmit` when the probe has it, so a token on screen is submitted then.
  */
-export async function waitForToken(probe: PaneProbe, token: string, timeoutMs: number, pollMs: number, inject: () => Promise<unknown>): Promise<TokenResult> {
+export async function waitForToken(
+  probe: PaneProbe,
+  token: string,
+  timeoutMs: number,
+  pollMs: number,
+  inject: (replied: () => void) => Promise<unknown>,
+): Promise<TokenResult> {
   const waker = new Waker();
   const unwatch = await probe.watch(waker.fire);
   let lines: string[] = [];
   try {
-    await inject();
+    await inject(waker.clear);
     const deadline = Date.now() + timeoutMs;
     if (unwatch) await waker.next(Math.min(pollMs * 4, timeoutMs));
     for (;;) {
-      lines = await probe.capture(5);
+      const step = await probe.captureAndSubmit?.(token);
+      lines = step ? step.lines : await probe.capture(5);
       const hit = lines.find((l) => l.includes(token));
-      if (hit !== undefined) return { found: true, line: hit.trim() };
+      // tmux finds the token only on a row of what the capture holds, so a submit comes with a hit.
+      if (hit !== undefined || step?.submitted) return { found: true, line: hit?.trim() ?? '', submitted: step?.submitted ?? false };
       if (Date.now() >= deadline) break;
       await waker.next(Math.min(unwatch ? pollMs * 4 : pollMs, Math.max(1, deadline - Date.now())));
     }
