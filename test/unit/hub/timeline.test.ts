@@ -76,39 +76,48 @@ describe('Timeline', () => {
     expect(committed.map((e) => e.invocation_id)).toEqual(['other-agent']);
   });
 
-  it('commits a full batch a turn after the event that filled it, a batch a turn, each commit ending on a journal line', () => {
+  it('commits a full batch in the turn that filled it; after a failure, the retry commits a batch a turn, each ending on a journal line', () => {
     const commits: Array<{ n: number; seq: number | undefined }> = [];
+    let failing = false;
     let seq = 0;
-    let journaled = 0;
     const store = {
       appendMany(entries: Array<Omit<AuditEntry, 'id'>>, _durable: boolean, mark?: number): AuditEntry[] {
+        if (failing) throw new Error('SQLITE_BUSY');
         commits.push({ n: entries.length, seq: mark });
         return entries.map((e, i) => ({ ...e, id: i + 1 }));
       },
-      journal(entries: unknown[]): number {
-        journaled += entries.length;
-        return ++seq;
-      },
+      journal: (): number => ++seq,
+      failure: (): undefined => undefined,
     } as unknown as AuditStore;
     const timeline = new Timeline(store);
-    // 40 calls of 3 events, each journaled before its reply (one line each): 120 entries.
-    for (let call = 0; call < 40; call++) {
-      for (const kind of ['accepted', 'started', 'succeeded'] as const) timeline.record({ at: call, type: 'event', kind, invocation_id: `inv-${call}` });
+    // Calls of 3 events, each journaled before its reply (one line each).
+    const call = (n: number): void => {
+      for (const kind of ['accepted', 'started', 'succeeded'] as const) timeline.record({ at: n, type: 'event', kind, invocation_id: `inv-${n}` });
       expect(timeline.beforeReply()).toBe(true);
-    }
-    // Nothing committed inside a call's own turn.
+    };
+    const calls = COMMIT_BATCH / 3;
+    for (let n = 1; n < calls; n++) call(n);
     expect(commits).toEqual([]);
-    expect(journaled).toBe(120);
+    // The event that fills the batch commits it at once, its own call's entries with it.
+    for (const kind of ['accepted', 'started', 'succeeded'] as const) timeline.record({ at: 0, type: 'event', kind, invocation_id: 'inv-last' });
+    expect(commits).toEqual([{ n: COMMIT_BATCH, seq: calls - 1 }]);
+    expect(timeline.beforeReply()).toBe(true);
+
+    // A store that fails keeps everything queued; once it recovers, the retry commits a batch a turn.
+    commits.length = 0;
+    failing = true;
+    for (let n = 0; n < 40; n++) call(n);
+    failing = false;
     vi.advanceTimersToNextTimer();
     while (commits.reduce((a, c) => a + c.n, 0) < 120) vi.advanceTimersToNextTimer();
-    // Whole lines (3 entries each) a turn, as many as a batch holds, each commit marking the last line it holds.
     const perCommit = Math.floor(COMMIT_BATCH / 3) * 3;
     expect(commits.length).toBe(Math.ceil(120 / perCommit));
     let lines = 0;
     for (const c of commits) {
       expect(c.n).toBe(Math.min(perCommit, 120 - lines * 3));
       lines += c.n / 3;
-      expect(c.seq).toBe(lines);
+      // The journal lines of this run follow the ones of the calls above (the last call had nothing left to journal).
+      expect(c.seq).toBe(calls - 1 + lines);
     }
   });
 });

@@ -19,12 +19,11 @@ export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 /** Longest an event waits in the queue before its batch commits. */
 const FLUSH_MS = 20;
 /**
- * A batch this big commits a turn of the event loop after it filled, and a longer queue commits
- * this many per turn: about half a millisecond of SQLite and hashing at a time.
+ * A batch this big commits at once, in the turn of the event that filled it; a queue left longer
+ * (a retry after the store failed) commits this many per turn of the event loop. Either way one
+ * commit is well under a millisecond of SQLite and hashing, and one call in about 16 carries it.
  */
-export const COMMIT_BATCH = 16;
-/** A queue this long (a burst in one turn, or a store failing) commits (or tries to) at once. */
-const MAX_WAITING = 1024;
+export const COMMIT_BATCH = 48;
 /** Events kept for another try after a failed commit, at most. */
 const MAX_REQUEUED = 10_000;
 /** Wait before trying a failed commit again (a released lock or freed disk is used within this). */
@@ -185,8 +184,8 @@ export class Timeline {
   /**
    * Queues an entry. Decisions (`durable`) commit at once, fsynced, together with everything
    * queued before them — before they take effect, so a decision an agent heard of survives a
-   * crash. Other entries commit in batches within FLUSH_MS (one WAL commit for many events), a
-   * turn of the event loop after the event that filled a batch (its reply goes out first).
+   * crash. Other entries commit in batches: COMMIT_BATCH at once, or what is queued FLUSH_MS
+   * after the first of them (one WAL commit for many events).
    */
   record(entry: Omit<AuditEntry, 'id'>, durable = false): void {
     const ended = entry.outcome === undefined ? outcomeOf(entry) : undefined;
@@ -201,8 +200,9 @@ export class Timeline {
       this.flush(true);
       return;
     }
-    if (this.#pending.length >= MAX_WAITING) this.flush();
-    else if (this.#pending.length >= COMMIT_BATCH) this.#commitSoon();
+    // Committed in this turn: a commit left to a later one runs while the event loop waits for
+    // something, such as a driver's answer, which it would then hold back.
+    if (this.#pending.length >= COMMIT_BATCH) this.flush();
     else this.#timer ??= setTimeout(() => this.#commitSoon(), FLUSH_MS);
   }
 
@@ -236,9 +236,9 @@ export class Timeline {
   }
 
   /**
-   * Commits the queue off the calls' path: at most COMMIT_BATCH entries in one turn of the event loop
-   * (a commit is synchronous; a long one would hold every call waiting behind it), the rest in
-   * the turns after, until the queue is empty.
+   * Commits the queue when its time is up (or a retry is due): at most COMMIT_BATCH entries in one
+   * turn of the event loop (a commit is synchronous; a long one would hold every call waiting
+   * behind it), the rest in the turns after, until the queue is empty.
    */
   #commitSoon(): void {
     if (this.#timer) clearTimeout(this.#timer);
