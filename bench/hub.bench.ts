@@ -205,7 +205,12 @@ function chainCost(entry: (i: number) => Parameters<AuditStore['append']>[0]): B
     { name: 'audit append without hash chain, one commit per event', value: Math.round(single.plain), unit: 'events/s', note: 'baseline, same run' },
     { name: 'audit append with hash chain, batched ×100', value: Math.round(batched.chained), unit: 'events/s' },
     { name: 'audit append without hash chain, batched ×100', value: Math.round(batched.plain), unit: 'events/s', note: 'baseline, same run' },
-    { name: 'hash chain: batched append rate kept', value: batched.chained / batched.plain, unit: '×', note: 'sha256 + canonical JSON per row, the head read once per commit' },
+    {
+      name: 'hash chain: batched append rate kept',
+      value: batched.chained / batched.plain,
+      unit: '×',
+      note: 'sha256 + canonical JSON per row, the head read once per commit',
+    },
   ];
 }
 
