@@ -12,6 +12,19 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** A control-mode client of the private server's session `it`, closed after the test. */
+async function attachControl(on: TmuxTestServer): Promise<ControlClient> {
+  const client = await ControlClient.attach({
+    tmux: 'tmux',
+    globalArgs: ['-S', on.socket],
+    session: 'it',
+    env: TmuxTestServer.cleanEnv(),
+    failure: (text) => tmuxFailure(text, on.socket),
+  });
+  disposers.push(() => client.close());
+  return client;
+}
+
 describe('tmux transport', () => {
   it('runs a one-shot command against a private server', async () => {
     server = TmuxTestServer.start();
@@ -22,14 +35,7 @@ describe('tmux transport', () => {
 
   it('attaches in control mode, runs commands and reports %output events', async () => {
     server = TmuxTestServer.start('cat');
-    const client = await ControlClient.attach({
-      tmux: 'tmux',
-      globalArgs: ['-S', server.socket],
-      session: 'it',
-      env: TmuxTestServer.cleanEnv(),
-      failure: (text) => tmuxFailure(text, server!.socket),
-    });
-    disposers.push(() => client.close());
+    const client = await attachControl(server);
     expect(await client.run(['display-message', '-p', '-t', 'it', "cm-#{session_name} it's"])).toEqual(["cm-it it's"]);
     const seen: string[] = [];
     client.onOutput((pane, data) => {
@@ -43,14 +49,7 @@ describe('tmux transport', () => {
 
   it('runs a command sequence as one line: a block per command, the nested command of an if-shell -F in its own, replies aligned after', async () => {
     server = TmuxTestServer.start('cat');
-    const client = await ControlClient.attach({
-      tmux: 'tmux',
-      globalArgs: ['-S', server.socket],
-      session: 'it',
-      env: TmuxTestServer.cleanEnv(),
-      failure: (text) => tmuxFailure(text, server!.socket),
-    });
-    disposers.push(() => client.close());
+    const client = await attachControl(server);
     const pane = server.firstPane;
     const say = (text: string): string[] => ['display-message', '-p', text];
     expect(await client.runSequence([say('one'), say('two; #{session_name}')])).toEqual([['one'], ['two; it']]);
