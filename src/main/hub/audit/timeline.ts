@@ -223,13 +223,14 @@ export class Timeline {
   flush(durable = false): boolean {
     this.#unschedule();
     if (this.#pending.length === 0) return true;
-    if (this.#commit(this.#pending.length, durable)) return true;
+    const failed = this.#commit(this.#pending.length, durable);
+    if (!failed) return true;
     // A decision takes effect once it is durable: fsynced in the journal when the table is
     // locked or failing. When even that fails it is dropped and the caller hears why.
     if (durable && !this.#journalRest(true)) {
       this.#pending.pop();
       this.#bound();
-      throw auditUnavailable(this.#audit.failure() ?? 'the last write failed');
+      throw auditUnavailable(this.#audit.failure() ?? String((failed.error as Error)?.message ?? failed.error));
     }
     this.#bound();
     return durable;
@@ -250,31 +251,31 @@ export class Timeline {
       let count = Math.min(this.#pending.length, COMMIT_BATCH);
       const straddled = this.#lines.find((l) => l.end > count);
       if (straddled) count = this.#lines.findLast((l) => l.end <= count)?.end ?? straddled.end;
-      if (!this.#commit(count, false)) this.#bound();
+      if (this.#commit(count, false)) this.#bound();
       else if (this.#pending.length > 0) this.#commitSoon();
     });
   }
 
   /**
    * Commits the first `count` queued entries, marking the last journal line they end; returns
-   * whether it did. On failure nothing of them is stored: they stay queued, the journaled ones
+   * undefined when it did, else what the store threw. On failure nothing of them is stored: they stay queued, the journaled ones
    * with their lines (the store keeps the journal file they are in), and a retry is set.
    */
-  #commit(count: number, durable: boolean): boolean {
+  #commit(count: number, durable: boolean): { error: unknown } | undefined {
     const batch = count === this.#pending.length ? this.#pending : this.#pending.slice(0, count);
     const line = this.#lines.findLast((l) => l.end <= count);
     let stored: AuditEntry[];
     try {
       stored = this.#audit.appendMany(batch, durable, line?.seq);
-    } catch {
+    } catch (error) {
       this.#unschedule();
       this.#timer = setTimeout(() => this.#commitSoon(), RETRY_MS);
-      return false;
+      return { error };
     }
     this.#pending.splice(0, count);
     this.#lines = this.#lines.filter((l) => l.end > count).map((l) => ({ end: l.end - count, seq: l.seq }));
     for (const entry of stored) this.#entries.emit(entry);
-    return true;
+    return undefined;
   }
 
   #unschedule(): void {
