@@ -12,11 +12,10 @@
  * (1 MB base64) results, above the same hub idle, each in a fresh process (`hub-memory.ts`).
  */
 import { execFile, spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundled, OUT, ROOT } from './bundle';
+import { bundled, firstLine, OUT, ROOT } from './bundle';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -97,18 +96,6 @@ async function timeCalls(call: () => Promise<unknown>): Promise<number> {
     samples.push(performance.now() - t0);
   }
   return median(samples) * 1000;
-}
-
-function firstLine(child: ChildProcess): Promise<Record<string, string>> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as Record<string, string>);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}`)));
-  });
 }
 
 /** `uplink` is a launcher of dist/cli.mjs with the fixture driver. */

@@ -10,7 +10,7 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundled, OUT, ROOT } from './bundle';
+import { bundled, firstLine, OUT, ROOT } from './bundle';
 import { writeLauncherFile } from '../test/fixtures/launcher';
 import { MiB } from './payload';
 import type { BenchReport } from './types';
@@ -23,18 +23,6 @@ const IDLE_AFTER_MS = 15_000;
 function rss(pid: number): number {
   const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : Number.NaN;
-}
-
-function firstLine(child: ReturnType<typeof spawn>): Promise<Record<string, string>> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as Record<string, string>);
-    });
-    child.once('exit', (code) => reject(new Error(`uplink serve exited ${code}`)));
-  });
 }
 
 interface LoadResult {
