@@ -21,6 +21,7 @@ import { checkBody } from '../mcp/jsonrpc';
 import { createCliRoute } from './cli-route';
 import { announceHub, retractHub } from './hub-json';
 import { EventBuffer } from './event-store';
+import { quickInitializeCheck } from './initialize-check';
 
 import { isLoopbackHost, isLoopbackPeer } from './loopback';
 import { connectionOwner } from './peer-process';
@@ -148,6 +149,7 @@ export async function startHubServer(options: HubServerOptions): Promise<HubServ
   if (!isLoopbackHost(host) && !options.allowNonLoopback) {
     throw new Error(`refusing to listen on ${host} — hint: Uplink listens on 127.0.0.1 only unless you pass --host explicitly`);
   }
+  quickInitializeCheck();
   const token = ensureToken(options.dataDir);
   let origin = '';
   let port = 0;
