@@ -40,6 +40,8 @@ import type { AuditCheckpoint } from './checkpoints';
 import { chainProblem, quickCheck } from './verify';
 import { FileWatch, GONE_HINT } from './watch';
 import type { JournalRow } from './journal';
+import { WalThread } from './wal-thread';
+import type { WalThreadResult } from './wal-thread';
 
 /** How often the WAL is checkpointed into the database file (and journals are replayed). */
 const CHECKPOINT_EVERY_MS = 2000;
@@ -52,7 +54,10 @@ const OPEN_BUSY_WAIT_MS = 5000;
 const BUSY_RETRY_MS = 100;
 /** A lock held longer than this is a failure: new calls are refused until it is released. */
 const MAX_BUSY_MS = 30_000;
-/** A WAL bigger than this is truncated by the next checkpoint; SQLite keeps it this small after a reset. */
+/**
+ * A WAL bigger than this is copied into the database file after the commit that grew it (on the
+ * WAL thread) and truncated by the store's own checkpoint; SQLite keeps it this small after a reset.
+ */
 const WAL_TRUNCATE_BYTES = 4 * 1024 * 1024;
 /** A WAL that cannot be reset (a reader holds it) stops commits at this size. */
 const MAX_WAL_BYTES = 64 * 1024 * 1024;
@@ -114,6 +119,12 @@ export class AuditStore {
   /** Told when `failure()` changes (the panel shows it). */
   onFailureChange: ((failure: string | undefined) => void) | undefined;
   #timer: ReturnType<typeof setInterval>;
+  /** Where the routine checkpoint runs (off the event loop). */
+  #walThread: WalThread;
+  /** The thread's last checkpoint failed: the next tick checkpoints here, and finds out why. */
+  #checkpointHere = false;
+  /** Something was committed since the last tick (a tick without is idle: it checkpoints here). */
+  #committed = false;
   #closed = false;
   /** The last integrity check. */
   #checked: { at: number; damage?: string } | undefined;
@@ -174,6 +185,7 @@ export class AuditStore {
       this.#db.pragma(`busy_timeout = ${BUSY_WAIT_MS}`);
     }
     this.#checkpoints?.take();
+    this.#walThread = new WalThread(path, (r) => this.#walThreadDone(r));
     this.#timer = setInterval(() => this.#tick(), CHECKPOINT_EVERY_MS);
     this.#timer.unref?.();
   }
@@ -348,6 +360,9 @@ export class AuditStore {
       if (replayed) this.#replayed(replayed);
       this.#succeeded();
       if (journaled !== undefined) this.#journal.committed(journaled);
+      this.#committed = true;
+      // A steady load grows the WAL by tens of MB a second: the thread copies it as it goes.
+      if (!this.#walThread.busy && walBytes(this.path) > WAL_TRUNCATE_BYTES) this.#routineCheckpoint();
       return stored;
     } catch (e) {
       this.#failed(e);
@@ -594,7 +609,7 @@ export class AuditStore {
   }
 
   #tick(): void {
-    this.checkpoint();
+    this.#tickCheckpoint();
     if (this.#closed) return;
     this.#look();
     this.#checkpoints?.take();
@@ -611,12 +626,36 @@ export class AuditStore {
   }
 
   /**
+   * The tick's checkpoint: on the WAL thread while the hub is committing and all is well; here
+   * when it is idle (nothing waits on the loop, and a WAL left big is truncated) or anything is
+   * not well (a failed write, a WAL too big, the thread's own failure), where `checkpoint` decides.
+   */
+  #tickCheckpoint(): void {
+    const busy = this.#committed;
+    this.#committed = false;
+    if (!busy || !this.#routineCheckpoint()) this.checkpoint();
+  }
+
+  /** Hands the checkpoint to the thread when nothing is wrong; false when it must run here. */
+  #routineCheckpoint(): boolean {
+    if (this.#checkpointHere || this.#truncateWal || this.#walBehind || this.#walStuck !== undefined) return false;
+    if (this.#walThread.busy) return true;
+    return walBytes(this.path) <= MAX_WAL_BYTES && this.#walThread.request();
+  }
+
+  #walThreadDone(result: WalThreadResult): void {
+    if ('error' in result) this.#checkpointHere = true;
+  }
+
+  /**
    * Moves WAL frames into the database without waiting for readers (other processes). After a
    * failure, or once the WAL passed WAL_TRUNCATE_BYTES, the checkpoint also truncates it (giving a
    * full disk its space back); a WAL past MAX_WAL_BYTES that cannot be reset stops commits.
    */
   checkpoint(): void {
     if (this.#closed) return;
+    this.#checkpointHere = false;
+    this.#walThread.settle();
     const wal = walBytes(this.path);
     const reset = this.#walCheckpoint(this.#truncateWal || wal > WAL_TRUNCATE_BYTES);
     if (reset || walBytes(this.path) <= MAX_WAL_BYTES) this.#walStuck = undefined;
@@ -648,6 +687,7 @@ export class AuditStore {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    this.#walThread.close();
     this.#checkpoints?.take();
     const done = this.#journal.close();
     if (done) {
