@@ -4,19 +4,24 @@ import { compactWhenIdle } from '../../../src/main/edges/http/idle-memory';
 
 afterEach(() => vi.useRealTimers());
 
-function run(shares: number[]): number {
+function run(shares: number[], back: (n: number) => boolean = () => true): number {
   vi.useFakeTimers();
   let compactions = 0;
   const queue = [...shares];
-  const stop = compactWhenIdle({ periodMs: 1000, utilization: () => queue.shift() ?? 0, compact: () => compactions++ });
+  const stop = compactWhenIdle({ periodMs: 1000, utilization: () => queue.shift() ?? 0, compact: () => back(++compactions) });
   vi.advanceTimersByTime(shares.length * 1000);
   stop();
   return compactions;
 }
 
 describe('compactWhenIdle', () => {
-  it('compacts once in the first quiet period after a busy one', () => {
+  it('compacts once, in the second quiet period in a row after a busy one', () => {
     expect(run([0.5, 0.6, 0.1, 0.01, 0.0, 0.0])).toBe(1);
+    expect(run([0.5, 0.01, 0.0])).toBe(1);
+  });
+
+  it('does not compact in one quiet period between busy ones (the burst still holds its connections)', () => {
+    expect(run([0.9, 0.0, 0.9, 0.0, 0.9])).toBe(0);
   });
 
   it('never compacts a hub that was never busy, nor while it stays half busy', () => {
@@ -24,8 +29,13 @@ describe('compactWhenIdle', () => {
     expect(run([0.5, 0.1, 0.1, 0.1])).toBe(0);
   });
 
+  it('tries again each quiet period until the heap is back, at most five times a burst', () => {
+    expect(run([0.9, 0, 0, 0, 0, 0, 0], (n) => n === 3)).toBe(3);
+    expect(run([0.9, 0, 0, 0, 0, 0, 0, 0, 0, 0], () => false)).toBe(5);
+  });
+
   it('compacts again after the next burst', () => {
-    expect(run([0.9, 0.0, 0.0, 0.9, 0.01])).toBe(2);
+    expect(run([0.9, 0.0, 0.0, 0.9, 0.01, 0.0])).toBe(2);
   });
 
   it("V8's own compaction runs in this process and gives a sparse heap back", () => {
@@ -40,9 +50,9 @@ describe('compactWhenIdle', () => {
     all = null;
     const before = process.memoryUsage().heapTotal;
     vi.useFakeTimers();
-    const shares = [0.9, 0];
+    const shares = [0.9, 0, 0];
     const stop = compactWhenIdle({ periodMs: 1000, utilization: () => shares.shift() ?? 0 });
-    vi.advanceTimersByTime(2000);
+    vi.advanceTimersByTime(3000);
     stop();
     expect(process.memoryUsage().heapTotal).toBeLessThan(before);
     expect(kept).toHaveLength(20_000);
