@@ -59,6 +59,8 @@ const MAX_BUSY_MS = 30_000;
  * WAL thread) and truncated by the store's own checkpoint; SQLite keeps it this small after a reset.
  */
 const WAL_TRUNCATE_BYTES = 4 * 1024 * 1024;
+/** How often commits look at the WAL's size (the thread checkpoints it past WAL_TRUNCATE_BYTES). */
+const WAL_LOOK_MS = 100;
 /** A WAL that cannot be reset (a reader holds it) stops commits at this size. */
 const MAX_WAL_BYTES = 64 * 1024 * 1024;
 
@@ -125,6 +127,8 @@ export class AuditStore {
   #checkpointHere = false;
   /** Something was committed since the last tick (a tick without is idle: it checkpoints here). */
   #committed = false;
+  /** When a commit last looked at the WAL's size. */
+  #walLookedAt = 0;
   #closed = false;
   /** The last integrity check. */
   #checked: { at: number; damage?: string } | undefined;
@@ -361,8 +365,13 @@ export class AuditStore {
       this.#succeeded();
       if (journaled !== undefined) this.#journal.committed(journaled);
       this.#committed = true;
-      // A steady load grows the WAL by tens of MB a second: the thread copies it as it goes.
-      if (!this.#walThread.busy && walBytes(this.path) > WAL_TRUNCATE_BYTES) this.#routineCheckpoint();
+      // A steady load grows the WAL by tens of MB a second: the thread copies it as it goes (its
+      // size looked at, a system call, at most every WAL_LOOK_MS).
+      const now = Date.now();
+      if (!this.#walThread.busy && now - this.#walLookedAt >= WAL_LOOK_MS) {
+        this.#walLookedAt = now;
+        if (walBytes(this.path) > WAL_TRUNCATE_BYTES) this.#routineCheckpoint();
+      }
       return stored;
     } catch (e) {
       this.#failed(e);
