@@ -34,6 +34,26 @@ describe('compactWhenIdle', () => {
     expect(run([0.9, 0, 0, 0, 0, 0, 0, 0, 0, 0], () => false)).toBe(5);
   });
 
+  it("does not count a compaction's own time as load: the retry comes the next period", () => {
+    // The clock stays real: each compaction takes 100 ms of a 1 s period, 10% busy were it counted.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    let compactions = 0;
+    const shares = [0.9, 0, 0, 0.1, 0.1, 0];
+    const stop = compactWhenIdle({
+      periodMs: 1000,
+      utilization: () => shares.shift() ?? 0,
+      compact: () => {
+        compactions++;
+        const until = performance.now() + 100;
+        while (performance.now() < until);
+        return compactions === 3;
+      },
+    });
+    vi.advanceTimersByTime(6000);
+    stop();
+    expect(compactions).toBe(3);
+  });
+
   it('compacts again after the next burst', () => {
     expect(run([0.9, 0.0, 0.0, 0.9, 0.01, 0.0])).toBe(2);
   });

@@ -41,20 +41,27 @@ const NEW_SPACE_SETTLED = 8 * 1024 * 1024;
 export function compactWhenIdle(options: IdleMemoryOptions = {}): () => void {
   const utilization = options.utilization ?? loopUtilization();
   const compact = options.compact ?? compactHeap;
+  const period = options.periodMs ?? PERIOD_MS;
   let burst = false;
   let quiet = 0;
   let tries = 0;
+  /** How long the last compaction took: its own time is not the hub's load (a retry waits for none). */
+  let spent = 0;
   const timer = setInterval(() => {
-    const busy = utilization();
+    const busy = Math.max(0, utilization() - spent / period);
+    spent = 0;
     quiet = busy <= QUIET ? quiet + 1 : 0;
     if (busy >= BUSY) {
       burst = true;
       tries = 0;
     } else if (burst && quiet >= QUIET_PERIODS) {
       tries++;
-      if (compact() || tries >= MAX_TRIES) burst = false;
+      const start = performance.now();
+      const back = compact();
+      spent = performance.now() - start;
+      if (back || tries >= MAX_TRIES) burst = false;
     }
-  }, options.periodMs ?? PERIOD_MS);
+  }, period);
   timer.unref?.();
   return () => clearInterval(timer);
 }
