@@ -132,21 +132,14 @@ export function parsePaneLine(line: string): PaneInfo | undefined {
 
 /**
  * The fields a write's gate decides on, the session its echo is watched in, and every other field
- * of `PANE_LOOKUP_FORMAT` that could make its line malformed (the options, free text): all of
- * the lookup but the pane's history size and height, which change with every line it prints.
+ * of `PANE_LOOKUP_FORMAT` that could make its line malformed (the options, free text): all of the
+ * lookup but the pane's id (the gate runs on the pane by id) and its history size and height,
+ * which change with every line it prints. A field added to the lookup is gated unless left out here.
  */
-const GATE_FIELDS = [
-  'pid',
-  'session_id',
-  'pane_in_mode',
-  'pane_dead',
-  '@uplink_profile',
-  '@uplink_read',
-  '@uplink_agent_label',
-  '@uplink_first_label',
-  '@uplink_last_read',
-  '@name',
-] as const;
+const NOT_GATED: ReadonlySet<string> = new Set(['pane_id', 'history_size', 'pane_height']);
+const GATE_FIELDS = FIELDS.filter((f) => !NOT_LOOKED_UP.has(f) && !NOT_GATED.has(f));
+/** Where each of `GATE_FIELDS` stands in a lookup line. */
+const GATE_INDEXES = GATE_FIELDS.map((f) => FIELDS.indexOf(f));
 
 /** `GATE_FIELDS` as one format, printed as `gateValues` takes them out of a lookup line. */
 export const GATE_FORMAT = GATE_FIELDS.map((f) => `#{${f}}`).join(SEP);
@@ -158,7 +151,7 @@ export const GATE_FORMAT = GATE_FIELDS.map((f) => `#{${f}}`).join(SEP);
 export function gateValues(line: string): string | undefined {
   const f = line.split(SEP);
   if (f.length !== FIELDS.length) return undefined;
-  return GATE_FIELDS.map((name) => f[FIELDS.indexOf(name)]!).join(SEP);
+  return GATE_INDEXES.map((i) => f[i]!).join(SEP);
 }
 
 /** What a read decides on: the id, the server's pid (a restart reuses ids) and the marks its read block needs. */
