@@ -370,7 +370,8 @@ export class AuditStore {
       const now = Date.now();
       if (!this.#walThread.busy && now - this.#walLookedAt >= WAL_LOOK_MS) {
         this.#walLookedAt = now;
-        if (walBytes(this.path) > WAL_TRUNCATE_BYTES) this.#routineCheckpoint();
+        const wal = walBytes(this.path);
+        if (wal > WAL_TRUNCATE_BYTES) this.#routineCheckpoint(wal);
       }
       return stored;
     } catch (e) {
@@ -642,14 +643,14 @@ export class AuditStore {
   #tickCheckpoint(): void {
     const busy = this.#committed;
     this.#committed = false;
-    if (!busy || !this.#routineCheckpoint()) this.checkpoint();
+    if (!busy || !this.#routineCheckpoint(walBytes(this.path))) this.checkpoint();
   }
 
-  /** Hands the checkpoint to the thread when nothing is wrong; false when it must run here. */
-  #routineCheckpoint(): boolean {
+  /** Hands the checkpoint of a WAL of `wal` bytes to the thread when nothing is wrong; false when it must run here. */
+  #routineCheckpoint(wal: number): boolean {
     if (this.#checkpointHere || this.#truncateWal || this.#walBehind || this.#walStuck !== undefined) return false;
     if (this.#walThread.busy) return true;
-    return walBytes(this.path) <= MAX_WAL_BYTES && this.#walThread.request();
+    return wal <= MAX_WAL_BYTES && this.#walThread.request();
   }
 
   #walThreadDone(result: WalThreadResult): void {
