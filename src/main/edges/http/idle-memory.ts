@@ -3,8 +3,9 @@
  * in flight outlive the young generation and are promoted, so V8's old space grows to several
  * times what stays alive, and keeps those pages afterwards (a full GC frees the objects but does
  * not move the survivors off sparse pages). After a busy period, the second quiet one in a row runs
- * one compacting full GC: a pause of tens to a few hundred milliseconds, taken while nothing is asked
- * of the hub, after which the resident set is near what it was before the burst.
+ * a compacting full GC (a pause of tens to a few hundred milliseconds, taken while nothing is asked
+ * of the hub), and each quiet period after it another, until V8 has given the young generation
+ * back too: then the resident set is near what it was before the burst, 10–15 s after it.
  */
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
@@ -15,7 +16,7 @@ const PERIOD_MS = 3000;
 /**
  * Quiet periods in a row before the compaction: right after a burst its connections are still
  * open (an HTTP keep-alive socket closes 5 s after its last request) and what they hold is still
- * alive, so a compaction then kept twice the heap. A burst's memory is given back 6–12 s after it
+ * alive, so a compaction then kept twice the heap. The first compaction comes 6–12 s after a burst
  * ends (the period it ended in may be neither busy nor quiet).
  */
 const QUIET_PERIODS = 2;
