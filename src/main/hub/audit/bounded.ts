@@ -14,9 +14,9 @@ const MAX_ARGS_CHARS = 16 * 1024;
 const MAX_OUTPUT_STRING = 2048;
 
 /**
- * Entries `boundedEntry` returned: an entry is bounded on its way into the queue, the journal and
- * the table, and measured (its args and output serialized) only the first time. Entries are never
- * changed in place once recorded (a change makes a new object), so one in here stays bounded.
+ * Entries `bound` changed or had to measure (serialize): an entry is bounded on its way into the
+ * queue, the journal and the table, and these are not bounded again. Entries are never changed in
+ * place once recorded (a change makes a new object), so one in here stays bounded.
  */
 const BOUNDED = new WeakSet<object>();
 /** An agent as recorded, per agent object (the three entries of a call share one). */
@@ -27,8 +27,19 @@ export function recorded(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> 
   const bounded = boundedEntry(entry);
   if (!bounded.agent) return bounded;
   let agent = RECORDED_AGENTS.get(bounded.agent);
-  if (!agent) RECORDED_AGENTS.set(bounded.agent, (agent = pickRecord<RecordAgent>(RECORD_AGENT_SCHEMA, bounded.agent)));
-  return { ...bounded, agent };
+  if (!agent) RECORDED_AGENTS.set(bounded.agent, (agent = recordedAgent(bounded.agent)));
+  // An agent that has only the record's fields is recorded as it is: no copy of the entry.
+  return agent === bounded.agent ? bounded : { ...bounded, agent };
+}
+
+/** The agent with only the record's fields: the agent itself when it has no others. */
+function recordedAgent(live: NonNullable<AuditEntry['agent']>): RecordAgent {
+  const picked = pickRecord<RecordAgent>(RECORD_AGENT_SCHEMA, live);
+  const a = live as unknown as Record<string, unknown>;
+  const b = picked as unknown as Record<string, unknown>;
+  const keys = Object.keys(a);
+  const same = keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+  return same ? (live as RecordAgent) : picked;
 }
 
 /**
@@ -92,10 +103,7 @@ function summarized(value: JsonValue): JsonValue {
  * already within bounds (the usual case: no copy).
  */
 export function boundedEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
-  if (BOUNDED.has(entry)) return entry;
-  const out = bound(entry);
-  BOUNDED.add(out);
-  return out;
+  return BOUNDED.has(entry) ? entry : bound(entry);
 }
 
 function bound(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
@@ -104,9 +112,12 @@ function bound(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
     if (out === entry) out = { ...entry };
     (out as AuditEntry)[k] = v;
   };
-  for (const [k, max] of TEXT_LIMITS) {
-    const v = entry[k];
-    if (typeof v === 'string' && v.length > max) set(k, cut(v, max));
+  // Over the entry's own fields (a dozen or so), each looked up among the limited ones.
+  for (const k in entry) {
+    const max = TEXT_LIMIT[k];
+    if (max === undefined) continue;
+    const v = entry[k as TextField];
+    if (typeof v === 'string' && v.length > max) set(k as TextField, cut(v, max));
   }
   const agent = entry.agent;
   const long = (v: string | undefined): boolean => typeof v === 'string' && v.length > MAX_CLIENT_CHARS;
@@ -120,52 +131,111 @@ function bound(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
       ...(agent.session !== undefined ? { session: bound(agent.session) } : {}),
     });
   }
-  if (entry.args !== undefined) {
+  // Measured (serialized) only when one walk cannot tell that they fit.
+  let measured = false;
+  if (entry.args !== undefined && !fits(entry.args, Infinity)) {
+    measured = true;
     const args = nestsDeeperThan(entry.args, MAX_DEPTH) ? deepPlaceholder() : capped(entry.args);
     if (args !== entry.args) set('args', args);
   }
-  if (entry.output !== undefined) {
+  if (entry.output !== undefined && !fits(entry.output, MAX_OUTPUT_STRING)) {
+    measured = true;
     const output = nestsDeeperThan(entry.output, MAX_DEPTH) ? deepPlaceholder() : capped(summarizeOutput(entry.output));
     if (output !== entry.output) set('output', output);
   }
+  // A cut field is longer than its limit (it says how long it was) and a cut output is a long
+  // string: bounding such an entry again would cut it again. It is remembered as bounded, as is
+  // one that had to be measured. One that fit at a glance fits again at the next.
+  if (measured || out !== entry) BOUNDED.add(out);
   return out;
 }
 
-/** Text fields of an entry and the longest each is kept. */
-const TEXT_LIMITS: Array<
-  [
-    keyof AuditEntry &
-      (
-        | 'channel'
-        | 'op'
-        | 'message'
-        | 'hint'
-        | 'detail'
-        | 'reason'
-        | 'by'
-        | 'invocation_id'
-        | 'capability_id'
-        | 'provider_id'
-        | 'authorized'
-        | 'error_code'
-        | 'error_kind'
-        | 'rule_id'
-      ),
-    number,
-  ]
-> = [
-  ['channel', MAX_CHANNEL_CHARS],
-  ['op', MAX_OP_CHARS],
-  ['message', MAX_TEXT_CHARS],
-  ['hint', MAX_TEXT_CHARS],
-  ['detail', MAX_TEXT_CHARS],
-  ['reason', MAX_TEXT_CHARS],
-  ['by', MAX_CLIENT_CHARS],
-  ['invocation_id', MAX_CLIENT_CHARS],
-  ['capability_id', MAX_CLIENT_CHARS],
-  ['provider_id', MAX_CLIENT_CHARS],
-  ['authorized', MAX_CLIENT_CHARS],
-  ['error_code', MAX_CLIENT_CHARS],
-  ['error_kind', MAX_CLIENT_CHARS],
-  ['rule_id', MAX_CLIENT_CHARS],
-];
+/**
+ * Whether a value certainly needs no bounding, found in one walk without serializing it: plain
+ * JSON, no deeper than `MAX_DEPTH`, no string longer than `longString`, and JSON text that cannot
+ * be longer than `MAX_ARGS_CHARS` (counted as if every character needed a six-character escape).
+ * False says only "look closer": the exact steps then decide.
+ */
+function fits(value: JsonValue, longString: number): boolean {
+  let room = MAX_ARGS_CHARS;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    switch (typeof v) {
+      case 'string':
+        if (v.length > longString) return false;
+        room -= 2 + 6 * v.length;
+        break;
+      case 'number':
+        room -= 24;
+        break;
+      case 'boolean':
+      case 'undefined':
+        room -= 5;
+        break;
+      case 'object': {
+        if (v === null) {
+          room -= 4;
+          break;
+        }
+        if (depth >= MAX_DEPTH) return false;
+        room -= 2;
+        if (Array.isArray(v)) {
+          for (const item of v) stack.push([item, depth + 1]);
+          room -= v.length;
+          break;
+        }
+        // Anything but a plain object may serialize as something else (toJSON).
+        const proto = Object.getPrototypeOf(v) as unknown;
+        if (proto !== Object.prototype && proto !== null) return false;
+        for (const k in v) {
+          room -= 4 + 6 * k.length;
+          stack.push([(v as Record<string, unknown>)[k], depth + 1]);
+        }
+        break;
+      }
+      default:
+        // bigint, function, symbol: the exact steps say what is stored.
+        return false;
+    }
+    if (room < 0) return false;
+  }
+  return true;
+}
+
+/** Text fields of an entry. */
+type TextField = keyof AuditEntry &
+  (
+    | 'channel'
+    | 'op'
+    | 'message'
+    | 'hint'
+    | 'detail'
+    | 'reason'
+    | 'by'
+    | 'invocation_id'
+    | 'capability_id'
+    | 'provider_id'
+    | 'authorized'
+    | 'error_code'
+    | 'error_kind'
+    | 'rule_id'
+  );
+
+/** The longest each text field of an entry is kept (no prototype: a lookup by any field name is safe). */
+const TEXT_LIMIT: { readonly [k: string]: number | undefined } = Object.assign(Object.create(null) as Record<string, number>, {
+  channel: MAX_CHANNEL_CHARS,
+  op: MAX_OP_CHARS,
+  message: MAX_TEXT_CHARS,
+  hint: MAX_TEXT_CHARS,
+  detail: MAX_TEXT_CHARS,
+  reason: MAX_TEXT_CHARS,
+  by: MAX_CLIENT_CHARS,
+  invocation_id: MAX_CLIENT_CHARS,
+  capability_id: MAX_CLIENT_CHARS,
+  provider_id: MAX_CLIENT_CHARS,
+  authorized: MAX_CLIENT_CHARS,
+  error_code: MAX_CLIENT_CHARS,
+  error_kind: MAX_CLIENT_CHARS,
+  rule_id: MAX_CLIENT_CHARS,
+} satisfies Record<TextField, number>);
