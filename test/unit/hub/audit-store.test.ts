@@ -1,6 +1,6 @@
 /** The SQLite audit store: schema version, filters, paging, persistence across reopen. */
 import { describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,6 +10,7 @@ import { COLUMNS } from '../../../src/main/hub/audit/columns';
 import { journalDir } from '../../../src/main/hub/audit/journal';
 import { AUDIT_RECORD_SCHEMA } from '../../../src/shared/audit-record';
 import type { JsonValue } from '../../../src/main/kernel/types';
+import type { AuditEntry } from '../../../src/main/hub';
 
 const fresh = (): string => join(mkdtempSync(join(tmpdir(), 'uplink-audit-')), 'audit.sqlite');
 /** What version 7 (the hash chain) added, taken out again: a file as version 6 left it. */
@@ -362,6 +363,29 @@ describe('AuditStore', () => {
       outcome: 'succeeded',
     });
     s.close();
+  });
+
+  it('a replayed journal line stores its entries as a live commit would: what was cut is not cut again', () => {
+    const path = fresh();
+    const wide = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, 'v'.repeat(40)]));
+    const entries: Array<Omit<AuditEntry, 'id'>> = [
+      { at: 1, type: 'event' as const, kind: 'failed', invocation_id: 'inv-cut', message: 'm'.repeat(9000) },
+      { at: 2, type: 'event' as const, kind: 'succeeded', invocation_id: 'inv-cut', output: wide },
+      { at: 3, type: 'event' as const, kind: 'accepted', invocation_id: 'inv-cut', args: wide },
+    ];
+    const live = new AuditStore(fresh());
+    live.appendMany(entries);
+    const expected = live.query({}).entries.map(({ message, output, args }) => ({ message, output, args }));
+    live.close();
+    // A process that journaled them and was killed before its commit.
+    const dying = new AuditStore(path);
+    dying.journal(entries);
+    const [file] = readdirSync(journalDir(path));
+    renameSync(join(journalDir(path), file!), join(journalDir(path), '2147483646-dead.jsonl'));
+    const s = new AuditStore(path);
+    expect(s.query({}).entries.map(({ message, output, args }) => ({ message, output, args }))).toEqual(expected);
+    s.close();
+    dying.close();
   });
 
   it('caps huge args', () => {

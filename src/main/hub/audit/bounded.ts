@@ -43,6 +43,18 @@ function recordedAgent(live: NonNullable<AuditEntry['agent']>): RecordAgent {
 }
 
 /**
+ * An entry read back from a journal, which holds entries as `recorded` left them: already bounded.
+ * Bounding it again would cut what was cut once more (a cut text says how long it was, so it is
+ * longer than its limit), and a replay would store something else than the commit it stands in for.
+ * The table's own per-cell limit stays the backstop for a line that was tampered with.
+ */
+export function journaledEntry(entry: Omit<AuditEntry, 'id'>): Omit<AuditEntry, 'id'> {
+  // A damaged line's non-object is left to fail as it would have.
+  if (typeof entry === 'object' && entry !== null) BOUNDED.add(entry);
+  return entry;
+}
+
+/**
  * JSON text of a value, cut to `MAX_ARGS_CHARS` (still valid JSON: a string saying what was cut).
  * Never throws: a value that cannot be serialized is stored as a placeholder saying why.
  */

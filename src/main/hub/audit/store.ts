@@ -29,7 +29,7 @@ import { AuditJournal, journalDir } from './journal';
 import { createPrivate, tightenFiles } from '../data-dir';
 import type { AuditEntry, AuditPage, AuditQuery } from '../types';
 import { cut } from '../bounds';
-import { boundedEntry, recorded } from './bounded';
+import { boundedEntry, journaledEntry, recorded } from './bounded';
 import { at } from './columns';
 import { migrate } from './migrations';
 import { fromRow, journaledRow, placeholderRow, toRow } from './rows';
@@ -457,7 +457,7 @@ export class AuditStore {
       for (const rec of records) {
         if (rec.seq <= mark) continue;
         if (rec.entries) {
-          for (const e of rec.entries) if (this.#appendContained(e as Omit<AuditEntry, 'id'>)) result.inserted++;
+          for (const e of rec.entries) if (this.#appendContained(journaledEntry(e as Omit<AuditEntry, 'id'>))) result.inserted++;
         } else {
           for (const r of rec.rows ?? []) {
             try {
