@@ -56,4 +56,29 @@ describe('tmux control client', () => {
       await client.close();
     }
   });
+
+  it('fails a command tmux does not answer within the timeout counted from its own start, and closes the client', async () => {
+    const client = await ControlClient.attach({
+      tmux: fakeTmux([Buffer.from('%begin 1 2 1\nok\n%end 1 2 1\n')]),
+      globalArgs: [],
+      session: 'it',
+      env: process.env,
+      commandTimeoutMs: 300,
+      failure: (text) => tmuxFailure(text, undefined),
+    });
+    try {
+      // The first is answered; the second, sent 200 ms later, never is.
+      expect(await client.run(['display-message', '-p', 'x'])).toEqual(['ok']);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const sent = Date.now();
+      const unanswered = client.run(['display-message', '-p', 'y']);
+      const behind = client.run(['display-message', '-p', 'z']);
+      await expect(unanswered).rejects.toMatchObject({ kind: 'Timeout', message: 'tmux did not answer "display-message" within 300 ms' });
+      expect(Date.now() - sent).toBeGreaterThanOrEqual(290);
+      await expect(behind).rejects.toMatchObject({ kind: 'Unavailable' });
+      expect(client.alive).toBe(false);
+    } finally {
+      await client.close();
+    }
+  });
 });

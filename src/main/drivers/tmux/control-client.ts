@@ -18,8 +18,11 @@ interface Waiter {
   replies: string[][];
   resolve(replies: string[][]): void;
   reject(error: Error): void;
+  /** The command, for a timeout's message. */
+  what: string;
   settled: boolean;
-  timer: ReturnType<typeof setTimeout>;
+  /** When its line was handed to the pipe (`Date.now()`): its reply is due within the timeout. */
+  sentAt: number;
 }
 
 /** How to start a control client. */
@@ -48,6 +51,11 @@ export class ControlClient {
   #partial = '';
   /** Command lines waiting for this tick's write. */
   #queued = '';
+  /**
+   * One timer for all commands in flight, due when the oldest is (replies come in order): a timer
+   * set and cleared per command costs more than the command's own work in tmux.
+   */
+  #watchdog: ReturnType<typeof setTimeout> | undefined;
   #options: ControlClientOptions;
 
   private constructor(child: ChildProcessWithoutNullStreams, options: ControlClientOptions) {
@@ -153,24 +161,38 @@ export class ControlClient {
   }
 
   #enqueue(line: string, blocks: number, what: string, resolve: (replies: string[][]) => void, reject: (error: Error) => void): void {
-    const timeoutMs = this.#options.commandTimeoutMs ?? 10000;
-    const waiter: Waiter = {
-      blocks,
-      replies: [],
-      resolve,
-      reject,
-      settled: false,
-      // A timed-out waiter stays queued so later replies stay aligned; the client is then
-      // considered wedged and closed, and the transport reconnects or falls back.
-      timer: setTimeout(() => {
-        if (waiter.settled) return;
-        waiter.settled = true;
-        reject(new DriverError('Timeout', `tmux did not answer "${what}" within ${timeoutMs} ms`, { hint: 'the tmux server may be overloaded; try again' }));
-        void this.close();
-      }, timeoutMs),
-    };
-    this.#waiters.push(waiter);
+    this.#waiters.push({ blocks, replies: [], resolve, reject, what, settled: false, sentAt: Date.now() });
     this.#write(line);
+    if (this.#watchdog) this.#watchdog.ref();
+    else this.#watch(this.#timeoutMs());
+  }
+
+  #timeoutMs(): number {
+    return this.#options.commandTimeoutMs ?? 10000;
+  }
+
+  /** Sets the watchdog to look again in `ms`. */
+  #watch(ms: number): void {
+    this.#watchdog = setTimeout(() => this.#look(), ms);
+  }
+
+  /**
+   * The watchdog's look at the oldest command in flight: overdue, it fails and the client is
+   * considered wedged and closed (the transport reconnects or falls back); otherwise the watchdog
+   * waits for when it will be due. With none in flight it stops.
+   */
+  #look(): void {
+    this.#watchdog = undefined;
+    const oldest = this.#waiters[0];
+    if (!oldest || !this.#alive) return;
+    const timeoutMs = this.#timeoutMs();
+    const late = Date.now() - oldest.sentAt;
+    if (late < timeoutMs) return this.#watch(timeoutMs - late);
+    oldest.settled = true;
+    oldest.reject(
+      new DriverError('Timeout', `tmux did not answer "${oldest.what}" within ${timeoutMs} ms`, { hint: 'the tmux server may be overloaded; try again' }),
+    );
+    void this.close();
   }
 
   /**
@@ -246,9 +268,10 @@ export class ControlClient {
           // nothing after it, so prints no more blocks for it).
           if (event.ok && waiter.replies.push(event.lines) < waiter.blocks) break;
           this.#waiters.shift();
+          // Nothing in flight: the watchdog no longer keeps the process alive (it stops at its next look).
+          if (this.#waiters.length === 0) this.#watchdog?.unref();
           if (waiter.settled) break;
           waiter.settled = true;
-          clearTimeout(waiter.timer);
           if (event.ok) waiter.resolve(waiter.replies);
           else waiter.reject(this.#options.failure(event.lines.join('\n')));
           break;
@@ -274,10 +297,11 @@ export class ControlClient {
   #onExit(): void {
     if (!this.#alive) return;
     this.#alive = false;
+    if (this.#watchdog) clearTimeout(this.#watchdog);
+    this.#watchdog = undefined;
     for (const waiter of this.#waiters.splice(0)) {
       if (waiter.settled) continue;
       waiter.settled = true;
-      clearTimeout(waiter.timer);
       waiter.reject(
         new DriverError('Unavailable', 'tmux control connection closed (server restarted or session ended)', {
           hint: 'try again: the driver reconnects on demand',

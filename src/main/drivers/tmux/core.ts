@@ -228,14 +228,15 @@ export class TmuxCore {
    * Whoever reads the lines must first let the marks allow it.
    */
   async readMarksAndCapture(paneId: string, n: number): Promise<{ marks: ReadMarks; lines: string[] }> {
-    const replies = await this.transport
-      .runSequence([
+    let replies: string[][] | undefined;
+    try {
+      replies = await this.transport.runSequence([
         ['display-message', '-p', '-t', paneId, PANE_MARKS_FORMAT],
         ['capture-pane', '-p', '-J', '-t', paneId, ...(n > 0 ? ['-S', `-${n}`] : [])],
-      ])
-      .catch((error: unknown) => {
-        throw this.#lookupFailure(error, paneId);
-      });
+      ]);
+    } catch (error) {
+      throw this.#lookupFailure(error, paneId);
+    }
     if (!replies) {
       const marks = await this.readMarks(paneId);
       return { marks, lines: await this.captureId(paneId, n) };
@@ -336,16 +337,20 @@ export class TmuxCore {
    * Records a read, in memory and in the pane option `@uplink_last_read`, so the read-first
    * guard also holds across processes (each CLI command is a fresh driver).
    */
-  async markRead(paneId: string): Promise<void> {
+  /** Marks the pane read now; the promise of the option's write, when one was due. */
+  markRead(paneId: string): Promise<void> | undefined {
     const at = this.now();
     this.#lastRead.set(paneId, at);
     // An agent polling a pane need not rewrite the option on every read: a mark up to
     // MARK_REFRESH_MS old only makes other processes' guard expire that much sooner (stricter,
     // never looser), while this process keeps the exact time in memory.
     const marked = this.#markedAt.get(paneId);
-    if (marked !== undefined && at >= marked && at - marked < MARK_REFRESH_MS) return;
+    if (marked !== undefined && at >= marked && at - marked < MARK_REFRESH_MS) return undefined;
     this.#markedAt.set(paneId, at);
-    await this.run(['set-option', '-p', '-t', paneId, '@uplink_last_read', String(at)]).catch(() => undefined);
+    return this.run(['set-option', '-p', '-t', paneId, '@uplink_last_read', String(at)]).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** `Rejected` unless the pane was read within the last 60 s. */

@@ -12,8 +12,8 @@ import { formatEnvelope, newCorrelationId, senderName } from './envelope';
 import { classifyKey, configTier, grantHint, grantLabel, hasControlChars, paneName, requireReadable, tierRank, type Tier } from './policy';
 import { awaitIdle, lastLines } from './watch';
 
-/** Runs one op on a pane address. */
-export async function runOp(
+/** Runs one op on a pane address (each op's own promise, not one wrapped around it: a read is a few hops shorter). */
+export function runOp(
   core: TmuxCore,
   addr: string,
   op: string,
@@ -36,7 +36,7 @@ export async function runOp(
     case 'ask':
       return ask(core, addr, args, ctx, signal);
     default:
-      throw new DriverError('NotFound', `tmux has no op "${op}"`, { hint: 'ops: read, await-idle, type, keys, label, ask (and send)' });
+      return Promise.reject(new DriverError('NotFound', `tmux has no op "${op}"`, { hint: 'ops: read, await-idle, type, keys, label, ask (and send)' }));
   }
 }
 
@@ -157,7 +157,8 @@ async function read(core: TmuxCore, addr: string, args: Args): Promise<JsonValue
   // unseen; a pane that is gone fails the step.
   const { marks, lines: captured } = await core.readMarksAndCapture(addr, lines);
   requireReadable(core.decide(marks), 'read', marks);
-  await core.markRead(marks.id);
+  const marking = core.markRead(marks.id);
+  if (marking) await marking;
   return { text: captured.join('\n') };
 }
 
