@@ -90,6 +90,27 @@ describe('ExternalDriver', () => {
     expect(timers()).toBeLessThanOrEqual(before);
   });
 
+  it('fails each hanging call at its own deadline, answers the others meanwhile, and leaves no timer running after', async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const d = host([], { callTimeoutMs: 400 });
+    await d.ensureStarted();
+    const before = timers();
+    const t0 = Date.now();
+    const first = failure<DriverError>(d.invoke('todo', 'hang', {}));
+    await new Promise((r) => setTimeout(r, 200));
+    const second = failure<DriverError>(d.invoke('todo', 'hang', {}));
+    expect(await d.invoke('todo', 'read', {})).toEqual({ text: 'buy milk' });
+    expect((await first).message).toBe('notes did not answer invoke within 0.4 s');
+    const firstAt = Date.now() - t0;
+    expect((await second).kind).toBe('Timeout');
+    const secondAt = Date.now() - t0;
+    expect(firstAt).toBeGreaterThanOrEqual(400);
+    // The second's deadline is its own, 200 ms after the first's.
+    expect(secondAt).toBeGreaterThanOrEqual(600);
+    expect(secondAt - firstAt).toBeGreaterThanOrEqual(150);
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
+
   it('says which program could not be started', async () => {
     const d = new ExternalDriver({ id: 'notes', check: protocolCheck, command: ['/nonexistent/driver'], cwd: dirname(DRIVER) });
     made.push(d);

@@ -56,6 +56,10 @@ interface Pending {
   method: string;
   started: number;
   ping: boolean;
+  /** When it times out (`Date.now()` time); Infinity for the ping, which has no deadline. */
+  due: number;
+  /** Fails it at its deadline. */
+  expire: () => void;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
   done: () => void;
@@ -87,6 +91,13 @@ export class Session {
   readonly closed: Promise<void>;
   readonly #host: SessionHost;
   readonly #pending = new Map<number, Pending>();
+  /**
+   * One timer for the deadlines of all calls in flight, due at the earliest: a timer set and
+   * cleared per call costs a call about as much as the hub's own work for it.
+   */
+  #watchdog: ReturnType<typeof setTimeout> | undefined;
+  /** When the watchdog fires (Infinity: it is not set). */
+  #watchAt = Infinity;
   #nextId = 1;
 
   constructor(command: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, host: SessionHost) {
@@ -153,9 +164,10 @@ export class Session {
       const cancel = (): void => {
         if (!this.#pending.delete(rpcId)) return;
         done();
+        this.#left();
         if (!this.dead) this.#write({ jsonrpc: '2.0', method: 'cancel', params: { id: rpcId } });
       };
-      const timer = setTimeout(() => {
+      const expire = (): void => {
         this.#unanswered(rpcId, method, ms);
         cancel();
         reject(
@@ -163,8 +175,7 @@ export class Session {
             hint: 'the driver may be stuck; see its stderr in the panel or `uplink doctor`',
           }),
         );
-      }, ms);
-      if (ping) clearTimeout(timer);
+      };
       const onAbort = (): void => {
         // The kernel cancels a call at its deadline, often a moment before the timer here fires.
         const waited = Date.now() - started;
@@ -173,13 +184,46 @@ export class Session {
         reject(new DriverError('Rejected', `${id}.${method} was cancelled`));
       };
       const done = (): void => {
-        clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#pending.set(rpcId, { method, started, ping, resolve, reject, done });
+      const due = ping ? Infinity : started + ms;
+      this.#pending.set(rpcId, { method, started, ping, due, expire, resolve, reject, done });
+      this.#watch(due);
       this.#write({ jsonrpc: '2.0', id: rpcId, method, params }, params, ping);
     });
+  }
+
+  /** Makes sure the watchdog fires by `due` (and keeps the process alive while a call waits). */
+  #watch(due: number): void {
+    if (due === Infinity) return;
+    if (this.#watchdog && this.#watchAt <= due) {
+      this.#watchdog.ref();
+      return;
+    }
+    if (this.#watchdog) clearTimeout(this.#watchdog);
+    this.#watchAt = due;
+    this.#watchdog = setTimeout(() => this.#look(), Math.max(0, due - Date.now()));
+  }
+
+  /** The watchdog's look: fails the calls past their deadline and sets itself for the next one. */
+  #look(): void {
+    this.#watchdog = undefined;
+    this.#watchAt = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    for (const p of [...this.#pending.values()]) {
+      if (p.due <= now) p.expire();
+      else if (p.due < next) next = p.due;
+    }
+    this.#watch(next);
+  }
+
+  /** A call left: with none in flight that has a deadline, the watchdog no longer holds the process open. */
+  #left(): void {
+    if (!this.#watchdog) return;
+    for (const p of this.#pending.values()) if (p.due !== Infinity) return;
+    this.#watchdog.unref();
   }
 
   /**
@@ -195,6 +239,7 @@ export class Session {
       if (!this.dead) this.#write({ jsonrpc: '2.0', method: 'cancel', params: { id: rpcId } });
       p.reject(error());
     }
+    this.#left();
   }
 
   /** Marks request `rpcId` in the trace as given up on (at its deadline, or `cancelled` before it). */
@@ -220,6 +265,9 @@ export class Session {
       p.reject(new DriverError('Unavailable', message, { hint: 'it is started again on the next call; its stderr is in the panel and `uplink doctor`' }));
     }
     this.#pending.clear();
+    if (this.#watchdog) clearTimeout(this.#watchdog);
+    this.#watchdog = undefined;
+    this.#watchAt = Infinity;
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.stdin.end();
       void this.#kill();
@@ -315,6 +363,7 @@ export class Session {
     }
     this.#pending.delete(id as number);
     pending.done();
+    this.#left();
     if (response.error) {
       const error = rpcToError(response.error, pending.method);
       RPC_ERRORS.set(error, response.error);
