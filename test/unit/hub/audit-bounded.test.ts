@@ -44,6 +44,10 @@ describe('boundedEntry', () => {
     expect(boundedEntry(entry).args).toBe(args);
   });
 
+  it('cuts a value of a million items', () => {
+    expect(boundedEntry({ ...base, args: new Array<number>(1_000_000).fill(1) }).args).toMatch(/… \(cut, 2000001 chars\)$/);
+  });
+
   it('stores nesting up to 64 levels and replaces deeper nesting', () => {
     expect(boundedEntry({ ...base, args: nested(64) }).args).toEqual(nested(64));
     expect(boundedEntry({ ...base, args: nested(65) }).args).toBe('<not stored: nesting deeper than 64>');

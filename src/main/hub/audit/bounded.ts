@@ -192,9 +192,11 @@ function fits(value: JsonValue, longString: number): boolean {
         }
         if (depth >= MAX_DEPTH) return false;
         room -= 2;
+        // Each item or key costs room before it is queued, so a huge value is given up on early.
         if (Array.isArray(v)) {
-          for (const item of v) stack.push([item, depth + 1]);
           room -= v.length;
+          if (room < 0) return false;
+          for (const item of v) stack.push([item, depth + 1]);
           break;
         }
         // Anything but a plain object may serialize as something else (toJSON).
@@ -202,6 +204,7 @@ function fits(value: JsonValue, longString: number): boolean {
         if (proto !== Object.prototype && proto !== null) return false;
         for (const k in v) {
           room -= 4 + 6 * k.length;
+          if (room < 0) return false;
           stack.push([(v as Record<string, unknown>)[k], depth + 1]);
         }
         break;
