@@ -61,7 +61,17 @@ describe('agent credentials', () => {
     for (const bad of ['', 'Claude', '1bot', 'a b', 'x'.repeat(65), '../etc', 'bot*']) {
       expect(refusal(() => store.create(bad, 'alice', NOW))).toMatch(/is not valid — hint: use 1 to 64 characters/);
     }
-    for (const reserved of ['default', 'stdio', 'operator']) expect(() => store.create(reserved, 'alice', NOW)).toThrow(/reserved/);
+    for (const reserved of ['default', 'stdio', 'operator', 'uplink-cli', 'unauthenticated'])
+      expect(() => store.create(reserved, 'alice', NOW)).toThrow(/reserved/);
+  });
+
+  it('a file naming an agent as one of the hub’s own callers (edited by hand) accepts no agent token', () => {
+    const store = new AgentCredentialStore(tmpDataDir());
+    const { token } = store.create('bot', 'alice', NOW);
+    // The CLI's records are the operator's: an agent that could write as "uplink-cli" would read as the operator in the audit.
+    writeFileSync(store.path, readFileSync(store.path, 'utf8').replace('"id": "bot"', '"id": "uplink-cli"'));
+    expect(store.authenticate(token)).toBeUndefined();
+    expect(store.error()).toMatch(/agents\.json: \/agents\/0\/id "uplink-cli" is reserved for Uplink's own callers/);
   });
 
   it(`keeps at most ${MAX_AGENTS} agents, making room only from revoked ones`, () => {

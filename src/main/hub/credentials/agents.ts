@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { ensureDataDir } from '../data-dir';
 import { HubError } from '../errors';
 import { readSmallFile, writeFileAtomic } from '../files';
+import { UNAUTHENTICATED } from '../call-context';
 import { liveSecrets } from './mask';
 import type { SecretMask } from './mask';
 
@@ -23,8 +24,12 @@ import type { SecretMask } from './mask';
 export const MAX_AGENTS = 256;
 /** An agent id: identifier-like, so it reads the same in rules, logs and filters. */
 export const AGENT_ID_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
-/** Ids the hub gives its own callers: an agent credential may not take them. */
-export const RESERVED_AGENT_IDS = ['default', 'stdio', 'cli', 'operator', 'panel', 'unknown'];
+/**
+ * Ids the hub gives its own callers (the data dir's token, stdio, the CLI and the hub's own records,
+ * the panel's operator, a caller no credential proved): an agent credential may not take them, or
+ * its records would read as theirs.
+ */
+export const RESERVED_AGENT_IDS = ['default', 'stdio', 'cli', 'uplink-cli', 'operator', 'panel', 'unknown', UNAUTHENTICATED];
 /** A larger file is not an agents file. */
 const MAX_FILE_BYTES = 1024 * 1024;
 
@@ -63,6 +68,7 @@ function validate(path: string, raw: unknown): AgentRecord[] | string {
     const r = a as Partial<AgentRecord>;
     if (typeof a !== 'object' || a === null) return invalid(path, `/agents/${i} must be an object`);
     if (typeof r.id !== 'string' || !AGENT_ID_PATTERN.test(r.id)) return invalid(path, `/agents/${i}/id is not a valid agent name`);
+    if (RESERVED_AGENT_IDS.includes(r.id)) return invalid(path, `/agents/${i}/id "${r.id}" is reserved for Uplink's own callers`);
     if (seen.has(r.id)) return invalid(path, `/agents has the agent "${r.id}" twice`);
     seen.add(r.id);
     if (typeof r.token_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(r.token_sha256)) return invalid(path, `/agents/${i}/token_sha256 must be 64 hex digits`);
