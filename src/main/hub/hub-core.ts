@@ -269,7 +269,7 @@ class HubCore implements Hub {
       ? `hub.drivers names ${this.#unknownDrivers.join(', ')}, which no driver is (known: ${[...this.#disabled, ...this.#registry.drivers().map((d) => d.id)].sort().join(', ')})`
       : undefined;
     const config = this.configStatus(unknown);
-    const audit = this.#audit.health();
+    const audit = await this.#audit.health();
     const agents = this.#agents.health();
     const warnings = this.#broker.rules.warnings();
     return {

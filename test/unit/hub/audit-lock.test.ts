@@ -274,7 +274,7 @@ describe('a locked audit file', () => {
     }
   });
 
-  it('a lock held past 30 s is a failure (new calls are refused, doctor says why) until it is released', () => {
+  it('a lock held past 30 s is a failure (new calls are refused, doctor says why) until it is released', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
       const path = fresh();
@@ -286,7 +286,7 @@ describe('a locked audit file', () => {
         vi.setSystemTime(Date.now() + 31_000);
         expect(() => s.appendMany([call('inv-1', 'accepted')])).toThrow(/locked/);
         expect(s.failure()).toBe("SQLITE_BUSY: another process has held the audit's write lock for 31 s");
-        expect(s.health()).toMatchObject({ ok: false, error: expect.stringMatching(/^the audit log cannot be written \(SQLITE_BUSY: another process/) });
+        expect(await s.health()).toMatchObject({ ok: false, error: expect.stringMatching(/^the audit log cannot be written \(SQLITE_BUSY: another process/) });
       } finally {
         held.release();
       }

@@ -388,6 +388,19 @@ describe('AuditStore', () => {
     dying.close();
   });
 
+  it('checks the file for damage off the event loop (any agent can ask doctor): the loop turns while it runs', async () => {
+    const s = new AuditStore(fresh());
+    s.append({ at: 1, type: 'event', kind: 'accepted' });
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const damage = s.damage();
+    expect(await damage).toBeUndefined();
+    expect(turned).toBe(true);
+    // Asked again within the interval: the last answer, without another check.
+    expect(await s.damage()).toBeUndefined();
+    s.close();
+  });
+
   it('caps huge args', () => {
     const s = new AuditStore(fresh());
     const e = s.append({ at: 1, type: 'event', kind: 'accepted', args: { big: 'x'.repeat(100_000) } });

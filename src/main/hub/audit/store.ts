@@ -37,7 +37,8 @@ import type { Row } from './rows';
 import { ChainedInsert } from './chain';
 import { Checkpointer } from './checkpoints';
 import type { AuditCheckpoint } from './checkpoints';
-import { chainProblem, quickCheck } from './verify';
+import { chainProblem, quickCheckProblems } from './verify';
+import { quickCheckOffThread } from './integrity-thread';
 import { FileWatch, GONE_HINT } from './watch';
 import type { JournalRow } from './journal';
 import { WalThread } from './wal-thread';
@@ -132,6 +133,8 @@ export class AuditStore {
   #closed = false;
   /** The last integrity check. */
   #checked: { at: number; damage?: string } | undefined;
+  /** The integrity check under way. */
+  #checking: Promise<string | undefined> | undefined;
   /** The last check of the chain from its newest checkpoint. */
   #chainChecked: { at: number; problem?: string } | undefined;
   /** Whether the path still names the file this store has open. */
@@ -555,45 +558,39 @@ export class AuditStore {
     return page;
   }
 
-  /**
-   * Damage in the file (`PRAGMA quick_check`: every page and index, without the slow cross-checks;
-   * a fraction of a second for hundreds of MB), or undefined when it is sound. Run at most every
-   * INTEGRITY_EVERY_MS; between runs the last answer stands.
-   */
   /** Doctor's `audit` line: still the file at its path, readable, writable, undamaged, its chain whole. */
-  health(): { ok: boolean; path: string; error?: string } {
+  async health(): Promise<{ ok: boolean; path: string; error?: string }> {
     try {
       const gone = this.#look();
       if (gone) return { ok: false, path: this.path, error: `${gone}; new calls are refused — hint: ${GONE_HINT}` };
       this.lastId();
       const failure = this.failure();
-      const error = failure
-        ? `the audit log cannot be written (${failure}); new calls are refused until it can`
-        : (this.damage() ?? this.#chainProblem() ?? this.#checkpoints?.error);
+      if (failure) return { ok: false, path: this.path, error: `the audit log cannot be written (${failure}); new calls are refused until it can` };
+      const damage = await this.damage();
+      if (this.#closed) return { ok: false, path: this.path, error: 'the audit store was closed while it was checked' };
+      const error = damage ?? this.#chainProblem() ?? this.#checkpoints?.error;
       return error ? { ok: false, path: this.path, error } : { ok: true, path: this.path };
     } catch (e) {
       return { ok: false, path: this.path, error: (e as Error).message };
     }
   }
 
-  damage(): string | undefined {
-    const now = Date.now();
-    if (this.#checked && now - this.#checked.at < INTEGRITY_EVERY_MS) return this.#checked.damage;
-    let damage: string | undefined;
-    try {
-      // A connection of its own: this store's page cache would answer from what it read before
-      // the file was overwritten.
-      const fresh = new Database(this.path, { readonly: true, fileMustExist: true });
-      try {
-        const problems = quickCheck(fresh);
-        if (problems) damage = `the integrity check of ${this.path} failed: ${problems}`;
-      } finally {
-        fresh.close();
-      }
-    } catch (e) {
-      damage = `the integrity check of ${this.path} failed: ${cut(String((e as Error)?.message ?? e), 1000)}`;
-    }
-    this.#checked = { at: now, ...(damage ? { damage } : {}) };
+  /**
+   * Damage in the file (`PRAGMA quick_check`: every page and index, without the slow cross-checks),
+   * or undefined when it is sound; checked off the event loop (integrity-thread.ts), at most every
+   * INTEGRITY_EVERY_MS, between which the last answer stands. Callers at once share one check.
+   */
+  damage(): Promise<string | undefined> {
+    if (this.#checked && Date.now() - this.#checked.at < INTEGRITY_EVERY_MS) return Promise.resolve(this.#checked.damage);
+    return (this.#checking ??= this.#checkIntegrity().finally(() => (this.#checking = undefined)));
+  }
+
+  async #checkIntegrity(): Promise<string | undefined> {
+    const at = Date.now();
+    const result = await quickCheckOffThread(this.path);
+    const problems = 'error' in result ? cut(result.error, 1000) : quickCheckProblems(result.lines);
+    const damage = problems === undefined ? undefined : `the integrity check of ${this.path} failed: ${problems}`;
+    this.#checked = { at, ...(damage ? { damage } : {}) };
     return damage;
   }
 

@@ -380,8 +380,16 @@ function damagedReport(path: string, e: unknown, side: number, witness: number, 
 
 /** `PRAGMA quick_check`'s complaints, or undefined when it finds none. */
 export function quickCheck(db: Db): string | undefined {
-  const rows = db.pragma('quick_check(10)') as Array<Record<string, unknown>>;
-  const problems = rows.map((r) => String(Object.values(r)[0])).filter((t) => t !== 'ok');
+  const rows = db.pragma(QUICK_CHECK) as Array<Record<string, unknown>>;
+  return quickCheckProblems(rows.map((r) => String(Object.values(r)[0])));
+}
+
+/** The check `quickCheck` runs (the first ten complaints at most). */
+export const QUICK_CHECK = 'quick_check(10)';
+
+/** What `QUICK_CHECK` printed, one line a row, as one line of complaints, or undefined for none. */
+export function quickCheckProblems(lines: readonly string[]): string | undefined {
+  const problems = lines.filter((t) => t !== 'ok');
   return problems.length ? cut(problems.join('; '), 1000) : undefined;
 }
 

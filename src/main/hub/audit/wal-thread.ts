@@ -59,8 +59,8 @@ parentPort.on('message', () => {
 /** What one request did: the last round's figures, or why it failed. */
 export type WalThreadResult = { busy: number; log: number; checkpointed: number; rounds: number } | { error: string };
 
-/** The path better-sqlite3 loads from, for the worker to load the same module. */
-function driverPath(): string {
+/** The path better-sqlite3 loads from, for a worker to load the same module. */
+export function driverPath(): string {
   let from: string | undefined;
   try {
     if (import.meta.url) from = fileURLToPath(import.meta.url);
