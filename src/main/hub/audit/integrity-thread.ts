@@ -8,7 +8,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { QUICK_CHECK } from './verify';
+import { QUICK_CHECK, quickCheckLines } from './verify';
 import { driverPath } from './wal-thread';
 
 /** What the check printed, one line a row; or why it could not run. */
@@ -48,7 +48,7 @@ function quickCheckHere(path: string): QuickCheckResult {
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
-    return { lines: (db.pragma(QUICK_CHECK) as Array<Record<string, unknown>>).map((r) => String(Object.values(r)[0])) };
+    return { lines: quickCheckLines(db) };
   } catch (e) {
     return { error: String((e as Error)?.message ?? e) };
   } finally {

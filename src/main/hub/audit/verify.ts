@@ -380,8 +380,12 @@ function damagedReport(path: string, e: unknown, side: number, witness: number, 
 
 /** `PRAGMA quick_check`'s complaints, or undefined when it finds none. */
 export function quickCheck(db: Db): string | undefined {
-  const rows = db.pragma(QUICK_CHECK) as Array<Record<string, unknown>>;
-  return quickCheckProblems(rows.map((r) => String(Object.values(r)[0])));
+  return quickCheckProblems(quickCheckLines(db));
+}
+
+/** What `QUICK_CHECK` prints on `db`, one line a row (`ok` alone when it finds nothing). */
+export function quickCheckLines(db: Db): string[] {
+  return (db.pragma(QUICK_CHECK) as Array<Record<string, unknown>>).map((r) => String(Object.values(r)[0]));
 }
 
 /** The check `quickCheck` runs (the first ten complaints at most). */
