@@ -8,6 +8,7 @@ import { AuditStore } from '../../../src/main/hub/audit';
 import { AUDIT_SCHEMA_VERSION } from '../../../src/main/hub/audit/migrations';
 import { COLUMNS } from '../../../src/main/hub/audit/columns';
 import { journalDir } from '../../../src/main/hub/audit/journal';
+import { quickCheckOffThread } from '../../../src/main/hub/audit/integrity-thread';
 import { AUDIT_RECORD_SCHEMA } from '../../../src/shared/audit-record';
 import type { JsonValue } from '../../../src/main/kernel/types';
 import type { AuditEntry } from '../../../src/main/hub';
@@ -399,6 +400,13 @@ describe('AuditStore', () => {
     // Asked again within the interval: the last answer, without another check.
     expect(await s.damage()).toBeUndefined();
     s.close();
+  });
+
+  it('reports an integrity check that does not finish in time as unfinished, and ends it', async () => {
+    const path = fresh();
+    new AuditStore(path).close();
+    expect(await quickCheckOffThread(path, 0)).toEqual({ error: 'the check did not finish within 0 s' });
+    expect(await quickCheckOffThread(path)).toEqual({ lines: ['ok'] });
   });
 
   it('caps huge args', () => {

@@ -29,8 +29,14 @@ try {
 }
 `;
 
-/** Runs the check of the file at `path` on a worker; here, on the caller's thread, when no worker can start. */
-export function quickCheckOffThread(path: string): Promise<QuickCheckResult> {
+/** Longest a check may take before doctor reports it unfinished (the thread is then ended). */
+const CHECK_TIMEOUT_MS = 120_000;
+
+/**
+ * Runs the check of the file at `path` on a worker; here, on the caller's thread, when no worker
+ * can start. A check still running after `timeoutMs` is ended and reported as such.
+ */
+export function quickCheckOffThread(path: string, timeoutMs = CHECK_TIMEOUT_MS): Promise<QuickCheckResult> {
   let worker: Worker;
   try {
     worker = new Worker(SOURCE, { eval: true, workerData: { path, driver: driverPath(), check: QUICK_CHECK } });
@@ -38,9 +44,18 @@ export function quickCheckOffThread(path: string): Promise<QuickCheckResult> {
     return Promise.resolve(quickCheckHere(path));
   }
   return new Promise((resolve) => {
-    worker.once('message', resolve);
-    worker.once('error', (e) => resolve({ error: e.message }));
-    worker.once('exit', (code) => resolve({ error: `the check's thread ended (exit code ${code}) before it answered` }));
+    const timer = setTimeout(() => {
+      resolve({ error: `the check did not finish within ${Math.round(timeoutMs / 1000)} s` });
+      void worker.terminate();
+    }, timeoutMs);
+    timer.unref();
+    const done = (result: QuickCheckResult): void => {
+      clearTimeout(timer);
+      resolve(result);
+    };
+    worker.once('message', done);
+    worker.once('error', (e) => done({ error: e.message }));
+    worker.once('exit', (code) => done({ error: `the check's thread ended (exit code ${code}) before it answered` }));
   });
 }
 
