@@ -58,10 +58,14 @@ export interface CallContext {
 
 /** The id of a caller no credential proved (rows from before agents authenticated); it matches no rule. */
 export const UNAUTHENTICATED = 'unauthenticated';
+/** The id (and name) of the command line's calls and of the hub's own records. */
+export const CLI_AGENT_ID = 'uplink-cli';
+/** The id (and name) of the operator deciding in the panel. */
+export const OPERATOR_AGENT_ID = 'operator';
 
 /** The authenticated agent behind an edge's identity; an MCP caller without a credential id is nobody. */
 export function authenticatedAgent(identity: AgentIdentity): AuthenticatedAgent {
-  const fallback = identity.kind === 'cli' ? 'uplink-cli' : identity.kind === 'panel' ? 'operator' : UNAUTHENTICATED;
+  const fallback = identity.kind === 'cli' ? CLI_AGENT_ID : identity.kind === 'panel' ? OPERATOR_AGENT_ID : UNAUTHENTICATED;
   const agent: { kind: AgentIdentity['kind']; id: string; user?: string } = { kind: identity.kind, id: identity.agent_id ?? fallback };
   if (identity.user !== undefined) agent.user = identity.user;
   return Object.freeze(agent);

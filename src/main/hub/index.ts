@@ -19,6 +19,7 @@ export type { RuleScope } from './approvals';
 export type { HubOptions } from './hub-core';
 export { HubError, isDriverError, LIST_CHANNELS_HINT, toHubError } from './errors';
 export { resolveDataDir, ensureDataDir, dataPaths, pidAlive } from './data-dir';
+export { CLI_AGENT_ID, OPERATOR_AGENT_ID } from './call-context';
 export { readSmallFile, writeFileAtomic } from './files';
 export { CAPABILITY_VERSION, capabilitySpec, providerIdFor } from './channels/driver-provider';
 export {

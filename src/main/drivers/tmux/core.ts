@@ -335,9 +335,9 @@ export class TmuxCore {
 
   /**
    * Records a read, in memory and in the pane option `@uplink_last_read`, so the read-first
-   * guard also holds across processes (each CLI command is a fresh driver).
+   * guard also holds across processes (each CLI command is a fresh driver). Returns the promise
+   * of the option's write when one was due, else nothing to wait for.
    */
-  /** Marks the pane read now; the promise of the option's write, when one was due. */
   markRead(paneId: string): Promise<void> | undefined {
     const at = this.now();
     this.#lastRead.set(paneId, at);

@@ -4,7 +4,7 @@
  * both cases, so output and exit codes cannot drift apart.
  */
 import { userInfo } from 'node:os';
-import { driverOfChannel, HubError } from '../../hub';
+import { CLI_AGENT_ID, driverOfChannel, HubError } from '../../hub';
 import type { AgentIdentity, AuditEntry, AuditPage, AuditQuery, Hub, JsonValue } from '../../hub';
 import { readAnnouncement } from '../http/hub-json';
 import { DEFAULT_SERVE_PORT } from './args';
@@ -24,7 +24,7 @@ export function osUser(): string {
 
 /** The CLI as an identity: a person at a terminal, recorded with their OS user. */
 export function cliAgent(user: string, caller?: CliCaller): AgentIdentity {
-  return { kind: 'cli', agent_id: 'uplink-cli', name: 'uplink-cli', user, ...(caller && Object.keys(caller).length ? { caller } : {}) };
+  return { kind: 'cli', agent_id: CLI_AGENT_ID, name: CLI_AGENT_ID, user, ...(caller && Object.keys(caller).length ? { caller } : {}) };
 }
 
 /** What a run needs besides the request. */

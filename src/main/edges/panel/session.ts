@@ -3,7 +3,7 @@
  * and the hub's streams forwarded as panel events. While a session is open it counts as an
  * attached panel, so mutating requests ask the operator instead of being denied.
  */
-import { driverOfChannel } from '../../hub';
+import { driverOfChannel, OPERATOR_AGENT_ID } from '../../hub';
 import { defaultArgsFor } from '../../hub';
 import type { AgentIdentity, ChannelEntry, DriverInfo, Hub } from '../../hub';
 import type { Disposer, PanelEventName, PanelEvents, PanelHandlers } from '../../../shared/panel-api';
@@ -86,7 +86,7 @@ export function openPanelSession(
 ): PanelSession {
   // Who decided, and through which credential: `alice via panel-session:x1Y2z3`, `alice via electron`.
   const by = via ? `${host.user} via ${via}` : host.user;
-  const operator: AgentIdentity = { kind: 'panel', agent_id: 'operator', name: 'operator', user: by };
+  const operator: AgentIdentity = { kind: 'panel', agent_id: OPERATOR_AGENT_ID, name: OPERATOR_AGENT_ID, user: by };
   const disposers: Disposer[] = [];
   disposers.push(hub.attachPanel());
   disposers.push(hub.subscribe((entry) => emit('runtimeEvent', toTimelineEvent(entry))));

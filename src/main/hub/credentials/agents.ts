@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { ensureDataDir } from '../data-dir';
 import { HubError } from '../errors';
 import { readSmallFile, writeFileAtomic } from '../files';
-import { UNAUTHENTICATED } from '../call-context';
+import { CLI_AGENT_ID, OPERATOR_AGENT_ID, UNAUTHENTICATED } from '../call-context';
 import { liveSecrets } from './mask';
 import type { SecretMask } from './mask';
 
@@ -29,7 +29,7 @@ export const AGENT_ID_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
  * the panel's operator, a caller no credential proved): an agent credential may not take them, or
  * its records would read as theirs.
  */
-export const RESERVED_AGENT_IDS = ['default', 'stdio', 'cli', 'uplink-cli', 'operator', 'panel', 'unknown', UNAUTHENTICATED];
+export const RESERVED_AGENT_IDS = ['default', 'stdio', 'cli', CLI_AGENT_ID, OPERATOR_AGENT_ID, 'panel', 'unknown', UNAUTHENTICATED];
 /** A larger file is not an agents file. */
 const MAX_FILE_BYTES = 1024 * 1024;
 
